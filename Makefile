@@ -1,0 +1,66 @@
+# gputop — build, test, demo, bench, install.  `make V=1` shows the commands.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION := 0.1.0
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -pthread -Wall -Wextra -Werror -Wno-unused-parameter \
+           -Isrc -Iarch -Iui -DGPUTOP_VERSION='"$(VERSION)"'
+LDLIBS  += -ldw -lelf -lcapstone -lncursesw -ltinfo -lstdc++ -pthread
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+BUILD   := build
+SRC     := $(wildcard src/*.c) $(wildcard arch/*.c) $(wildcard ui/*.c)
+OBJ     := $(SRC:%.c=$(BUILD)/%.o)
+LIBOBJ  := $(filter-out $(BUILD)/src/main.o,$(OBJ))
+
+all: $(BUILD)/gputop
+
+$(BUILD)/gputop: $(OBJ)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(Q)ln -sf $(BUILD)/gputop gputop
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(OBJ:.o=.d)
+
+# The library of everything but main(), for unit tests.
+$(BUILD)/libgputop.a: $(LIBOBJ)
+	$(Q)ar rcs $@ $^
+
+deps:
+	@scripts/install-deps
+
+check: deps all $(BUILD)/libgputop.a
+	$(Q)$(MAKE) -s -C tests
+	$(Q)tests/run
+
+demo: deps all
+	$(Q)$(MAKE) -s -C tests progs
+	$(Q)scripts/demo
+
+bench: deps all
+	$(Q)$(MAKE) -s -C bench
+	$(Q)bench/run
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BUILD)/gputop $(DESTDIR)$(PREFIX)/bin/gputop
+	install -m 0644 man/gputop.1 $(DESTDIR)$(PREFIX)/share/man/man1/gputop.1
+
+clean:
+	rm -rf $(BUILD) gputop
+	-$(MAKE) -s -C tests clean
+	-$(MAKE) -s -C bench clean
+
+.PHONY: all deps check demo bench install clean

@@ -1,0 +1,70 @@
+/* arch.h — everything that depends on the instruction set, behind one interface: registers,
+ * argument and return slots, the breakpoint instruction, injected system calls, and the
+ * relocation of displaced instructions (with capstone). arch/x86_64.c implements it now; an
+ * aarch64 port adds arch/aarch64.c and touches nothing in src/. */
+#ifndef GPUTOP_ARCH_H
+#define GPUTOP_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#if defined(__x86_64__)
+#include <sys/user.h>
+typedef struct user_regs_struct arch_regs_t;
+#else
+#error "gputop supports x86-64 only for now (arch/aarch64.c is the place for Grace Hopper)"
+#endif
+
+/* The breakpoint instruction and where the pc is after it trapped. */
+extern const uint8_t arch_breakpoint[];
+extern const size_t arch_breakpoint_len;
+uint64_t arch_breakpoint_addr(const arch_regs_t *r);	/* address of the trapping breakpoint */
+
+int arch_get_regs(pid_t tid, arch_regs_t *r);
+int arch_set_regs(pid_t tid, const arch_regs_t *r);
+uint64_t arch_pc(const arch_regs_t *r);
+void arch_set_pc(arch_regs_t *r, uint64_t pc);
+uint64_t arch_sp(const arch_regs_t *r);
+
+/* Arguments at function entry. Integer/pointer argument n (1-based): if it lives in a register,
+ * *value is set and 1 returned; if on the stack, *stack_addr is set and 0 returned. */
+int arch_arg(const arch_regs_t *r, int n, uint64_t *value, uint64_t *stack_addr);
+uint64_t arch_retval(const arch_regs_t *r);
+
+/* Return address at function entry: x86-64 keeps it at [sp]; returns the address of the slot
+ * (0 if it is kept in a register, as on aarch64, where arch_return_reg would be used). */
+uint64_t arch_return_slot(const arch_regs_t *r);
+/* The sp a function returns with, given the sp at its entry (x86-64: sp + 8 after ret). */
+uint64_t arch_sp_after_return(uint64_t entry_sp);
+
+/* dim3-by-value arguments of cudaLaunchKernel: grid and block as two register pairs. */
+void arch_rt_launch_dims(const arch_regs_t *r, uint32_t grid[3], uint32_t block[3]);
+
+/* Injected system calls: a stopped thread runs `syscall` at gadget_addr, then traps. */
+extern const uint8_t arch_syscall_gadget[];	/* syscall instruction followed by a breakpoint */
+extern const size_t arch_syscall_gadget_len;
+void arch_prepare_syscall(arch_regs_t *r, uint64_t gadget_addr, long nr, const uint64_t args[6]);
+long arch_syscall_result(const arch_regs_t *r);
+
+/* Execution out of line. arch_xol_build relocates the instruction(s) at orig_addr (code holds
+ * at least 32 bytes read from there) into a slot at slot_addr (buf, ARCH_XOL_SLOT bytes): the
+ * displaced copy followed by a jump back. It displaces at least min_bytes when it safely can.
+ * Returns the number of bytes displaced (>= 1), or -1 with *why set if it cannot be done safely.
+ * *resume_ambiguous is set when a thread leaving the slot lands at orig_addr + breakpoint
+ * length (indistinguishable from a fresh hit without asking for the signal's origin). */
+#define ARCH_XOL_SLOT 64
+int arch_xol_build(const uint8_t *code, size_t code_len, uint64_t orig_addr, uint64_t slot_addr,
+		   uint8_t *buf, size_t *slot_len, const char **why, bool *resume_ambiguous);
+
+/* Where a thread whose pc lies in a slot must go when the slot disappears: the displaced
+ * instruction(s) not yet run (pc at the slot start) restart at orig_addr; after them, at
+ * orig_addr + displaced. */
+uint64_t arch_xol_unwind_pc(uint64_t pc, uint64_t slot_addr, uint64_t orig_addr, int displaced,
+			    size_t jump_offset);
+
+int arch_init(void);
+void arch_fini(void);
+
+#endif

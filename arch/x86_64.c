@@ -1,0 +1,229 @@
+/* x86_64.c — the x86-64 side of arch.h: SysV argument registers, int3, the syscall gadget,
+ * and out-of-line copies of displaced instructions, decoded and relocated with capstone.
+ * What it cannot relocate safely it refuses, with the reason, instead of guessing. */
+#include "arch.h"
+
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ptrace.h>
+
+const uint8_t arch_breakpoint[] = { 0xcc };
+const size_t arch_breakpoint_len = 1;
+const uint8_t arch_syscall_gadget[] = { 0x0f, 0x05, 0xcc };	/* syscall; int3 */
+const size_t arch_syscall_gadget_len = 3;
+
+static csh capstone;
+
+int arch_init(void)
+{
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &capstone) != CS_ERR_OK)
+		return -EINVAL;
+	cs_option(capstone, CS_OPT_DETAIL, CS_OPT_ON);
+	return 0;
+}
+
+void arch_fini(void)
+{
+	if (capstone)
+		cs_close(&capstone);
+}
+
+uint64_t arch_breakpoint_addr(const arch_regs_t *r)
+{
+	return r->rip - 1;	/* int3 is a trap: rip points past it */
+}
+
+int arch_get_regs(pid_t tid, arch_regs_t *r)
+{
+	return ptrace(PTRACE_GETREGS, tid, 0, r) < 0 ? -errno : 0;
+}
+
+int arch_set_regs(pid_t tid, const arch_regs_t *r)
+{
+	return ptrace(PTRACE_SETREGS, tid, 0, r) < 0 ? -errno : 0;
+}
+
+uint64_t arch_pc(const arch_regs_t *r)
+{
+	return r->rip;
+}
+
+void arch_set_pc(arch_regs_t *r, uint64_t pc)
+{
+	r->rip = pc;
+}
+
+uint64_t arch_sp(const arch_regs_t *r)
+{
+	return r->rsp;
+}
+
+int arch_arg(const arch_regs_t *r, int n, uint64_t *value, uint64_t *stack_addr)
+{
+	switch (n) {
+	case 1: *value = r->rdi; return 1;
+	case 2: *value = r->rsi; return 1;
+	case 3: *value = r->rdx; return 1;
+	case 4: *value = r->rcx; return 1;
+	case 5: *value = r->r8; return 1;
+	case 6: *value = r->r9; return 1;
+	}
+	*stack_addr = r->rsp + 8 + 8 * (uint64_t)(n - 7);	/* past the return address */
+	return 0;
+}
+
+uint64_t arch_retval(const arch_regs_t *r)
+{
+	return r->rax;
+}
+
+uint64_t arch_return_slot(const arch_regs_t *r)
+{
+	return r->rsp;
+}
+
+uint64_t arch_sp_after_return(uint64_t entry_sp)
+{
+	return entry_sp + 8;
+}
+
+void arch_rt_launch_dims(const arch_regs_t *r, uint32_t grid[3], uint32_t block[3])
+{
+	/* A 12-byte dim3 by value travels in two registers: x | y << 32, then z. */
+	grid[0] = (uint32_t)r->rsi;
+	grid[1] = (uint32_t)(r->rsi >> 32);
+	grid[2] = (uint32_t)r->rdx;
+	block[0] = (uint32_t)r->rcx;
+	block[1] = (uint32_t)(r->rcx >> 32);
+	block[2] = (uint32_t)r->r8;
+}
+
+void arch_prepare_syscall(arch_regs_t *r, uint64_t gadget_addr, long nr, const uint64_t args[6])
+{
+	r->rax = (uint64_t)nr;
+	r->orig_rax = (uint64_t)-1;	/* no restart of whatever syscall the thread was in */
+	r->rdi = args[0];
+	r->rsi = args[1];
+	r->rdx = args[2];
+	r->r10 = args[3];
+	r->r8 = args[4];
+	r->r9 = args[5];
+	r->rip = gadget_addr;
+}
+
+long arch_syscall_result(const arch_regs_t *r)
+{
+	return (long)r->rax;
+}
+
+static bool insn_in_group(const cs_insn *insn, uint8_t group)
+{
+	const cs_detail *d = insn->detail;
+	for (int i = 0; i < d->groups_count; i++)
+		if (d->groups[i] == group)
+			return true;
+	return false;
+}
+
+static bool insn_is_control_flow(const cs_insn *insn)
+{
+	return insn_in_group(insn, CS_GRP_JUMP) || insn_in_group(insn, CS_GRP_CALL) ||
+	       insn_in_group(insn, CS_GRP_RET) || insn_in_group(insn, CS_GRP_INT) ||
+	       insn_in_group(insn, CS_GRP_IRET) || insn_in_group(insn, CS_GRP_BRANCH_RELATIVE);
+}
+
+/* Copies one instruction into out, fixing a rip-relative displacement for its new address.
+ * Returns 0, or -1 with *why set when it cannot move. */
+static int relocate_one(const cs_insn *insn, uint64_t new_addr, uint8_t *out, const char **why)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	memcpy(out, insn->bytes, insn->size);
+	if (insn->id == X86_INS_INT3 || insn->id == X86_INS_INT || insn->id == X86_INS_INT1) {
+		*why = "an interrupt instruction (another breakpoint?) at the entry";
+		return -1;
+	}
+	/* A call run from the slot would leave a return address into the slot on the stack,
+	 * which must not outlive the slot; a relative branch would need rewriting. */
+	if (insn_in_group(insn, CS_GRP_BRANCH_RELATIVE) || insn_in_group(insn, CS_GRP_CALL)) {
+		*why = "a relative branch or a call at the entry";
+		return -1;
+	}
+	for (int i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+		if (op->type != X86_OP_MEM || op->mem.base != X86_REG_RIP)
+			continue;
+		if (x->encoding.disp_offset == 0 || x->encoding.disp_size != 4) {
+			*why = "a rip-relative operand of unexpected encoding";
+			return -1;
+		}
+		int64_t target = (int64_t)insn->address + insn->size + op->mem.disp;
+		int64_t disp = target - (int64_t)(new_addr + insn->size);
+		if (disp < INT32_MIN || disp > INT32_MAX) {
+			*why = "a rip-relative operand out of reach of the trampoline page";
+			return -1;
+		}
+		int32_t d32 = (int32_t)disp;
+		memcpy(out + x->encoding.disp_offset, &d32, 4);
+	}
+	return 0;
+}
+
+int arch_xol_build(const uint8_t *code, size_t code_len, uint64_t orig_addr, uint64_t slot_addr,
+		   uint8_t *buf, size_t *slot_len, const char **why, bool *resume_ambiguous)
+{
+	/* Displace at least two bytes where the entry allows it: a thread coming back from the
+	 * slot then never lands right after the breakpoint, so every stop there is a hit. */
+	const size_t min_bytes = 2, jump_len = 14;
+	size_t displaced = 0;
+	bool ends_in_jump = false;
+	cs_insn *insn = cs_malloc(capstone);
+	const uint8_t *p = code;
+	size_t left = code_len;
+	uint64_t addr = orig_addr;
+
+	*why = NULL;
+	while (displaced < min_bytes) {
+		if (!cs_disasm_iter(capstone, &p, &left, &addr, insn)) {
+			if (displaced == 0)
+				*why = "an instruction capstone cannot decode at the entry";
+			break;
+		}
+		if (displaced + insn->size + jump_len > ARCH_XOL_SLOT)
+			break;
+		const char *reason = NULL;
+		if (relocate_one(insn, slot_addr + displaced, buf + displaced, &reason) < 0) {
+			if (displaced == 0)
+				*why = reason;
+			break;	/* stop before what cannot move; what came before is enough */
+		}
+		displaced += insn->size;
+		if (insn_is_control_flow(insn)) {
+			ends_in_jump = true;	/* nothing after a ret or jmp belongs to this path */
+			break;
+		}
+	}
+	cs_free(insn, 1);
+	if (displaced == 0)
+		return -1;
+
+	/* jmp *0(%rip); .quad orig_addr + displaced — reaches anywhere. */
+	uint64_t back = orig_addr + displaced;
+	static const uint8_t jmp_abs[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+	memcpy(buf + displaced, jmp_abs, sizeof jmp_abs);
+	memcpy(buf + displaced + 6, &back, 8);
+	*slot_len = displaced + jump_len;
+	*resume_ambiguous = displaced < min_bytes && !ends_in_jump;
+	return (int)displaced;
+}
+
+uint64_t arch_xol_unwind_pc(uint64_t pc, uint64_t slot_addr, uint64_t orig_addr, int displaced,
+			    size_t jump_offset)
+{
+	/* Relocation keeps every instruction's length, so offsets in the slot are offsets in
+	 * the original code, up to the jump back. */
+	if (pc >= slot_addr + jump_offset)
+		return orig_addr + (uint64_t)displaced;
+	return orig_addr + (pc - slot_addr);
+}

@@ -1,0 +1,210 @@
+/* breakpoints.c — breakpoint table and the writes that arm and disarm them. Arming writes only
+ * the int3 byte over the first instruction, which other threads may be running: that is the
+ * one write a concurrent instruction fetch sees either before or after, never half of. */
+#include "breakpoints.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch.h"
+#include "memory.h"
+#include "threads.h"
+#include "xol.h"
+
+static struct bp **table;	/* open addressing on addr; NULL empty, GONE deleted */
+static uint32_t cap, used, live;
+#define GONE ((struct bp *)1)
+
+static uint32_t hash_addr(uint64_t a)
+{
+	return (uint32_t)((a * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+struct bp *bp_find(uint64_t addr)
+{
+	if (!cap)
+		return NULL;
+	for (uint32_t i = hash_addr(addr) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+		struct bp *b = table[i];
+		if (!b)
+			return NULL;
+		if (b != GONE && b->addr == addr)
+			return b;
+	}
+}
+
+static int grow(void)
+{
+	uint32_t ncap = cap ? cap * 2 : 256;
+	struct bp **n = calloc(ncap, sizeof *n);
+	if (!n)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cap; i++) {
+		struct bp *b = table[i];
+		if (!b || b == GONE)
+			continue;
+		uint32_t j = hash_addr(b->addr) & (ncap - 1);
+		while (n[j])
+			j = (j + 1) & (ncap - 1);
+		n[j] = b;
+	}
+	free(table);
+	table = n;
+	cap = ncap;
+	used = live;
+	return 0;
+}
+
+static int insert(struct bp *b)
+{
+	if ((used + 1) * 2 >= cap && grow() < 0)
+		return -ENOMEM;
+	uint32_t i = hash_addr(b->addr) & (cap - 1);
+	while (table[i] && table[i] != GONE)
+		i = (i + 1) & (cap - 1);
+	if (!table[i])
+		used++;
+	table[i] = b;
+	live++;
+	return 0;
+}
+
+int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint32_t module,
+	      struct bp **out, const char **why)
+{
+	uint8_t code[32], slot_code[ARCH_XOL_SLOT];
+	size_t slot_len;
+	bool ambiguous;
+	uint64_t slot;
+	int err;
+
+	*why = NULL;
+	if (bp_find(addr))
+		return -EEXIST;
+	/* Read what is under it; a read can fail near the end of a mapping, so shrink. */
+	size_t n = sizeof code;
+	while ((err = mem_read(t->tid, addr, code, n)) < 0 && n > 16)
+		n /= 2;
+	if (err < 0)
+		return err;
+	if ((err = xol_slot_alloc(t, 0, &slot)) < 0)
+		return err;
+	int displaced = arch_xol_build(code, n, addr, slot, slot_code, &slot_len, why, &ambiguous);
+	if (displaced < 0 && *why && strstr(*why, "out of reach")) {
+		/* Rip-relative code: move to a slot within reach of it. */
+		xol_slot_free(slot);
+		if ((err = xol_slot_alloc(t, addr, &slot)) < 0)
+			return err;
+		displaced = arch_xol_build(code, n, addr, slot, slot_code, &slot_len, why, &ambiguous);
+	}
+	if (displaced < 0) {
+		xol_slot_free(slot);
+		return -ENOEXEC;
+	}
+	if ((err = mem_write_code(slot, slot_code, slot_len)) < 0) {
+		xol_slot_free(slot);
+		return err;
+	}
+	struct bp *b = calloc(1, sizeof *b);
+	if (!b)
+		return -ENOMEM;
+	*b = (struct bp){ .addr = addr, .slot = slot, .displaced = (uint8_t)displaced,
+			  .kind = (uint8_t)kind, .ambiguous = ambiguous, .api = (int16_t)api,
+			  .module = module };
+	memcpy(b->orig, code, sizeof b->orig);
+	if ((err = insert(b)) < 0) {
+		free(b);
+		xol_slot_free(slot);
+		return err;
+	}
+	*out = b;
+	return 0;
+}
+
+int bp_arm(struct bp *b)
+{
+	if (b->armed)
+		return 0;
+	int err = mem_write_code(b->addr, arch_breakpoint, arch_breakpoint_len);
+	if (err == 0)
+		b->armed = true;
+	return err;
+}
+
+int bp_disarm(struct bp *b)
+{
+	if (!b->armed)
+		return 0;
+	int err = mem_write_code(b->addr, b->orig, arch_breakpoint_len);
+	if (err == 0)
+		b->armed = false;
+	return err;
+}
+
+static void drop_if(bool (*match)(const struct bp *, uint32_t), uint32_t arg)
+{
+	for (uint32_t i = 0; i < cap; i++) {
+		struct bp *b = table[i];
+		if (!b || b == GONE || !match(b, arg))
+			continue;
+		xol_slot_free(b->slot);
+		free(b);
+		table[i] = GONE;
+		live--;
+	}
+}
+
+static bool in_module(const struct bp *b, uint32_t module)
+{
+	return b->module == module;
+}
+
+static bool any(const struct bp *b, uint32_t unused)
+{
+	return true;
+}
+
+void bp_forget_module(uint32_t module)
+{
+	drop_if(in_module, module);
+}
+
+void bp_forget_all(void)
+{
+	drop_if(any, 0);
+}
+
+int bp_disarm_all(void)
+{
+	int err = 0;
+	uint32_t it = 0;
+	for (struct bp *b; (b = bp_iter(&it));) {
+		int e = bp_disarm(b);
+		if (e < 0 && !err)
+			err = e;
+	}
+	return err;
+}
+
+struct bp *bp_iter(uint32_t *cursor)
+{
+	for (uint32_t i = *cursor; i < cap; i++)
+		if (table[i] && table[i] != GONE) {
+			*cursor = i + 1;
+			return table[i];
+		}
+	*cursor = cap;
+	return NULL;
+}
+
+uint64_t bp_unwind_pc(uint64_t pc)
+{
+	if (!xol_contains(pc))
+		return pc;
+	uint32_t it = 0;
+	for (struct bp *b; (b = bp_iter(&it));)
+		if (pc - b->slot < ARCH_XOL_SLOT)
+			return arch_xol_unwind_pc(pc, b->slot, b->addr, b->displaced, b->displaced);
+	return pc;
+}

@@ -1,0 +1,48 @@
+/* breakpoints.h — the int3s gputop plants: where each is, the bytes it covers, the out-of-line
+ * slot that runs those bytes, and what it is for. Lookup by address is the hot path of every
+ * stop, so it is one hash probe. */
+#ifndef GPUTOP_BREAKPOINTS_H
+#define GPUTOP_BREAKPOINTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct thread;
+
+enum bp_kind {
+	BP_PROBE,	/* entry of a CUDA API function: api says which */
+	BP_RTLD,	/* the dynamic linker's _dl_debug_state: a library came or went */
+};
+
+struct bp {
+	uint64_t addr;
+	uint64_t slot;		/* out-of-line copy of the displaced instructions */
+	uint8_t orig[16];	/* the program's bytes under the breakpoint */
+	uint8_t displaced;	/* bytes the slot runs before jumping back to addr + displaced */
+	uint8_t kind;		/* enum bp_kind */
+	bool armed;		/* the int3 is in the program */
+	bool ambiguous;		/* leaving the slot lands at addr + 1: check the trap's origin */
+	int16_t api;		/* row of the API table for BP_PROBE */
+	uint32_t module;	/* module id (symbols.h), to forget it when the module goes */
+};
+
+struct bp *bp_find(uint64_t addr);
+/* Creates a disarmed breakpoint (reads the code, builds and writes its slot). t is a stopped
+ * thread that may be used to map a trampoline area near addr. 0 or -errno; *why explains a
+ * refusal (an entry that cannot run out of line). */
+int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint32_t module,
+	      struct bp **out, const char **why);
+int bp_arm(struct bp *b);
+int bp_disarm(struct bp *b);
+void bp_forget_module(uint32_t module);	/* its code is gone: drop without writing */
+void bp_forget_all(void);		/* after exec */
+int bp_disarm_all(void);		/* detach: every byte back */
+
+/* Iteration: uint32_t it = 0; for (struct bp *b; (b = bp_iter(&it));) */
+struct bp *bp_iter(uint32_t *cursor);
+
+/* Where a thread stopped inside a slot must resume once the slots are gone; pc itself if it
+ * is not in one. */
+uint64_t bp_unwind_pc(uint64_t pc);
+
+#endif

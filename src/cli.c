@@ -1,0 +1,154 @@
+/* cli.c — parsing and checking the command line; --help and --version. Nothing here touches
+ * a process: every mistake is caught before gputop attaches or launches. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"Usage: gputop [OPTIONS] -p PID\n"
+	"       gputop [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	"\n"
+	"Shows what a CUDA program does with the GPU, live: memory allocations that are never\n"
+	"freed, kernel launches, host<->device copy bandwidth and time spent in the CUDA API.\n"
+	"Attaches with ptrace: no root, no eBPF, no restart of the program.\n"
+	"\n"
+	"Options:\n"
+	"  -p, --pid PID           attach to a running process; q or Ctrl-C detaches, it runs on\n"
+	"  -b, --batch             print plain tables on stdout every interval, no TUI (like top -b)\n"
+	"  -d, --delay SECONDS     seconds between refreshes (default 1)\n"
+	"  -n, --iterations N      stop after N refreshes (then detach)\n"
+	"      --json FILE         write a summary as JSON to FILE when the session ends\n"
+	"      --trace FILE        write every traced call to FILE, one line each (- = stderr)\n"
+	"      --timeout SECONDS   end the session after SECONDS (then detach)\n"
+	"      --max-overhead PCT  keep gputop's cost under PCT%% of the program's time by\n"
+	"                          sampling launches (launch counts become estimates)\n"
+	"      --no-color          no colors (also when NO_COLOR is set or TERM=dumb)\n"
+	"  -q, --quiet             no progress messages on stderr\n"
+	"  -h, --help              show this help and exit\n"
+	"  -V, --version           show the version and exit\n"
+	"\n"
+	"Without -b and with a terminal on stdout, gputop shows a live TUI; otherwise it prints\n"
+	"a summary on stderr when the session ends. In launch mode gputop exits with the\n"
+	"program's exit status. See gputop(1) for keys, views and exit statuses.\n";
+
+static const struct option long_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "batch", no_argument, NULL, 'b' },
+	{ "delay", required_argument, NULL, 'd' },
+	{ "iterations", required_argument, NULL, 'n' },
+	{ "json", required_argument, NULL, 'J' },
+	{ "trace", required_argument, NULL, 'T' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "max-overhead", required_argument, NULL, 'O' },
+	{ "no-color", no_argument, NULL, 'C' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "gputop: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'gputop --help' for more information.\n");
+	return -1;
+}
+
+static bool parse_seconds(const char *s, double *out, bool allow_zero)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0 || (!allow_zero && v == 0) || v > 1e7)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_long(const char *s, long *out, long min)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min)
+		return false;
+	*out = v;
+	return true;
+}
+
+int cli_parse(int argc, char **argv, struct options *opt)
+{
+	long v;
+	*opt = (struct options){ .delay_s = 1.0, .iterations = -1 };
+	const char *nc = getenv("NO_COLOR");
+	opt->no_color = nc && *nc;
+
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "+:p:bd:n:qhV", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (!parse_long(optarg, &v, 1) || v > INT_MAX)
+				return bad("invalid PID '%s': expected a positive process ID", optarg);
+			opt->pid = (pid_t)v;
+			break;
+		case 'b':
+			opt->batch = true;
+			break;
+		case 'd':
+			if (!parse_seconds(optarg, &opt->delay_s, false))
+				return bad("invalid delay '%s': expected a number of seconds above 0", optarg);
+			break;
+		case 'n':
+			if (!parse_long(optarg, &opt->iterations, 1))
+				return bad("invalid iteration count '%s': expected a number above 0", optarg);
+			break;
+		case 'J':
+			opt->json_path = optarg;
+			break;
+		case 'T':
+			opt->trace_path = optarg;
+			break;
+		case 't':
+			if (!parse_seconds(optarg, &opt->timeout_s, false))
+				return bad("invalid timeout '%s': expected a number of seconds above 0", optarg);
+			break;
+		case 'O':
+			if (!parse_seconds(optarg, &opt->max_overhead, false) || opt->max_overhead >= 100)
+				return bad("invalid overhead '%s': expected a percentage between 0 and 100", optarg);
+			break;
+		case 'C':
+			opt->no_color = true;
+			break;
+		case 'q':
+			opt->quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 1;
+		case 'V':
+			printf("gputop %s\n", GPUTOP_VERSION);
+			return 1;
+		case ':':
+			return bad("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return bad("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		opt->argv = &argv[optind];
+	if (opt->pid && opt->argv)
+		return bad("give either -p PID or a program to run, not both%s", "");
+	if (!opt->pid && !opt->argv)
+		return bad("nothing to trace: give -p PID or a program to run%s", "");
+	return 0;
+}

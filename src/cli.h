@@ -1,0 +1,40 @@
+/* cli.h — the command line: what the user asked for, parsed and checked before anything
+ * touches a process. --help and man/gputop.1 list the same options (a test checks it). */
+#ifndef GPUTOP_CLI_H
+#define GPUTOP_CLI_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct options {
+	pid_t pid;		/* -p PID: attach; 0 when launching */
+	char **argv;		/* -- PROG ARGS...: launch; NULL when attaching */
+	bool batch;		/* -b: plain tables on stdout, no TUI */
+	double delay_s;		/* -d SECONDS between refreshes (default 1) */
+	long iterations;	/* -n N refreshes, then detach; -1 = until the program ends */
+	const char *json_path;	/* --json FILE: summary written at the end */
+	const char *trace_path;	/* --trace FILE ('-' = stderr): every call, one line each */
+	double timeout_s;	/* --timeout SECONDS: end the session after this long; 0 = never */
+	double max_overhead;	/* --max-overhead PCT; 0 = no budget */
+	bool no_color;		/* --no-color, or NO_COLOR in the environment */
+	bool quiet;		/* -q: no progress messages on stderr */
+};
+
+/* Exit statuses (man/gputop.1, EXIT STATUS). In launch mode gputop exits with the program's. */
+enum exit_code {
+	EXIT_OK = 0,
+	EXIT_FAILURE_ = 1,	/* an error while tracing */
+	EXIT_USAGE = 2,		/* bad command line */
+	EXIT_NO_PROCESS = 3,	/* no such process, or not a process that can be traced */
+	EXIT_PERMISSION = 4,	/* not permitted to trace it */
+	EXIT_NO_PROGRAM = 5,	/* the program to launch does not exist or is not executable */
+	EXIT_OUTPUT = 6,	/* --json/--trace file cannot be written */
+	EXIT_NO_CUDA = 7,	/* the program never loaded CUDA before -n/--timeout ran out */
+	EXIT_BUSY = 8,		/* another tracer (gdb, strace, ...) already traces it */
+};
+
+/* Parses argv into opt. Prints --help/--version itself and returns 1 (exit 0);
+ * on an error prints "gputop: ..." and returns -1 (exit EXIT_USAGE); 0 to go on. */
+int cli_parse(int argc, char **argv, struct options *opt);
+
+#endif

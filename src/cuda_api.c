@@ -1,0 +1,207 @@
+/* cuda_api.c — the probe table: every CUDA function gputop traces, one row each.
+ * Adding a function is adding a row. Only calls that do work are here: probing the hot
+ * bookkeeping calls (cudaGetDevice, cudaGetLastError, ...) would stop the program for nothing. */
+#include "cuda_api.h"
+#include "stats.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define R LAYER_RUNTIME
+#define D LAYER_DRIVER
+
+/* Rows by kind. Positions are 1-based argument numbers. */
+#define ALLOC(n, l, fl, out, size) \
+	{ .name = n, .layer = l, .op = OP_ALLOC, .flags = API_RETURN | (fl), .arg_out = out, .arg_size = size }
+#define PITCHED(n, l, out, pitch, width, height) \
+	{ .name = n, .layer = l, .op = OP_ALLOC, .flags = API_RETURN | API_PITCH, .arg_out = out, \
+	  .arg_pitch_out = pitch, .arg_size = width, .arg_height = height }
+#define FREE(n, l, ptr) \
+	{ .name = n, .layer = l, .op = OP_FREE, .flags = API_RETURN, .arg_ptr = ptr }
+#define LAUNCH(n, l, abi, func) \
+	{ .name = n, .layer = l, .op = OP_LAUNCH, .flags = API_LAUNCH_PROBE | ((l) == R ? API_RETURN : 0), \
+	  .launch = abi, .arg_ptr = func }
+#define COPY(n, l, fl, dst, src, size, kind) \
+	{ .name = n, .layer = l, .op = OP_COPY, .flags = API_RETURN | (fl), .arg_dst = dst, .arg_src = src, \
+	  .arg_size = size, .arg_kind = kind }
+#define COPY2D(n, l, fl, dst, src, width, height, kind) \
+	{ .name = n, .layer = l, .op = OP_COPY, .flags = API_RETURN | API_2D | (fl), .arg_dst = dst, \
+	  .arg_src = src, .arg_size = width, .arg_height = height, .arg_kind = kind }
+#define COPYDIR(n, fl, dir) \
+	{ .name = n, .layer = D, .op = OP_COPY, .flags = API_RETURN | (fl), .arg_dst = 1, .arg_src = 2, \
+	  .arg_size = 3, .fixed_dir = (dir) + 1 }
+#define MEMSET(n, l, ptr, size, elem) \
+	{ .name = n, .layer = l, .op = OP_MEMSET, .flags = API_RETURN, .arg_dst = ptr, .arg_size = size, \
+	  .elem_size = elem }
+#define MEMSET2D(n, l, ptr, width, height) \
+	{ .name = n, .layer = l, .op = OP_MEMSET, .flags = API_RETURN | API_2D, .arg_dst = ptr, \
+	  .arg_size = width, .arg_height = height }
+#define SYNC(n, l) { .name = n, .layer = l, .op = OP_SYNC, .flags = API_RETURN }
+#define NAMER(n, l, src, out, from) \
+	{ .name = n, .layer = l, .op = OP_KERNEL_NAME, .flags = API_RETURN, .name_src = src, \
+	  .arg_out = out, .arg_name = from }
+
+static const struct api_spec api_table[] = {
+	/* Runtime API: allocation. */
+	ALLOC("cudaMalloc", R, 0, 1, 2),
+	ALLOC("cudaMallocAsync", R, 0, 1, 2),
+	ALLOC("cudaMallocAsync_ptsz", R, 0, 1, 2),
+	ALLOC("cudaMallocFromPoolAsync", R, 0, 1, 2),
+	ALLOC("cudaMallocFromPoolAsync_ptsz", R, 0, 1, 2),
+	ALLOC("cudaMallocManaged", R, API_MANAGED, 1, 2),
+	PITCHED("cudaMallocPitch", R, 1, 2, 3, 4),
+	ALLOC("cudaMallocHost", R, API_HOST, 1, 2),
+	ALLOC("cudaHostAlloc", R, API_HOST, 1, 2),
+	FREE("cudaFree", R, 1),
+	FREE("cudaFreeAsync", R, 1),
+	FREE("cudaFreeAsync_ptsz", R, 1),
+	FREE("cudaFreeHost", R, 1),
+
+	/* Runtime API: launches (func is a host stub or, from CUDA 13's <<<>>>, a kernel handle). */
+	LAUNCH("cudaLaunchKernel", R, LAUNCH_RT, 1),
+	LAUNCH("cudaLaunchKernel_ptsz", R, LAUNCH_RT, 1),
+	LAUNCH("cudaLaunchKernelExC", R, LAUNCH_RT_EXC, 2),
+	LAUNCH("cudaLaunchKernelExC_ptsz", R, LAUNCH_RT_EXC, 2),
+	LAUNCH("cudaLaunchCooperativeKernel", R, LAUNCH_RT, 1),
+	LAUNCH("cudaLaunchCooperativeKernel_ptsz", R, LAUNCH_RT, 1),
+
+	/* Runtime API: copies. kind: 0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 inferred from the pointers. */
+	COPY("cudaMemcpy", R, 0, 1, 2, 3, 4),
+	COPY("cudaMemcpy_ptds", R, 0, 1, 2, 3, 4),
+	COPY("cudaMemcpyAsync", R, API_ASYNC, 1, 2, 3, 4),
+	COPY("cudaMemcpyAsync_ptsz", R, API_ASYNC, 1, 2, 3, 4),
+	COPY("cudaMemcpyPeer", R, API_PEER, 1, 3, 5, 0),
+	COPY("cudaMemcpyPeer_ptds", R, API_PEER, 1, 3, 5, 0),
+	COPY("cudaMemcpyPeerAsync", R, API_PEER | API_ASYNC, 1, 3, 5, 0),
+	COPY("cudaMemcpyPeerAsync_ptsz", R, API_PEER | API_ASYNC, 1, 3, 5, 0),
+	COPY2D("cudaMemcpy2D", R, 0, 1, 3, 5, 6, 7),
+	COPY2D("cudaMemcpy2D_ptds", R, 0, 1, 3, 5, 6, 7),
+	COPY2D("cudaMemcpy2DAsync", R, API_ASYNC, 1, 3, 5, 6, 7),
+	COPY2D("cudaMemcpy2DAsync_ptsz", R, API_ASYNC, 1, 3, 5, 6, 7),
+	COPY("cudaMemcpyToSymbol", R, 0, 1, 2, 3, 5),
+	COPY("cudaMemcpyFromSymbol", R, 0, 1, 2, 3, 5),
+
+	/* Runtime API: memsets. */
+	MEMSET("cudaMemset", R, 1, 3, 1),
+	MEMSET("cudaMemset_ptds", R, 1, 3, 1),
+	MEMSET("cudaMemsetAsync", R, 1, 3, 1),
+	MEMSET("cudaMemsetAsync_ptsz", R, 1, 3, 1),
+	MEMSET2D("cudaMemset2D", R, 1, 4, 5),
+	MEMSET2D("cudaMemset2DAsync", R, 1, 4, 5),
+
+	/* Runtime API: waiting, devices. */
+	SYNC("cudaDeviceSynchronize", R),
+	SYNC("cudaStreamSynchronize", R),
+	SYNC("cudaStreamSynchronize_ptsz", R),
+	SYNC("cudaEventSynchronize", R),
+	{ .name = "cudaSetDevice", .layer = R, .op = OP_SET_DEVICE, .flags = API_RETURN },
+
+	/* Runtime API: where kernel handles and names come from. */
+	NAMER("__cudaGetKernel", R, NAME_FROM_STUB, 1, 2),
+	NAMER("cudaGetKernel", R, NAME_FROM_STUB, 1, 2),
+	{ .name = "__cudaRegisterFunction", .layer = R, .op = OP_KERNEL_NAME,
+	  .name_src = NAME_REGISTER, .arg_out = 2, .arg_name = 3 },
+
+	/* Driver API: allocation. */
+	ALLOC("cuMemAlloc_v2", D, 0, 1, 2),
+	ALLOC("cuMemAllocAsync", D, 0, 1, 2),
+	ALLOC("cuMemAllocAsync_ptsz", D, 0, 1, 2),
+	ALLOC("cuMemAllocFromPoolAsync", D, 0, 1, 2),
+	ALLOC("cuMemAllocFromPoolAsync_ptsz", D, 0, 1, 2),
+	ALLOC("cuMemAllocManaged", D, API_MANAGED, 1, 2),
+	PITCHED("cuMemAllocPitch_v2", D, 1, 2, 3, 4),
+	ALLOC("cuMemAllocHost_v2", D, API_HOST, 1, 2),
+	ALLOC("cuMemHostAlloc", D, API_HOST, 1, 2),
+	FREE("cuMemFree_v2", D, 1),
+	FREE("cuMemFreeAsync", D, 1),
+	FREE("cuMemFreeAsync_ptsz", D, 1),
+	FREE("cuMemFreeHost", D, 1),
+
+	/* Driver API: launches. */
+	LAUNCH("cuLaunchKernel", D, LAUNCH_DRV, 1),
+	LAUNCH("cuLaunchKernel_ptsz", D, LAUNCH_DRV, 1),
+	LAUNCH("cuLaunchKernelEx", D, LAUNCH_DRV_EX, 2),
+	LAUNCH("cuLaunchKernelEx_ptsz", D, LAUNCH_DRV_EX, 2),
+	LAUNCH("cuLaunchCooperativeKernel", D, LAUNCH_DRV, 1),
+	LAUNCH("cuLaunchCooperativeKernel_ptsz", D, LAUNCH_DRV, 1),
+
+	/* Driver API: copies. */
+	COPYDIR("cuMemcpyHtoD_v2", 0, DIR_H2D),
+	COPYDIR("cuMemcpyHtoD_v2_ptds", 0, DIR_H2D),
+	COPYDIR("cuMemcpyDtoH_v2", 0, DIR_D2H),
+	COPYDIR("cuMemcpyDtoH_v2_ptds", 0, DIR_D2H),
+	COPYDIR("cuMemcpyDtoD_v2", 0, DIR_D2D),
+	COPYDIR("cuMemcpyDtoD_v2_ptds", 0, DIR_D2D),
+	COPYDIR("cuMemcpyHtoDAsync_v2", API_ASYNC, DIR_H2D),
+	COPYDIR("cuMemcpyHtoDAsync_v2_ptsz", API_ASYNC, DIR_H2D),
+	COPYDIR("cuMemcpyDtoHAsync_v2", API_ASYNC, DIR_D2H),
+	COPYDIR("cuMemcpyDtoHAsync_v2_ptsz", API_ASYNC, DIR_D2H),
+	COPYDIR("cuMemcpyDtoDAsync_v2", API_ASYNC, DIR_D2D),
+	COPYDIR("cuMemcpyDtoDAsync_v2_ptsz", API_ASYNC, DIR_D2D),
+	COPY("cuMemcpy", D, 0, 1, 2, 3, 0),
+	COPY("cuMemcpy_ptds", D, 0, 1, 2, 3, 0),
+	COPY("cuMemcpyAsync", D, API_ASYNC, 1, 2, 3, 0),
+	COPY("cuMemcpyAsync_ptsz", D, API_ASYNC, 1, 2, 3, 0),
+	COPY("cuMemcpyPeer", D, API_PEER, 1, 3, 5, 0),
+	COPY("cuMemcpyPeerAsync", D, API_PEER | API_ASYNC, 1, 3, 5, 0),
+
+	/* Driver API: memsets (N elements of 1, 2 or 4 bytes). */
+	MEMSET("cuMemsetD8_v2", D, 1, 3, 1),
+	MEMSET("cuMemsetD16_v2", D, 1, 3, 2),
+	MEMSET("cuMemsetD32_v2", D, 1, 3, 4),
+	MEMSET("cuMemsetD8Async", D, 1, 3, 1),
+	MEMSET("cuMemsetD16Async", D, 1, 3, 2),
+	MEMSET("cuMemsetD32Async", D, 1, 3, 4),
+
+	/* Driver API: waiting. */
+	SYNC("cuCtxSynchronize", D),
+	SYNC("cuStreamSynchronize", D),
+	SYNC("cuStreamSynchronize_ptsz", D),
+	SYNC("cuEventSynchronize", D),
+
+	/* Driver API: where CUfunction and CUkernel values get their names. */
+	NAMER("cuModuleGetFunction", D, NAME_FROM_STRING, 1, 3),
+	NAMER("cuLibraryGetKernel", D, NAME_FROM_STRING, 1, 3),
+	NAMER("cuKernelGetFunction", D, NAME_FROM_HANDLE, 1, 2),
+};
+
+#define N_API ((int)(sizeof api_table / sizeof api_table[0]))
+
+int cuda_api_count(void)
+{
+	return N_API;
+}
+
+const struct api_spec *cuda_api_get(int index)
+{
+	return index >= 0 && index < N_API ? &api_table[index] : NULL;
+}
+
+int cuda_api_find(const char *name)
+{
+	/* ~100 rows, looked up once per symbol while scanning modules: a linear scan is enough,
+	 * behind a cheap first-letter filter since most symbols do not start with "cu"/"__cu". */
+	if (!(name[0] == 'c' && name[1] == 'u') && strncmp(name, "__cuda", 6) != 0)
+		return -1;
+	for (int i = 0; i < N_API; i++)
+		if (strcmp(api_table[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+struct cuda_error_row {
+	int code;
+	const char *name;
+};
+#include "cuda_errors.inc"
+
+const char *cuda_error_name(enum api_layer layer, int code)
+{
+	const struct cuda_error_row *rows = layer == LAYER_RUNTIME ? runtime_errors : driver_errors;
+	size_t n = layer == LAYER_RUNTIME ? sizeof runtime_errors / sizeof runtime_errors[0]
+					  : sizeof driver_errors / sizeof driver_errors[0];
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].code == code)
+			return rows[i].name;
+	return NULL;
+}

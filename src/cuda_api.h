@@ -1,0 +1,76 @@
+/* cuda_api.h — the table of CUDA API functions gputop probes, like strace's syscall tables:
+ * one row per function says which layer it belongs to, what operation it is, and which
+ * arguments carry what. The tracer never grows a switch per function; it reads the row. */
+#ifndef GPUTOP_CUDA_API_H
+#define GPUTOP_CUDA_API_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum api_layer { LAYER_RUNTIME, LAYER_DRIVER };
+
+enum api_op {
+	OP_OTHER,	/* counted and timed only */
+	OP_ALLOC,	/* *arg_out = pointer of arg_size bytes, at return */
+	OP_FREE,	/* arg_ptr freed, at return if it succeeded */
+	OP_LAUNCH,	/* kernel launch; see enum launch_abi */
+	OP_COPY,	/* arg_size bytes from arg_src to arg_dst */
+	OP_MEMSET,	/* arg_size bytes (times arg_height for 2D) */
+	OP_SYNC,	/* time blocked */
+	OP_SET_DEVICE,	/* arg 1 is the new current device of the thread */
+	OP_KERNEL_NAME,	/* learns a kernel name: *arg_out names arg_name (see enum name_src) */
+};
+
+/* How a launch passes its kernel and its dimensions (x86-64 SysV; arch reads the slots). */
+enum launch_abi {
+	LAUNCH_NONE,
+	LAUNCH_RT,		/* cudaLaunchKernel(func, dim3 grid, dim3 block, args, shmem, stream) */
+	LAUNCH_RT_EXC,		/* cudaLaunchKernelExC(const cudaLaunchConfig_t *, func, args) */
+	LAUNCH_DRV,		/* cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, ...) */
+	LAUNCH_DRV_EX,		/* cuLaunchKernelEx(const CUlaunchConfig *, f, params, extra) */
+};
+
+/* Where a kernel-name row gets the name of what it returns. */
+enum name_src {
+	NAME_NONE,
+	NAME_FROM_STUB,		/* arg_name is a host stub: its symbol is the mangled kernel name */
+	NAME_FROM_STRING,	/* arg_name points to the (mangled) name string in the program */
+	NAME_FROM_HANDLE,	/* arg_name is a handle already named: the new one gets its name */
+	NAME_REGISTER,		/* __cudaRegisterFunction: arg_out is the stub, arg_name the string */
+};
+
+#define API_RETURN	0x01	/* probe the return: error code, time, out-arguments */
+#define API_ASYNC	0x02	/* copies: asynchronous */
+#define API_HOST	0x04	/* allocations: pinned host memory */
+#define API_MANAGED	0x08	/* allocations: managed memory */
+#define API_PITCH	0x10	/* allocations: bytes = *arg_pitch_out * arg_height */
+#define API_2D		0x20	/* copies/memsets: bytes = arg_size (width) * arg_height */
+#define API_PEER	0x40	/* copies: device to device between devices */
+#define API_LAUNCH_PROBE 0x80	/* launch rows: disarmed when the other layer counts launches */
+
+struct api_spec {
+	const char *name;
+	uint8_t layer;		/* enum api_layer */
+	uint8_t op;		/* enum api_op */
+	uint8_t flags;		/* API_* */
+	uint8_t launch;		/* enum launch_abi, for OP_LAUNCH */
+	uint8_t name_src;	/* enum name_src, for OP_KERNEL_NAME */
+	/* Argument positions, 1-based; 0 = not used. */
+	int8_t arg_out;		/* void **: the allocated pointer / the returned handle */
+	int8_t arg_size;	/* bytes (width for 2D) */
+	int8_t arg_height;	/* rows, for pitched/2D */
+	int8_t arg_pitch_out;	/* size_t *pitch, for cudaMallocPitch */
+	int8_t arg_ptr;		/* freed pointer; launched function */
+	int8_t arg_dst, arg_src;
+	int8_t arg_kind;	/* enum cudaMemcpyKind */
+	int8_t fixed_dir;	/* enum copy_dir + 1 when the function fixes it (cuMemcpyHtoD) */
+	int8_t arg_name;	/* OP_KERNEL_NAME: the stub, string or handle to take the name from */
+	uint8_t elem_size;	/* memsets: bytes per element (cuMemsetD32: 4); 0 means 1 */
+};
+
+int cuda_api_count(void);
+const struct api_spec *cuda_api_get(int index);
+int cuda_api_find(const char *name);	/* index, or -1 */
+const char *cuda_error_name(enum api_layer layer, int code);	/* NULL if not known */
+
+#endif

@@ -1,0 +1,384 @@
+/* hit.c — decoding a probe hit with its API table row. Each operation is counted once: a call
+ * made while another traced call of the same thread is in flight (a driver call made by the
+ * runtime, a runtime call made by the runtime) only goes through its slot, except calls that
+ * name kernels, which are always read. */
+#define _GNU_SOURCE
+#include "hit.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "breakpoints.h"
+#include "clock.h"
+#include "cuda_api.h"
+#include "kernels.h"
+#include "log.h"
+#include "memory.h"
+#include "stats.h"
+#include "threads.h"
+#include "xol.h"
+
+#define MAX_ARGS 12
+
+static pid_t pid;
+static uint64_t stop_cost;
+static int default_dev = -1;
+static FILE *trace;
+
+void hit_init(pid_t p, uint64_t stop_cost_ns, int default_device)
+{
+	pid = p;
+	stop_cost = stop_cost_ns;
+	default_dev = default_device;
+}
+
+uint64_t hit_stop_cost(void)
+{
+	return stop_cost;
+}
+
+int trace_open(const char *path)
+{
+	if (strcmp(path, "-") == 0) {
+		trace = stderr;
+		return 0;
+	}
+	trace = fopen(path, "we");
+	return trace ? 0 : -errno;
+}
+
+void trace_close(void)
+{
+	if (trace && trace != stderr)
+		fclose(trace);
+	trace = NULL;
+}
+
+static void trace_line(pid_t tid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void trace_line(pid_t tid, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(trace, "[%d] ", tid);
+	va_start(ap, fmt);
+	vfprintf(trace, fmt, ap);
+	va_end(ap);
+	fputc('\n', trace);
+}
+
+/* The highest argument position a row reads. */
+static int max_arg(const struct api_spec *s)
+{
+	int m = 0;
+	const int8_t pos[] = { s->arg_out, s->arg_size, s->arg_height, s->arg_pitch_out, s->arg_ptr,
+			       s->arg_dst, s->arg_src, s->arg_kind, s->arg_name };
+	for (size_t i = 0; i < sizeof pos; i++)
+		if (pos[i] > m)
+			m = pos[i];
+	if (s->op == OP_LAUNCH && s->launch == LAUNCH_DRV)
+		m = m > 7 ? m : 7;	/* blockDimZ is the 7th */
+	return m;
+}
+
+/* Reads arguments 1..max_arg into a[] and, if ret is given, the return address, with at
+ * most one memory read (the stack words from the return address up). */
+static int load_args(pid_t tid, const struct api_spec *s, const arch_regs_t *r, uint64_t a[MAX_ARGS + 1],
+		     uint64_t *ret)
+{
+	int n = max_arg(s), on_stack = 0;
+	uint64_t words[MAX_ARGS + 1], stack_base = 0;
+	for (int i = 1; i <= n; i++) {
+		uint64_t where;
+		if (!arch_arg(r, i, &a[i], &where)) {
+			if (!on_stack)
+				stack_base = where - 8 * (uint64_t)(i - 1 - 6);
+			on_stack = i - 6;
+		}
+	}
+	if (!on_stack && !ret)
+		return 0;
+	uint64_t slot = arch_return_slot(r);
+	uint64_t from = ret ? slot : stack_base;
+	int count = on_stack + (ret ? 1 : 0);
+	int err = mem_read(tid, from, words, 8 * (size_t)count);
+	if (err < 0)
+		return err;
+	if (ret)
+		*ret = words[0];
+	for (int i = 0; i < on_stack; i++)
+		a[7 + i] = words[i + (ret ? 1 : 0)];
+	return 0;
+}
+
+static enum copy_dir copy_direction(const struct api_spec *s, const uint64_t *a)
+{
+	if (s->fixed_dir)
+		return (enum copy_dir)(s->fixed_dir - 1);
+	if (s->flags & API_PEER)
+		return DIR_D2D;
+	if (s->arg_kind && a[s->arg_kind] <= 3)
+		return (enum copy_dir)a[s->arg_kind];	/* cudaMemcpyKind: H2H H2D D2H D2D */
+	/* cudaMemcpyDefault or a driver cuMemcpy: the pointers say, as far as we know them. */
+	bool dst_dev = stats_is_device_ptr(a[s->arg_dst]);
+	bool src_dev = stats_is_device_ptr(a[s->arg_src]);
+	return src_dev ? (dst_dev ? DIR_D2D : DIR_D2H) : (dst_dev ? DIR_H2D : DIR_H2H);
+}
+
+static void launch_dims(pid_t tid, const struct api_spec *s, const arch_regs_t *r, const uint64_t *a,
+			uint32_t grid[3], uint32_t block[3])
+{
+	memset(grid, 0, 3 * sizeof grid[0]);
+	memset(block, 0, 3 * sizeof block[0]);
+	switch (s->launch) {
+	case LAUNCH_RT:
+		arch_rt_launch_dims(r, grid, block);
+		break;
+	case LAUNCH_DRV:
+		for (int i = 0; i < 3; i++) {
+			grid[i] = (uint32_t)a[2 + i];
+			block[i] = (uint32_t)a[5 + i];
+		}
+		break;
+	case LAUNCH_RT_EXC:
+	case LAUNCH_DRV_EX: {
+		/* cudaLaunchConfig_t and CUlaunchConfig both begin with grid x,y,z, block x,y,z. */
+		uint32_t dims[6];
+		if (mem_read(tid, a[1], dims, sizeof dims) == 0) {
+			memcpy(grid, dims, 3 * sizeof dims[0]);
+			memcpy(block, dims + 3, 3 * sizeof dims[0]);
+		}
+		break;
+	}
+	}
+}
+
+static void pack_dims(struct frame *f, const uint32_t g[3], const uint32_t b[3])
+{
+	f->arg[1] = g[0] | (uint64_t)g[1] << 32;
+	f->arg[2] = g[2] | (uint64_t)b[0] << 32;
+	f->arg[3] = b[1] | (uint64_t)b[2] << 32;
+}
+
+static void unpack_dims(const struct frame *f, uint32_t g[3], uint32_t b[3])
+{
+	g[0] = (uint32_t)f->arg[1], g[1] = (uint32_t)(f->arg[1] >> 32);
+	g[2] = (uint32_t)f->arg[2], b[0] = (uint32_t)(f->arg[2] >> 32);
+	b[1] = (uint32_t)f->arg[3], b[2] = (uint32_t)(f->arg[3] >> 32);
+}
+
+static void count_launch(pid_t tid, const struct api_spec *s, int kernel, const uint32_t g[3],
+			 const uint32_t b[3])
+{
+	stats_on_launch(kernel, g, b);
+	if (trace)
+		trace_line(tid, "%s grid=(%u,%u,%u) block=(%u,%u,%u)", s->name, g[0], g[1], g[2], b[0],
+			   b[1], b[2]);
+}
+
+/* Calls probed at entry only: driver launches (one stop each) and kernel registration. */
+static void entry_only(struct thread *t, int api, const struct api_spec *s, const arch_regs_t *r,
+		       const uint64_t *a)
+{
+	if (s->op == OP_LAUNCH) {
+		uint32_t g[3], b[3];
+		launch_dims(t->tid, s, r, a, g, b);
+		stats_on_call(api, 0, false, 0);
+		count_launch(t->tid, s, kernels_id_of(pid, a[s->arg_ptr]), g, b);
+	} else if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER) {
+		char name[1024];
+		if (mem_read_string(t->tid, a[s->arg_name], name, sizeof name) == 0)
+			kernels_learn_name(a[s->arg_out], name);
+	}
+}
+
+static void fill_frame(struct frame *f, struct thread *t, const struct api_spec *s,
+		       const arch_regs_t *r, const uint64_t *a)
+{
+	switch (s->op) {
+	case OP_ALLOC:
+		f->arg[0] = a[s->arg_out];
+		f->arg[1] = a[s->arg_size];
+		f->arg[2] = s->arg_pitch_out ? a[s->arg_pitch_out] : 0;
+		f->arg[3] = s->arg_height ? a[s->arg_height] : 1;
+		break;
+	case OP_FREE:
+		f->arg[0] = a[s->arg_ptr];
+		break;
+	case OP_LAUNCH: {
+		uint32_t g[3], b[3];
+		launch_dims(t->tid, s, r, a, g, b);
+		f->arg[0] = (uint64_t)(int64_t)kernels_id_of(pid, a[s->arg_ptr]);
+		pack_dims(f, g, b);
+		break;
+	}
+	case OP_COPY:
+		f->arg[0] = a[s->arg_size] * (s->flags & API_2D ? a[s->arg_height] : 1);
+		f->arg[1] = copy_direction(s, a);
+		break;
+	case OP_MEMSET:
+		f->arg[0] = a[s->arg_size] * (s->elem_size ? s->elem_size : 1) *
+			    (s->flags & API_2D ? a[s->arg_height] : 1);
+		break;
+	case OP_SET_DEVICE:
+		f->arg[0] = a[1];
+		break;
+	case OP_KERNEL_NAME:
+		f->arg[0] = a[s->arg_out];
+		f->arg[1] = a[s->arg_name];
+		break;
+	}
+}
+
+void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed)
+{
+	const struct api_spec *s = cuda_api_get(b->api);
+	uint64_t a[MAX_ARGS + 1] = { 0 }, ret = 0;
+	bool nested = t->depth > 0;
+
+	*timed = NULL;
+	arch_set_pc(r, b->slot);
+	if (t->guest || (nested && s->op != OP_KERNEL_NAME))
+		return;
+	bool with_return = s->flags & API_RETURN;
+	if (load_args(t->tid, s, r, a, with_return ? &ret : NULL) < 0)
+		return;	/* unreadable stack: let the call go untraced rather than guess */
+	if (!with_return) {
+		entry_only(t, b->api, s, r, a);
+		return;
+	}
+	uint64_t tramp = xol_trampoline();
+	uint64_t slot = arch_return_slot(r);
+	struct frame *f = thread_push(t);
+	if (!f)
+		return;
+	if (mem_write(t->tid, slot, &tramp, sizeof tramp) < 0) {
+		t->depth--;
+		return;
+	}
+	f->ret_addr = ret;
+	f->ret_slot = slot;
+	f->entry_sp = arch_sp(r);
+	f->api = b->api;
+	f->counted = !nested;
+	fill_frame(f, t, s, r, a);
+	*timed = f;
+}
+
+static enum mem_kind alloc_kind(const struct api_spec *s)
+{
+	return s->flags & API_HOST ? MEM_HOST : s->flags & API_MANAGED ? MEM_MANAGED : MEM_DEVICE;
+}
+
+static void on_alloc_return(struct thread *t, int api, const struct api_spec *s, const struct frame *f,
+			    uint64_t now)
+{
+	uint64_t ptr = 0, bytes = f->arg[1];
+	if (mem_read(t->tid, f->arg[0], &ptr, sizeof ptr) < 0 || !ptr)
+		return;
+	if (s->flags & API_PITCH) {
+		uint64_t pitch = 0;
+		mem_read(t->tid, f->arg[2], &pitch, sizeof pitch);
+		bytes = pitch * f->arg[3];
+	}
+	int dev = t->device >= 0 ? t->device : default_dev;
+	stats_on_alloc(api, ptr, bytes, alloc_kind(s), dev, t->tid, now);
+	if (trace)
+		trace_line(t->tid, "%s -> 0x%" PRIx64 " (%" PRIu64 " bytes)", s->name, ptr, bytes);
+}
+
+static void on_name_return(struct thread *t, const struct api_spec *s, const struct frame *f)
+{
+	uint64_t value = 0;
+	char name[1024];
+	if (mem_read(t->tid, f->arg[0], &value, sizeof value) < 0 || !value)
+		return;
+	switch (s->name_src) {
+	case NAME_FROM_STUB:
+		kernels_learn_from_stub(value, f->arg[1]);
+		break;
+	case NAME_FROM_STRING:
+		if (mem_read_string(t->tid, f->arg[1], name, sizeof name) == 0)
+			kernels_learn_name(value, name);
+		break;
+	case NAME_FROM_HANDLE:
+		kernels_learn_alias(value, f->arg[1]);
+		break;
+	}
+}
+
+/* The frame this return belongs to: the innermost one whose stack pointer matches. Frames
+ * above it belong to calls left by longjmp or an exception and never come back. */
+static int find_frame(const struct thread *t, uint64_t sp)
+{
+	for (int i = (int)t->depth - 1; i >= 0; i--)
+		if (arch_sp_after_return(t->frames[i].entry_sp) == sp)
+			return i;
+	return -1;
+}
+
+bool hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
+{
+	int i = find_frame(t, arch_sp(r));
+	if (i < 0) {
+		if (!t->depth) {
+			log_error("thread %d returned through the trampoline with no call in flight", t->tid);
+			return false;
+		}
+		i = (int)t->depth - 1;
+		log_debug("thread %d: return at sp %#llx matches no frame; using the innermost", t->tid,
+			  (unsigned long long)arch_sp(r));
+	}
+	struct frame f = t->frames[i];
+	t->depth = (uint32_t)i;
+	arch_set_pc(r, f.ret_addr);
+
+	const struct api_spec *s = cuda_api_get(f.api);
+	uint64_t elapsed = now - f.t_entry;
+	uint64_t ns = elapsed > stop_cost ? elapsed - stop_cost : 0;
+	int err = (int)(uint32_t)arch_retval(r);
+
+	if (s->op == OP_KERNEL_NAME && !err)
+		on_name_return(t, s, &f);
+	if (!f.counted)
+		return true;
+	stats_on_call(f.api, ns, true, err);
+	if (trace && s->op != OP_ALLOC)
+		trace_line(t->tid, "%s = %d%s%s <%" PRIu64 " ns>", s->name, err, err ? " " : "",
+			   err ? (cuda_error_name(s->layer, err) ?: "") : "", ns);
+	if (err) {
+		if (trace && s->op == OP_ALLOC)
+			trace_line(t->tid, "%s = %d %s", s->name, err, cuda_error_name(s->layer, err) ?: "");
+		return true;
+	}
+	switch (s->op) {
+	case OP_ALLOC:
+		on_alloc_return(t, f.api, s, &f, now);
+		break;
+	case OP_FREE:
+		if (f.arg[0])
+			stats_on_free(f.arg[0]);
+		break;
+	case OP_LAUNCH: {
+		uint32_t g[3], b[3];
+		unpack_dims(&f, g, b);
+		count_launch(t->tid, s, (int)(int64_t)f.arg[0], g, b);
+		break;
+	}
+	case OP_COPY:
+		stats_on_copy((enum copy_dir)f.arg[1], s->flags & API_ASYNC ? COPY_ASYNC : COPY_SYNC,
+			      f.arg[0], ns);
+		break;
+	case OP_MEMSET:
+		stats_on_memset(f.arg[0], ns);
+		break;
+	case OP_SYNC:
+		stats_on_sync(ns);
+		break;
+	case OP_SET_DEVICE:
+		t->device = (int)f.arg[0];
+		break;
+	}
+	return true;
+}

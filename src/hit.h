@@ -1,0 +1,32 @@
+/* hit.h — what happens when a thread stops at a probe: the API table row says which
+ * arguments to read, the event goes to the statistics, and the thread is sent on through the
+ * out-of-line slot (entry) or back to its caller (return). No ptrace here beyond memory reads
+ * and writes; the tracer sets the registers and resumes. */
+#ifndef GPUTOP_HIT_H
+#define GPUTOP_HIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch.h"
+
+struct thread;
+struct bp;
+struct frame;
+
+void hit_init(pid_t pid, uint64_t stop_cost_ns, int default_device);
+uint64_t hit_stop_cost(void);
+
+/* Entry of a probed function: updates r (the pc goes to the slot). *timed is set to the
+ * frame whose entry time the tracer stamps right before resuming, or NULL. */
+void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed);
+
+/* The thread came back through the trampoline at now_ns: r's pc goes to the real return
+ * address. Returns false if no call of this thread was waiting for it (a bug, reported). */
+bool hit_return(struct thread *t, arch_regs_t *r, uint64_t now);
+
+/* --trace FILE: one line per call. */
+int trace_open(const char *path);
+void trace_close(void);
+
+#endif

@@ -1,0 +1,395 @@
+/* json.c — writes the end-of-session summary (--json FILE) from a statistics snapshot, as
+ * one pretty-printed JSON object with a fixed key order (json.h). It only formats: it never
+ * gathers figures itself, and it writes nothing but the FILE it is given. */
+#include "json.h"
+#include "cuda_api.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+#define JW_MAX_DEPTH 16
+
+/* A tiny streaming writer: tracks commas and indentation so callers only name values. */
+struct jw {
+	FILE *f;
+	int depth;
+	bool first[JW_MAX_DEPTH];	/* no member written yet at this depth */
+	bool after_key;			/* the next value follows "key": on the same line */
+};
+
+static void jw_newline(struct jw *w)
+{
+	fputc('\n', w->f);
+	for (int i = 0; i < w->depth; i++)
+		fputs("  ", w->f);
+}
+
+/* Before a member or an array element: the comma, the line break and the indent. */
+static void jw_next(struct jw *w)
+{
+	if (w->after_key) {
+		w->after_key = false;
+		return;
+	}
+	if (!w->depth)
+		return;
+	if (!w->first[w->depth])
+		fputc(',', w->f);
+	w->first[w->depth] = false;
+	jw_newline(w);
+}
+
+static void jw_string_raw(struct jw *w, const char *s)
+{
+	fputc('"', w->f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(w->f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(w->f, "\\u%04x", *p);
+		else
+			fputc(*p, w->f);	/* UTF-8 passes through */
+	}
+	fputc('"', w->f);
+}
+
+static void jw_open(struct jw *w, char c)
+{
+	jw_next(w);
+	fputc(c, w->f);
+	w->depth++;
+	w->first[w->depth] = true;
+}
+
+static void jw_close(struct jw *w, char c)
+{
+	bool empty = w->first[w->depth];
+
+	w->depth--;
+	if (!empty)
+		jw_newline(w);
+	fputc(c, w->f);
+}
+
+static void jw_key(struct jw *w, const char *key)
+{
+	jw_next(w);
+	jw_string_raw(w, key);
+	fputs(": ", w->f);
+	w->after_key = true;
+}
+
+static void jw_str(struct jw *w, const char *s)
+{
+	jw_next(w);
+	if (s)
+		jw_string_raw(w, s);
+	else
+		fputs("null", w->f);
+}
+
+static void jw_u64(struct jw *w, uint64_t v)
+{
+	jw_next(w);
+	fprintf(w->f, "%" PRIu64, v);
+}
+
+static void jw_int(struct jw *w, long long v)
+{
+	jw_next(w);
+	fprintf(w->f, "%lld", v);
+}
+
+static void jw_double(struct jw *w, double v)
+{
+	jw_next(w);
+	if (isfinite(v))
+		fprintf(w->f, "%.9g", v);
+	else
+		fputs("null", w->f);	/* JSON has no NaN or infinity */
+}
+
+static void jw_bool(struct jw *w, bool v)
+{
+	jw_next(w);
+	fputs(v ? "true" : "false", w->f);
+}
+
+static void jw_null(struct jw *w)
+{
+	jw_next(w);
+	fputs("null", w->f);
+}
+
+/* The value when known is true, else null: the figures JSON readers must not mistake for 0. */
+static void jw_u64_if(struct jw *w, bool known, uint64_t v)
+{
+	if (known)
+		jw_u64(w, v);
+	else
+		jw_null(w);
+}
+
+static void jw_int_if(struct jw *w, bool known, long long v)
+{
+	if (known)
+		jw_int(w, v);
+	else
+		jw_null(w);
+}
+
+static void jw_double_if(struct jw *w, bool known, double v)
+{
+	if (known)
+		jw_double(w, v);
+	else
+		jw_null(w);
+}
+
+/* "[x, y, z]" on one line: dimensions read better that way. */
+static void jw_dim3(struct jw *w, const uint32_t v[3])
+{
+	jw_next(w);
+	fprintf(w->f, "[%" PRIu32 ", %" PRIu32 ", %" PRIu32 "]", v[0], v[1], v[2]);
+}
+
+static double json_seconds(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static void json_api_row(struct jw *w, int i, const struct stats_api *a)
+{
+	const struct api_spec *spec = cuda_api_get(i);
+	const char *err = NULL;
+
+	jw_open(w, '{');
+	jw_key(w, "name");
+	jw_str(w, spec ? spec->name : NULL);
+	jw_key(w, "layer");
+	jw_str(w, spec && spec->layer == LAYER_DRIVER ? "driver" : "runtime");
+	jw_key(w, "calls");
+	jw_u64(w, a->calls);
+	jw_key(w, "errors");
+	jw_u64_if(w, a->returns_seen, a->errors);
+	jw_key(w, "seconds");
+	jw_double_if(w, a->returns_seen, json_seconds(a->ns));
+	jw_key(w, "last_error");
+	if (a->last_error && spec)
+		err = cuda_error_name(spec->layer, a->last_error);
+	if (err)
+		jw_str(w, err);
+	else if (a->last_error)
+		jw_int(w, a->last_error);
+	else
+		jw_null(w);
+	jw_close(w, '}');
+}
+
+static int json_api(struct jw *w, const struct stats_snapshot *s)
+{
+	int *idx = malloc((s->n_api ? s->n_api : 1) * sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	size_t n = stats_sort_api(s, idx);
+	jw_key(w, "api");
+	jw_open(w, '[');
+	for (size_t i = 0; i < n; i++)
+		json_api_row(w, idx[i], &s->api[idx[i]]);
+	jw_close(w, ']');
+	free(idx);
+	return 0;
+}
+
+static int json_kernels(struct jw *w, const struct stats_snapshot *s)
+{
+	const struct stats_kernel **k = malloc((s->n_kernel ? s->n_kernel : 1) * sizeof(*k));
+
+	if (!k)
+		return -ENOMEM;
+	size_t n = stats_sort_kernels(s, k);
+	jw_key(w, "kernels");
+	jw_open(w, '[');
+	for (size_t i = 0; i < n; i++) {
+		jw_open(w, '{');
+		jw_key(w, "name");
+		jw_str(w, k[i]->name);
+		jw_key(w, "launches");
+		jw_u64(w, k[i]->launches);
+		jw_key(w, "grid");
+		jw_dim3(w, k[i]->grid);
+		jw_key(w, "block");
+		jw_dim3(w, k[i]->block);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	free(k);
+	jw_key(w, "launches");
+	jw_u64(w, s->launches);
+	jw_key(w, "launches_estimated");
+	jw_bool(w, s->launches_estimated);
+	return 0;
+}
+
+/* {"calls", "bytes", "seconds"}; bytes left out for synchronize. */
+static void json_xfer(struct jw *w, const char *key, const struct stats_xfer *x, bool bytes)
+{
+	jw_key(w, key);
+	jw_open(w, '{');
+	jw_key(w, "calls");
+	jw_u64(w, x->calls);
+	if (bytes) {
+		jw_key(w, "bytes");
+		jw_u64(w, x->bytes);
+	}
+	jw_key(w, "seconds");
+	jw_double(w, json_seconds(x->ns));
+	jw_close(w, '}');
+}
+
+static void json_transfer(struct jw *w, enum copy_dir d, const struct stats_snapshot *s)
+{
+	const struct stats_xfer *sync = &s->xfer[COPY_SYNC][d], *async = &s->xfer[COPY_ASYNC][d];
+	struct stats_xfer all = {
+		.calls = sync->calls + async->calls,
+		.bytes = sync->bytes + async->bytes,
+		.ns = sync->ns + async->ns,
+	};
+
+	if (!all.calls)
+		return;
+	jw_open(w, '{');
+	jw_key(w, "kind");
+	jw_str(w, copy_dir_name[d]);
+	jw_key(w, "calls");
+	jw_u64(w, all.calls);
+	jw_key(w, "bytes");
+	jw_u64(w, all.bytes);
+	jw_key(w, "seconds");
+	jw_double(w, json_seconds(all.ns));
+	jw_key(w, "gbps");
+	jw_double_if(w, all.ns, all.ns ? (double)all.bytes / json_seconds(all.ns) / 1e9 : 0);
+	json_xfer(w, "sync", sync, true);
+	json_xfer(w, "async", async, true);
+	jw_close(w, '}');
+}
+
+static void json_transfers(struct jw *w, const struct stats_snapshot *s)
+{
+	struct stats_xfer sync = { .calls = s->sync_calls, .ns = s->sync_ns };
+
+	jw_key(w, "transfers");
+	jw_open(w, '[');
+	for (int d = 0; d < DIR_COUNT; d++)
+		json_transfer(w, d, s);
+	jw_close(w, ']');
+	json_xfer(w, "memset", &s->memset_, true);
+	json_xfer(w, "synchronize", &sync, false);
+}
+
+static void json_leak(struct jw *w, const struct stats_alloc *a, uint64_t now_ns)
+{
+	const struct api_spec *spec = cuda_api_get(a->api);
+	char addr[24];
+
+	snprintf(addr, sizeof(addr), "0x%" PRIx64, a->addr);
+	jw_open(w, '{');
+	jw_key(w, "address");
+	jw_str(w, addr);
+	jw_key(w, "bytes");
+	jw_u64(w, a->bytes);
+	jw_key(w, "api");
+	jw_str(w, spec ? spec->name : NULL);
+	jw_key(w, "kind");
+	jw_str(w, a->kind < MEM_KIND_COUNT ? mem_kind_name[a->kind] : NULL);
+	jw_key(w, "device");
+	jw_int_if(w, a->device >= 0, a->device);
+	jw_key(w, "thread");
+	jw_int(w, a->tid);
+	jw_key(w, "age_s");
+	jw_double(w, now_ns >= a->t_ns ? json_seconds(now_ns - a->t_ns) : 0);
+	jw_close(w, '}');
+}
+
+static int json_memory(struct jw *w, const struct stats_snapshot *s)
+{
+	const struct stats_alloc **a = malloc((s->n_alloc ? s->n_alloc : 1) * sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	stats_sort_allocs(s, a);
+	jw_key(w, "memory");
+	jw_open(w, '{');
+	jw_key(w, "live_bytes");
+	jw_u64(w, s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
+	jw_key(w, "live_host_bytes");
+	jw_u64(w, s->live_bytes[MEM_HOST]);
+	jw_key(w, "live_allocations");
+	jw_u64(w, s->live_count);
+	jw_key(w, "peak_bytes");
+	jw_u64(w, s->peak_device_bytes);
+	jw_key(w, "allocations");
+	jw_u64(w, s->allocs);
+	jw_key(w, "frees");
+	jw_u64(w, s->frees);
+	jw_key(w, "leaks");
+	jw_open(w, '[');
+	for (size_t i = 0; i < s->n_alloc; i++)
+		json_leak(w, a[i], s->t_ns);
+	jw_close(w, ']');
+	jw_close(w, '}');
+	free(a);
+	return 0;
+}
+
+static void json_header(struct jw *w, const struct report_info *info)
+{
+	jw_key(w, "pid");
+	jw_int(w, info->pid);
+	jw_key(w, "command");
+	jw_str(w, info->command);
+	jw_key(w, "launched");
+	jw_bool(w, info->launched);
+	jw_key(w, "duration_s");
+	jw_double(w, info->duration_s);
+	jw_key(w, "exit_status");
+	jw_int_if(w, info->has_exit_status, info->exit_status);
+	jw_key(w, "term_signal");
+	jw_int_if(w, info->term_signal, info->term_signal);
+}
+
+static void json_cost(struct jw *w, const struct stats_snapshot *s)
+{
+	jw_key(w, "cost");
+	jw_open(w, '{');
+	jw_key(w, "stops");
+	jw_u64(w, s->stops);
+	jw_key(w, "tracer_cpu_s");
+	jw_double(w, json_seconds(s->tracer_cpu_ns));
+	jw_close(w, '}');
+	jw_key(w, "threads");
+	jw_int(w, s->threads);
+}
+
+int json_write(FILE *f, const struct report_info *info, const struct stats_snapshot *s)
+{
+	struct jw w = { .f = f };
+	int err;
+
+	jw_open(&w, '{');
+	json_header(&w, info);
+	if ((err = json_api(&w, s)) < 0 || (err = json_kernels(&w, s)) < 0)
+		return err;
+	json_transfers(&w, s);
+	if ((err = json_memory(&w, s)) < 0)
+		return err;
+	json_cost(&w, s);
+	jw_close(&w, '}');
+	fputc('\n', f);
+	if (fflush(f) == EOF || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}

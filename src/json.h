@@ -1,0 +1,24 @@
+/* json.h — the machine-readable summary written at the end of a session (--json FILE). */
+#ifndef GPUTOP_JSON_H
+#define GPUTOP_JSON_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "stats.h"
+
+struct report_info {
+	pid_t pid;
+	const char *command;
+	double duration_s;
+	bool has_exit_status;	/* false in attach mode when the program outlives the session */
+	int exit_status;	/* exit code, or 128 + signal */
+	int term_signal;	/* 0 unless killed by a signal */
+	bool launched;
+};
+
+/* Writes the summary as one JSON object to f. Returns 0, or -errno. */
+int json_write(FILE *f, const struct report_info *info, const struct stats_snapshot *s);
+
+#endif

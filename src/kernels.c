@@ -1,0 +1,261 @@
+/* kernels.c — the value → kernel map behind kernels.h. Bounded: at most MAX_VALUES values
+ * are remembered (beyond that, new values are named but not cached). */
+#define _GNU_SOURCE
+#include "kernels.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "memory.h"
+#include "stats.h"
+#include "symbols.h"
+
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define MAX_VALUES (1u << 20)
+
+struct entry {
+	uint64_t value;		/* 0 = empty */
+	int32_t id;
+	bool unknown;		/* named "kernel@0x…": a later scan may name it */
+};
+static struct entry *map;
+static uint32_t cap, count;
+
+struct handle_var {
+	uint64_t addr;
+	uint32_t module;
+	int32_t id;
+};
+static struct handle_var *vars;
+static size_t n_vars, cap_vars;
+static uint64_t last_scan_ns;
+static bool unknown_since_scan;
+
+static uint32_t hash_value(uint64_t v)
+{
+	return (uint32_t)((v * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+static struct entry *lookup(uint64_t v)
+{
+	if (!cap)
+		return NULL;
+	for (uint32_t i = hash_value(v) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+		if (map[i].value == v)
+			return &map[i];
+		if (!map[i].value)
+			return NULL;
+	}
+}
+
+static bool grow(void)
+{
+	uint32_t ncap = cap ? cap * 2 : 1024;
+	struct entry *n = calloc(ncap, sizeof *n);
+	if (!n)
+		return false;
+	for (uint32_t i = 0; i < cap; i++) {
+		if (!map[i].value)
+			continue;
+		uint32_t j = hash_value(map[i].value) & (ncap - 1);
+		while (n[j].value)
+			j = (j + 1) & (ncap - 1);
+		n[j] = map[i];
+	}
+	free(map);
+	map = n;
+	cap = ncap;
+	return true;
+}
+
+static void remember(uint64_t v, int id, bool unknown)
+{
+	if (!v || id < 0)
+		return;
+	struct entry *e = lookup(v);
+	if (e) {
+		if (e->unknown || !unknown) {
+			e->id = id;
+			e->unknown = unknown;
+		}
+		return;
+	}
+	if (count >= MAX_VALUES || ((count + 1) * 2 >= cap && !grow()))
+		return;
+	uint32_t i = hash_value(v) & (cap - 1);
+	while (map[i].value)
+		i = (i + 1) & (cap - 1);
+	map[i] = (struct entry){ .value = v, .id = id, .unknown = unknown };
+	count++;
+}
+
+char *kernels_demangle(const char *name)
+{
+	int status = -1;
+	char *d = NULL;
+	if (name[0] == '_' && name[1] == 'Z')
+		d = __cxa_demangle(name, NULL, NULL, &status);
+	return status == 0 && d ? d : strdup(name);
+}
+
+static int id_for_mangled(const char *mangled)
+{
+	char *d = kernels_demangle(mangled);
+	if (!d)
+		return -1;
+	int id = stats_kernel_id(d);
+	free(d);
+	return id;
+}
+
+void kernels_learn_name(uint64_t value, const char *mangled)
+{
+	remember(value, id_for_mangled(mangled), false);
+}
+
+/* Name of a host function by its symbol: "module+0xoffset" when it has none. */
+static int id_for_stub(uint64_t stub, bool *unknown)
+{
+	uint64_t off = 0;
+	const struct module *m = NULL;
+	const char *sym = sym_lookup(stub, &off, &m);
+	char buf[512];
+	*unknown = false;
+	if (sym && off == 0)
+		return id_for_mangled(sym);
+	if (m)
+		snprintf(buf, sizeof buf, "%s+0x%" PRIx64, m->base, stub - m->start);
+	else {
+		snprintf(buf, sizeof buf, "kernel@0x%" PRIx64, stub);
+		*unknown = true;
+	}
+	return stats_kernel_id(buf);
+}
+
+void kernels_learn_from_stub(uint64_t value, uint64_t stub)
+{
+	struct entry *e = lookup(stub);
+	if (e && !e->unknown) {
+		remember(value, e->id, false);
+		return;
+	}
+	bool unknown;
+	int id = id_for_stub(stub, &unknown);
+	remember(value, id, unknown);
+}
+
+void kernels_learn_alias(uint64_t value, uint64_t known)
+{
+	struct entry *e = lookup(known);
+	if (e)
+		remember(value, e->id, e->unknown);
+}
+
+int kernels_stub_symbol_to_mangled(const char *symbol, char *out, size_t size)
+{
+	/* nvcc names each stub "__device_stub_" + the kernel's mangled name; the static's own
+	 * mangled name holds that identifier with its length in front. */
+	const char *p = strstr(symbol, "__device_stub_");
+	if (!p)
+		return -1;
+	const char *digits = p;
+	while (digits > symbol && isdigit((unsigned char)digits[-1]))
+		digits--;
+	if (digits == p)
+		return -1;
+	size_t len = strtoul(digits, NULL, 10);
+	size_t prefix = strlen("__device_stub_");
+	if (len <= prefix || strnlen(p, len) < len || len - prefix >= size)
+		return -1;
+	memcpy(out, p + prefix, len - prefix);
+	out[len - prefix] = 0;
+	return out[0] == '_' && out[1] == 'Z' ? 0 : -1;
+}
+
+void kernels_add_handle_var(const struct module *m, uint64_t var_addr, const char *symbol)
+{
+	char mangled[1024];
+	if (kernels_stub_symbol_to_mangled(symbol, mangled, sizeof mangled) < 0)
+		return;
+	int id = id_for_mangled(mangled);
+	if (id < 0)
+		return;
+	if (n_vars == cap_vars) {
+		size_t ncap = cap_vars ? cap_vars * 2 : 256;
+		struct handle_var *n = realloc(vars, ncap * sizeof *n);
+		if (!n)
+			return;
+		vars = n;
+		cap_vars = ncap;
+	}
+	vars[n_vars++] = (struct handle_var){ var_addr, m->id, id };
+}
+
+void kernels_forget_module(const struct module *m)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < n_vars; i++)
+		if (vars[i].module != m->id)
+			vars[kept++] = vars[i];
+	n_vars = kept;
+}
+
+void kernels_scan_handle_vars(pid_t pid)
+{
+	enum { BATCH = 64 };
+	uint64_t vals[BATCH];
+	struct mem_range r[BATCH];
+	last_scan_ns = now_ns();
+	unknown_since_scan = false;
+	for (size_t i = 0; i < n_vars; i += BATCH) {
+		int n = n_vars - i < BATCH ? (int)(n_vars - i) : BATCH;
+		for (int k = 0; k < n; k++)
+			r[k] = (struct mem_range){ vars[i + k].addr, &vals[k], 8 };
+		if (mem_readv(pid, r, n) < 0) {
+			/* One unreadable variable must not hide the others. */
+			for (int k = 0; k < n; k++)
+				if (mem_read(pid, r[k].addr, &vals[k], 8) < 0)
+					vals[k] = 0;
+		}
+		for (int k = 0; k < n; k++)
+			remember(vals[k], vars[i + k].id, false);
+	}
+}
+
+int kernels_id_of(pid_t pid, uint64_t value)
+{
+	struct entry *e = lookup(value);
+	if (e && !e->unknown)
+		return e->id;
+	/* Unknown: maybe a handle made before we attached, whose static we have not read since
+	 * it was filled in. Rescan, but not more than once a second. */
+	if (n_vars && (!e || unknown_since_scan) && now_ns() - last_scan_ns > 1000000000ull) {
+		kernels_scan_handle_vars(pid);
+		if ((e = lookup(value)) && !e->unknown)
+			return e->id;
+	}
+	if (e)
+		return e->id;
+	unknown_since_scan = true;
+	bool unknown;
+	int id = id_for_stub(value, &unknown);
+	remember(value, id, unknown);
+	return id;
+}
+
+void kernels_reset(void)
+{
+	free(map);
+	map = NULL;
+	cap = count = 0;
+	free(vars);
+	vars = NULL;
+	n_vars = cap_vars = 0;
+	last_scan_ns = 0;
+}

@@ -1,0 +1,37 @@
+/* kernels.h — names for what a launch passes: a host stub (its symbol is the mangled kernel
+ * name), a CUDA 13 kernel handle (named by the static `__handle` variable that holds it, or by
+ * the __cudaGetKernel call that made it), or a driver CUfunction/CUkernel (named by the
+ * cuModuleGetFunction/cuLibraryGetKernel call that returned it). Where nothing names it, the
+ * name says so: "kernel@0x…" or "module+0x…", never a guess. */
+#ifndef GPUTOP_KERNELS_H
+#define GPUTOP_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct module;
+
+/* Kernel id (stats.h) for a launched value. Hot path: one hash lookup once it is known. */
+int kernels_id_of(pid_t pid, uint64_t value);
+
+/* Learning names. mangled may be a C++ mangled name or a plain one (extern "C", Triton). */
+void kernels_learn_name(uint64_t value, const char *mangled);
+void kernels_learn_from_stub(uint64_t value, uint64_t stub);	/* value is named as stub is */
+void kernels_learn_alias(uint64_t value, uint64_t known);	/* value is named as known is */
+
+/* A module's static `__handle` variables (found by probes.c) are read now and whenever an
+ * unknown handle is launched (at most once a second). */
+void kernels_add_handle_var(const struct module *m, uint64_t var_addr, const char *symbol);
+void kernels_forget_module(const struct module *m);
+void kernels_scan_handle_vars(pid_t pid);
+void kernels_reset(void);
+
+/* The kernel's mangled name inside a nvcc device-stub symbol, e.g. from
+ * "_ZZ21__device_stub__Z2kkPfPfE8__handle" → "_Z2kkPf" (written to out). 0 or -1. */
+int kernels_stub_symbol_to_mangled(const char *symbol, char *out, size_t size);
+
+/* Demangled copy of name (malloc'd; the name itself when it is not mangled). */
+char *kernels_demangle(const char *name);
+
+#endif

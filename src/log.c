@@ -1,0 +1,74 @@
+/* log.c — where messages go; see log.h. */
+#include "log.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void (*log_sink)(const char *msg);
+static int quiet, debug = -1;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+void log_set_sink(void (*sink)(const char *msg))
+{
+	pthread_mutex_lock(&lock);
+	log_sink = sink;
+	pthread_mutex_unlock(&lock);
+}
+
+void log_set_quiet(int q)
+{
+	quiet = q;
+}
+
+static void emit(const char *prefix, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	pthread_mutex_lock(&lock);
+	if (log_sink)
+		log_sink(msg);
+	else
+		fprintf(stderr, "%s%s\n", prefix, msg);
+	pthread_mutex_unlock(&lock);
+}
+
+#define EMIT(prefix)                       \
+	do {                               \
+		va_list ap;                \
+		va_start(ap, fmt);         \
+		emit(prefix, fmt, ap);     \
+		va_end(ap);                \
+	} while (0)
+
+void log_error(const char *fmt, ...)
+{
+	EMIT("gputop: ");
+}
+
+void log_warn(const char *fmt, ...)
+{
+	EMIT("gputop: warning: ");
+}
+
+void log_info(const char *fmt, ...)
+{
+	if (!quiet)
+		EMIT("gputop: ");
+}
+
+void log_hint(const char *fmt, ...)
+{
+	EMIT("  hint: ");
+}
+
+void log_debug(const char *fmt, ...)
+{
+	if (debug < 0) {
+		const char *e = getenv("GPUTOP_DEBUG");
+		debug = e && *e && *e != '0';
+	}
+	if (debug)
+		EMIT("gputop[debug]: ");
+}

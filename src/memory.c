@@ -1,0 +1,101 @@
+/* memory.c — the traced program's memory, in as few system calls as possible. */
+#define _GNU_SOURCE
+#include "memory.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static int proc_mem_fd = -1;
+
+int mem_open(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", pid);
+	mem_close();
+	proc_mem_fd = open(path, O_RDWR | O_CLOEXEC);
+	return proc_mem_fd < 0 ? -errno : 0;
+}
+
+void mem_close(void)
+{
+	if (proc_mem_fd >= 0)
+		close(proc_mem_fd);
+	proc_mem_fd = -1;
+}
+
+int mem_fd(void)
+{
+	return proc_mem_fd;
+}
+
+int mem_readv(pid_t pid, const struct mem_range *r, int n)
+{
+	struct iovec local[64], remote[64];
+	size_t total = 0;
+	if (n > 64)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		local[i] = (struct iovec){ r[i].buf, r[i].len };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)r[i].addr, r[i].len };
+		total += r[i].len;
+	}
+	ssize_t got = process_vm_readv(pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
+	if (got < 0)
+		return -errno;
+	return (size_t)got == total ? 0 : -EFAULT;
+}
+
+int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct mem_range r = { addr, buf, len };
+	return mem_readv(pid, &r, 1);
+}
+
+int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { (void *)buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t put = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+	if (put < 0)
+		return -errno;
+	return (size_t)put == len ? 0 : -EFAULT;
+}
+
+int mem_read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
+{
+	/* Read page by page: a string near the end of a mapping must not fail as a whole. */
+	size_t done = 0;
+	while (done + 1 < size) {
+		uint64_t a = addr + done;
+		size_t chunk = 4096 - (a & 4095);
+		if (chunk > size - 1 - done)
+			chunk = size - 1 - done;
+		if (mem_read(pid, a, buf + done, chunk) < 0)
+			break;
+		void *nul = memchr(buf + done, 0, chunk);
+		if (nul)
+			return 0;
+		done += chunk;
+	}
+	buf[done] = 0;
+	return done ? 0 : -EFAULT;
+}
+
+int mem_write_fd(int fd, uint64_t addr, const void *buf, size_t len)
+{
+	ssize_t put = pwrite(fd, buf, len, (off_t)addr);
+	if (put < 0)
+		return -errno;
+	return (size_t)put == len ? 0 : -EFAULT;
+}
+
+int mem_write_code(uint64_t addr, const void *buf, size_t len)
+{
+	if (proc_mem_fd < 0)
+		return -EBADF;
+	return mem_write_fd(proc_mem_fd, addr, buf, len);
+}

@@ -1,0 +1,31 @@
+/* memory.h — reading and writing the traced program's memory. Data goes through
+ * process_vm_readv/writev (one system call, several ranges at once); code, which is mapped
+ * read-only, goes through /proc/PID/mem, which the tracer may write. */
+#ifndef GPUTOP_MEMORY_H
+#define GPUTOP_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct mem_range {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+};
+
+int mem_open(pid_t pid);	/* opens /proc/PID/mem for code writes; 0 or -errno */
+void mem_close(void);
+int mem_fd(void);		/* the open /proc/PID/mem, -1 if none (the watchdog inherits it) */
+
+int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);	/* 0 or -errno (all or nothing) */
+int mem_readv(pid_t pid, const struct mem_range *r, int n);	/* 0 or -errno */
+int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+int mem_read_string(pid_t pid, uint64_t addr, char *buf, size_t size);	/* NUL-terminated */
+
+/* Writes through /proc/PID/mem: for code, and for memory of a process other than the traced
+ * one (a forked child) when fd >= 0 is given. */
+int mem_write_code(uint64_t addr, const void *buf, size_t len);
+int mem_write_fd(int fd, uint64_t addr, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,186 @@
+/* probes.c — planting the breakpoints: module scan, the dynamic linker hook, launch policy. */
+#define _GNU_SOURCE
+#include "probes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "breakpoints.h"
+#include "cuda_api.h"
+#include "kernels.h"
+#include "log.h"
+#include "symbols.h"
+#include "threads.h"
+
+static bool cuda_seen;
+static bool driver_launch_probed;
+static bool launches_armed = true;
+static uint64_t rtld_state_addr;
+
+bool probes_cuda_seen(void)
+{
+	return cuda_seen;
+}
+
+uint64_t probes_rtld_state_addr(void)
+{
+	return rtld_state_addr;
+}
+
+void probes_reset(void)
+{
+	bp_forget_all();
+	kernels_reset();
+	cuda_seen = driver_launch_probed = false;
+	rtld_state_addr = 0;
+}
+
+struct found {
+	uint64_t addr;
+	int api;
+};
+
+struct scan {
+	const struct module *m;
+	struct found *funcs;
+	size_t n, cap;
+	size_t handles;
+};
+
+static int on_symbol(const char *name, uint64_t addr, uint64_t size, enum sym_type type, void *arg)
+{
+	struct scan *s = arg;
+	if (type == SYM_OBJECT) {
+		if (strstr(name, "__device_stub_") && strstr(name, "8__handle")) {
+			kernels_add_handle_var(s->m, addr, name);
+			s->handles++;
+		}
+		return 0;
+	}
+	int api = cuda_api_find(name);
+	if (api < 0)
+		return 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->funcs[i].addr == addr)
+			return 0;	/* an alias of one already found */
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		struct found *n = realloc(s->funcs, ncap * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		s->funcs = n;
+		s->cap = ncap;
+	}
+	s->funcs[s->n++] = (struct found){ addr, api };
+	return 0;
+}
+
+static bool launch_wanted(const struct api_spec *spec)
+{
+	if (!(spec->flags & API_LAUNCH_PROBE))
+		return true;
+	if (!launches_armed)
+		return false;
+	const char *force = getenv("GPUTOP_LAUNCH_LAYER");
+	if (force && strcmp(force, "both") == 0)
+		return true;
+	bool at_driver = driver_launch_probed;
+	if (force && strcmp(force, "runtime") == 0)
+		at_driver = false;
+	else if (force && strcmp(force, "driver") == 0)
+		at_driver = true;
+	return (spec->layer == LAYER_DRIVER) == at_driver;
+}
+
+void probes_apply_launch_policy(void)
+{
+	uint32_t it = 0;
+	for (struct bp *b; (b = bp_iter(&it));) {
+		if (b->kind != BP_PROBE)
+			continue;
+		const struct api_spec *spec = cuda_api_get(b->api);
+		int err = launch_wanted(spec) ? bp_arm(b) : bp_disarm(b);
+		if (err < 0)
+			log_warn("cannot %s the probe on %s: %s", launch_wanted(spec) ? "arm" : "disarm",
+				 spec->name, strerror(-err));
+	}
+}
+
+void probes_set_launches_armed(bool armed)
+{
+	launches_armed = armed;
+	probes_apply_launch_policy();
+}
+
+static void probe_rtld(struct thread *t, const struct module *m)
+{
+	uint64_t hook = sym_find(m, "_dl_debug_state");
+	uint64_t r_debug = sym_find(m, "_r_debug");
+	struct bp *b;
+	const char *why;
+	if (!hook)
+		return;
+	if (bp_create(t, hook, BP_RTLD, -1, m->id, &b, &why) < 0 || bp_arm(b) < 0) {
+		log_warn("cannot watch the dynamic linker: libraries loaded later will not be seen");
+		return;
+	}
+	/* glibc's struct r_debug: r_state (RT_CONSISTENT = 0) is at offset 24 on 64-bit. */
+	rtld_state_addr = r_debug ? r_debug + 24 : 0;
+}
+
+static bool is_rtld(const struct module *m)
+{
+	return strncmp(m->base, "ld-linux", 8) == 0 || strncmp(m->base, "ld64.so", 7) == 0 ||
+	       strncmp(m->base, "ld-2.", 5) == 0;
+}
+
+static void on_new_module(struct module *m, void *arg)
+{
+	struct thread *t = arg;
+	struct scan s = { .m = m };
+
+	m->probed = true;
+	if (is_rtld(m)) {
+		probe_rtld(t, m);
+		return;
+	}
+	sym_foreach(m, on_symbol, &s);
+	if (s.handles)
+		kernels_scan_handle_vars(t->tid);
+	int planted = 0, refused = 0;
+	for (size_t i = 0; i < s.n; i++) {
+		const struct api_spec *spec = cuda_api_get(s.funcs[i].api);
+		struct bp *b;
+		const char *why = NULL;
+		int err = bp_create(t, s.funcs[i].addr, BP_PROBE, s.funcs[i].api, m->id, &b, &why);
+		if (err < 0) {
+			refused++;
+			log_warn("not probing %s in %s: %s", spec->name, m->base, why ? why : strerror(-err));
+			continue;
+		}
+		planted++;
+		if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER)
+			driver_launch_probed = true;
+	}
+	free(s.funcs);
+	if (planted) {
+		cuda_seen = true;
+		log_info("probing %d CUDA functions in %s%s", planted, m->base,
+			 refused ? " (some refused, see above)" : "");
+	}
+}
+
+static void on_gone_module(struct module *m, void *arg)
+{
+	bp_forget_module(m->id);
+	kernels_forget_module(m);
+}
+
+int probes_refresh(struct thread *t)
+{
+	int err = sym_refresh(on_new_module, on_gone_module, t);
+	probes_apply_launch_policy();
+	return err;
+}

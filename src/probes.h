@@ -1,0 +1,29 @@
+/* probes.h — which functions of which modules get breakpoints: every CUDA API function of the
+ * table found in any module (libcudart.so, libcuda.so, an executable with static cudart), the
+ * dynamic linker's hook (to see libraries loaded later), and the launch-layer policy that keeps
+ * a launch to one stop. */
+#ifndef GPUTOP_PROBES_H
+#define GPUTOP_PROBES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct thread;
+
+/* Looks at the program's modules again, probing the new ones; t is a stopped thread (used to
+ * map trampoline areas). 0 or -errno. */
+int probes_refresh(struct thread *t);
+void probes_reset(void);		/* after exec */
+
+bool probes_cuda_seen(void);		/* some CUDA API function is probed */
+uint64_t probes_rtld_state_addr(void);	/* &_r_debug.r_state, 0 if unknown */
+
+/* Launches are counted at one layer: the driver's when libcuda is probed (one stop per
+ * launch, whatever the caller), else the runtime's. GPUTOP_LAUNCH_LAYER=runtime|driver|both
+ * overrides it, for experiments. */
+void probes_apply_launch_policy(void);
+
+/* --max-overhead: arm or disarm every launch probe of the counting layer. */
+void probes_set_launches_armed(bool armed);
+
+#endif

@@ -1,0 +1,269 @@
+/* session.c — one session from the command line to the exit status: outputs checked before
+ * anything is touched, the target attached or launched, the tracer loop in this thread and
+ * the UI in another, then the summary and the JSON. */
+#define _GNU_SOURCE
+#include "session_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "arch.h"
+#include "clock.h"
+#include "hit.h"
+#include "json.h"
+#include "log.h"
+#include "probes.h"
+#include "stats.h"
+#include "target.h"
+#include "tracer.h"
+#include "ui.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct session_status status;
+static enum session_request pending;
+
+void session_status_get(struct session_status *out)
+{
+	pthread_mutex_lock(&lock);
+	*out = status;
+	pthread_mutex_unlock(&lock);
+}
+
+void session_request(enum session_request r)
+{
+	pthread_mutex_lock(&lock);
+	if (r > pending)
+		pending = r;
+	pthread_mutex_unlock(&lock);
+	tracer_wake();
+}
+
+enum session_request session_take_request(void)
+{
+	pthread_mutex_lock(&lock);
+	enum session_request r = pending;
+	pending = REQ_NONE;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+void session_set_cuda_seen(void)
+{
+	pthread_mutex_lock(&lock);
+	status.cuda_seen = true;
+	status.notice[0] = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+void session_set_notice(const char *msg)
+{
+	pthread_mutex_lock(&lock);
+	snprintf(status.notice, sizeof status.notice, "%s", msg);
+	pthread_mutex_unlock(&lock);
+}
+
+/* An output file named on the command line: opened before attaching, so a path that cannot be
+ * written is refused before anything happens, and removed again if the session never starts. */
+struct output {
+	const char *path;
+	int fd;
+	bool created;
+};
+
+static int output_open(struct output *o, const char *what)
+{
+	o->fd = -1;
+	if (!o->path || strcmp(o->path, "-") == 0)
+		return 0;
+	/* O_NOFOLLOW: in a shared directory a planted symlink must not redirect our write. */
+	o->fd = open(o->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	o->created = o->fd >= 0;
+	if (o->fd < 0 && errno == EEXIST)
+		o->fd = open(o->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (o->fd >= 0 && (fstat(o->fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(o->fd);
+		o->fd = -1;
+		errno = EINVAL;
+	}
+	if (o->fd < 0) {
+		log_error("cannot write %s file '%s': %s", what, o->path,
+			  errno == ELOOP ? "it is a symbolic link" : errno == EINVAL ? "not a regular file"
+										 : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void output_discard(struct output *o)
+{
+	if (o->fd < 0)
+		return;
+	close(o->fd);
+	if (o->created)
+		unlink(o->path);
+	o->fd = -1;
+}
+
+static int write_json(struct output *o, const struct report_info *info)
+{
+	struct stats_snapshot snap;
+	if (stats_snapshot(&snap) < 0)
+		return -ENOMEM;
+	int err = ftruncate(o->fd, 0) < 0 ? -errno : 0;
+	FILE *f = err ? NULL : fdopen(o->fd, "w");
+	if (f) {
+		err = json_write(f, info, &snap);
+		if (fclose(f) != 0 && !err)
+			err = -errno;
+	} else {
+		close(o->fd);
+		err = err ? err : -errno;
+	}
+	o->fd = -1;
+	stats_snapshot_free(&snap);
+	if (err)
+		log_error("cannot write '%s': %s", o->path, strerror(-err));
+	return err;
+}
+
+enum ui_mode { UI_TUI, UI_BATCH, UI_SUMMARY };
+
+static void *ui_thread(void *arg)
+{
+	const struct options *opt = arg;
+	if (opt->batch)
+		batch_run(opt);
+	else
+		tui_run(opt);
+	return NULL;
+}
+
+static int start_ui(const struct options *opt, pthread_t *th)
+{
+	/* Signals to gputop belong to the tracer thread: they must interrupt its waitpid. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int err = pthread_create(th, NULL, ui_thread, (void *)opt);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -err;
+}
+
+static void mark_ended(void)
+{
+	int code = 0, sig = 0;
+	bool exited = tracer_exited(&code, &sig);
+	pthread_mutex_lock(&lock);
+	status.ended = true;
+	status.exited = exited;
+	status.exit_status = code;
+	status.term_signal = sig;
+	pthread_mutex_unlock(&lock);
+}
+
+static int get_target(const struct options *opt, pid_t *pid)
+{
+	if (opt->pid) {
+		*pid = opt->pid;
+		return target_attach(opt->pid);
+	}
+	return target_launch(opt->argv, pid);
+}
+
+int session_run(const struct options *opt)
+{
+	struct output json = { .path = opt->json_path }, trace = { .path = opt->trace_path };
+	pid_t pid = 0;
+	int code;
+
+	log_set_quiet(opt->quiet);
+	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
+	if (geteuid() != getuid() || getegid() != getgid()) {
+		log_error("refusing to run set-uid or set-gid: gputop must not have more privilege than you");
+		return EXIT_PERMISSION;
+	}
+	if (output_open(&json, "--json") < 0 || output_open(&trace, "--trace") < 0) {
+		output_discard(&json);
+		return EXIT_OUTPUT;
+	}
+	if (arch_init() < 0 || stats_init() < 0) {
+		log_error("out of memory");
+		return EXIT_FAILURE_;
+	}
+	tracer_install_signal_handlers();
+	if ((code = get_target(opt, &pid)) != 0) {
+		output_discard(&json);
+		output_discard(&trace);
+		return code;
+	}
+	status.pid = pid;
+	status.launched = !opt->pid;
+	status.start_ns = now_ns();
+	target_command(pid, status.command, sizeof status.command);
+	if (opt->trace_path) {
+		if (trace.fd >= 0)
+			close(trace.fd), trace.fd = -1;
+		trace_open(opt->trace_path);
+	}
+	int err = tracer_start(!opt->pid);
+	if (err < 0) {
+		tracer_detach();
+		output_discard(&json);
+		return EXIT_FAILURE_;
+	}
+	if (opt->pid)
+		log_info("attached to %d (%s)", pid, status.command);
+	if (!probes_cuda_seen())
+		log_info("no CUDA library in %d yet: waiting for one to load", pid);
+
+	enum ui_mode mode = opt->batch ? UI_BATCH : isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
+												 : UI_SUMMARY;
+	double timeout = opt->timeout_s;
+	if (mode == UI_SUMMARY && opt->iterations > 0) {
+		double t = (double)opt->iterations * opt->delay_s;
+		timeout = timeout > 0 && timeout < t ? timeout : t;
+	}
+	pthread_t ui;
+	bool ui_running = mode != UI_SUMMARY && start_ui(opt, &ui) == 0;
+
+	err = tracer_loop(timeout, true);
+	mark_ended();
+	if (ui_running)
+		pthread_join(ui, NULL);
+	if (mode == UI_SUMMARY)
+		batch_print_final(stderr);
+
+	int exit_code = 0, sig = 0;
+	bool exited = tracer_exited(&exit_code, &sig);
+	if (exited)
+		log_info("%d %s %d", pid, sig ? "was killed by signal" : "exited with status", sig ? sig : exit_code);
+	else if (!err)
+		log_info("detached from %d", pid);
+	trace_close();
+	if (json.fd >= 0) {
+		struct report_info info = {
+			.pid = pid, .command = status.command, .launched = !opt->pid,
+			.duration_s = (double)(now_ns() - status.start_ns) / 1e9,
+			.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
+		};
+		if (write_json(&json, &info) < 0 && !exited)
+			return EXIT_OUTPUT;
+	}
+	if (tracer_timed_out_without_cuda()) {
+		log_error("%d never loaded a CUDA library", pid);
+		return EXIT_NO_CUDA;
+	}
+	if (err < 0)
+		return EXIT_FAILURE_;
+	if (!opt->pid && exited)
+		return exit_code;
+	return EXIT_OK;
+}

@@ -1,0 +1,114 @@
+/* stats.h — what gputop has counted: calls per API function, live allocations, kernels,
+ * transfers and time blocked in synchronize calls. The tracer feeds it from its thread; views
+ * and exporters read copies (snapshots) from theirs. Nothing here touches the traced program. */
+#ifndef GPUTOP_STATS_H
+#define GPUTOP_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum copy_dir { DIR_H2H, DIR_H2D, DIR_D2H, DIR_D2D, DIR_COUNT };
+enum copy_mode { COPY_SYNC, COPY_ASYNC, COPY_MODE_COUNT };
+enum mem_kind { MEM_DEVICE, MEM_MANAGED, MEM_HOST, MEM_KIND_COUNT };
+
+/* Distinct kernel names kept; launches of any further kernel count under one shared
+ * "(other kernels)" row, so memory stays bounded however many kernels a program makes. */
+#define STATS_MAX_KERNELS 65536
+
+/* One row per API function in cuda_api.c's table (same index). */
+struct stats_api {
+	uint64_t calls;
+	uint64_t errors;	/* calls that returned non-zero (only for probes with a return) */
+	uint64_t ns;		/* time inside the call, stop overhead subtracted */
+	int last_error;		/* last non-zero return code, 0 if none */
+	bool returns_seen;	/* the return is probed, so errors and time are known */
+};
+
+struct stats_alloc {
+	uint64_t addr;
+	uint64_t bytes;
+	uint64_t t_ns;		/* when it was allocated (monotonic) */
+	pid_t tid;		/* thread that allocated it */
+	int16_t api;		/* index into the API table */
+	int8_t device;		/* current device of that thread, -1 if unknown */
+	uint8_t kind;		/* enum mem_kind */
+};
+
+struct stats_kernel {
+	const char *name;	/* demangled; owned by the stats module, valid for its life */
+	uint64_t launches;
+	uint32_t grid[3], block[3];	/* of the last launch; 0 when not known */
+};
+
+struct stats_xfer {
+	uint64_t calls;
+	uint64_t bytes;
+	uint64_t ns;		/* time inside the copy calls */
+};
+
+struct stats_snapshot {
+	uint64_t t_ns;			/* monotonic time of this snapshot */
+	uint64_t start_ns;		/* when tracing began, or the last stats_reset */
+	size_t n_api;			/* == cuda_api_count() */
+	struct stats_api *api;
+	size_t n_alloc;			/* live allocations, unordered */
+	struct stats_alloc *alloc;
+	size_t n_kernel;
+	struct stats_kernel *kernel;	/* kernel[i] is kernel id i, launched or not */
+	struct stats_xfer xfer[COPY_MODE_COUNT][DIR_COUNT];
+	struct stats_xfer memset_;	/* cudaMemset* / cuMemset*: calls, bytes, ns */
+	uint64_t sync_calls, sync_ns;	/* synchronize calls and time blocked in them */
+	uint64_t live_bytes[MEM_KIND_COUNT];
+	uint64_t live_count;
+	uint64_t peak_device_bytes;	/* peak of device + managed bytes */
+	uint64_t launches;		/* all kernel launches */
+	uint64_t allocs, frees;		/* successful allocation and free calls */
+	uint64_t stops;			/* times the program was stopped by gputop */
+	uint64_t tracer_cpu_ns;		/* gputop's own CPU time (user + system) */
+	int threads;			/* threads of the program being traced */
+	bool launches_estimated;	/* launch figures are extrapolated (--max-overhead) */
+};
+
+int stats_init(void);
+void stats_reset(void);		/* 'z': counters back to zero; live allocations stay */
+void stats_free(void);
+
+/* Feeding (tracer thread). api is an index into the API table. */
+void stats_on_call(int api, uint64_t ns, bool returned, int error);
+void stats_on_alloc(int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
+		    pid_t tid, uint64_t now_ns);
+bool stats_on_free(uint64_t addr);	/* false if addr was not a known allocation */
+bool stats_is_device_ptr(uint64_t addr);	/* inside a live device or managed allocation */
+int stats_kernel_id(const char *name);	/* interns the name; -1 when the table is full */
+/* kernel: an id from stats_kernel_id; -1 (full table) counts under "(other kernels)".
+ * grid and block may be NULL when not known. */
+void stats_on_launch(int kernel, const uint32_t grid[3], const uint32_t block[3]);
+void stats_on_copy(enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns);
+void stats_on_memset(uint64_t bytes, uint64_t ns);
+void stats_on_sync(uint64_t ns);
+void stats_on_stop(void);
+void stats_set_threads(int n);
+void stats_set_tracer_cpu(uint64_t ns);
+void stats_set_launches_estimated(bool estimated);
+
+/* Reading (any thread). The snapshot owns its arrays; free them with stats_snapshot_free. */
+int stats_snapshot(struct stats_snapshot *out);
+void stats_snapshot_free(struct stats_snapshot *s);
+
+/* Orderings shared by views and exporters; they only read the snapshot. */
+size_t stats_sort_api(const struct stats_snapshot *s, int *idx);
+	/* rows with calls, by calls desc then name; idx has room for n_api; returns the count */
+size_t stats_sort_kernels(const struct stats_snapshot *s, const struct stats_kernel **out);
+	/* launched kernels, by launches desc then name; out has room for n_kernel */
+void stats_sort_allocs(const struct stats_snapshot *s, const struct stats_alloc **out);
+	/* all live allocations, by bytes desc then address; out has room for n_alloc */
+
+/* For tests: slots in the live-allocation hash map (shows that churn keeps it small). */
+size_t stats_debug_capacity(void);
+
+extern const char *const copy_dir_name[DIR_COUNT];	/* "H2H", "H2D", "D2H", "D2D" */
+extern const char *const mem_kind_name[MEM_KIND_COUNT];	/* "device", "managed", "host" */
+
+#endif

@@ -1,0 +1,216 @@
+/* symbols.c — modules and symbols through libdw, used the way eu-stack does: report the
+ * process's modules from /proc/PID/maps, then ask each module for its symbol table. No ELF is
+ * parsed here by hand. Separate debug files are not searched: CUDA libraries ship without them
+ * and searching costs time at every dlopen. */
+#define _GNU_SOURCE
+#include "symbols.h"
+
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+static Dwfl *dwfl;
+static pid_t traced_pid;
+static struct module **mods;
+static size_t n_mods, cap_mods;
+static uint32_t next_id = 1;
+
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	return -1;
+}
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = no_debuginfo,
+};
+
+int sym_open(pid_t pid)
+{
+	sym_close();
+	dwfl = dwfl_begin(&callbacks);
+	if (!dwfl)
+		return -ENOMEM;
+	traced_pid = pid;
+	return 0;
+}
+
+void sym_close(void)
+{
+	if (dwfl)
+		dwfl_end(dwfl);
+	dwfl = NULL;
+	for (size_t i = 0; i < n_mods; i++) {
+		free((char *)mods[i]->path);
+		free(mods[i]);
+	}
+	free(mods);
+	mods = NULL;
+	n_mods = cap_mods = 0;
+}
+
+struct refresh_ctx {
+	bool *seen;
+	struct module **added;
+	size_t n_added;
+};
+
+static int visit_module(Dwfl_Module *dm, void **userdata, const char *name, Dwarf_Addr start,
+			void *arg)
+{
+	struct refresh_ctx *ctx = arg;
+	Dwarf_Addr end;
+	dwfl_module_info(dm, NULL, NULL, &end, NULL, NULL, NULL, NULL);
+	for (size_t i = 0; i < n_mods; i++)
+		if (mods[i]->start == start && strcmp(mods[i]->path, name) == 0) {
+			ctx->seen[i] = true;
+			mods[i]->dwfl_module = dm;
+			mods[i]->end = end;
+			return DWARF_CB_OK;
+		}
+	if (name[0] != '/' || strstr(name, " (deleted)"))
+		return DWARF_CB_OK;	/* [vdso], [heap] and files gone from disk */
+	struct module *m = calloc(1, sizeof *m);
+	if (!m)
+		return DWARF_CB_ABORT;
+	m->id = next_id++;
+	m->path = strdup(name);
+	const char *slash = strrchr(m->path, '/');
+	m->base = slash ? slash + 1 : m->path;
+	m->start = start;
+	m->end = end;
+	m->dwfl_module = dm;
+	struct module **a = realloc(ctx->added, (ctx->n_added + 1) * sizeof *a);
+	if (!a || !m->path) {
+		free((char *)m->path);
+		free(m);
+		return DWARF_CB_ABORT;
+	}
+	ctx->added = a;
+	ctx->added[ctx->n_added++] = m;
+	return DWARF_CB_OK;
+}
+
+int sym_refresh(void (*on_new)(struct module *m, void *arg),
+		void (*on_gone)(struct module *m, void *arg), void *arg)
+{
+	if (!dwfl)
+		return -EINVAL;
+	dwfl_report_begin(dwfl);
+	int r = dwfl_linux_proc_report(dwfl, traced_pid);
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (r != 0)
+		return r > 0 ? -r : -ESRCH;
+
+	struct refresh_ctx ctx = { .seen = calloc(n_mods + 1, sizeof(bool)) };
+	if (!ctx.seen)
+		return -ENOMEM;
+	dwfl_getmodules(dwfl, visit_module, &ctx, 0);
+
+	size_t kept = 0;
+	for (size_t i = 0; i < n_mods; i++) {
+		if (ctx.seen[i]) {
+			mods[kept++] = mods[i];
+			continue;
+		}
+		if (on_gone)
+			on_gone(mods[i], arg);
+		free((char *)mods[i]->path);
+		free(mods[i]);
+	}
+	n_mods = kept;
+	free(ctx.seen);
+
+	int err = 0;
+	for (size_t i = 0; i < ctx.n_added; i++) {
+		if (n_mods == cap_mods) {
+			size_t ncap = cap_mods ? cap_mods * 2 : 64;
+			struct module **n = realloc(mods, ncap * sizeof *n);
+			if (!n) {
+				free((char *)ctx.added[i]->path);
+				free(ctx.added[i]);
+				err = -ENOMEM;
+				continue;
+			}
+			mods = n;
+			cap_mods = ncap;
+		}
+		mods[n_mods++] = ctx.added[i];
+	}
+	for (size_t i = 0; i < ctx.n_added && !err; i++)
+		if (on_new)
+			on_new(ctx.added[i], arg);
+	free(ctx.added);
+	return err;
+}
+
+int sym_foreach(const struct module *m,
+		int (*cb)(const char *name, uint64_t addr, uint64_t size, enum sym_type type, void *arg),
+		void *arg)
+{
+	Dwfl_Module *dm = m->dwfl_module;
+	int n = dwfl_module_getsymtab(dm);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(dm, i, &sym, &addr, &shndx, NULL, NULL);
+		if (!name || !*name || shndx == SHN_UNDEF)
+			continue;
+		int t = GELF_ST_TYPE(sym.st_info);
+		if (t != STT_FUNC && t != STT_OBJECT)
+			continue;
+		int r = cb(name, addr, sym.st_size, t == STT_FUNC ? SYM_FUNC : SYM_OBJECT, arg);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+const struct module *sym_module_at(uint64_t addr)
+{
+	for (size_t i = 0; i < n_mods; i++)
+		if (addr >= mods[i]->start && addr < mods[i]->end)
+			return mods[i];
+	return NULL;
+}
+
+const char *sym_lookup(uint64_t addr, uint64_t *offset, const struct module **mod)
+{
+	const struct module *m = sym_module_at(addr);
+	if (mod)
+		*mod = m;
+	if (!m)
+		return NULL;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(m->dwfl_module, addr, &off, &sym, NULL, NULL, NULL);
+	if (offset)
+		*offset = off;
+	return name;
+}
+
+struct find_ctx {
+	const char *name;
+	uint64_t addr;
+};
+
+static int match_name(const char *name, uint64_t addr, uint64_t size, enum sym_type type, void *arg)
+{
+	struct find_ctx *f = arg;
+	if (strcmp(name, f->name) != 0)
+		return 0;
+	f->addr = addr;
+	return 1;
+}
+
+uint64_t sym_find(const struct module *m, const char *name)
+{
+	struct find_ctx f = { name, 0 };
+	sym_foreach(m, match_name, &f);
+	return f.addr;
+}

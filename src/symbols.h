@@ -1,0 +1,43 @@
+/* symbols.h — the program's modules and their symbols, through libdw (elfutils): modules as
+ * dwfl_linux_proc_report sees them in /proc/PID/maps, symbols from .symtab or .dynsym. */
+#ifndef GPUTOP_SYMBOLS_H
+#define GPUTOP_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct module {
+	uint32_t id;		/* stable for the module's life, never reused */
+	const char *path;
+	const char *base;	/* file name without directories */
+	uint64_t start, end;
+	void *dwfl_module;
+	bool probed;		/* probes.c has looked at it */
+};
+
+enum sym_type { SYM_FUNC, SYM_OBJECT };
+
+int sym_open(pid_t pid);
+void sym_close(void);
+
+/* Re-reads the module list. Calls on_gone for each module that disappeared (before it is
+ * freed) and on_new for each module that appeared. 0 or -errno. */
+int sym_refresh(void (*on_new)(struct module *m, void *arg),
+		void (*on_gone)(struct module *m, void *arg), void *arg);
+
+/* Calls cb for every defined function and object symbol of m, with its run-time address;
+ * a non-zero return from cb stops the walk and is returned. */
+int sym_foreach(const struct module *m,
+		int (*cb)(const char *name, uint64_t addr, uint64_t size, enum sym_type type, void *arg),
+		void *arg);
+
+/* The symbol an address lies in and the module holding it; NULL name when none.
+ * *offset is addr - symbol start. */
+const char *sym_lookup(uint64_t addr, uint64_t *offset, const struct module **mod);
+const struct module *sym_module_at(uint64_t addr);
+
+/* Address of a symbol defined in m, 0 if none. */
+uint64_t sym_find(const struct module *m, const char *name);
+
+#endif

@@ -1,0 +1,16 @@
+/* target.h — getting hold of the program: checking a PID and attaching to it, or starting a
+ * program stopped before its first instruction. Every refusal is explained here, once, with
+ * what the user can do about it. */
+#ifndef GPUTOP_TARGET_H
+#define GPUTOP_TARGET_H
+
+#include <sys/types.h>
+
+/* Both return 0 with every thread stopped, or an exit status (cli.h) after printing why. */
+int target_attach(pid_t pid);
+int target_launch(char **argv, pid_t *pid_out);
+
+/* The command line of pid, spaces between arguments, for display. */
+void target_command(pid_t pid, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,55 @@
+/* threads.h — the traced program's threads as the tracer knows them: whether each is running
+ * or held in a stop, the signal owed to it, its current device, and its shadow stack of calls
+ * whose return address was swapped for the trampoline. */
+#ifndef GPUTOP_THREADS_H
+#define GPUTOP_THREADS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum thread_state {
+	TS_RUNNING,	/* resumed; a stop will be reported */
+	TS_STOPPED,	/* in a ptrace stop we have not resumed yet */
+	TS_LISTENING,	/* in group-stop (SIGSTOP & co.), resumed with PTRACE_LISTEN */
+};
+
+/* A traced call in flight: where its real return address was and what to restore. */
+struct frame {
+	uint64_t ret_addr;	/* the real return address */
+	uint64_t ret_slot;	/* where it was on the stack (now holds the trampoline address) */
+	uint64_t entry_sp;
+	uint64_t t_entry;	/* monotonic ns when the call was let go */
+	int16_t api;		/* row of the API table */
+	bool counted;		/* false for a nested call whose outer call counts */
+	uint64_t arg[4];	/* arguments the return needs (out-pointers, sizes), per op */
+};
+
+struct thread {
+	pid_t tid;
+	uint8_t state;		/* enum thread_state */
+	bool guest;		/* a vfork child sharing our memory: stepped, never counted */
+	bool want_stop;		/* stop-the-world: keep it stopped when it reports */
+	bool group_stopped;	/* its last stop was a group-stop (SIGSTOP & co.) */
+	int pending_sig;	/* signal to deliver when it is resumed */
+	int device;		/* from cudaSetDevice, -1 until known */
+	uint32_t depth, cap;
+	struct frame *frames;
+};
+
+struct thread *threads_find(pid_t tid);
+struct thread *threads_add(pid_t tid);	/* finds or adds */
+void threads_remove(pid_t tid);
+void threads_clear(void);
+int threads_count(void);		/* traced threads, guests excluded */
+int threads_count_all(void);
+
+/* Iteration: uint32_t it = 0; for (struct thread *t; (t = threads_iter(&it));) ...
+ * Removing the current thread while iterating is allowed (it leaves a tombstone);
+ * adding is not (the table may grow). */
+struct thread *threads_iter(uint32_t *cursor);
+
+struct frame *thread_push(struct thread *t);	/* NULL if out of memory */
+struct frame *thread_top(struct thread *t);
+
+#endif

@@ -1,0 +1,743 @@
+/* tracer.c — the event loop over waitpid(__WALL): thread creation and exit, signals (passed
+ * on unchanged; only our own SIGTRAPs are swallowed), group-stops (PTRACE_LISTEN, so
+ * kill -STOP/-CONT and Ctrl-Z behave), fork/vfork (the child is cleaned of our breakpoints and
+ * let go), exec (the new image is probed again), dlopen (the dynamic linker's hook), and the
+ * detach that puts every byte back. The UI never calls into this file. */
+#define _GNU_SOURCE
+#include "tracer.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/kcmp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "breakpoints.h"
+#include "clock.h"
+#include "hit.h"
+#include "log.h"
+#include "memory.h"
+#include "probes.h"
+#include "session_internal.h"
+#include "stats.h"
+#include "symbols.h"
+#include "threads.h"
+#include "xol.h"
+
+#define PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC)
+
+static pid_t pid;		/* thread group being traced */
+static bool launched;
+static bool exited;
+static int exit_status, term_signal;
+static bool stopping_world;	/* detaching: threads that stop are kept stopped */
+static bool no_cuda_timeout;
+static volatile sig_atomic_t stop_signal;	/* SIGINT/SIGTERM/SIGHUP received */
+static pthread_t tracer_thread;
+static timer_t tick_timer;
+static bool tick_armed;
+
+static int ptrace_errno(long r)
+{
+	return r < 0 ? -errno : 0;
+}
+
+static void resume(struct thread *t, int sig)
+{
+	if (ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)sig) == 0)
+		t->state = TS_RUNNING;
+	/* ESRCH: it died under us; its exit is reported by waitpid. */
+}
+
+static bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* Resumes t the way its stop requires, unless the world is being stopped. */
+static void release(struct thread *t)
+{
+	if (stopping_world && t->want_stop)
+		return;
+	if (t->group_stopped) {
+		if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) == 0)
+			t->state = TS_LISTENING;
+		return;
+	}
+	int sig = t->pending_sig;
+	t->pending_sig = 0;
+	resume(t, sig);
+}
+
+/* ---- exits ---------------------------------------------------------------------------- */
+
+static void on_exit_status(pid_t tid, int status)
+{
+	if (tid == pid) {
+		exited = true;
+		if (WIFEXITED(status)) {
+			exit_status = WEXITSTATUS(status);
+		} else {
+			term_signal = WTERMSIG(status);
+			exit_status = 128 + term_signal;
+		}
+	}
+	threads_remove(tid);
+}
+
+/* ---- new processes (fork, vfork, posix_spawn) ------------------------------------------- */
+
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", tid);
+	FILE *f = fopen(path, "re");
+	pid_t tgid = -1;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static bool shares_memory(pid_t child)
+{
+	long r = syscall(SYS_kcmp, pid, child, KCMP_VM, 0, 0);
+	return r == 0;
+}
+
+/* A forked child has a copy of our breakpoints and swapped return addresses: put the
+ * program's bytes back in its copy and let it go (children are not traced). */
+static void release_child(pid_t child)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", child);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		uint32_t it = 0;
+		for (struct bp *b; (b = bp_iter(&it));)
+			if (b->armed)
+				mem_write_fd(fd, b->addr, b->orig, arch_breakpoint_len);
+		it = 0;
+		for (struct thread *t; (t = threads_iter(&it));)
+			for (uint32_t i = 0; i < t->depth; i++)
+				mem_write_fd(fd, t->frames[i].ret_slot, &t->frames[i].ret_addr, 8);
+		close(fd);
+	} else {
+		log_warn("cannot clean forked child %d of breakpoints: %s", child, strerror(errno));
+	}
+	ptrace(PTRACE_DETACH, child, 0, 0);
+}
+
+/* A stop from a tid we do not know: a new thread of ours (its clone event may come later) or
+ * a new process. Returns the thread to go on with, or NULL when handled here. */
+static struct thread *adopt(pid_t tid, int status)
+{
+	pid_t tgid = tgid_of(tid);
+	if (tgid == pid)
+		return threads_add(tid);
+	if (WIFSTOPPED(status) && tgid > 0) {
+		if (shares_memory(tid)) {
+			/* vfork/posix_spawn: it runs in our memory, over our breakpoints, until it
+			 * execs; step it through them without counting. */
+			struct thread *t = threads_add(tid);
+			if (t)
+				t->guest = true;
+			return t;
+		}
+		release_child(tid);
+	}
+	return NULL;
+}
+
+/* ---- exec ------------------------------------------------------------------------------- */
+
+static uint64_t program_entry(pid_t p)
+{
+	char path[64];
+	uint64_t aux[2], entry = 0;
+	snprintf(path, sizeof path, "/proc/%d/auxv", p);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (read(fd, aux, sizeof aux) == sizeof aux && aux[0] != AT_NULL)
+		if (aux[0] == AT_ENTRY)
+			entry = aux[1];
+	close(fd);
+	return entry;
+}
+
+/* At the exec event stop, execve has not returned yet: its return value will overwrite rax
+ * when the thread goes on, which would spoil an injected system call. One single-step lets
+ * the syscall finish (and runs the new image's first instruction, as it would anyway). */
+static int settle_after_exec(struct thread *t)
+{
+	int status;
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+		return -errno;
+	for (;;) {
+		if (waitpid(t->tid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!WIFSTOPPED(status))
+			return -ESRCH;
+		int sig = WSTOPSIG(status);
+		if (sig == SIGTRAP && (status >> 16) == 0)
+			return 0;
+		if ((status >> 16) == 0)
+			t->pending_sig = sig;
+		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+			return -errno;
+	}
+}
+
+/* Maps the trampoline page and probes what is loaded. Every thread is stopped. */
+static int setup_image(struct thread *t)
+{
+	int err;
+	if ((err = mem_open(pid)) < 0) {
+		log_error("cannot open /proc/%d/mem: %s", pid, strerror(-err));
+		return err;
+	}
+	if ((err = sym_open(pid)) < 0)
+		return err;
+	uint64_t entry = program_entry(pid);
+	if (!entry || (err = xol_init(t, entry)) < 0) {
+		log_error("cannot map the trampoline page into %d: %s", pid,
+			  strerror(entry ? -err : ENOENT));
+		return entry ? err : -ENOENT;
+	}
+	return probes_refresh(t);
+}
+
+static void on_exec(struct thread *t)
+{
+	unsigned long former = 0;
+	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former);
+	if (t->guest) {
+		/* A vfork child ran exec: it has its own memory now, without our breakpoints. */
+		ptrace(PTRACE_DETACH, t->tid, 0, 0);
+		threads_remove(t->tid);
+		return;
+	}
+	/* Every other thread is gone and the exec'ing one now has the group's id. The old image
+	 * took breakpoints and trampoline page with it: nothing to restore, everything to redo. */
+	uint32_t it = 0;
+	for (struct thread *o; (o = threads_iter(&it));)
+		if (o->tid != pid && !o->guest)
+			threads_remove(o->tid);
+	if (t->tid != pid) {
+		threads_remove(t->tid);
+		t = threads_add(pid);
+	}
+	t->depth = 0;
+	t->state = TS_STOPPED;
+	probes_reset();
+	xol_forget();
+	log_info("%d ran exec: probing the new image", pid);
+	if (settle_after_exec(t) < 0 || setup_image(t) < 0)
+		log_warn("the new image of %d is not traced", pid);
+	release(t);
+}
+
+/* ---- breakpoint hits -------------------------------------------------------------------- */
+
+static bool trap_is_breakpoint(pid_t tid)
+{
+	siginfo_t si;
+	if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) < 0)
+		return false;
+	return si.si_code == SI_KERNEL;
+}
+
+static void on_rtld_hit(struct thread *t)
+{
+	/* _dl_debug_state runs before and after each change of the library list; look when the
+	 * list is consistent again (r_state == RT_CONSISTENT == 0). */
+	uint64_t state_addr = probes_rtld_state_addr();
+	int32_t state = 0;
+	if (state_addr && mem_read(t->tid, state_addr, &state, sizeof state) == 0 && state != 0)
+		return;
+	bool had_cuda = probes_cuda_seen();
+	probes_refresh(t);
+	if (!had_cuda && probes_cuda_seen())
+		session_set_cuda_seen();
+}
+
+/* Handles a SIGTRAP stop. Returns false if the trap is not ours (it is then delivered). */
+static bool on_trap(struct thread *t, uint64_t now)
+{
+	arch_regs_t r;
+	if (arch_get_regs(t->tid, &r) < 0)
+		return true;	/* gone */
+	uint64_t addr = arch_breakpoint_addr(&r);
+
+	if (xol_ready() && addr == xol_trampoline()) {
+		stats_on_stop();
+		if (hit_return(t, &r, now))
+			arch_set_regs(t->tid, &r);
+		release(t);
+		return true;
+	}
+	struct bp *b = bp_find(addr);
+	if (!b || (b->ambiguous && !trap_is_breakpoint(t->tid)))
+		return false;
+	if (!b->armed || (stopping_world && t->want_stop)) {
+		/* Disarmed since it trapped, or we are detaching: run the program's instruction
+		 * again as if the breakpoint had never been there. */
+		arch_set_pc(&r, addr);
+		arch_set_regs(t->tid, &r);
+		release(t);
+		return true;
+	}
+	stats_on_stop();
+	struct frame *timed = NULL;
+	if (b->kind == BP_RTLD) {
+		on_rtld_hit(t);
+		arch_set_pc(&r, b->slot);
+	} else {
+		hit_entry(t, b, &r, &timed);
+	}
+	arch_set_regs(t->tid, &r);
+	if (timed)
+		timed->t_entry = now_ns();
+	release(t);
+	return true;
+}
+
+/* ---- the stop dispatcher ---------------------------------------------------------------- */
+
+static void on_stop(struct thread *t, int status, uint64_t now)
+{
+	int sig = WSTOPSIG(status);
+	int event = status >> 16;
+	unsigned long msg = 0;
+
+	t->state = TS_STOPPED;
+	t->group_stopped = event == PTRACE_EVENT_STOP && is_stop_signal(sig);
+	switch (event) {
+	case 0:	/* signal-delivery-stop */
+		if (sig == SIGTRAP && on_trap(t, now))
+			return;
+		t->pending_sig = sig;	/* the program's own signal: deliver it unchanged */
+		release(t);
+		return;
+	case PTRACE_EVENT_STOP:
+		/* A group-stop stays stopped until SIGCONT (release listens); otherwise it is
+		 * PTRACE_INTERRUPT, or a new thread's first stop. */
+		release(t);
+		return;
+	case PTRACE_EVENT_CLONE:
+		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0) {
+			struct thread *n = threads_add((pid_t)msg);
+			if (n && t->guest)
+				n->guest = true;
+			if (n && stopping_world)
+				n->want_stop = true;
+		}
+		release(t);
+		return;
+	case PTRACE_EVENT_EXEC:
+		on_exec(t);
+		return;
+	default:	/* fork/vfork events: the child is handled when it reports */
+		release(t);
+		return;
+	}
+}
+
+static void dispatch(pid_t tid, int status, uint64_t now)
+{
+	struct thread *t = threads_find(tid);
+	if (!t && !(t = adopt(tid, status)))
+		return;
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		on_exit_status(tid, status);
+		return;
+	}
+	if (WIFSTOPPED(status))
+		on_stop(t, status, now);
+}
+
+/* ---- for xol.c: run one thread to a trap of ours ---------------------------------------- */
+
+int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
+{
+	int status;
+	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+		return -errno;
+	for (;;) {
+		pid_t w = waitpid(t->tid, &status, __WALL);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			on_exit_status(t->tid, status);
+			return -ESRCH;
+		}
+		int sig = WSTOPSIG(status), event = status >> 16;
+		if (event == 0 && sig == SIGTRAP && arch_get_regs(t->tid, r) == 0 &&
+		    arch_breakpoint_addr(r) == trap_addr) {
+			t->state = TS_STOPPED;
+			return 0;
+		}
+		if (event == 0) {
+			/* A signal for the program arrived first: keep it for later, and resend any
+			 * it already owed (standard signals do not queue twice anyway). */
+			if (t->pending_sig && t->pending_sig != sig)
+				syscall(SYS_tgkill, pid, t->tid, t->pending_sig);
+			t->pending_sig = sig;
+		}
+		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+			return -errno;
+	}
+}
+
+static struct thread *injectable_thread(void);
+
+/* ---- attach and launch ------------------------------------------------------------------ */
+
+/* Waits until every thread in the table has reported a stop. */
+static int wait_all_stopped(void)
+{
+	for (;;) {
+		bool all = true;
+		uint32_t it = 0;
+		for (struct thread *t; (t = threads_iter(&it));)
+			if (t->state != TS_STOPPED)
+				all = false;
+		if (all)
+			return threads_count_all() ? 0 : -ESRCH;
+		int status;
+		pid_t tid = waitpid(-1, &status, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		dispatch(tid, status, now_ns());
+	}
+}
+
+static int seize(pid_t tid)
+{
+	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)PTRACE_OPTIONS) < 0)
+		return -errno;
+	struct thread *t = threads_add(tid);
+	if (!t)
+		return -ENOMEM;
+	t->want_stop = true;
+	return ptrace_errno(ptrace(PTRACE_INTERRUPT, tid, 0, 0));
+}
+
+int tracer_attach(pid_t p)
+{
+	pid = p;
+	launched = false;
+	stopping_world = true;	/* hold every thread as it reports, until tracer_start */
+	int err = seize(p);
+	if (err < 0) {
+		threads_clear();
+		return err;
+	}
+	/* Threads may be created while we attach: re-read the list until it holds no stranger
+	 * (clones of seized threads are seized by the kernel through PTRACE_O_TRACECLONE). */
+	for (bool again = true; again;) {
+		again = false;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/task", p);
+		DIR *d = opendir(path);
+		if (!d)
+			return -ESRCH;
+		for (struct dirent *e; (e = readdir(d));) {
+			pid_t tid = (pid_t)atoi(e->d_name);
+			if (tid <= 0 || threads_find(tid))
+				continue;
+			if (seize(tid) == 0)
+				again = true;
+		}
+		closedir(d);
+	}
+	return wait_all_stopped();
+}
+
+int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
+{
+	int status;
+	pid = child;
+	launched = true;
+	*child_errno = 0;
+	/* The child stopped itself before exec; seize it, wake it, and wait for the exec. */
+	if (waitpid(child, &status, WUNTRACED) < 0 || !WIFSTOPPED(status))
+		return -ECHILD;
+	if (ptrace(PTRACE_SEIZE, child, 0, (void *)(long)PTRACE_OPTIONS) < 0)
+		return -errno;
+	struct thread *t = threads_add(child);
+	if (!t)
+		return -ENOMEM;
+	kill(child, SIGCONT);
+	for (;;) {
+		if (waitpid(child, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			threads_remove(child);
+			if (read(exec_status_fd, child_errno, sizeof *child_errno) != sizeof *child_errno)
+				*child_errno = 0;
+			return -ENOEXEC;
+		}
+		int event = status >> 16, sig = WSTOPSIG(status);
+		t->state = TS_STOPPED;
+		if (event == PTRACE_EVENT_EXEC)
+			return settle_after_exec(t);
+		if (event == PTRACE_EVENT_STOP || sig == SIGCONT || sig == SIGSTOP)
+			resume(t, 0);	/* our own SIGSTOP/SIGCONT handshake */
+		else
+			resume(t, event ? 0 : sig);
+	}
+}
+
+int tracer_start(bool was_launched)
+{
+	uint32_t it = 0;
+	struct thread *first = injectable_thread();
+	if (!first) {
+		log_error("every thread of %d is stopped by a signal: continue it (kill -CONT %d) "
+			  "and try again", pid, pid);
+		return -EAGAIN;
+	}
+	int err = setup_image(first);
+	if (err < 0)
+		return err;
+	uint64_t cost = xol_calibrate(first);
+	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
+	hit_init(pid, cost, was_launched ? 0 : -1);
+	if (probes_cuda_seen())
+		session_set_cuda_seen();
+	stopping_world = false;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		t->want_stop = false;
+		if (t->state != TS_STOPPED)
+			continue;
+		release(t);
+	}
+	stats_set_threads(threads_count());
+	return 0;
+}
+
+/* ---- detach ----------------------------------------------------------------------------- */
+
+static void restore_thread(struct thread *t)
+{
+	arch_regs_t r;
+	if (arch_get_regs(t->tid, &r) < 0)
+		return;
+	uint64_t pc = arch_pc(&r);
+	if (xol_ready() && pc == xol_trampoline() && t->depth) {
+		/* Returned into the trampoline but not trapped yet: finish the return for it. */
+		arch_regs_t after = r;
+		after.rip += arch_breakpoint_len;	/* as if it had trapped */
+		if (hit_return(t, &after, now_ns())) {
+			arch_set_pc(&r, arch_pc(&after));
+			arch_set_regs(t->tid, &r);
+		}
+	} else {
+		uint64_t to = bp_unwind_pc(pc);
+		if (to != pc) {
+			arch_set_pc(&r, to);
+			arch_set_regs(t->tid, &r);
+		}
+	}
+	/* Every swapped return address back; the stack may have been reused only if the call
+	 * left by longjmp, so check the slot still holds ours. */
+	uint64_t tramp = xol_ready() ? xol_trampoline() : 0;
+	for (uint32_t i = 0; i < t->depth; i++) {
+		struct frame *f = &t->frames[i];
+		uint64_t cur = 0;
+		if (mem_read(t->tid, f->ret_slot, &cur, 8) == 0 && cur == tramp)
+			mem_write(t->tid, f->ret_slot, &f->ret_addr, 8);
+	}
+	t->depth = 0;
+}
+
+static struct thread *injectable_thread(void)
+{
+	/* One that is not in a group-stop: running it would end its stop. */
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		if (!t->guest && t->state == TS_STOPPED && !t->group_stopped)
+			return t;
+	return NULL;
+}
+
+int tracer_detach(void)
+{
+	uint32_t it = 0;
+	stopping_world = true;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		t->want_stop = true;
+		if (t->state != TS_STOPPED)
+			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+	}
+	int err = wait_all_stopped();
+	if (err == -ESRCH || !threads_count_all())
+		return 0;	/* it exited meanwhile */
+
+	int restore_err = bp_disarm_all();
+	it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		if (!t->guest)
+			restore_thread(t);
+	struct thread *injector = injectable_thread();
+	if (xol_ready()) {
+		if (injector)
+			xol_unmap_all(injector);
+		else
+			log_warn("every thread is stopped by a signal: the trampoline page (64 KiB, "
+				 "never used again) stays mapped in %d", pid);
+	}
+	it = 0;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig);
+		threads_remove(t->tid);
+	}
+	mem_close();
+	if (restore_err < 0) {
+		log_error("could not restore every breakpoint of %d: %s", pid, strerror(-restore_err));
+		return restore_err;
+	}
+	return 0;
+}
+
+/* ---- the loop --------------------------------------------------------------------------- */
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void on_tick(int sig)
+{
+	/* Only to interrupt waitpid. */
+}
+
+void tracer_install_signal_handlers(void)
+{
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: waitpid returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_tick;
+	sigaction(SIGRTMIN, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	tracer_thread = pthread_self();
+
+	/* A tick every 100 ms to this thread, so requests and timeouts are seen while the
+	 * program sleeps and nothing else wakes waitpid. */
+	struct sigevent sev = { 0 };
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGRTMIN;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &tick_timer) == 0) {
+		struct itimerspec its = { { 0, 100000000 }, { 0, 100000000 } };
+		timer_settime(tick_timer, 0, &its, NULL);
+		tick_armed = true;
+	}
+}
+
+void tracer_wake(void)
+{
+	pthread_kill(tracer_thread, SIGRTMIN);
+}
+
+bool tracer_exited(int *status, int *sig)
+{
+	if (exited) {
+		*status = exit_status;
+		*sig = term_signal;
+	}
+	return exited;
+}
+
+bool tracer_timed_out_without_cuda(void)
+{
+	return no_cuda_timeout;
+}
+
+static void housekeeping(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		stats_set_tracer_cpu((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
+				     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u);
+	stats_set_threads(threads_count());
+}
+
+int tracer_loop(double timeout_s, bool need_cuda)
+{
+	uint64_t start = now_ns(), last_house = 0;
+	uint64_t deadline = timeout_s > 0 ? start + (uint64_t)(timeout_s * 1e9) : 0;
+	bool killing = false;
+
+	while (threads_count_all() > 0) {
+		uint64_t now = now_ns();
+		if (now - last_house > 100000000u) {
+			housekeeping();
+			last_house = now;
+		}
+		enum session_request req = session_take_request();
+		if (stop_signal) {
+			log_info("%s: detaching from %d", strsignal(stop_signal), pid);
+			stop_signal = 0;
+			req = REQ_DETACH;
+		}
+		if (deadline && now >= deadline) {
+			if (need_cuda && !probes_cuda_seen())
+				no_cuda_timeout = true;
+			req = REQ_DETACH;
+		}
+		if (req == REQ_DETACH) {
+			housekeeping();
+			return tracer_detach();
+		}
+		if (req == REQ_KILL && !killing) {
+			kill(pid, SIGKILL);
+			killing = true;
+		}
+		int status;
+		pid_t tid = waitpid(-1, &status, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECHILD)
+				break;
+			log_error("waitpid: %s", strerror(errno));
+			return -errno;
+		}
+		dispatch(tid, status, now_ns());
+	}
+	housekeeping();
+	return 0;
+}

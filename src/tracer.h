@@ -1,0 +1,47 @@
+/* tracer.h — the ptrace side of gputop: every thread of the program, its stops and signals,
+ * breakpoint hits, fork/exec/dlopen, and a clean detach. Runs in one thread (the one that
+ * attached: ptrace belongs to a thread, not a process). */
+#ifndef GPUTOP_TRACER_H
+#define GPUTOP_TRACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch.h"
+
+struct thread;
+
+/* Attach mode: seizes every thread of pid and stops them all. 0 or -errno (EPERM, ESRCH,
+ * EBUSY when another tracer holds it); the caller explains. */
+int tracer_attach(pid_t pid);
+/* Launch mode: child is stopped (raise(SIGSTOP) before its execvp); seizes it, lets it exec and
+ * stops at the new image. 0 or -errno; -ENOEXEC if the exec failed (child_errno says why). */
+int tracer_launch(pid_t child, int exec_status_fd, int *child_errno);
+
+/* With every thread stopped: maps the trampoline page, measures the stop cost, probes what is
+ * loaded, and lets the program run. */
+int tracer_start(bool launched);
+
+/* Runs until the program ends or the session is asked to stop (session_request, a signal to
+ * gputop, the timeout). Returns 0 when it ended normally. */
+int tracer_loop(double timeout_s, bool need_cuda);
+
+/* Stops every thread, restores every byte and return address, unmaps the trampoline page and
+ * lets the program go. */
+int tracer_detach(void);
+
+/* Program status once it ended: exited == false while it runs. */
+bool tracer_exited(int *exit_status, int *term_signal);
+bool tracer_timed_out_without_cuda(void);
+
+/* For xol.c: resumes the stopped thread t and waits until it traps at trap_addr (other stops
+ * of t on the way are remembered and handled later). *r gets its registers there. */
+int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r);
+
+/* Signals to gputop (SIGINT, SIGTERM, SIGHUP) ask for a detach; installs their handlers. */
+void tracer_install_signal_handlers(void);
+/* Wakes the tracer thread out of waitpid (from another thread, after session_request). */
+void tracer_wake(void);
+
+#endif

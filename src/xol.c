@@ -1,0 +1,245 @@
+/* xol.c — the trampoline page: areas mapped into the program, their fixed entries and the
+ * out-of-line slots. Layout of an area:
+ *   +0   int3              return trampoline (swapped return addresses point here)
+ *   +8   syscall; int3     gadget for injected system calls
+ *   +16  ret               target of the calibration calls, which return to +0
+ *   +24  .quad +0          their "stack": the return address ret pops
+ *   +64  slots of ARCH_XOL_SLOT bytes, one per breakpoint
+ * The page is mapped read+execute: gputop writes it through /proc/PID/mem, the program
+ * cannot. */
+#define _GNU_SOURCE
+#include "xol.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "arch.h"
+#include "clock.h"
+#include "memory.h"
+#include "threads.h"
+#include "tracer.h"
+
+#define AREA_SIZE (64 * 1024)
+#define OFF_TRAMP 0
+#define OFF_GADGET 8
+#define OFF_RET 16
+#define OFF_RETADDR 24
+#define OFF_SLOTS 64
+#define MAX_AREAS 64
+
+struct area {
+	uint64_t base;
+	uint32_t next_slot;	/* offset of the next never-used slot */
+};
+
+static struct area areas[MAX_AREAS];
+static int n_areas;
+static uint64_t *free_slots;	/* slots given back, reused first */
+static size_t n_free, cap_free;
+
+bool xol_ready(void)
+{
+	return n_areas > 0;
+}
+
+uint64_t xol_trampoline(void)
+{
+	return areas[0].base + OFF_TRAMP;
+}
+
+bool xol_contains(uint64_t addr)
+{
+	for (int i = 0; i < n_areas; i++)
+		if (addr - areas[i].base < AREA_SIZE)
+			return true;
+	return false;
+}
+
+void xol_forget(void)
+{
+	n_areas = 0;
+	n_free = 0;
+}
+
+static int area_fill_header(uint64_t base)
+{
+	uint8_t head[OFF_SLOTS];
+	memset(head, 0xcc, sizeof head);	/* int3 padding: a stray jump here traps */
+	memcpy(head + OFF_TRAMP, arch_breakpoint, arch_breakpoint_len);
+	memcpy(head + OFF_GADGET, arch_syscall_gadget, arch_syscall_gadget_len);
+	head[OFF_RET] = 0xc3;	/* ret */
+	uint64_t tramp = base + OFF_TRAMP;
+	memcpy(head + OFF_RETADDR, &tramp, sizeof tramp);
+	return mem_write_code(base, head, sizeof head);
+}
+
+static long run_syscall_at(struct thread *t, uint64_t gadget, long nr, const uint64_t args[6])
+{
+	arch_regs_t saved, r;
+	int err = arch_get_regs(t->tid, &saved);
+	if (err < 0)
+		return err;
+	r = saved;
+	arch_prepare_syscall(&r, gadget, nr, args);
+	if ((err = arch_set_regs(t->tid, &r)) < 0)
+		return err;
+	err = tracer_run_to_trap(t, gadget + arch_syscall_gadget_len - arch_breakpoint_len, &r);
+	if (err < 0)
+		return err;
+	long ret = arch_syscall_result(&r);
+	/* Back to exactly where it was; a system call it was in restarts as it would have. */
+	err = arch_set_regs(t->tid, &saved);
+	return err < 0 ? err : ret;
+}
+
+long xol_syscall(struct thread *t, long nr, const uint64_t args[6])
+{
+	if (!n_areas)
+		return -ENOEXEC;
+	return run_syscall_at(t, areas[0].base + OFF_GADGET, nr, args);
+}
+
+static long map_area(struct thread *t, uint64_t gadget, uint64_t hint)
+{
+	uint64_t args[6] = { hint, AREA_SIZE, PROT_READ | PROT_EXEC,
+			     MAP_PRIVATE | MAP_ANONYMOUS | (hint ? MAP_FIXED_NOREPLACE : 0),
+			     (uint64_t)-1, 0 };
+	return run_syscall_at(t, gadget, SYS_mmap, args);
+}
+
+static int add_area(uint64_t base)
+{
+	int err = area_fill_header(base);
+	if (err < 0)
+		return err;
+	areas[n_areas++] = (struct area){ .base = base, .next_slot = OFF_SLOTS };
+	return 0;
+}
+
+int xol_init(struct thread *t, uint64_t scratch)
+{
+	uint8_t saved[8];
+	int err = mem_read(t->tid, scratch, saved, arch_syscall_gadget_len);
+	if (err < 0)
+		return err;
+	if ((err = mem_write_code(scratch, arch_syscall_gadget, arch_syscall_gadget_len)) < 0)
+		return err;
+	long addr = map_area(t, scratch, 0);
+	int restore = mem_write_code(scratch, saved, arch_syscall_gadget_len);
+	if (addr < 0 && addr > -4096)
+		return (int)addr;
+	if (restore < 0)
+		return restore;
+	return add_area((uint64_t)addr);
+}
+
+static bool within_2g(uint64_t a, uint64_t b)
+{
+	uint64_t d = a > b ? a - b : b - a;
+	return d < (1ull << 31) - AREA_SIZE;
+}
+
+static int area_near(struct thread *t, uint64_t near)
+{
+	for (int i = 0; i < n_areas; i++)
+		if (!near || within_2g(areas[i].base, near))
+			if (areas[i].next_slot + ARCH_XOL_SLOT <= AREA_SIZE)
+				return i;
+	if (n_areas == MAX_AREAS)
+		return -ENOSPC;
+	/* Try below and above the code, a step further each time, until the kernel gives us a
+	 * free range (MAP_FIXED_NOREPLACE never clobbers a mapping). */
+	for (uint64_t step = 16u << 20; step < (1u << 30); step *= 2) {
+		uint64_t tries[2] = { (near - step) & ~0xffffull, (near + step) & ~0xffffull };
+		for (int k = 0; k < 2; k++) {
+			long addr = map_area(t, areas[0].base + OFF_GADGET, tries[k]);
+			if (addr > 0 && within_2g((uint64_t)addr, near)) {
+				int err = add_area((uint64_t)addr);
+				return err < 0 ? err : n_areas - 1;
+			}
+		}
+	}
+	return -ENOMEM;
+}
+
+int xol_slot_alloc(struct thread *t, uint64_t near, uint64_t *slot_out)
+{
+	for (size_t i = 0; i < n_free; i++)
+		if (!near || within_2g(free_slots[i], near)) {
+			*slot_out = free_slots[i];
+			free_slots[i] = free_slots[--n_free];
+			return 0;
+		}
+	int a = area_near(t, near);
+	if (a < 0)
+		return a;
+	*slot_out = areas[a].base + areas[a].next_slot;
+	areas[a].next_slot += ARCH_XOL_SLOT;
+	return 0;
+}
+
+void xol_slot_free(uint64_t slot)
+{
+	if (n_free == cap_free) {
+		size_t ncap = cap_free ? cap_free * 2 : 64;
+		uint64_t *n = realloc(free_slots, ncap * sizeof *n);
+		if (!n)
+			return;	/* the slot is just not reused */
+		free_slots = n;
+		cap_free = ncap;
+	}
+	free_slots[n_free++] = slot;
+}
+
+int xol_unmap_all(struct thread *t)
+{
+	int err = 0;
+	/* The gadget lives in area 0: unmap it last. */
+	for (int i = n_areas - 1; i >= 0; i--) {
+		uint64_t args[6] = { areas[i].base, AREA_SIZE, 0, 0, 0, 0 };
+		long r = xol_syscall(t, SYS_munmap, args);
+		if (r < 0 && !err)
+			err = (int)r;
+	}
+	n_areas = 0;
+	n_free = 0;
+	return err;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+uint64_t xol_calibrate(struct thread *t)
+{
+	enum { N = 31 };
+	uint64_t samples[N];
+	arch_regs_t saved, r;
+	if (!n_areas || arch_get_regs(t->tid, &saved) < 0)
+		return 0;
+	int n = 0;
+	for (int i = 0; i < N; i++) {
+		/* A `ret` whose "stack" is a word of our own page holding the trampoline's
+		 * address: the thread's own stack is not touched. */
+		r = saved;
+		r.rsp = areas[0].base + OFF_RETADDR;
+		r.orig_rax = (uint64_t)-1;
+		arch_set_pc(&r, areas[0].base + OFF_RET);
+		if (arch_set_regs(t->tid, &r) < 0)
+			break;
+		uint64_t t0 = now_ns();
+		if (tracer_run_to_trap(t, xol_trampoline(), &r) < 0)
+			break;
+		samples[n++] = now_ns() - t0;
+	}
+	arch_set_regs(t->tid, &saved);
+	if (!n)
+		return 0;
+	qsort(samples, (size_t)n, sizeof samples[0], cmp_u64);
+	return samples[n / 2];
+}

@@ -1,0 +1,39 @@
+/* xol.h — the trampoline page: memory gputop maps into the traced program (by making one of
+ * its stopped threads run an mmap system call) to hold the return trampoline, a syscall
+ * gadget, and one out-of-line slot per breakpoint where the displaced instructions run.
+ * It is the only thing besides the breakpoints that gputop writes into the program. */
+#ifndef GPUTOP_XOL_H
+#define GPUTOP_XOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct thread;
+
+/* Maps the first area. tid is stopped and every other thread too (at attach, or the exec stop
+ * in launch mode): scratch is code nobody runs then (the program's entry point), borrowed
+ * for the one mmap and restored. Returns 0 or -errno. */
+int xol_init(struct thread *t, uint64_t scratch);
+bool xol_ready(void);
+void xol_forget(void);		/* after exec: the mappings went with the old image */
+
+uint64_t xol_trampoline(void);	/* an int3 every swapped return address points to */
+bool xol_contains(uint64_t addr);
+
+/* A slot for code that will live at slot_out. If near != 0, the slot must lie within 2 GiB
+ * of near (a new area is mapped there through a stopped thread t when needed). */
+int xol_slot_alloc(struct thread *t, uint64_t near, uint64_t *slot_out);
+void xol_slot_free(uint64_t slot);
+
+/* Runs a system call in the stopped thread t and returns its result (or -errno). */
+long xol_syscall(struct thread *t, long nr, const uint64_t args[6]);
+
+/* Unmaps every area through the stopped thread t (at detach). */
+int xol_unmap_all(struct thread *t);
+
+/* The time a stop costs a call's measured duration: a stopped thread is sent through a bare
+ * `ret` into the trampoline and back, several times; the median is kept. */
+uint64_t xol_calibrate(struct thread *t);
+
+#endif

@@ -1,0 +1,32 @@
+/* format.h — how gputop writes numbers, once for every view (TUI, batch): sizes, rates,
+ * durations, counts, ages, and cutting text to a column. Pure functions; the only state is
+ * whether to stay within ASCII. Nothing here prints or reads statistics. */
+#ifndef GPUTOP_FORMAT_H
+#define GPUTOP_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Big enough for any figure below (the longest is a duration of many hours). */
+#define FMT_LEN 32
+
+void fmt_set_ascii(bool ascii);	/* "us" for µs, "-" for —, "..." for …, "x" for × */
+bool fmt_ascii(void);
+bool fmt_locale_utf8(void);	/* LC_ALL, else LC_CTYPE, else LANG names UTF-8 */
+
+void fmt_bytes(char *buf, size_t n, uint64_t bytes);	/* "512 B", "1.50 KiB", "2.00 GiB" */
+void fmt_rate(char *buf, size_t n, uint64_t bytes, uint64_t ns);	/* "12.3 GB/s"; "—" if ns 0 */
+void fmt_duration(char *buf, size_t n, uint64_t ns);	/* "850 ns", "12.4 µs", "2m05s" */
+void fmt_count(char *buf, size_t n, uint64_t v);	/* "999", "12.3k", "4.56M" */
+void fmt_age(char *buf, size_t n, uint64_t ns);		/* "0.4s", "42s", "2m05s", "1h02m", "3d04h" */
+
+const char *fmt_dash(void);	/* "—", the mark for "not known" */
+const char *fmt_times(void);	/* "×" */
+
+/* Columns s takes on a terminal (one per code point; names are not East Asian wide). */
+int fmt_width(const char *s);
+/* Copies s into buf cut to at most width columns, ending in "…" when cut. */
+void fmt_truncate(char *buf, size_t n, const char *s, int width);
+
+#endif
