@@ -53,6 +53,15 @@ bench: deps all
 	$(Q)$(MAKE) -s -C bench
 	$(Q)bench/run
 
+# A self-contained copy for machines without elfutils/capstone (the GPU machine): the binary
+# finds libdw, libelf and capstone next to it through an $$ORIGIN rpath.
+dist: $(BUILD)/gputop
+	@mkdir -p $(BUILD)/dist/lib
+	$(Q)$(CC) $(CFLAGS) -o $(BUILD)/dist/gputop $(OBJ) $(LDFLAGS) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib' $(LDLIBS)
+	$(Q)for l in libdw.so.1 libelf.so.1 libcapstone.so.4; do \
+		cp -L "$$(ldd $(BUILD)/gputop | awk -v l=$$l '$$1 == l { print $$3 }')" $(BUILD)/dist/lib/$$l; done
+	@echo "  DIST    $(BUILD)/dist (gputop + lib/)"
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD)/gputop $(DESTDIR)$(PREFIX)/bin/gputop
@@ -63,4 +72,4 @@ clean:
 	-$(MAKE) -s -C tests clean
 	-$(MAKE) -s -C bench clean
 
-.PHONY: all deps check demo bench install clean
+.PHONY: all deps check demo bench dist install clean

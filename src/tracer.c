@@ -692,7 +692,8 @@ static void housekeeping(void)
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		stats_set_tracer_cpu((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
 				     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u);
-	stats_set_threads(threads_count());
+	if (threads_count())
+		stats_set_threads(threads_count());	/* the last count stays once it ended */
 }
 
 int tracer_loop(double timeout_s, bool need_cuda)
