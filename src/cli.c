@@ -26,6 +26,8 @@ static const char usage_text[] =
 	"  -n, --iterations N      stop after N refreshes (then detach)\n"
 	"      --json FILE         write a summary as JSON to FILE when the session ends\n"
 	"      --trace FILE        write every traced call to FILE, one line each (- = stderr)\n"
+	"  -o, --output FILE       launch mode: the program's stdout and stderr go to FILE\n"
+	"                          (so they do not draw over the TUI)\n"
 	"      --timeout SECONDS   end the session after SECONDS (then detach)\n"
 	"      --max-overhead PCT  keep gputop's cost under PCT%% of the program's time by\n"
 	"                          sampling launches (launch counts become estimates)\n"
@@ -45,6 +47,7 @@ static const struct option long_options[] = {
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "json", required_argument, NULL, 'J' },
 	{ "trace", required_argument, NULL, 'T' },
+	{ "output", required_argument, NULL, 'o' },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "max-overhead", required_argument, NULL, 'O' },
 	{ "no-color", no_argument, NULL, 'C' },
@@ -94,7 +97,7 @@ int cli_parse(int argc, char **argv, struct options *opt)
 	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "+:p:bd:n:qhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:bd:n:o:qhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!parse_long(optarg, &v, 1) || v > INT_MAX)
@@ -117,6 +120,9 @@ int cli_parse(int argc, char **argv, struct options *opt)
 			break;
 		case 'T':
 			opt->trace_path = optarg;
+			break;
+		case 'o':
+			opt->output_path = optarg;
 			break;
 		case 't':
 			if (!parse_seconds(optarg, &opt->timeout_s, false))
@@ -150,5 +156,7 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		return bad("give either -p PID or a program to run, not both%s", "");
 	if (!opt->pid && !opt->argv)
 		return bad("nothing to trace: give -p PID or a program to run%s", "");
+	if (opt->pid && opt->output_path)
+		return bad("-o FILE is for launch mode: the output of a running process is its own%s", "");
 	return 0;
 }

@@ -14,6 +14,7 @@ struct options {
 	long iterations;	/* -n N refreshes, then detach; -1 = until the program ends */
 	const char *json_path;	/* --json FILE: summary written at the end */
 	const char *trace_path;	/* --trace FILE ('-' = stderr): every call, one line each */
+	const char *output_path;	/* -o FILE: launch mode, the program's stdout and stderr */
 	double timeout_s;	/* --timeout SECONDS: end the session after this long; 0 = never */
 	double max_overhead;	/* --max-overhead PCT; 0 = no budget */
 	bool no_color;		/* --no-color, or NO_COLOR in the environment */

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "memory.h"
 #include "stats.h"
+#include "symbols.h"
 #include "threads.h"
 #include "xol.h"
 
@@ -283,7 +284,8 @@ static void on_alloc_return(struct thread *t, int api, const struct api_spec *s,
 		bytes = pitch * f->arg[3];
 	}
 	int dev = t->device >= 0 ? t->device : default_dev;
-	stats_on_alloc(api, ptr, bytes, alloc_kind(s), dev, t->tid, now);
+	const struct module *caller = sym_module_at(f->ret_addr);
+	stats_on_alloc(api, ptr, bytes, alloc_kind(s), dev, t->tid, now, caller ? caller->base : NULL);
 	if (trace)
 		trace_line(t->tid, "%s -> 0x%" PRIx64 " (%" PRIu64 " bytes)", s->name, ptr, bytes);
 }

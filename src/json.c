@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define JW_MAX_DEPTH 16
 
@@ -311,7 +312,43 @@ static void json_leak(struct jw *w, const struct stats_alloc *a, uint64_t now_ns
 	jw_int(w, a->tid);
 	jw_key(w, "age_s");
 	jw_double(w, now_ns >= a->t_ns ? json_seconds(now_ns - a->t_ns) : 0);
+	jw_key(w, "caller");
+	jw_str(w, a->caller ? a->caller : "");
 	jw_close(w, '}');
+}
+
+/* Live device (and managed) memory per calling module: which library holds the memory, e.g.
+ * PyTorch's caching allocator (libc10_cuda.so) against cuBLAS's workspaces. */
+static void json_by_caller(struct jw *w, const struct stats_snapshot *s)
+{
+	jw_key(w, "by_caller");
+	jw_open(w, '[');
+	bool *done = calloc(s->n_alloc ? s->n_alloc : 1, sizeof(*done));
+	for (size_t i = 0; done && i < s->n_alloc; i++) {
+		const struct stats_alloc *a = &s->alloc[i];
+		if (done[i] || a->kind == MEM_HOST)
+			continue;
+		uint64_t bytes = 0, count = 0;
+		const char *who = a->caller ? a->caller : "";
+		for (size_t j = i; j < s->n_alloc; j++) {
+			const struct stats_alloc *b = &s->alloc[j];
+			if (done[j] || b->kind == MEM_HOST || strcmp(b->caller ? b->caller : "", who) != 0)
+				continue;
+			done[j] = true;
+			bytes += b->bytes;
+			count++;
+		}
+		jw_open(w, '{');
+		jw_key(w, "module");
+		jw_str(w, who);
+		jw_key(w, "live_bytes");
+		jw_u64(w, bytes);
+		jw_key(w, "live_allocations");
+		jw_u64(w, count);
+		jw_close(w, '}');
+	}
+	free(done);
+	jw_close(w, ']');
 }
 
 static int json_memory(struct jw *w, const struct stats_snapshot *s)
@@ -340,6 +377,7 @@ static int json_memory(struct jw *w, const struct stats_snapshot *s)
 	for (size_t i = 0; i < s->n_alloc; i++)
 		json_leak(w, a[i], s->t_ns);
 	jw_close(w, ']');
+	json_by_caller(w, s);
 	jw_close(w, '}');
 	free(a);
 	return 0;

@@ -169,18 +169,19 @@ static void mark_ended(void)
 	pthread_mutex_unlock(&lock);
 }
 
-static int get_target(const struct options *opt, pid_t *pid)
+static int get_target(const struct options *opt, int output_fd, pid_t *pid)
 {
 	if (opt->pid) {
 		*pid = opt->pid;
 		return target_attach(opt->pid);
 	}
-	return target_launch(opt->argv, pid);
+	return target_launch(opt->argv, output_fd, pid);
 }
 
 int session_run(const struct options *opt)
 {
 	struct output json = { .path = opt->json_path }, trace = { .path = opt->trace_path };
+	struct output prog_out = { .path = opt->output_path };
 	pid_t pid = 0;
 	int code;
 
@@ -190,8 +191,14 @@ int session_run(const struct options *opt)
 		log_error("refusing to run set-uid or set-gid: gputop must not have more privilege than you");
 		return EXIT_PERMISSION;
 	}
-	if (output_open(&json, "--json") < 0 || output_open(&trace, "--trace") < 0) {
+	if (output_open(&json, "--json") < 0 || output_open(&trace, "--trace") < 0 ||
+	    output_open(&prog_out, "-o") < 0) {
 		output_discard(&json);
+		output_discard(&trace);
+		return EXIT_OUTPUT;
+	}
+	if (prog_out.fd >= 0 && ftruncate(prog_out.fd, 0) < 0) {
+		log_error("cannot write -o file '%s': %s", prog_out.path, strerror(errno));
 		return EXIT_OUTPUT;
 	}
 	if (arch_init() < 0 || stats_init() < 0) {
@@ -199,9 +206,14 @@ int session_run(const struct options *opt)
 		return EXIT_FAILURE_;
 	}
 	tracer_install_signal_handlers();
-	if ((code = get_target(opt, &pid)) != 0) {
+	code = get_target(opt, prog_out.fd, &pid);
+	if (prog_out.fd >= 0)
+		close(prog_out.fd);
+	if (code != 0) {
 		output_discard(&json);
 		output_discard(&trace);
+		if (prog_out.created)
+			unlink(prog_out.path);
 		return code;
 	}
 	status.pid = pid;

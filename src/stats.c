@@ -591,8 +591,30 @@ void stats_on_call(int api, uint64_t ns, bool returned, int error)
 	pthread_mutex_unlock(&stats_lock);
 }
 
+/* Caller module names: few (the libraries that allocate), kept for the life of the module so
+ * snapshots can point at them. Bounded: past CALLERS_MAX names, "(other)". */
+#define CALLERS_MAX 256
+static char *callers[CALLERS_MAX];
+static int n_callers;
+
+static const char *caller_intern(const char *name)
+{
+	if (!name || !*name)
+		return "";
+	for (int i = 0; i < n_callers; i++)
+		if (strcmp(callers[i], name) == 0)
+			return callers[i];
+	if (n_callers == CALLERS_MAX)
+		return "(other)";
+	char *copy = strdup(name);
+	if (!copy)
+		return "";
+	callers[n_callers++] = copy;
+	return copy;
+}
+
 void stats_on_alloc(int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
-		    pid_t tid, uint64_t now_ns)
+		    pid_t tid, uint64_t now_ns, const char *caller)
 {
 	struct stats_alloc a = {
 		.addr = addr, .bytes = bytes, .t_ns = now_ns, .tid = tid, .api = (int16_t)api,
@@ -603,6 +625,7 @@ void stats_on_alloc(int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, 
 	if ((unsigned)kind >= MEM_KIND_COUNT)
 		return;
 	pthread_mutex_lock(&stats_lock);
+	a.caller = caller_intern(caller);
 	if (S.ready) {
 		S.c.allocs++;
 		if (addr)	/* NULL from a zero-byte allocation holds nothing */

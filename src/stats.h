@@ -34,6 +34,8 @@ struct stats_alloc {
 	int16_t api;		/* index into the API table */
 	int8_t device;		/* current device of that thread, -1 if unknown */
 	uint8_t kind;		/* enum mem_kind */
+	const char *caller;	/* module that called the allocation function, "" if unknown;
+				 * interned by the stats module, valid for its life */
 };
 
 struct stats_kernel {
@@ -78,7 +80,7 @@ void stats_free(void);
 /* Feeding (tracer thread). api is an index into the API table. */
 void stats_on_call(int api, uint64_t ns, bool returned, int error);
 void stats_on_alloc(int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
-		    pid_t tid, uint64_t now_ns);
+		    pid_t tid, uint64_t now_ns, const char *caller);
 bool stats_on_free(uint64_t addr);	/* false if addr was not a known allocation */
 bool stats_is_device_ptr(uint64_t addr);	/* inside a live device or managed allocation */
 int stats_kernel_id(const char *name);	/* interns the name; -1 when the table is full */

@@ -203,7 +203,7 @@ static bool find_program(const char *name, char *out, size_t size)
 	return false;
 }
 
-int target_launch(char **argv, pid_t *pid_out)
+int target_launch(char **argv, int output_fd, pid_t *pid_out)
 {
 	char found[PATH_MAX];
 	if (!find_program(argv[0], found, sizeof found)) {
@@ -227,6 +227,8 @@ int target_launch(char **argv, pid_t *pid_out)
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		close(pipefd[0]);
+		if (output_fd >= 0 && (dup2(output_fd, STDOUT_FILENO) < 0 || dup2(output_fd, STDERR_FILENO) < 0))
+			_exit(127);
 		raise(SIGSTOP);	/* gputop seizes us here */
 		execv(found, argv);
 		int err = errno;

@@ -8,7 +8,8 @@
 
 /* Both return 0 with every thread stopped, or an exit status (cli.h) after printing why. */
 int target_attach(pid_t pid);
-int target_launch(char **argv, pid_t *pid_out);
+/* output_fd >= 0: the program's stdout and stderr go there (-o FILE). */
+int target_launch(char **argv, int output_fd, pid_t *pid_out);
 
 /* The command line of pid, spaces between arguments, for display. */
 void target_command(pid_t pid, char *buf, size_t size);

@@ -1,0 +1,176 @@
+/* test_json.c — unit test of src/json.c: a summary built through the stats API, written with
+ * json_write and checked with jq (key order, nulls, sorting, figures, string escaping).
+ * Standalone (links src/json.c, src/stats.c, src/cuda_api.c; runs /usr/bin/jq or jq in PATH).
+ * One "ok"/"not ok" line per check. */
+#include "cuda_api.h"
+#include "json.h"
+#include "stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+static char json_path[] = "/tmp/gputop-test-json-XXXXXX";
+static char filter_path[] = "/tmp/gputop-test-jq-XXXXXX";
+
+static void check(bool ok, const char *what)
+{
+	printf("%s - %s\n", ok ? "ok" : "not ok", what);
+	failures += !ok;
+}
+
+/* The filter goes through a file, so it needs C escaping only, not shell quoting. */
+static void jq(const char *filter)
+{
+	char cmd[256];
+	FILE *f = fopen(filter_path, "w");
+
+	if (!f || fputs(filter, f) == EOF || fclose(f) == EOF) {
+		check(false, filter);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "jq -e -f %s %s >/dev/null 2>&1", filter_path, json_path);
+	check(system(cmd) == 0, filter);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void feed(void)
+{
+	int malloc_ = cuda_api_find("cudaMalloc"), free_ = cuda_api_find("cudaFree");
+	int launch = cuda_api_find("cuLaunchKernel"), host = cuda_api_find("cudaMallocHost");
+	int memcpy_ = cuda_api_find("cudaMemcpy");
+	uint32_t g[3] = { 128, 2, 1 }, b[3] = { 256, 1, 1 };
+	uint64_t t = now_ns() - 2000000000u;	/* allocated two seconds ago */
+
+	for (int i = 0; i < 3; i++)
+		stats_on_call(malloc_, 1000, true, 0);
+	stats_on_call(malloc_, 1000, true, 2);		/* cudaErrorMemoryAllocation */
+	stats_on_call(free_, 500, true, 999999);	/* a code with no name */
+	stats_on_call(launch, 0, false, 0);
+	stats_on_call(launch, 0, false, 0);
+	stats_on_call(memcpy_, 0, true, 0);
+	stats_on_alloc(malloc_, 0x7f0000000000, 4096, MEM_DEVICE, 0, 4242, t, "libcaller.so");
+	stats_on_alloc(malloc_, 0x7f0000200000, 1024, MEM_DEVICE, -1, 4243, t, "libcaller.so");
+	stats_on_alloc(malloc_, 0x7f0000100000, 1024, MEM_DEVICE, 1, 4243, t, "libcaller.so");
+	stats_on_alloc(malloc_, 0x7f0000300000, 8192, MEM_DEVICE, 1, 4243, t, "libcaller.so");
+	stats_on_free(0x7f0000300000);
+	stats_on_alloc(host, 0x600000, 2048, MEM_HOST, -1, 4242, t, "libcaller.so");
+	int q = stats_kernel_id("say \"hi\"\\\n\x01 caf\u00e9");
+	int k = stats_kernel_id("void add<float>(float*)");
+	stats_kernel_id("never_launched");
+	for (int i = 0; i < 3; i++)
+		stats_on_launch(q, g, b);
+	for (int i = 0; i < 5; i++)
+		stats_on_launch(k, g, b);
+	stats_on_copy(DIR_H2D, COPY_SYNC, 64 << 20, 5000000);
+	stats_on_copy(DIR_H2D, COPY_ASYNC, 64 << 20, 5000000);
+	stats_on_copy(DIR_D2H, COPY_SYNC, 100, 0);
+	stats_on_memset(4096, 1000);
+	stats_on_sync(2500000000u);
+	stats_on_stop();
+	stats_set_threads(7);
+	stats_set_tracer_cpu(1500000000u);
+}
+
+static bool file_has(const char *needle)
+{
+	char buf[1 << 16];
+	FILE *f = fopen(json_path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+static void checks(void)
+{
+	jq("keys_unsorted == [\"pid\",\"command\",\"launched\",\"duration_s\",\"exit_status\","
+	   "\"term_signal\",\"api\",\"kernels\",\"launches\",\"launches_estimated\",\"transfers\","
+	   "\"memset\",\"synchronize\",\"memory\",\"cost\",\"threads\"]");
+	jq(".pid == 1234 and .command == \"./app --n 3\" and .launched == true");
+	jq(".duration_s == 12.5 and .exit_status == null and .term_signal == null");
+	jq("[.api[].name] == [\"cudaMalloc\",\"cuLaunchKernel\",\"cudaFree\",\"cudaMemcpy\"]");
+	jq(".api[0] == {\"name\":\"cudaMalloc\",\"layer\":\"runtime\",\"calls\":4,\"errors\":1,"
+	   "\"seconds\":4e-06,\"last_error\":\"cudaErrorMemoryAllocation\"}");
+	jq(".api[1] | .layer == \"driver\" and .errors == null and .seconds == null and .last_error == null");
+	jq(".api[2].last_error == 999999");
+	jq("[.kernels[].name] == [\"void add<float>(float*)\",\"say \\\"hi\\\"\\\\\\n\\u0001 caf\u00e9\"]");
+	jq(".kernels[0] | .launches == 5 and .grid == [128,2,1] and .block == [256,1,1]");
+	jq(".launches == 8 and .launches_estimated == false");
+	jq("[.transfers[].kind] == [\"H2D\",\"D2H\"]");
+	jq(".transfers[0] | .calls == 2 and .bytes == 134217728 and .seconds == 0.01 and "
+	   "(.gbps * 1000 | round) == 13422 and .sync.calls == 1 and .async.bytes == 67108864");
+	jq(".transfers[1].gbps == null");
+	jq(".memset == {\"calls\":1,\"bytes\":4096,\"seconds\":1e-06}");
+	jq(".synchronize == {\"calls\":1,\"seconds\":2.5}");
+	jq(".memory | .live_bytes == 6144 and .live_host_bytes == 2048 and .live_allocations == 4 "
+	   "and .peak_bytes == 14336 and .allocations == 5 and .frees == 1");
+	jq("[.memory.leaks[].address] == [\"0x7f0000000000\",\"0x600000\",\"0x7f0000100000\",\"0x7f0000200000\"]");
+	jq(".memory.leaks[0].bytes == 4096");
+	jq(".memory.leaks[0] | .api == \"cudaMalloc\" and .kind == \"device\" and .device == 0 and "
+	   ".thread == 4242 and .age_s >= 2 and .age_s < 60");
+	jq(".memory.leaks[1] | .kind == \"host\" and .api == \"cudaMallocHost\" and .device == null");
+	jq(".memory.leaks[0].caller == \"libcaller.so\"");
+	jq(".memory.by_caller == [{\"module\":\"libcaller.so\",\"live_bytes\":6144,\"live_allocations\":3}]");
+	jq(".cost == {\"stops\":1,\"tracer_cpu_s\":1.5} and .threads == 7");
+	check(file_has("\\u0001") && file_has("\\u000a") && file_has("\\\"hi\\\"\\\\"),
+	      "control characters written as \\u00XX, quotes and backslash escaped");
+	check(file_has("\n  \"pid\": 1234,\n"), "pretty-printed with a 2-space indent");
+}
+
+static int write_json(const struct report_info *info)
+{
+	struct stats_snapshot s;
+	FILE *f = fopen(json_path, "w");
+	int err;
+
+	if (!f || stats_snapshot(&s) < 0)
+		return -1;
+	err = json_write(f, info, &s);
+	stats_snapshot_free(&s);
+	return fclose(f) == 0 ? err : -1;
+}
+
+int main(void)
+{
+	struct report_info info = {
+		.pid = 1234, .command = "./app --n 3", .duration_s = 12.5, .launched = true,
+	};
+	int fd1 = mkstemp(json_path), fd2 = mkstemp(filter_path);
+
+	if (fd1 < 0 || fd2 < 0 || system("jq --version >/dev/null 2>&1") != 0) {
+		printf("ok - # SKIP jq or a temporary file is not available\n");
+		return 0;
+	}
+	close(fd1);
+	close(fd2);
+	check(stats_init() == 0, "stats_init");
+	feed();
+	check(write_json(&info) == 0, "json_write");
+	checks();
+
+	info = (struct report_info){ .pid = 1, .command = NULL, .has_exit_status = true,
+				     .exit_status = 137, .term_signal = 9 };
+	stats_reset();
+	check(write_json(&info) == 0, "json_write after a reset");
+	jq(".exit_status == 137 and .term_signal == 9 and .command == null");
+	jq(".api == [] and .kernels == [] and .transfers == [] and .launches == 0");
+	jq(".memory.live_allocations == 4 and .memory.peak_bytes == 6144 and (.memory.leaks | length) == 4");
+	stats_free();
+	unlink(json_path);
+	unlink(filter_path);
+	printf("# %d failure(s)\n", failures);
+	return failures != 0;
+}
