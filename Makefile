@@ -7,7 +7,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -pthread -Wall -Wextra -Werror -Wno-unused-parameter \
            -Isrc -Iarch -Iui -DGPUTOP_VERSION='"$(VERSION)"'
-LDLIBS  += -ldw -lelf -lcapstone -lncursesw -ltinfo -lstdc++ -pthread
+LDLIBS  += -ldw -lelf -lcapstone -lncursesw -ltinfo -lstdc++ -lm -pthread
 
 ifeq ($(V),1)
 Q :=

@@ -62,6 +62,13 @@ void session_set_cuda_seen(void)
 	pthread_mutex_unlock(&lock);
 }
 
+void session_set_launches_estimated(void)
+{
+	pthread_mutex_lock(&lock);
+	status.launches_estimated = true;
+	pthread_mutex_unlock(&lock);
+}
+
 void session_set_notice(const char *msg)
 {
 	pthread_mutex_lock(&lock);
@@ -225,7 +232,7 @@ int session_run(const struct options *opt)
 			close(trace.fd), trace.fd = -1;
 		trace_open(opt->trace_path);
 	}
-	int err = tracer_start(!opt->pid);
+	int err = tracer_start(!opt->pid, opt->max_overhead);
 	if (err < 0) {
 		tracer_detach();
 		output_discard(&json);

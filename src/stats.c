@@ -23,6 +23,7 @@
 #include "cuda_api.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,11 @@ struct stats_state {
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stats_state S;
+
+/* Launch counts at the last extrapolation: per kernel id, and per API row. */
+static uint64_t *kernel_marks, *api_marks;
+static uint32_t n_kernel_marks;
+
 
 static uint64_t stats_now(void)
 {
@@ -563,6 +569,10 @@ void stats_reset(void)
 		memset(&S.c, 0, sizeof(S.c));
 		for (uint32_t i = 0; i < S.kernels.n; i++)
 			S.kernels.row[i].launches = 0;
+		if (kernel_marks)
+			memset(kernel_marks, 0, n_kernel_marks * sizeof(*kernel_marks));
+		if (api_marks)
+			memset(api_marks, 0, S.n_api * sizeof(*api_marks));
 		S.peak = S.live_bytes[MEM_DEVICE] + S.live_bytes[MEM_MANAGED];
 		S.start_ns = stats_now();
 		S.cpu_base_ns = S.cpu_ns;
@@ -746,6 +756,42 @@ void stats_set_tracer_cpu(uint64_t ns)
 {
 	pthread_mutex_lock(&stats_lock);
 	S.cpu_ns = ns;
+	pthread_mutex_unlock(&stats_lock);
+}
+
+
+static uint64_t scale_since(uint64_t *value, uint64_t *mark, double factor)
+{
+	uint64_t delta = *value - *mark;
+	uint64_t add = (uint64_t)llround((double)delta * (factor - 1));
+	*value += add;
+	*mark = *value;
+	return add;
+}
+
+void stats_extrapolate_launches(double factor)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (!S.ready)
+		goto out;
+	if (n_kernel_marks < S.kernels.n) {
+		uint64_t *m = realloc(kernel_marks, S.kernels.n * sizeof(*m));
+		if (!m)
+			goto out;
+		memset(m + n_kernel_marks, 0, (S.kernels.n - n_kernel_marks) * sizeof(*m));
+		kernel_marks = m;
+		n_kernel_marks = S.kernels.n;
+	}
+	if (!api_marks && !(api_marks = calloc(S.n_api, sizeof(*api_marks))))
+		goto out;
+	for (uint32_t i = 0; i < S.kernels.n; i++)
+		S.c.launches += scale_since(&S.kernels.row[i].launches, &kernel_marks[i], factor);
+	for (size_t i = 0; i < S.n_api; i++)
+		if (cuda_api_get((int)i)->op == OP_LAUNCH)
+			scale_since(&S.api[i].calls, &api_marks[i], factor);
+	if (factor != 1.0)
+		S.estimated = true;
+out:
 	pthread_mutex_unlock(&stats_lock);
 }
 

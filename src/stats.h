@@ -94,6 +94,10 @@ void stats_on_stop(void);
 void stats_set_threads(int n);
 void stats_set_tracer_cpu(uint64_t ns);
 void stats_set_launches_estimated(bool estimated);
+/* --max-overhead: launches counted since the last call (per kernel, and the launch rows of
+ * the API table) are multiplied by factor, because the launch probes were armed for only
+ * 1/factor of the time; marks the launch figures as estimates when factor != 1. */
+void stats_extrapolate_launches(double factor);
 
 /* Reading (any thread). The snapshot owns its arrays; free them with stats_snapshot_free. */
 int stats_snapshot(struct stats_snapshot *out);

@@ -33,6 +33,7 @@ struct thread {
 	bool group_stopped;	/* its last stop was a group-stop (SIGSTOP & co.) */
 	int pending_sig;	/* signal to deliver when it is resumed */
 	int device;		/* from cudaSetDevice, -1 until known */
+	uint64_t cpu_ns;	/* CPU time it had used when last looked at (--max-overhead) */
 	uint32_t depth, cap;
 	struct frame *frames;
 };

@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "breakpoints.h"
+#include "budget.h"
+#include "cuda_api.h"
 #include "clock.h"
 #include "hit.h"
 #include "log.h"
@@ -48,6 +50,10 @@ static volatile sig_atomic_t stop_signal;	/* SIGINT/SIGTERM/SIGHUP received */
 static pthread_t tracer_thread;
 static timer_t tick_timer;
 static bool tick_armed;
+static uint64_t stops;		/* every stop at a breakpoint of ours */
+static uint64_t exited_threads_cpu;	/* CPU time of threads gone, so the sum never goes back */
+
+static uint64_t program_cpu_ns(void);
 
 static int ptrace_errno(long r)
 {
@@ -85,6 +91,9 @@ static void release(struct thread *t)
 
 static void on_exit_status(pid_t tid, int status)
 {
+	struct thread *gone = threads_find(tid);
+	if (gone && !gone->guest)
+		exited_threads_cpu += gone->cpu_ns;
 	if (tid == pid) {
 		exited = true;
 		if (WIFEXITED(status)) {
@@ -290,8 +299,11 @@ static bool on_trap(struct thread *t, uint64_t now)
 
 	if (xol_ready() && addr == xol_trampoline()) {
 		stats_on_stop();
+		stops++;
 		if (hit_return(t, &r, now))
 			arch_set_regs(t->tid, &r);
+		if (budget_active())
+			budget_on_stop(now_ns() - now, false);
 		release(t);
 		return true;
 	}
@@ -307,6 +319,7 @@ static bool on_trap(struct thread *t, uint64_t now)
 		return true;
 	}
 	stats_on_stop();
+	stops++;
 	struct frame *timed = NULL;
 	if (b->kind == BP_RTLD) {
 		on_rtld_hit(t);
@@ -317,6 +330,8 @@ static bool on_trap(struct thread *t, uint64_t now)
 	arch_set_regs(t->tid, &r);
 	if (timed)
 		timed->t_entry = now_ns();
+	if (budget_active())
+		budget_on_stop(now_ns() - now, b->kind == BP_PROBE && cuda_api_get(b->api)->op == OP_LAUNCH);
 	release(t);
 	return true;
 }
@@ -355,6 +370,10 @@ static void on_stop(struct thread *t, int status, uint64_t now)
 		return;
 	case PTRACE_EVENT_EXEC:
 		on_exec(t);
+		return;
+	case PTRACE_EVENT_EXIT:
+		program_cpu_ns();	/* the thread's last CPU figure, while /proc still has it */
+		release(t);
 		return;
 	default:	/* fork/vfork events: the child is handled when it reports */
 		release(t);
@@ -517,7 +536,38 @@ int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
 	}
 }
 
-int tracer_start(bool was_launched)
+/* CPU time of one thread (first field of /proc/PID/task/TID/schedstat, in ns); the last
+ * figure read once the thread is gone. */
+static uint64_t thread_cpu_ns(struct thread *t)
+{
+	char path[64], buf[128];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", pid, t->tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			uint64_t v = strtoull(buf, NULL, 10);
+			if (v > t->cpu_ns)
+				t->cpu_ns = v;
+		}
+	}
+	return t->cpu_ns;
+}
+
+/* CPU time of all the program's threads, those gone included. */
+static uint64_t program_cpu_ns(void)
+{
+	uint64_t sum = exited_threads_cpu;
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		if (!t->guest)
+			sum += thread_cpu_ns(t);
+	return sum;
+}
+
+int tracer_start(bool was_launched, double max_overhead_pct)
 {
 	uint32_t it = 0;
 	struct thread *first = injectable_thread();
@@ -529,9 +579,22 @@ int tracer_start(bool was_launched)
 	int err = setup_image(first);
 	if (err < 0)
 		return err;
+	uint64_t cpu0 = thread_cpu_ns(first);
 	uint64_t cost = xol_calibrate(first);
+	/* The kernel charges the trap and the stop to the stopped thread: its CPU time grows
+	 * with every stop, which the budget must not take for the program's own work. */
+	uint64_t stop_cpu = (thread_cpu_ns(first) - cpu0) / XOL_CALIBRATION_STOPS;
 	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
 	hit_init(pid, cost, was_launched ? 0 : -1);
+	budget_init(max_overhead_pct, cost, stop_cpu, program_cpu_ns);
+	if (budget_active()) {
+		/* The budget reads each thread's CPU time; a thread's last figure can only be read
+		 * at its exit stop. Clones inherit the options. */
+		it = 0;
+		for (struct thread *t; (t = threads_iter(&it));)
+			ptrace(PTRACE_SETOPTIONS, t->tid, 0, (void *)(long)(PTRACE_OPTIONS | PTRACE_O_TRACEEXIT));
+		it = 0;
+	}
 	if (probes_cuda_seen())
 		session_set_cuda_seen();
 	stopping_world = false;
@@ -721,8 +784,10 @@ int tracer_loop(double timeout_s, bool need_cuda)
 		}
 		if (req == REQ_DETACH) {
 			housekeeping();
+			budget_finish(now_ns(), stops);
 			return tracer_detach();
 		}
+		budget_poll(now, stops);
 		if (req == REQ_KILL && !killing) {
 			kill(pid, SIGKILL);
 			killing = true;
@@ -740,5 +805,6 @@ int tracer_loop(double timeout_s, bool need_cuda)
 		dispatch(tid, status, now_ns());
 	}
 	housekeeping();
+	budget_finish(now_ns(), stops);
 	return 0;
 }

@@ -21,7 +21,7 @@ int tracer_launch(pid_t child, int exec_status_fd, int *child_errno);
 
 /* With every thread stopped: maps the trampoline page, measures the stop cost, probes what is
  * loaded, and lets the program run. */
-int tracer_start(bool launched);
+int tracer_start(bool launched, double max_overhead_pct);
 
 /* Runs until the program ends or the session is asked to stop (session_request, a signal to
  * gputop, the timeout). Returns 0 when it ended normally. */

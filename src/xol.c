@@ -217,7 +217,7 @@ static int cmp_u64(const void *a, const void *b)
 
 uint64_t xol_calibrate(struct thread *t)
 {
-	enum { N = 31 };
+	enum { N = XOL_CALIBRATION_STOPS };
 	uint64_t samples[N];
 	arch_regs_t saved, r;
 	if (!n_areas || arch_get_regs(t->tid, &saved) < 0)

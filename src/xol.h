@@ -34,6 +34,7 @@ int xol_unmap_all(struct thread *t);
 
 /* The time a stop costs a call's measured duration: a stopped thread is sent through a bare
  * `ret` into the trampoline and back, several times; the median is kept. */
+#define XOL_CALIBRATION_STOPS 31
 uint64_t xol_calibrate(struct thread *t);
 
 #endif

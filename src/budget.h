@@ -1,0 +1,24 @@
+/* budget.h — --max-overhead: keeps the time the program spends stopped by gputop under a share
+ * of its run time. Launch probes are armed for only part of each period and what they count
+ * is extrapolated (and marked as an estimate); allocation, free, copy and synchronize probes
+ * stay armed, so memory figures stay exact: a leak is never an estimate. */
+#ifndef GPUTOP_BUDGET_H
+#define GPUTOP_BUDGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* stop_cpu_ns: the CPU time one stop costs the stopped thread (kernel trap and stop);
+ * cpu_ns: the CPU time the program's threads have used so far, in ns. */
+void budget_init(double max_overhead_pct, uint64_t stop_cost_ns, uint64_t stop_cpu_ns,
+		 uint64_t (*cpu_ns)(void));
+bool budget_active(void);
+/* Called by the tracer on every pass of its loop, with the stops it has seen so far. */
+void budget_poll(uint64_t now_ns, uint64_t stops);
+/* Called for each stop: how long gputop held the program (trap to resume, as far as the
+ * tracer sees it) and whether it was a launch probe. */
+void budget_on_stop(uint64_t held_ns, bool launch);
+/* The session ends: extrapolate the last, partial period. */
+void budget_finish(uint64_t now_ns, uint64_t stops);
+
+#endif
