@@ -9,6 +9,7 @@
 
 #include "arch.h"
 #include "memory.h"
+#include "rescue.h"
 #include "threads.h"
 #include "xol.h"
 
@@ -126,9 +127,12 @@ int bp_arm(struct bp *b)
 {
 	if (b->armed)
 		return 0;
+	rescue_code_armed(b->addr, b->orig[0]);	/* before: a crash right after must find it */
 	int err = mem_write_code(b->addr, arch_breakpoint, arch_breakpoint_len);
 	if (err == 0)
 		b->armed = true;
+	else
+		rescue_code_disarmed(b->addr);
 	return err;
 }
 
@@ -137,8 +141,10 @@ int bp_disarm(struct bp *b)
 	if (!b->armed)
 		return 0;
 	int err = mem_write_code(b->addr, b->orig, arch_breakpoint_len);
-	if (err == 0)
+	if (err == 0) {
 		b->armed = false;
+		rescue_code_disarmed(b->addr);
+	}
 	return err;
 }
 
@@ -148,6 +154,7 @@ static void drop_if(bool (*match)(const struct bp *, uint32_t), uint32_t arg)
 		struct bp *b = table[i];
 		if (!b || b == GONE || !match(b, arg))
 			continue;
+		rescue_code_disarmed(b->addr);
 		xol_slot_free(b->slot);
 		free(b);
 		table[i] = GONE;

@@ -17,6 +17,7 @@
 #include "kernels.h"
 #include "log.h"
 #include "memory.h"
+#include "rescue.h"
 #include "stats.h"
 #include "symbols.h"
 #include "threads.h"
@@ -254,7 +255,9 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 	struct frame *f = thread_push(t);
 	if (!f)
 		return;
+	f->rescue = rescue_frame(slot, ret);	/* before the swap: a crash must find it */
 	if (mem_write(t->tid, slot, &tramp, sizeof tramp) < 0) {
+		rescue_frame_done(f->rescue);
 		t->depth--;
 		return;
 	}
@@ -333,6 +336,8 @@ bool hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 			  (unsigned long long)arch_sp(r));
 	}
 	struct frame f = t->frames[i];
+	for (uint32_t k = (uint32_t)i; k < t->depth; k++)
+		rescue_frame_done(t->frames[k].rescue);
 	t->depth = (uint32_t)i;
 	arch_set_pc(r, f.ret_addr);
 

@@ -20,6 +20,7 @@
 #include "json.h"
 #include "log.h"
 #include "probes.h"
+#include "rescue.h"
 #include "stats.h"
 #include "target.h"
 #include "tracer.h"
@@ -213,6 +214,8 @@ int session_run(const struct options *opt)
 		return EXIT_FAILURE_;
 	}
 	tracer_install_signal_handlers();
+	if (rescue_init() == 0)
+		tracer_install_crash_handler();
 	code = get_target(opt, prog_out.fd, &pid);
 	if (prog_out.fd >= 0)
 		close(prog_out.fd);
@@ -238,6 +241,7 @@ int session_run(const struct options *opt)
 		output_discard(&json);
 		return EXIT_FAILURE_;
 	}
+	rescue_watchdog_start(pid);
 	if (opt->pid)
 		log_info("attached to %d (%s)", pid, status.command);
 	if (!probes_cuda_seen())
@@ -254,6 +258,7 @@ int session_run(const struct options *opt)
 	bool ui_running = mode != UI_SUMMARY && start_ui(opt, &ui) == 0;
 
 	err = tracer_loop(timeout, true);
+	rescue_watchdog_stop();
 	mark_ended();
 	if (ui_running)
 		pthread_join(ui, NULL);

@@ -22,6 +22,7 @@ struct frame {
 	uint64_t t_entry;	/* monotonic ns when the call was let go */
 	int16_t api;		/* row of the API table */
 	bool counted;		/* false for a nested call whose outer call counts */
+	int32_t rescue;		/* its entry in the rescue table, -1 if none */
 	uint64_t arg[4];	/* arguments the return needs (out-pointers, sizes), per op */
 };
 

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "memory.h"
 #include "probes.h"
+#include "rescue.h"
 #include "session_internal.h"
 #include "stats.h"
 #include "symbols.h"
@@ -51,7 +52,9 @@ static pthread_t tracer_thread;
 static timer_t tick_timer;
 static bool tick_armed;
 static uint64_t stops;		/* every stop at a breakpoint of ours */
-static uint64_t exited_threads_cpu;	/* CPU time of threads gone, so the sum never goes back */
+static uint64_t exited_threads_cpu;
+static uint64_t crash_at;	/* GPUTOP_TEST_CRASH=SIG:N, tests only: crash at the Nth stop */
+static int crash_signal;	/* CPU time of threads gone, so the sum never goes back */
 
 static uint64_t program_cpu_ns(void);
 
@@ -94,6 +97,8 @@ static void on_exit_status(pid_t tid, int status)
 	struct thread *gone = threads_find(tid);
 	if (gone && !gone->guest)
 		exited_threads_cpu += gone->cpu_ns;
+	for (uint32_t i = 0; gone && i < gone->depth; i++)
+		rescue_frame_done(gone->frames[i].rescue);	/* calls that will never return */
 	if (tid == pid) {
 		exited = true;
 		if (WIFEXITED(status)) {
@@ -232,6 +237,7 @@ static int setup_image(struct thread *t)
 			  strerror(entry ? -err : ENOENT));
 		return entry ? err : -ENOENT;
 	}
+	rescue_set_target(mem_fd(), xol_trampoline());
 	return probes_refresh(t);
 }
 
@@ -259,13 +265,35 @@ static void on_exec(struct thread *t)
 	t->state = TS_STOPPED;
 	probes_reset();
 	xol_forget();
+	rescue_forget_all();
 	log_info("%d ran exec: probing the new image", pid);
 	if (settle_after_exec(t) < 0 || setup_image(t) < 0)
 		log_warn("the new image of %d is not traced", pid);
+	rescue_watchdog_stop();	/* it holds the old image's /proc/PID/mem */
+	rescue_watchdog_start(pid);
 	release(t);
 }
 
 /* ---- breakpoint hits -------------------------------------------------------------------- */
+
+/* For the robustness tests only: gputop crashing in the middle of a hit. */
+static void crash_for_test(void)
+{
+	if (crash_signal == SIGABRT)
+		abort();
+	raise(crash_signal ? crash_signal : SIGSEGV);
+}
+
+static void crash_test_setup(void)
+{
+	const char *e = getenv("GPUTOP_TEST_CRASH");
+	char name[16];
+	unsigned long long n;
+	if (!e || sscanf(e, "%15[a-z]:%llu", name, &n) != 2)
+		return;
+	crash_signal = strcmp(name, "abort") == 0 ? SIGABRT : SIGSEGV;
+	crash_at = n;
+}
 
 static bool trap_is_breakpoint(pid_t tid)
 {
@@ -320,6 +348,8 @@ static bool on_trap(struct thread *t, uint64_t now)
 	}
 	stats_on_stop();
 	stops++;
+	if (crash_at && stops >= crash_at)
+		crash_for_test();
 	struct frame *timed = NULL;
 	if (b->kind == BP_RTLD) {
 		on_rtld_hit(t);
@@ -383,6 +413,8 @@ static void on_stop(struct thread *t, int status, uint64_t now)
 
 static void dispatch(pid_t tid, int status, uint64_t now)
 {
+	if (tid == rescue_watchdog_pid())
+		return;	/* our own child, not the program's */
 	struct thread *t = threads_find(tid);
 	if (!t && !(t = adopt(tid, status)))
 		return;
@@ -398,7 +430,7 @@ static void dispatch(pid_t tid, int status, uint64_t now)
 
 int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 {
-	int status;
+	int status, foreign = 0;
 	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
 		return -errno;
 	for (;;) {
@@ -418,6 +450,15 @@ int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 			t->state = TS_STOPPED;
 			return 0;
 		}
+		/* munmap of the page holding the gadget: the trap after it is fetched from a page
+		 * that is gone, a SIGSEGV right there. Ours, and as good as the trap. */
+		if (event == 0 && sig == SIGSEGV && arch_get_regs(t->tid, r) == 0 && arch_pc(r) == trap_addr) {
+			arch_set_pc(r, trap_addr + arch_breakpoint_len);
+			t->state = TS_STOPPED;
+			return 0;
+		}
+		if (event == 0 && ++foreign > 64)
+			return -EFAULT;	/* a fault that repeats: this thread cannot get there */
 		if (event == 0) {
 			/* A signal for the program arrived first: keep it for later, and resend any
 			 * it already owed (standard signals do not queue twice anyway). */
@@ -587,6 +628,7 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
 	hit_init(pid, cost, was_launched ? 0 : -1);
 	budget_init(max_overhead_pct, cost, stop_cpu, program_cpu_ns);
+	crash_test_setup();
 	if (budget_active()) {
 		/* The budget reads each thread's CPU time; a thread's last figure can only be read
 		 * at its exit stop. Clones inherit the options. */
@@ -684,12 +726,50 @@ int tracer_detach(void)
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig);
 		threads_remove(t->tid);
 	}
+	if (restore_err == 0)
+		rescue_forget_all();
 	mem_close();
 	if (restore_err < 0) {
 		log_error("could not restore every breakpoint of %d: %s", pid, strerror(-restore_err));
 		return restore_err;
 	}
 	return 0;
+}
+
+/* From the crash handler (rescue.c), after the code and stacks were restored: the threads
+ * we hold in a stop get their pc back into the program's code and are let go. Plain memory
+ * reads and system calls only. */
+static void emergency_detach(void)
+{
+	uint32_t it = 0;
+	uint64_t tramp = xol_ready() ? xol_trampoline() : 0;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		arch_regs_t r;
+		if (t->state != TS_STOPPED || arch_get_regs(t->tid, &r) < 0)
+			continue;
+		uint64_t pc = arch_pc(&r), to = pc;
+		if (bp_find(arch_breakpoint_addr(&r)))
+			to = arch_breakpoint_addr(&r);	/* trapped, not handled: run the original */
+		else if (tramp && arch_breakpoint_addr(&r) == tramp) {
+			for (int i = (int)t->depth - 1; i >= 0; i--)
+				if (arch_sp_after_return(t->frames[i].entry_sp) == arch_sp(&r)) {
+					to = t->frames[i].ret_addr;
+					break;
+				}
+		} else {
+			to = bp_unwind_pc(pc);
+		}
+		if (to != pc) {
+			arch_set_pc(&r, to);
+			arch_set_regs(t->tid, &r);
+		}
+		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig);
+	}
+}
+
+void tracer_install_crash_handler(void)
+{
+	rescue_install_crash_handler(emergency_detach);
 }
 
 /* ---- the loop --------------------------------------------------------------------------- */

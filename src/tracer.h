@@ -39,6 +39,9 @@ bool tracer_timed_out_without_cuda(void);
  * of t on the way are remembered and handled later). *r gets its registers there. */
 int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r);
 
+/* A crash of gputop restores the program and lets its threads go (rescue.c). */
+void tracer_install_crash_handler(void);
+
 /* Signals to gputop (SIGINT, SIGTERM, SIGHUP) ask for a detach; installs their handlers. */
 void tracer_install_signal_handlers(void);
 /* Wakes the tracer thread out of waitpid (from another thread, after session_request). */

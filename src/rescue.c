@@ -1,0 +1,241 @@
+/* rescue.c — the shared rescue table, the watchdog process and the crash handler (see
+ * rescue.h). Everything the watchdog and the handler do is a plain read or write of this
+ * table and pread/pwrite on /proc/PID/mem: no locks, no allocation. */
+#define _GNU_SOURCE
+#include "rescue.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define CODE_MAX 8192
+#define FRAME_MAX 8192
+
+struct rescue_code {
+	uint64_t addr;		/* 0 = free */
+	uint8_t orig;
+};
+
+struct rescue_frame {
+	uint64_t slot;		/* 0 = free */
+	uint64_t ret;
+};
+
+struct rescue_table {
+	int mem_fd;
+	uint64_t trampoline;
+	struct rescue_code code[CODE_MAX];
+	struct rescue_frame frame[FRAME_MAX];
+	uint32_t frame_hint;
+};
+
+static struct rescue_table *R;
+static pid_t watchdog_pid;
+static int watchdog_pipe = -1;
+static void (*crash_detach)(void);
+
+int rescue_init(void)
+{
+	void *p = mmap(NULL, sizeof *R, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	R = p;
+	R->mem_fd = -1;
+	return 0;
+}
+
+void rescue_set_target(int mem_fd, uint64_t trampoline)
+{
+	if (!R)
+		return;
+	R->mem_fd = mem_fd;
+	R->trampoline = trampoline;
+}
+
+void rescue_code_armed(uint64_t addr, uint8_t orig)
+{
+	if (!R)
+		return;
+	int free_at = -1;
+	for (int i = 0; i < CODE_MAX; i++) {
+		if (R->code[i].addr == addr)
+			return;
+		if (!R->code[i].addr && free_at < 0)
+			free_at = i;
+	}
+	if (free_at >= 0) {
+		R->code[free_at].orig = orig;
+		__atomic_store_n(&R->code[free_at].addr, addr, __ATOMIC_RELEASE);
+	}
+}
+
+void rescue_code_disarmed(uint64_t addr)
+{
+	for (int i = 0; R && i < CODE_MAX; i++)
+		if (R->code[i].addr == addr)
+			__atomic_store_n(&R->code[i].addr, 0, __ATOMIC_RELEASE);
+}
+
+void rescue_forget_all(void)
+{
+	if (!R)
+		return;
+	memset(R->code, 0, sizeof R->code);
+	memset(R->frame, 0, sizeof R->frame);
+}
+
+int rescue_frame(uint64_t slot, uint64_t ret)
+{
+	if (!R)
+		return -1;
+	for (uint32_t n = 0; n < FRAME_MAX; n++) {
+		uint32_t i = (R->frame_hint + n) % FRAME_MAX;
+		if (R->frame[i].slot)
+			continue;
+		R->frame[i].ret = ret;
+		__atomic_store_n(&R->frame[i].slot, slot, __ATOMIC_RELEASE);
+		R->frame_hint = i + 1;
+		return (int)i;
+	}
+	return -1;
+}
+
+void rescue_frame_done(int handle)
+{
+	if (R && handle >= 0 && handle < FRAME_MAX) {
+		__atomic_store_n(&R->frame[handle].slot, 0, __ATOMIC_RELEASE);
+		if ((uint32_t)handle < R->frame_hint)
+			R->frame_hint = (uint32_t)handle;
+	}
+}
+
+int rescue_restore(void)
+{
+	int failed = 0;
+	if (!R || R->mem_fd < 0)
+		return 0;
+	for (int i = 0; i < CODE_MAX; i++) {
+		uint64_t a = R->code[i].addr;
+		if (a && pwrite(R->mem_fd, &R->code[i].orig, 1, (off_t)a) != 1)
+			failed++;
+	}
+	for (int i = 0; i < FRAME_MAX; i++) {
+		uint64_t slot = R->frame[i].slot, cur = 0;
+		if (!slot)
+			continue;
+		/* Only where our trampoline is still there: the call may have returned. */
+		if (pread(R->mem_fd, &cur, 8, (off_t)slot) == 8 && cur == R->trampoline &&
+		    pwrite(R->mem_fd, &R->frame[i].ret, 8, (off_t)slot) != 8)
+			failed++;
+	}
+	return failed;
+}
+
+/* ---- the watchdog ------------------------------------------------------------------------ */
+
+static void watchdog_main(int pipe_rd, pid_t traced)
+{
+	char byte;
+	/* Not a child anyone waits for: be invisible to terminal signals meant for gputop. */
+	setsid();
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	ssize_t n;
+	while ((n = read(pipe_rd, &byte, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1)
+		_exit(0);	/* gputop said goodbye: it detached cleanly */
+	/* EOF without goodbye: gputop is gone. Put the program back, if it is still there. */
+	if (kill(traced, 0) == 0 || errno == EPERM) {
+		int failed = rescue_restore();
+		const char msg[] = "gputop: watchdog: gputop died; restored the traced program's code\n";
+		if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0 || failed)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+int rescue_watchdog_start(pid_t traced)
+{
+	int fds[2];
+	if (!R || pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t p = fork();
+	if (p < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (p == 0) {
+		close(fds[1]);
+		watchdog_main(fds[0], traced);
+	}
+	close(fds[0]);
+	watchdog_pipe = fds[1];
+	watchdog_pid = p;
+	return 0;
+}
+
+pid_t rescue_watchdog_pid(void)
+{
+	return watchdog_pipe >= 0 ? watchdog_pid : 0;
+}
+
+void rescue_watchdog_stop(void)
+{
+	if (watchdog_pipe < 0)
+		return;
+	char bye = 1;
+	if (write(watchdog_pipe, &bye, 1) < 0)
+		log_debug("watchdog: %s", strerror(errno));
+	close(watchdog_pipe);
+	watchdog_pipe = -1;
+	waitpid(watchdog_pid, NULL, 0);
+}
+
+/* ---- the crash handler -------------------------------------------------------------------- */
+
+static void on_crash(int sig)
+{
+	static volatile sig_atomic_t once;
+	if (!once) {
+		once = 1;
+		rescue_restore();
+		if (crash_detach)
+			crash_detach();
+		const char msg[] = "gputop: crashed; restored the traced program's code and detached\n";
+		if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0)
+			once = 2;
+		if (watchdog_pipe >= 0) {	/* nothing left for the watchdog to do */
+			char bye = 1;
+			if (write(watchdog_pipe, &bye, 1) < 0)
+				once = 2;
+		}
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void rescue_install_crash_handler(void (*detach)(void))
+{
+	static char altstack[64 * 1024];
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
+	struct sigaction sa = { 0 };
+	crash_detach = detach;
+	sigaltstack(&ss, NULL);
+	sa.sa_handler = on_crash;
+	sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+	sigfillset(&sa.sa_mask);
+	const int sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaction(sigs[i], &sa, NULL);
+}

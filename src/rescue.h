@@ -1,0 +1,40 @@
+/* rescue.h — what it takes to put the program back together if gputop dies without a clean
+ * detach: the program's bytes under every armed breakpoint and every return address swapped
+ * for the trampoline, mirrored into a shared mapping. Two users: the crash handler (SIGSEGV,
+ * SIGABRT... in gputop) and the watchdog process, which outlives a SIGKILLed gputop and writes
+ * them back through the /proc/PID/mem it inherited. */
+#ifndef GPUTOP_RESCUE_H
+#define GPUTOP_RESCUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+int rescue_init(void);		/* the shared mapping; 0 or -errno */
+void rescue_set_target(int mem_fd, uint64_t trampoline);
+
+/* Code: the byte the program had at addr (kept while the breakpoint is armed). */
+void rescue_code_armed(uint64_t addr, uint8_t orig);
+void rescue_code_disarmed(uint64_t addr);
+void rescue_forget_all(void);	/* exec, or a clean detach: nothing left to restore */
+
+/* A swapped return address: returns a handle for rescue_frame_done, or -1 if the table is
+ * full (that frame is then not rescued). Hot path: a few stores. */
+int rescue_frame(uint64_t slot, uint64_t ret);
+void rescue_frame_done(int handle);
+
+/* Writes everything back (async-signal-safe: pread/pwrite only). Returns the number of
+ * writes that failed. */
+int rescue_restore(void);
+
+/* Starts the watchdog: a process that waits for gputop to go, and if it went without saying
+ * goodbye (rescue_watchdog_stop), restores the program. */
+int rescue_watchdog_start(pid_t traced);
+void rescue_watchdog_stop(void);
+pid_t rescue_watchdog_pid(void);	/* 0 if none */
+
+/* The crash handler: restore, let detach() let go of the threads we hold, die of the same
+ * signal. */
+void rescue_install_crash_handler(void (*detach)(void));
+
+#endif
