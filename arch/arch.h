@@ -48,6 +48,10 @@ extern const size_t arch_syscall_gadget_len;
 void arch_prepare_syscall(arch_regs_t *r, uint64_t gadget_addr, long nr, const uint64_t args[6]);
 long arch_syscall_result(const arch_regs_t *r);
 
+/* A function call made by the tracer: pc = func, sp = sp (the return address is already at
+ * [sp]), integer arguments in their registers; no system call restarts. */
+void arch_prepare_call(arch_regs_t *r, uint64_t func, uint64_t sp, const uint64_t args[6]);
+
 /* Execution out of line. arch_xol_build relocates the instruction(s) at orig_addr (code holds
  * at least 32 bytes read from there) into a slot at slot_addr (buf, ARCH_XOL_SLOT bytes): the
  * displaced copy followed by a jump back. It displaces at least min_bytes when it safely can.

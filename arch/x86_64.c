@@ -113,6 +113,20 @@ void arch_prepare_syscall(arch_regs_t *r, uint64_t gadget_addr, long nr, const u
 	r->rip = gadget_addr;
 }
 
+void arch_prepare_call(arch_regs_t *r, uint64_t func, uint64_t sp, const uint64_t args[6])
+{
+	r->rdi = args[0];
+	r->rsi = args[1];
+	r->rdx = args[2];
+	r->rcx = args[3];
+	r->r8 = args[4];
+	r->r9 = args[5];
+	r->rax = 0;	/* no vector registers used, for variadic callees */
+	r->rsp = sp;
+	r->rip = func;
+	r->orig_rax = (uint64_t)-1;
+}
+
 long arch_syscall_result(const arch_regs_t *r)
 {
 	return (long)r->rax;

@@ -17,6 +17,7 @@
 #include "kernels.h"
 #include "log.h"
 #include "memory.h"
+#include "probes.h"
 #include "rescue.h"
 #include "stats.h"
 #include "symbols.h"
@@ -179,6 +180,33 @@ static void count_launch(pid_t tid, const struct api_spec *s, int kernel, const 
 			   b[1], b[2]);
 }
 
+/* A CUfunction or CUkernel first seen at a launch, made before we attached: ask the driver
+ * for its name, calling cuFuncGetName (or cuKernelGetName) in the stopped thread. It stands at
+ * the entry of a driver launch call, holding no driver lock, so the call is as safe as any
+ * the program makes there. Asked once per value. */
+static void ask_driver_name(struct thread *t, uint64_t f)
+{
+	const uint64_t fns[2] = { probes_func_get_name(), probes_kernel_get_name() };
+	for (int i = 0; i < 2; i++) {
+		uint64_t args[6] = { XOL_SCRATCH, f, 0, 0, 0, 0 }, ret = 1, scratch, name_at = 0;
+		char name[1024];
+		if (!fns[i] || xol_call(t, fns[i], args, &ret, &scratch) < 0 || (uint32_t)ret != 0)
+			continue;
+		if (mem_read(t->tid, scratch, &name_at, sizeof name_at) == 0 && name_at &&
+		    mem_read_string(t->tid, name_at, name, sizeof name) == 0) {
+			kernels_learn_name(f, name);
+			return;
+		}
+	}
+}
+
+static int launched_kernel(struct thread *t, uint64_t f)
+{
+	if (f && !kernels_seen(f))
+		ask_driver_name(t, f);
+	return kernels_id_of(pid, f);
+}
+
 /* Calls probed at entry only: driver launches (one stop each) and kernel registration. */
 static void entry_only(struct thread *t, int api, const struct api_spec *s, const arch_regs_t *r,
 		       const uint64_t *a)
@@ -187,7 +215,7 @@ static void entry_only(struct thread *t, int api, const struct api_spec *s, cons
 		uint32_t g[3], b[3];
 		launch_dims(t->tid, s, r, a, g, b);
 		stats_on_call(api, 0, false, 0);
-		count_launch(t->tid, s, kernels_id_of(pid, a[s->arg_ptr]), g, b);
+		count_launch(t->tid, s, launched_kernel(t, a[s->arg_ptr]), g, b);
 	} else if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER) {
 		char name[1024];
 		if (mem_read_string(t->tid, a[s->arg_name], name, sizeof name) == 0)

@@ -95,6 +95,11 @@ static void remember(uint64_t v, int id, bool unknown)
 	count++;
 }
 
+bool kernels_seen(uint64_t value)
+{
+	return lookup(value) != NULL;
+}
+
 char *kernels_demangle(const char *name)
 {
 	int status = -1;

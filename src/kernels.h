@@ -6,6 +6,7 @@
 #ifndef GPUTOP_KERNELS_H
 #define GPUTOP_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -14,6 +15,10 @@ struct module;
 
 /* Kernel id (stats.h) for a launched value. Hot path: one hash lookup once it is known. */
 int kernels_id_of(pid_t pid, uint64_t value);
+
+/* Whether value was ever looked up or learned (a launch of a value never seen may be worth
+ * asking the driver about). */
+bool kernels_seen(uint64_t value);
 
 /* Learning names. mangled may be a C++ mangled name or a plain one (extern "C", Triton). */
 void kernels_learn_name(uint64_t value, const char *mangled);

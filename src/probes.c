@@ -18,6 +18,17 @@ static bool cuda_seen;
 static bool driver_launch_probed;
 static bool launches_armed = true;
 static uint64_t rtld_state_addr;
+static uint64_t func_get_name, kernel_get_name;
+
+uint64_t probes_func_get_name(void)
+{
+	return func_get_name;
+}
+
+uint64_t probes_kernel_get_name(void)
+{
+	return kernel_get_name;
+}
 
 bool probes_cuda_seen(void)
 {
@@ -34,7 +45,7 @@ void probes_reset(void)
 	bp_forget_all();
 	kernels_reset();
 	cuda_seen = driver_launch_probed = false;
-	rtld_state_addr = 0;
+	rtld_state_addr = func_get_name = kernel_get_name = 0;
 }
 
 struct found {
@@ -60,8 +71,13 @@ static int on_symbol(const char *name, uint64_t addr, uint64_t size, enum sym_ty
 		return 0;
 	}
 	int api = cuda_api_find(name);
-	if (api < 0)
+	if (api < 0) {
+		if (strcmp(name, "cuFuncGetName") == 0)
+			func_get_name = addr;
+		else if (strcmp(name, "cuKernelGetName") == 0)
+			kernel_get_name = addr;
 		return 0;
+	}
 	for (size_t i = 0; i < s->n; i++)
 		if (s->funcs[i].addr == addr)
 			return 0;	/* an alias of one already found */
@@ -174,6 +190,8 @@ static void on_new_module(struct module *m, void *arg)
 
 static void on_gone_module(struct module *m, void *arg)
 {
+	if (func_get_name - m->start < m->end - m->start)
+		func_get_name = kernel_get_name = 0;
 	bp_forget_module(m->id);
 	kernels_forget_module(m);
 }

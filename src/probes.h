@@ -16,6 +16,11 @@ int probes_refresh(struct thread *t);
 void probes_reset(void);		/* after exec */
 
 bool probes_cuda_seen(void);		/* some CUDA API function is probed */
+
+/* libcuda's cuFuncGetName and cuKernelGetName (0 if not loaded): the driver names a
+ * CUfunction/CUkernel whose creation we did not see (made before we attached). */
+uint64_t probes_func_get_name(void);
+uint64_t probes_kernel_get_name(void);
 uint64_t probes_rtld_state_addr(void);	/* &_r_debug.r_state, 0 if unknown */
 
 /* Launches are counted at one layer: the driver's when libcuda is probed (one stop per

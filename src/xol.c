@@ -4,6 +4,7 @@
  *   +8   syscall; int3     gadget for injected system calls
  *   +16  ret               target of the calibration calls, which return to +0
  *   +24  .quad +0          their "stack": the return address ret pops
+ *   +32  int3              where functions called by xol_call return to
  *   +64  slots of ARCH_XOL_SLOT bytes, one per breakpoint
  * The page is mapped read+execute: gputop writes it through /proc/PID/mem, the program
  * cannot. */
@@ -27,6 +28,8 @@
 #define OFF_GADGET 8
 #define OFF_RET 16
 #define OFF_RETADDR 24
+#define OFF_CALL_TRAP 32
+#define CALL_STACK_SIZE (256 * 1024)
 #define OFF_SLOTS 64
 #define MAX_AREAS 64
 
@@ -37,6 +40,7 @@ struct area {
 
 static struct area areas[MAX_AREAS];
 static int n_areas;
+static uint64_t call_stack;	/* read-write mapping for xol_call, 0 until first needed */
 static uint64_t *free_slots;	/* slots given back, reused first */
 static size_t n_free, cap_free;
 
@@ -62,6 +66,7 @@ void xol_forget(void)
 {
 	n_areas = 0;
 	n_free = 0;
+	call_stack = 0;
 }
 
 static int area_fill_header(uint64_t base)
@@ -73,6 +78,7 @@ static int area_fill_header(uint64_t base)
 	head[OFF_RET] = 0xc3;	/* ret */
 	uint64_t tramp = base + OFF_TRAMP;
 	memcpy(head + OFF_RETADDR, &tramp, sizeof tramp);
+	memcpy(head + OFF_CALL_TRAP, arch_breakpoint, arch_breakpoint_len);
 	return mem_write_code(base, head, sizeof head);
 }
 
@@ -194,9 +200,54 @@ void xol_slot_free(uint64_t slot)
 	free_slots[n_free++] = slot;
 }
 
+int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret,
+	     uint64_t *scratch_out)
+{
+	if (!n_areas)
+		return -ENOEXEC;
+	if (!call_stack) {
+		uint64_t a[6] = { 0, CALL_STACK_SIZE, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
+		long addr = xol_syscall(t, SYS_mmap, a);
+		if (addr < 0 && addr > -4096)
+			return (int)addr;
+		call_stack = (uint64_t)addr;
+	}
+	/* Layout of the mapping: 256 bytes of scratch at the bottom, the stack above. */
+	uint64_t scratch = call_stack, trap = areas[0].base + OFF_CALL_TRAP;
+	uint64_t sp = (call_stack + CALL_STACK_SIZE - 64) & ~15ull;
+	sp -= 8;	/* as after a call: the return address on top, sp + 8 aligned */
+	int err = mem_write(t->tid, sp, &trap, sizeof trap);
+	if (err < 0)
+		return err;
+	uint64_t real[6];
+	for (int i = 0; i < 6; i++)
+		real[i] = args[i] == XOL_SCRATCH ? scratch : args[i];
+	if (scratch_out)
+		*scratch_out = scratch;
+
+	arch_regs_t saved, r;
+	if ((err = arch_get_regs(t->tid, &saved)) < 0)
+		return err;
+	r = saved;
+	arch_prepare_call(&r, func, sp, real);
+	if ((err = arch_set_regs(t->tid, &r)) < 0)
+		return err;
+	err = tracer_run_to_trap(t, trap, &r);
+	if (err == 0)
+		*ret = arch_retval(&r);
+	int restore = arch_set_regs(t->tid, &saved);
+	return err < 0 ? err : restore;
+}
+
 int xol_unmap_all(struct thread *t)
 {
 	int err = 0;
+	if (call_stack) {
+		uint64_t a[6] = { call_stack, CALL_STACK_SIZE, 0, 0, 0, 0 };
+		xol_syscall(t, SYS_munmap, a);
+		call_stack = 0;
+	}
 	/* The gadget lives in area 0: unmap it last. */
 	for (int i = n_areas - 1; i >= 0; i--) {
 		uint64_t args[6] = { areas[i].base, AREA_SIZE, 0, 0, 0, 0 };

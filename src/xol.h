@@ -29,6 +29,15 @@ void xol_slot_free(uint64_t slot);
 /* Runs a system call in the stopped thread t and returns its result (or -errno). */
 long xol_syscall(struct thread *t, long nr, const uint64_t args[6]);
 
+/* Calls func(args...) in the stopped thread t, the way a debugger does: on a stack of our own
+ * (a read-write mapping of gputop's, so the program's stack is not touched), returning to an
+ * int3 of ours. *ret gets the function's return value. scratch_out (if not NULL) gets the
+ * address of 256 bytes of that mapping the call may write results into; pass it as an
+ * argument by giving args[i] = XOL_SCRATCH. 0 or -errno. */
+#define XOL_SCRATCH ((uint64_t)-2)
+int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret,
+	     uint64_t *scratch_out);
+
 /* Unmaps every area through the stopped thread t (at detach). */
 int xol_unmap_all(struct thread *t);
 

@@ -1,0 +1,517 @@
+/* cuda.c — *** SIMULATED *** CUDA DRIVER (libcuda.so.1) FOR gputop's TESTS. NOT NVIDIA's DRIVER.
+ * *** There is no GPU behind it: "device" memory is host memory (mmap), kernels never run. ***
+ * It exists so that tests on machines without a GPU can trace the driver API's success paths
+ * (pointers returned and freed, copies that take time, launches) with the real signatures from
+ * cuda.h. Built as tests/bin/simdrv/libcuda.so.1; used only when a test puts that folder on
+ * LD_LIBRARY_PATH. Environment: SIMCUDA_GBPS (copy bandwidth), SIMCUDA_SYNC_US (synchronize). */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "simmem.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The simulated runtime forwards to a libcuda.so.1 only when it finds this marker. */
+EXPORT const int cuSimulatedDriver = 1;
+
+/* Any non-NULL pointer that cannot be mistaken for memory of ours serves as a dummy handle. */
+static char dummy_context, dummy_module, dummy_library;
+
+EXPORT CUresult CUDAAPI cuInit(unsigned int flags)
+{
+	(void)flags;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuDriverGetVersion(int *version)
+{
+	if (!version)
+		return CUDA_ERROR_INVALID_VALUE;
+	*version = CUDA_VERSION;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuDeviceGetCount(int *count)
+{
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	*count = 1;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
+{
+	if (!device || ordinal != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*device = 0;
+	return CUDA_SUCCESS;
+}
+
+/* Exported functions never call each other (a call between two probed entry points would be
+ * a second, nested call for the tracer); they share static helpers instead. */
+static CUresult primary_context(CUcontext *ctx, CUdevice dev)
+{
+	if (!ctx || dev != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*ctx = (CUcontext)&dummy_context;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+	return primary_context(ctx, dev);
+}
+
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+/* cuda.h maps cuCtxCreate to cuCtxCreate_v4 (with a params struct); v2 is the classic form. */
+EXPORT CUresult CUDAAPI cuCtxCreate(CUcontext *ctx, CUctxCreateParams *params, unsigned int flags,
+				    CUdevice dev)
+{
+	(void)params;
+	(void)flags;
+	return primary_context(ctx, dev);
+}
+
+EXPORT CUresult CUDAAPI cuCtxCreate_v2(CUcontext *ctx, unsigned int flags, CUdevice dev)
+{
+	(void)flags;
+	return primary_context(ctx, dev);
+}
+
+EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
+{
+	(void)ctx;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext *ctx)
+{
+	if (!ctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	*ctx = (CUcontext)&dummy_context;
+	return CUDA_SUCCESS;
+}
+
+/* --- memory ----------------------------------------------------------------------------- */
+
+static CUresult alloc_device(CUdeviceptr *dptr, size_t bytes, enum simmem_kind kind)
+{
+	if (!dptr)
+		return CUDA_ERROR_INVALID_VALUE;
+	*dptr = 0;
+	if (bytes == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	void *p = simmem_alloc(bytes, kind);
+	if (!p)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*dptr = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
+static CUresult alloc_host(void **pp, size_t bytes)
+{
+	if (!pp)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pp = NULL;
+	if (bytes == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pp = simmem_alloc(bytes, SIMMEM_HOST);
+	return *pp ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult free_device(CUdeviceptr dptr)
+{
+	if (dptr == 0)
+		return CUDA_SUCCESS;
+	return simmem_free((void *)(uintptr_t)dptr, 0) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
+{
+	return alloc_device(dptr, bytes, SIMMEM_DEVICE);
+}
+
+EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream stream)
+{
+	(void)stream;
+	return alloc_device(dptr, bytes, SIMMEM_DEVICE);
+}
+
+EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool,
+						CUstream stream)
+{
+	(void)pool;
+	(void)stream;
+	return alloc_device(dptr, bytes, SIMMEM_DEVICE);
+}
+
+EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned int flags)
+{
+	(void)flags;
+	return alloc_device(dptr, bytes, SIMMEM_MANAGED);
+}
+
+/* Rows are padded to a multiple of 512 bytes, as on the hardware. */
+EXPORT CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
+					size_t height, unsigned int elem_size)
+{
+	(void)elem_size;
+	if (!pitch)
+		return CUDA_ERROR_INVALID_VALUE;
+	size_t p = (width + 511) / 512 * 512;
+	if (height && p > SIMMEM_MAX_BYTES / height)
+		p = SIMMEM_MAX_BYTES;	/* overflow: let the size check fail */
+	CUresult r = alloc_device(dptr, p * height, SIMMEM_DEVICE);
+	*pitch = r == CUDA_SUCCESS ? p : 0;
+	return r;
+}
+
+EXPORT CUresult CUDAAPI cuMemAllocHost(void **pp, size_t bytes)
+{
+	return alloc_host(pp, bytes);
+}
+
+EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
+{
+	(void)flags;
+	return alloc_host(pp, bytes);
+}
+
+EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
+{
+	return free_device(dptr);
+}
+
+EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
+{
+	(void)stream;
+	return free_device(dptr);
+}
+
+EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
+{
+	if (!p)
+		return CUDA_SUCCESS;
+	return simmem_free(p, 1) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* --- copies and memsets ------------------------------------------------------------------ */
+
+#define DPTR(d) ((void *)(uintptr_t)(d))
+
+static CUresult copy(double t0, void *dst, const void *src, size_t n)
+{
+	if (n && (!dst || !src))
+		return CUDA_ERROR_INVALID_VALUE;
+	simmem_copy(t0, dst, src, n);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	return copy(simmem_now(), DPTR(dst), DPTR(src), n);
+}
+
+EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	(void)s;
+	return copy(simmem_now(), DPTR(dst), DPTR(src), n);
+}
+
+EXPORT CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+				     CUcontext src_ctx, size_t n)
+{
+	(void)dst_ctx;
+	(void)src_ctx;
+	return copy(simmem_now(), DPTR(dst), DPTR(src), n);
+}
+
+EXPORT CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n)
+{
+	return copy(simmem_now(), DPTR(dst), src, n);
+}
+
+EXPORT CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
+{
+	return copy(simmem_now(), dst, DPTR(src), n);
+}
+
+EXPORT CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	return copy(simmem_now(), DPTR(dst), DPTR(src), n);
+}
+
+EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+	(void)s;
+	return copy(simmem_now(), DPTR(dst), src, n);
+}
+
+EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	(void)s;
+	return copy(simmem_now(), dst, DPTR(src), n);
+}
+
+EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	(void)s;
+	return copy(simmem_now(), DPTR(dst), DPTR(src), n);
+}
+
+/* Only host and device memory (both plain pointers here); arrays are not simulated. */
+static const void *copy2d_ptr(CUmemorytype type, const void *host, CUdeviceptr dev)
+{
+	return type == CU_MEMORYTYPE_HOST ? host : DPTR(dev);
+}
+
+EXPORT CUresult CUDAAPI cuMemcpy2D(const CUDA_MEMCPY2D *c)
+{
+	double t0 = simmem_now();
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	const char *src = copy2d_ptr(c->srcMemoryType, c->srcHost, c->srcDevice);
+	char *dst = (char *)copy2d_ptr(c->dstMemoryType, c->dstHost, c->dstDevice);
+	if (!src || !dst)
+		return CUDA_ERROR_INVALID_VALUE;
+	src += c->srcY * c->srcPitch + c->srcXInBytes;
+	dst += c->dstY * c->dstPitch + c->dstXInBytes;
+	simmem_copy_2d(t0, dst, c->dstPitch, src, c->srcPitch, c->WidthInBytes, c->Height);
+	return CUDA_SUCCESS;
+}
+
+static CUresult memset_d8(CUdeviceptr dst, unsigned char value, size_t n)
+{
+	if (n && !dst)
+		return CUDA_ERROR_INVALID_VALUE;
+	simmem_set(DPTR(dst), value, n);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t n)
+{
+	return memset_d8(dst, value, n);
+}
+
+EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream s)
+{
+	(void)s;
+	return memset_d8(dst, value, n);
+}
+
+static CUresult memset_d32(CUdeviceptr dst, unsigned int value, size_t n)
+{
+	if (n && !dst)
+		return CUDA_ERROR_INVALID_VALUE;
+	unsigned int *p = DPTR(dst);
+	for (size_t i = 0; i < n; i++)
+		p[i] = value;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t n)
+{
+	return memset_d32(dst, value, n);
+}
+
+EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstream s)
+{
+	(void)s;
+	return memset_d32(dst, value, n);
+}
+
+/* --- synchronization --------------------------------------------------------------------- */
+
+EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
+{
+	simmem_sync_wait();
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream stream)
+{
+	(void)stream;
+	simmem_sync_wait();
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent event)
+{
+	(void)event;
+	simmem_sync_wait();
+	return CUDA_SUCCESS;
+}
+
+/* --- modules, libraries, kernels ---------------------------------------------------------
+ * A CUfunction or CUkernel is a handle made once per (mangled) name: the same name always gives
+ * the same handle, and a CUkernel differs from the CUfunction of the same name. */
+
+EXPORT CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image)
+{
+	if (!module || !image)
+		return CUDA_ERROR_INVALID_VALUE;
+	*module = (CUmodule)&dummy_module;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction *f, CUmodule module, const char *name)
+{
+	if (!f || !module || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	*f = simmem_handle(name, SIM_KEY_NAME2);
+	return *f ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code,
+					  CUjit_option *jit_options, void **jit_values,
+					  unsigned int n_jit, CUlibraryOption *lib_options,
+					  void **lib_values, unsigned int n_lib)
+{
+	(void)jit_options;
+	(void)jit_values;
+	(void)n_jit;
+	(void)lib_options;
+	(void)lib_values;
+	(void)n_lib;
+	if (!library || !code)
+		return CUDA_ERROR_INVALID_VALUE;
+	*library = (CUlibrary)&dummy_library;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuLibraryGetKernel(CUkernel *kernel, CUlibrary library, const char *name)
+{
+	if (!kernel || !library || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	*kernel = simmem_handle(name, SIM_KEY_NAME);
+	return *kernel ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult CUDAAPI cuKernelGetFunction(CUfunction *f, CUkernel kernel)
+{
+	const char *name = simmem_handle_key(kernel);
+	if (!f || !name)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*f = simmem_handle(name, SIM_KEY_NAME2);
+	return *f ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* The mangled name of a CUfunction or CUkernel (both kinds of handle carry it). */
+static CUresult handle_name(const char **name, const void *handle)
+{
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	*name = simmem_handle_key(handle);
+	return *name ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+EXPORT CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction f)
+{
+	return handle_name(name, f);
+}
+
+EXPORT CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel k)
+{
+	return handle_name(name, k);
+}
+
+/* Kernels never run: a launch succeeds for any non-NULL function and does nothing else. */
+EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy,
+				       unsigned int gz, unsigned int bx, unsigned int by,
+				       unsigned int bz, unsigned int shmem, CUstream stream,
+				       void **params, void **extra)
+{
+	(void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz;
+	(void)shmem, (void)stream, (void)params, (void)extra;
+	return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params,
+					 void **extra)
+{
+	(void)params, (void)extra;
+	if (!config)
+		return CUDA_ERROR_INVALID_VALUE;
+	return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* --- errors and entry points ------------------------------------------------------------- */
+
+static const struct {
+	CUresult code;
+	const char *name, *text;
+} errors[] = {
+	{ CUDA_SUCCESS, "CUDA_SUCCESS", "no error" },
+	{ CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
+	{ CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
+	{ CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+	{ CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
+	{ CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
+};
+
+EXPORT CUresult CUDAAPI cuGetErrorName(CUresult error, const char **str)
+{
+	if (!str)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		if (errors[i].code == error) {
+			*str = errors[i].name;
+			return CUDA_SUCCESS;
+		}
+	*str = NULL;
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult CUDAAPI cuGetErrorString(CUresult error, const char **str)
+{
+	if (!str)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		if (errors[i].code == error) {
+			*str = errors[i].text;
+			return CUDA_SUCCESS;
+		}
+	*str = NULL;
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+static void *self_handle(void)
+{
+	static void *self;
+	if (!self) {
+		Dl_info info;
+		if (dladdr((void *)cuInit, &info) && info.dli_fname)
+			self = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	}
+	return self;
+}
+
+/* Like the real driver, a request for "cuMemAlloc" gets the newest version, cuMemAlloc_v2. */
+EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cuda_version,
+					 cuuint64_t flags, CUdriverProcAddressQueryResult *status)
+{
+	(void)cuda_version;
+	(void)flags;
+	if (!symbol || !pfn)
+		return CUDA_ERROR_INVALID_VALUE;
+	void *self = self_handle();
+	char name[256];
+	*pfn = NULL;
+	if (self) {
+		snprintf(name, sizeof(name), "%s_v2", symbol);
+		*pfn = dlsym(self, name);
+		if (!*pfn)
+			*pfn = dlsym(self, symbol);
+	}
+	if (status)
+		*status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
