@@ -14,24 +14,28 @@
 #define PERIOD_NS 200000000ull	/* 5 periods a second: short enough to follow the program */
 #define MIN_DUTY 0.02		/* never blind: always sample a little */
 
+static bool active, armed = true;
 static double share;		/* e.g. 0.05 for --max-overhead 5 */
 static uint64_t calibrated_cost;	/* round trip of a stop, from xol_calibrate */
+static uint64_t cpu_per_stop;	/* CPU the kernel charges a thread for one stop */
+static uint64_t (*program_cpu)(void);
 static double avg_held_ns;	/* tracer's own time per stop, averaged */
-static uint64_t period_start, armed_until;
-static bool armed = true, active;
 static double duty = 1.0;
-static uint64_t stops_at_start, launch_stops, launch_stops_at_start;
-static uint64_t (*program_cpu)(void);	/* CPU time of the program's threads, ns */
-static uint64_t cpu_at_start, cpu_at_disarm, cpu_per_stop;
+static uint64_t last_stops, launch_stops;
+
+/* Where the current period started, and where its armed part ended. */
+static struct mark {
+	uint64_t t, cpu, stops, launch_stops;
+} start, disarm;
 
 void budget_init(double max_overhead_pct, uint64_t stop_cost_ns, uint64_t stop_cpu_ns,
 		 uint64_t (*cpu_ns)(void))
 {
-	cpu_per_stop = stop_cpu_ns;
-	program_cpu = cpu_ns;
 	active = max_overhead_pct > 0;
 	share = max_overhead_pct / 100.0;
 	calibrated_cost = stop_cost_ns;
+	cpu_per_stop = stop_cpu_ns;
+	program_cpu = cpu_ns;
 }
 
 bool budget_active(void)
@@ -46,79 +50,78 @@ void budget_on_stop(uint64_t held_ns, bool launch)
 		launch_stops++;
 }
 
-static void set_armed(bool on)
+static struct mark mark_now(uint64_t now)
 {
+	return (struct mark){ now, program_cpu(), last_stops, launch_stops };
+}
+
+static void set_armed(bool on, uint64_t now)
+{
+	if (armed && !on)
+		disarm = mark_now(now);
 	if (armed != on)
 		probes_set_launches_armed(on);
-	if (armed && !on)
-		cpu_at_disarm = program_cpu();
 	armed = on;
 }
 
-static void end_period(uint64_t now, uint64_t stops)
+/* The program's own CPU time between two marks: its threads' CPU time less what the kernel
+ * charged them for our stops. A thread held in a stop uses no CPU, so this is the work the
+ * program did, whatever our stops did to its wall-clock speed. */
+static double own_cpu(const struct mark *a, const struct mark *b)
 {
-	uint64_t len = now - period_start;
-	uint64_t armed_len = (armed ? now : armed_until) - period_start;
-	if (armed_len > len)
-		armed_len = len;
-	if (armed_len == 0)
-		armed_len = 1;
-	/* Launches per CPU-second of the program's threads while armed, times the CPU time they
-	 * used while disarmed. CPU time, not wall time: a thread held in a stop uses none, so
-	 * the rate is the program's own, not the one our stops slowed it down to. */
-	uint64_t cpu_now = program_cpu();
-	double counted = (double)(launch_stops - launch_stops_at_start);
-	double armed_cpu = (double)((armed ? cpu_now : cpu_at_disarm) - cpu_at_start);
-	double all_stops = (double)(stops - stops_at_start);
-	armed_cpu -= all_stops * (double)cpu_per_stop;	/* the kernel's share of our stops */
-	if (armed_cpu < 1000)
-		armed_cpu = 1000;
-	double disarmed_cpu = armed ? 0 : (double)(cpu_now - cpu_at_disarm);
-	double factor = counted > 0 && armed_cpu > 0 ? 1 + disarmed_cpu / armed_cpu : 1.0;
+	double cpu = (double)(b->cpu - a->cpu) - (double)(b->stops - a->stops) * (double)cpu_per_stop;
+	double floor = 0.25 * (double)(b->cpu - a->cpu);	/* bound the error of the charge */
+	return cpu > floor ? cpu : floor;
+}
+
+static void end_period(uint64_t now)
+{
+	struct mark end = mark_now(now);
+	const struct mark *armed_end = armed ? &end : &disarm;
+	double counted = (double)(armed_end->launch_stops - start.launch_stops);
+	double armed_own = own_cpu(&start, armed_end);
+	double disarmed_own = armed ? 0 : own_cpu(&disarm, &end);
+	double factor = counted > 0 && armed_own > 0 ? 1 + disarmed_own / armed_own : 1.0;
 	stats_extrapolate_launches(factor);
-	double cost = (double)calibrated_cost + avg_held_ns;
 	if (factor != 1.0)
 		session_set_launches_estimated();
 
-	/* What would arming all period have cost? Launch stops scale with armed time; the
-	 * others happen anyway. */
-	double launch_rate = counted / (double)armed_len;
-	double other = (double)(stops - stops_at_start) - (double)(launch_stops - launch_stops_at_start);
-	double allowed = share * (double)len / cost - (other > 0 ? other : 0);
-	double wanted = launch_rate * (double)len;
+	/* Next duty: what would arming all period cost? Launch stops scale with armed time;
+	 * the other stops happen anyway. */
+	double len = (double)(now - start.t);
+	double armed_len = (double)(armed_end->t - start.t);
+	double cost = (double)calibrated_cost + avg_held_ns;
+	double other = (double)(end.stops - start.stops) - (double)(end.launch_stops - start.launch_stops);
+	double allowed = share * len / cost - (other > 0 ? other : 0);
+	double wanted = armed_len > 0 ? counted / armed_len * len : 0;
 	double next = wanted <= 0 ? 1.0 : allowed / wanted;
 	next = next > 1 ? 1 : next < MIN_DUTY ? MIN_DUTY : next;
 	if ((next < 1) != (duty < 1))
 		log_debug("--max-overhead: launch probes armed %.0f%% of the time", next * 100);
 	duty = next;
 
-	period_start = now;
-	stops_at_start = stops;
-	launch_stops_at_start = launch_stops;
-	armed_until = now + (uint64_t)(duty * (double)PERIOD_NS);
-	set_armed(true);
-	cpu_at_start = cpu_now;
+	start = end;
+	set_armed(true, now);
 }
 
 void budget_poll(uint64_t now, uint64_t stops)
 {
 	if (!active)
 		return;
-	if (!period_start) {
-		period_start = now;
-		armed_until = now + PERIOD_NS;
-		stops_at_start = stops;
-		cpu_at_start = program_cpu();
+	last_stops = stops;
+	if (!start.t) {
+		start = mark_now(now);
 		return;
 	}
-	if (armed && duty < 1 && now >= armed_until)
-		set_armed(false);
-	if (now - period_start >= PERIOD_NS)
-		end_period(now, stops);
+	if (armed && duty < 1 && now >= start.t + (uint64_t)(duty * (double)PERIOD_NS))
+		set_armed(false, now);
+	if (now - start.t >= PERIOD_NS)
+		end_period(now);
 }
 
 void budget_finish(uint64_t now, uint64_t stops)
 {
-	if (active && period_start && now > period_start)
-		end_period(now, stops);
+	last_stops = stops;
+	if (active && start.t && now > start.t)
+		end_period(now);
 }

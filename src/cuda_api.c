@@ -162,7 +162,9 @@ static const struct api_spec api_table[] = {
 	/* Driver API: where CUfunction and CUkernel values get their names. */
 	NAMER("cuModuleGetFunction", D, NAME_FROM_STRING, 1, 3),
 	NAMER("cuLibraryGetKernel", D, NAME_FROM_STRING, 1, 3),
-	NAMER("cuKernelGetFunction", D, NAME_FROM_HANDLE, 1, 2),
+	/* Not cuKernelGetFunction: cudart calls it on many launches (two stops each, 11% of a
+	 * PyTorch step on the H100); a CUfunction it made is named by cuFuncGetName instead, once,
+	 * at its first launch (hit.c). */
 };
 
 #define N_API ((int)(sizeof api_table / sizeof api_table[0]))

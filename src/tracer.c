@@ -39,6 +39,7 @@
 #include "threads.h"
 #include "xol.h"
 
+#define SPIN_US_DEFAULT 0
 #define PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC)
 
 static pid_t pid;		/* thread group being traced */
@@ -839,6 +840,27 @@ static void housekeeping(void)
 		stats_set_threads(threads_count());	/* the last count stays once it ended */
 }
 
+/* The next stop of any thread. A call's return, or the next call, often comes within a few
+ * microseconds: polling for that long first spares the tracer a sleep and a wake-up, which
+ * on an idle many-core host costs more than the poll (GPUTOP_SPIN_US, default below). */
+static pid_t wait_event(int *status)
+{
+	static long spin_ns = -1;
+	if (spin_ns < 0) {
+		const char *e = getenv("GPUTOP_SPIN_US");
+		spin_ns = (e ? atol(e) : SPIN_US_DEFAULT) * 1000;
+	}
+	if (spin_ns > 0) {
+		uint64_t until = now_ns() + (uint64_t)spin_ns;
+		do {
+			pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
+			if (tid != 0)
+				return tid;
+		} while (now_ns() < until);
+	}
+	return waitpid(-1, status, __WALL);
+}
+
 int tracer_loop(double timeout_s, bool need_cuda)
 {
 	uint64_t start = now_ns(), last_house = 0;
@@ -873,7 +895,7 @@ int tracer_loop(double timeout_s, bool need_cuda)
 			killing = true;
 		}
 		int status;
-		pid_t tid = waitpid(-1, &status, __WALL);
+		pid_t tid = wait_event(&status);
 		if (tid < 0) {
 			if (errno == EINTR)
 				continue;
