@@ -33,6 +33,8 @@ struct thread {
 	bool want_stop;		/* stop-the-world: keep it stopped when it reports */
 	bool group_stopped;	/* its last stop was a group-stop (SIGSTOP & co.) */
 	int pending_sig;	/* signal to deliver when it is resumed */
+	uint64_t deferred;	/* more signals that arrived while we held it (bit n-1 = signal n):
+				 * sent again once it runs, so each is delivered in its turn */
 	int device;		/* from cudaSetDevice, -1 until known */
 	uint64_t cpu_ns;	/* CPU time it had used when last looked at (--max-overhead) */
 	uint32_t depth, cap;

@@ -89,6 +89,11 @@ static void release(struct thread *t)
 	int sig = t->pending_sig;
 	t->pending_sig = 0;
 	resume(t, sig);
+	for (int n = 1; t->deferred && n <= 64; n++)
+		if (t->deferred & (1ull << (n - 1))) {
+			t->deferred &= ~(1ull << (n - 1));
+			syscall(SYS_tgkill, pid, t->tid, n);
+		}
 }
 
 /* ---- exits ---------------------------------------------------------------------------- */
@@ -463,9 +468,10 @@ int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 		if (event == 0) {
 			/* A signal for the program arrived first: keep it for later, and resend any
 			 * it already owed (standard signals do not queue twice anyway). */
-			if (t->pending_sig && t->pending_sig != sig)
-				syscall(SYS_tgkill, pid, t->tid, t->pending_sig);
-			t->pending_sig = sig;
+			if (!t->pending_sig)
+				t->pending_sig = sig;
+			else if (sig != t->pending_sig && sig <= 64)
+				t->deferred |= 1ull << (sig - 1);
 		}
 		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
 			return -errno;
@@ -547,7 +553,10 @@ int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
 	launched = true;
 	*child_errno = 0;
 	/* The child stopped itself before exec; seize it, wake it, and wait for the exec. */
-	if (waitpid(child, &status, WUNTRACED) < 0 || !WIFSTOPPED(status))
+	pid_t w;
+	while ((w = waitpid(child, &status, WUNTRACED)) < 0 && errno == EINTR)
+		;	/* the tick timer */
+	if (w < 0 || !WIFSTOPPED(status))
 		return -ECHILD;
 	if (ptrace(PTRACE_SEIZE, child, 0, (void *)(long)PTRACE_OPTIONS) < 0)
 		return -errno;
