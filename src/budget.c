@@ -22,6 +22,10 @@ static uint64_t (*program_cpu)(void);
 static double avg_held_ns;	/* tracer's own time per stop, averaged */
 static double duty = 1.0;
 static uint64_t last_stops, launch_stops;
+/* Over all armed time so far: launch stops and the other stops (allocations, copies,
+ * synchronize calls: always armed, always exact). */
+static double armed_launches, armed_others;
+#define MIN_OTHERS 50	/* fewer other stops than this while armed: rate them by CPU time */
 
 /* Where the current period started, and where its armed part ended. */
 static struct mark {
@@ -74,14 +78,36 @@ static double own_cpu(const struct mark *a, const struct mark *b)
 	return cpu > floor ? cpu : floor;
 }
 
+static double others(const struct mark *a, const struct mark *b)
+{
+	return (double)(b->stops - a->stops) - (double)(b->launch_stops - a->launch_stops);
+}
+
+/* How many launches the disarmed part of the period would have counted. A program's launches
+ * keep step with its other CUDA calls (a training step: its launches, a memset, a copy...), so
+ * where there are enough of those, launches per other call while armed, times the other calls
+ * while disarmed. Otherwise launches per CPU-second of the program while armed, times its CPU
+ * time while disarmed. */
+static double launches_missed(const struct mark *armed_end, const struct mark *end)
+{
+	double counted = (double)(armed_end->launch_stops - start.launch_stops);
+	armed_launches += counted;
+	armed_others += others(&start, armed_end);
+	if (armed || armed_launches <= 0)
+		return 0;
+	if (armed_others >= MIN_OTHERS)
+		return others(&disarm, end) * armed_launches / armed_others;
+	double armed_own = own_cpu(&start, armed_end);
+	return counted > 0 && armed_own > 0 ? counted * own_cpu(&disarm, end) / armed_own : 0;
+}
+
 static void end_period(uint64_t now)
 {
 	struct mark end = mark_now(now);
 	const struct mark *armed_end = armed ? &end : &disarm;
 	double counted = (double)(armed_end->launch_stops - start.launch_stops);
-	double armed_own = own_cpu(&start, armed_end);
-	double disarmed_own = armed ? 0 : own_cpu(&disarm, &end);
-	double factor = counted > 0 && armed_own > 0 ? 1 + disarmed_own / armed_own : 1.0;
+	double missed = launches_missed(armed_end, &end);
+	double factor = counted > 0 ? 1 + missed / counted : 1.0;
 	stats_extrapolate_launches(factor);
 	if (factor != 1.0)
 		session_set_launches_estimated();
@@ -91,7 +117,7 @@ static void end_period(uint64_t now)
 	double len = (double)(now - start.t);
 	double armed_len = (double)(armed_end->t - start.t);
 	double cost = (double)calibrated_cost + avg_held_ns;
-	double other = (double)(end.stops - start.stops) - (double)(end.launch_stops - start.launch_stops);
+	double other = others(&start, &end);
 	double allowed = share * len / cost - (other > 0 ? other : 0);
 	double wanted = armed_len > 0 ? counted / armed_len * len : 0;
 	double next = wanted <= 0 ? 1.0 : allowed / wanted;

@@ -29,7 +29,7 @@ static const char usage_text[] =
 	"  -o, --output FILE       launch mode: the program's stdout and stderr go to FILE\n"
 	"                          (so they do not draw over the TUI)\n"
 	"      --timeout SECONDS   end the session after SECONDS (then detach)\n"
-	"      --max-overhead PCT  keep gputop's cost under PCT%% of the program's time by\n"
+	"      --max-overhead PCT  keep gputop's cost under PCT% of the program's time by\n"
 	"                          sampling launches (launch counts become estimates)\n"
 	"      --no-color          no colors (also when NO_COLOR is set or TERM=dumb)\n"
 	"  -q, --quiet             no progress messages on stderr\n"

@@ -351,13 +351,13 @@ static int find_frame(const struct thread *t, uint64_t sp)
 	return -1;
 }
 
-bool hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
+int hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 {
 	int i = find_frame(t, arch_sp(r));
 	if (i < 0) {
 		if (!t->depth) {
 			log_error("thread %d returned through the trampoline with no call in flight", t->tid);
-			return false;
+			return -1;
 		}
 		i = (int)t->depth - 1;
 		log_debug("thread %d: return at sp %#llx matches no frame; using the innermost", t->tid,
@@ -377,7 +377,7 @@ bool hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 	if (s->op == OP_KERNEL_NAME && !err)
 		on_name_return(t, s, &f);
 	if (!f.counted)
-		return true;
+		return f.api;
 	stats_on_call(f.api, ns, true, err);
 	if (trace && s->op != OP_ALLOC)
 		trace_line(t->tid, "%s = %d%s%s <%" PRIu64 " ns>", s->name, err, err ? " " : "",
@@ -385,7 +385,7 @@ bool hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 	if (err) {
 		if (trace && s->op == OP_ALLOC)
 			trace_line(t->tid, "%s = %d %s", s->name, err, cuda_error_name(s->layer, err) ?: "");
-		return true;
+		return f.api;
 	}
 	switch (s->op) {
 	case OP_ALLOC:
@@ -415,5 +415,5 @@ bool hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 		t->device = (int)f.arg[0];
 		break;
 	}
-	return true;
+	return f.api;
 }

@@ -22,8 +22,9 @@ uint64_t hit_stop_cost(void);
 void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed);
 
 /* The thread came back through the trampoline at now_ns: r's pc goes to the real return
- * address. Returns false if no call of this thread was waiting for it (a bug, reported). */
-bool hit_return(struct thread *t, arch_regs_t *r, uint64_t now);
+ * address. Returns the API row of the call that returned, or -1 if no call of this thread was
+ * waiting for it (a bug, reported). */
+int hit_return(struct thread *t, arch_regs_t *r, uint64_t now);
 
 /* --trace FILE: one line per call. */
 int trace_open(const char *path);

@@ -334,10 +334,11 @@ static bool on_trap(struct thread *t, uint64_t now)
 	if (xol_ready() && addr == xol_trampoline()) {
 		stats_on_stop();
 		stops++;
-		if (hit_return(t, &r, now))
+		int api = hit_return(t, &r, now);
+		if (api >= 0)
 			arch_set_regs(t->tid, &r);
 		if (budget_active())
-			budget_on_stop(now_ns() - now, false);
+			budget_on_stop(now_ns() - now, api >= 0 && cuda_api_get(api)->op == OP_LAUNCH);
 		release(t);
 		return true;
 	}
@@ -672,7 +673,7 @@ static void restore_thread(struct thread *t)
 		/* Returned into the trampoline but not trapped yet: finish the return for it. */
 		arch_regs_t after = r;
 		after.rip += arch_breakpoint_len;	/* as if it had trapped */
-		if (hit_return(t, &after, now_ns())) {
+		if (hit_return(t, &after, now_ns()) >= 0) {
 			arch_set_pc(&r, arch_pc(&after));
 			arch_set_regs(t->tid, &r);
 		}

@@ -168,6 +168,50 @@ void fmt_age(char *buf, size_t n, uint64_t ns)
 			 (s + 1800) / 3600 % 24);
 }
 
+void fmt_sparkline(char *buf, size_t size, const double *v, int n, double max)
+{
+	static const char *const block[] = { "\u2581", "\u2582", "\u2583", "\u2584",
+					     "\u2585", "\u2586", "\u2587", "\u2588" };
+	static const char ascii[] = " .:-=+*#";
+	size_t used = 0;
+
+	if (!size)
+		return;
+	if (max <= 0)
+		for (int i = 0; i < n; i++)
+			max = v[i] > max ? v[i] : max;
+	for (int i = 0; i < n; i++) {
+		/* Level 0 only for nothing at all: any activity shows at least one step. */
+		int level = 0;
+		const char *s;
+		char one[2] = { 0 };
+
+		if (v[i] > 0 && max > 0) {
+			level = 1 + (int)(v[i] / max * 6.999);
+			level = level > 7 ? 7 : level;
+		}
+		if (fmt_ascii_only) {
+			one[0] = ascii[level];
+			s = one;
+		} else {
+			s = block[level];
+		}
+		if (used + strlen(s) + 1 > size)
+			break;
+		memcpy(buf + used, s, strlen(s));
+		used += strlen(s);
+	}
+	buf[used] = '\0';
+}
+
+void fmt_percent(char *buf, size_t n, uint64_t part, uint64_t whole)
+{
+	if (!whole)
+		snprintf(buf, n, "%s", fmt_dash());
+	else
+		snprintf(buf, n, "%.1f%%", (double)part * 100.0 / (double)whole);
+}
+
 static bool fmt_is_lead_byte(char c)
 {
 	return ((unsigned char)c & 0xc0) != 0x80;

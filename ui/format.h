@@ -24,6 +24,13 @@ void fmt_age(char *buf, size_t n, uint64_t ns);		/* "0.4s", "42s", "2m05s", "1h0
 const char *fmt_dash(void);	/* "—", the mark for "not known" */
 const char *fmt_times(void);	/* "×" */
 
+/* A sparkline of n values (oldest first), one column each, scaled to max (the largest value
+ * when max <= 0): Unicode blocks "▁▂▃▄▅▆▇█", or " .:-=+*#" in ASCII; zero stays blank-ish
+ * ("▁" / " ") so that an idle minute reads as flat. buf needs 3 * n + 1 bytes. */
+void fmt_sparkline(char *buf, size_t size, const double *v, int n, double max);
+/* "12.3%" of part in whole; the dash when whole is 0. */
+void fmt_percent(char *buf, size_t n, uint64_t part, uint64_t whole);
+
 /* Columns s takes on a terminal (one per code point; names are not East Asian wide). */
 int fmt_width(const char *s);
 /* Copies s into buf cut to at most width columns, ending in "…" when cut. */

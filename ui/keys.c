@@ -1,0 +1,38 @@
+/* keys.c — the table of the TUI's keys (keys.h). Adding a key is one row here and one case
+ * in tui.c's dispatcher; the bar and the help follow by themselves. */
+#include "keys.h"
+
+#include <curses.h>
+
+#define CTRL_L 12	/* ^L, as in every curses program */
+
+const struct tui_key tui_keys[] = {
+	{ { 'q' }, "q", "Quit",
+	  "quit: detach; in launch mode, ask: kill or detach", ACT_QUIT },
+	{ { '?', 'h', KEY_F(1) }, "?/h/F1", "Help", "show this help; any key closes it", ACT_HELP },
+	{ { 'o', 'l', 'k', 'b', 'a' }, "o l k b a", "Views",
+	  "views Overview Leaks Kernels Bandwidth API", ACT_VIEW },
+	{ { '\t' }, "Tab", NULL, "next view", ACT_NEXT_VIEW },
+	{ { KEY_BTAB }, "S-Tab", NULL, "previous view", ACT_PREV_VIEW },
+	{ { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END }, "Up Down PgUp PgDn Home End",
+	  NULL, "scroll the table", ACT_SCROLL },
+	{ { 's' }, "s", "Sort", "sort by the next column", ACT_SORT },
+	{ { 'r' }, "r", "Reverse", "reverse the sort order", ACT_REVERSE },
+	{ { '/' }, "/", "Filter",
+	  "filter by name (Enter applies, Esc clears)", ACT_FILTER },
+	{ { 'p' }, "p", "Pause", "pause the display; tracing goes on",
+	  ACT_PAUSE },
+	{ { 'z' }, "z", "Reset", "reset counters (live allocations stay)", ACT_RESET },
+	{ { CTRL_L }, "Ctrl-L", NULL, "redraw the whole screen", ACT_REDRAW },
+};
+
+const size_t tui_keys_count = sizeof(tui_keys) / sizeof(tui_keys[0]);
+
+const struct tui_key *keys_find(int ch)
+{
+	for (size_t i = 0; i < tui_keys_count; i++)
+		for (int k = 0; k < KEYS_PER_ENTRY && tui_keys[i].keys[k]; k++)
+			if (tui_keys[i].keys[k] == ch)
+				return &tui_keys[i];
+	return NULL;
+}

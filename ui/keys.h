@@ -1,0 +1,40 @@
+/* keys.h — the one table of the TUI's keys: what each key does, the word the function bar
+ * shows and the line the help overlay shows. The bar, the help and the dispatcher all read
+ * this table, so the help can never lie about a key. */
+#ifndef GPUTOP_KEYS_H
+#define GPUTOP_KEYS_H
+
+#include <stddef.h>
+
+enum tui_action {
+	ACT_QUIT,		/* detach (attach mode) or ask kill/detach (launch mode) */
+	ACT_HELP,
+	ACT_VIEW,		/* the key names the view (struct tui_view.key) */
+	ACT_NEXT_VIEW,
+	ACT_PREV_VIEW,
+	ACT_SCROLL,		/* the key says which way and how far */
+	ACT_SORT,
+	ACT_REVERSE,
+	ACT_FILTER,
+	ACT_PAUSE,
+	ACT_RESET,
+	ACT_REDRAW,
+};
+
+#define KEYS_PER_ENTRY 6
+
+struct tui_key {
+	int keys[KEYS_PER_ENTRY];	/* ncurses key codes; 0 ends the list early */
+	const char *names;		/* how the bar and the help write the keys: "?/h" */
+	const char *label;		/* one word for the function bar; NULL: help only */
+	const char *help;		/* one line for the help overlay */
+	enum tui_action action;
+};
+
+extern const struct tui_key tui_keys[];
+extern const size_t tui_keys_count;
+
+/* The entry that handles ch, or NULL when no key of the table is ch. */
+const struct tui_key *keys_find(int ch);
+
+#endif

@@ -1,0 +1,123 @@
+/* tui.h — the TUI's view interface: what every view (view_*.c) gets to draw from and the
+ * table helper most of them draw with. tui.c owns the loop, the terminal and the layout and
+ * calls a view's draw function with a window, a rectangle and a frame; views only draw. */
+#ifndef GPUTOP_TUI_H
+#define GPUTOP_TUI_H
+
+#include <curses.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "history.h"
+#include "session.h"
+#include "stats.h"
+
+#define TUI_COLS_MAX	8	/* columns of one table */
+#define TUI_CELL	256	/* bytes of one formatted cell */
+#define TUI_FILTER_LEN	64
+
+struct tui_rect {
+	int y, x, h, w;
+};
+
+enum tui_sort_kind {
+	SORT_NONE,		/* this column cannot be sorted on */
+	SORT_NUM,		/* by the row's key[column] */
+	SORT_TEXT,		/* by the row's name */
+};
+
+struct tui_column {
+	const char *title;
+	int width;		/* 0: the flexible column, which takes the room left */
+	bool right;		/* right-aligned (figures) */
+	unsigned char sort;	/* enum tui_sort_kind */
+	bool desc;		/* natural order is largest first ('r' reverses it) */
+};
+
+/* What the user chose for one view; kept while switching views. */
+struct tui_view_state {
+	int scroll;			/* first table row shown */
+	int sort;			/* index of the sort column */
+	bool reverse;
+	char filter[TUI_FILTER_LEN];	/* case-insensitive substring of the row's name; "" = all */
+	int rows, page;			/* set by the draw: rows after filtering, rows visible */
+};
+
+/* Everything a view draws from, for one refresh. */
+struct tui_frame {
+	const struct stats_snapshot *cur;	/* what to show */
+	const struct stats_snapshot *prev;	/* the refresh before: interval rates */
+	const struct session_status *st;
+	const struct history *hist;
+	bool estimated;				/* launch figures are estimates: prefix "~" */
+};
+
+struct tui_view {
+	const char *name;		/* "Kernels" */
+	int key;			/* 'k': must be a key of keys.c's ACT_VIEW row */
+	const struct tui_column *cols;
+	int n_cols;
+	int default_sort;
+	const char *empty;		/* what a table with no rows says */
+	void (*draw)(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
+		     struct tui_view_state *vs);
+};
+
+extern const struct tui_view view_overview, view_leaks, view_kernels, view_bandwidth, view_api;
+
+/* ---- helpers for views (tui.c) ---- */
+
+enum tui_color {
+	TC_NORMAL,
+	TC_TITLE,	/* table column titles */
+	TC_SORTED,	/* the sort column's title */
+	TC_LABEL,	/* labels in front of figures */
+	TC_VALUE,	/* figures that matter */
+	TC_SPARK,	/* sparklines */
+	TC_WARN,	/* leaks, errors, estimates */
+	TC_DIM,		/* secondary text */
+	TC_BAR_KEY,	/* the function bar: keys */
+	TC_BAR_LABEL,	/* the function bar: what they do */
+	TC_TAB,		/* the current view's tab */
+	TC_COUNT,
+};
+
+int tui_attr(enum tui_color c);	/* the attributes of a role: colors, or plain bold/reverse */
+
+/* One row of a table: views fill key[] and name, then format cells of visible rows only.
+ * Rows are moved while filtering and sorting: nothing may point into a row. */
+struct tui_row {
+	const void *item;		/* the view's own record (in the snapshot) */
+	const char *name;		/* SORT_TEXT key and the filter's subject; NULL: name_buf */
+	char name_buf[48];		/* a name the view formats itself; with name set, a second
+					 * subject for the filter (e.g. an address) */
+	double key[TUI_COLS_MAX];	/* SORT_NUM keys by column */
+	uint64_t tie;			/* last resort of the order, so that rows never swap */
+};
+
+static inline const char *tui_row_name(const struct tui_row *r)
+{
+	return r->name ? r->name : r->name_buf;
+}
+
+typedef void tui_cells_fn(const struct tui_frame *f, const struct tui_row *row,
+			  char cell[][TUI_CELL]);
+
+/* Filters, sorts and draws rows in r (titles on the first line), scrolled by vs->scroll,
+ * which it clamps; sets vs->rows and vs->page. Says v->empty when nothing is left. */
+void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
+		    struct tui_view_state *vs, const struct tui_frame *f, struct tui_row *rows,
+		    size_t n, tui_cells_fn *cells);
+
+/* Writes s at (y, x) cut to at most width columns, with attributes attr. */
+void tui_put(WINDOW *w, int y, int x, int width, int attr, const char *s);
+
+/* Launch figures: "~" in front when they are estimates. */
+void tui_launch_count(char *buf, size_t n, uint64_t v, bool estimated);
+/* Per-second rate of delta over ns; the dash when ns is 0. */
+void tui_per_sec(char *buf, size_t n, uint64_t delta, uint64_t ns, bool estimated);
+uint64_t tui_delta(uint64_t cur, uint64_t prev);	/* saturating over a reset */
+uint64_t tui_interval_ns(const struct tui_frame *f);
+
+#endif

@@ -1,0 +1,146 @@
+/* view_overview.c — the Overview: what is traced (PID, command, threads, for how long) and
+ * the headline figures — live GPU memory and its peak, launches/s, H2D and D2H bandwidth,
+ * API calls/s — each with a sparkline of the last minute. Draws from snapshots only. */
+#include "tui.h"
+#include "format.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LABEL_W	12
+#define NOW_W	12
+#define TOTAL_W	26
+
+static uint64_t overview_xfer(const struct stats_snapshot *s, enum copy_dir d, uint64_t *ns)
+{
+	uint64_t bytes = 0;
+
+	*ns = 0;
+	for (int m = 0; m < COPY_MODE_COUNT; m++) {
+		bytes += s->xfer[m][d].bytes;
+		*ns += s->xfer[m][d].ns;
+	}
+	return bytes;
+}
+
+static uint64_t overview_calls(const struct stats_snapshot *s)
+{
+	uint64_t calls = 0;
+
+	for (size_t i = 0; i < s->n_api; i++)
+		calls += s->api[i].calls;
+	return calls;
+}
+
+/* label | now | total | sparkline of the last minute (as many seconds as fit). */
+static void overview_metric(WINDOW *w, struct tui_rect r, int y, const char *label,
+			    const char *now, const char *total, const struct history *h,
+			    enum history_series k, bool warn)
+{
+	double v[HISTORY_LEN];
+	char spark[3 * HISTORY_LEN + 1];
+	int n = history_get(h, k, v);
+	int x = r.x, room;
+
+	if (y >= r.y + r.h)
+		return;
+	tui_put(w, y, x, LABEL_W, tui_attr(TC_LABEL), label);
+	x += LABEL_W + 1;
+	tui_put(w, y, x, NOW_W, tui_attr(warn ? TC_WARN : TC_VALUE), now);
+	x += NOW_W + 1;
+	tui_put(w, y, x, TOTAL_W, tui_attr(TC_DIM), total);
+	x += TOTAL_W + 1;
+	room = r.x + r.w - x;
+	if (room < 8)
+		return;
+	if (n > room)
+		memmove(v, v + (n - room), (size_t)room * sizeof(v[0])), n = room;
+	fmt_sparkline(spark, sizeof(spark), v, n, 0);
+	tui_put(w, y, x, room, tui_attr(TC_SPARK), spark);
+}
+
+static void overview_target(WINDOW *w, struct tui_rect r, const struct tui_frame *f, int *y)
+{
+	const struct session_status *st = f->st;
+	const struct stats_snapshot *s = f->cur;
+	char line[TUI_CELL + 64], age[FMT_LEN], cuda[64];
+	uint64_t start = st->start_ns ? st->start_ns : s->start_ns;
+
+	fmt_age(age, sizeof(age), s->t_ns >= start ? s->t_ns - start : 0);
+	tui_put(w, *y, r.x, LABEL_W, tui_attr(TC_LABEL), "Target");
+	snprintf(line, sizeof(line), "PID %d  %s", (int)st->pid, st->command);
+	tui_put(w, *y, r.x + LABEL_W + 1, r.w - LABEL_W - 1, tui_attr(TC_VALUE), line);
+	(*y)++;
+	if (st->cuda_seen)
+		snprintf(cuda, sizeof(cuda), "CUDA probed");
+	else
+		snprintf(cuda, sizeof(cuda), "no CUDA library yet");
+	snprintf(line, sizeof(line), "%d thread%s, %s for %s, %s", s->threads, s->threads == 1 ? "" : "s",
+		 st->launched ? "launched and traced" : "attached", age, cuda);
+	tui_put(w, *y, r.x + LABEL_W + 1, r.w - LABEL_W - 1, tui_attr(TC_NORMAL), line);
+	*y += 2;
+}
+
+static void overview_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
+			  struct tui_view_state *vs)
+{
+	const struct stats_snapshot *s = f->cur, *p = f->prev;
+	uint64_t ns = tui_interval_ns(f), h2d_ns, d2h_ns, ph2d_ns = 0, pd2h_ns = 0;
+	uint64_t h2d = overview_xfer(s, DIR_H2D, &h2d_ns), d2h = overview_xfer(s, DIR_D2H, &d2h_ns);
+	uint64_t ph2d = p ? overview_xfer(p, DIR_H2D, &ph2d_ns) : 0;
+	uint64_t pd2h = p ? overview_xfer(p, DIR_D2H, &pd2h_ns) : 0;
+	uint64_t calls = overview_calls(s), pcalls = p ? overview_calls(p) : 0;
+	char now[TUI_CELL], a[FMT_LEN], b[FMT_LEN], total[TUI_CELL];
+	int y = r.y;
+
+	vs->rows = vs->page = 0;
+	overview_target(w, r, f, &y);
+	if (y < r.y + r.h)
+		tui_put(w, y, r.x + LABEL_W + 1 + NOW_W + 1 + TOTAL_W + 1, r.w, tui_attr(TC_DIM),
+		"last minute");
+	if (y < r.y + r.h)
+		tui_put(w, y, r.x + LABEL_W + 1, NOW_W, tui_attr(TC_DIM), "now");
+	y++;
+
+	fmt_bytes(now, sizeof(now), s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
+	fmt_bytes(a, sizeof(a), s->peak_device_bytes);
+	snprintf(total, sizeof(total), "peak %s, %" PRIu64 " live", a, s->live_count);
+	overview_metric(w, r, y++, "GPU memory", now, total, f->hist, HIST_MEMORY, false);
+
+	tui_per_sec(now, sizeof(now), tui_delta(s->launches, p ? p->launches : 0), ns, f->estimated);
+	tui_launch_count(a, sizeof(a), s->launches, f->estimated);
+	snprintf(total, sizeof(total), "%s launches", a);
+	overview_metric(w, r, y++, "Launches/s", now, total, f->hist, HIST_LAUNCHES, f->estimated);
+
+	fmt_rate(now, sizeof(now), tui_delta(h2d, ph2d), ns);
+	fmt_bytes(a, sizeof(a), h2d);
+	fmt_rate(b, sizeof(b), h2d, h2d_ns);
+	snprintf(total, sizeof(total), "%s, avg %s", a, b);
+	overview_metric(w, r, y++, "H2D", now, total, f->hist, HIST_H2D, false);
+
+	fmt_rate(now, sizeof(now), tui_delta(d2h, pd2h), ns);
+	fmt_bytes(a, sizeof(a), d2h);
+	fmt_rate(b, sizeof(b), d2h, d2h_ns);
+	snprintf(total, sizeof(total), "%s, avg %s", a, b);
+	overview_metric(w, r, y++, "D2H", now, total, f->hist, HIST_D2H, false);
+
+	/* Launch calls are among them: estimates too under --max-overhead. */
+	tui_per_sec(now, sizeof(now), tui_delta(calls, pcalls), ns, f->estimated);
+	tui_launch_count(a, sizeof(a), calls, f->estimated);
+	snprintf(total, sizeof(total), "%s calls", a);
+	overview_metric(w, r, y++, "API calls/s", now, total, f->hist, HIST_CALLS, false);
+
+	y++;
+	fmt_duration(a, sizeof(a), s->sync_ns);
+	fmt_duration(b, sizeof(b), s->tracer_cpu_ns);
+	snprintf(total, sizeof(total), "synchronize: %" PRIu64 " calls, %s blocked; gputop: %" PRIu64
+		 " stops, %s CPU", s->sync_calls, a, s->stops, b);
+	if (y < r.y + r.h)
+		tui_put(w, y, r.x, r.w, tui_attr(TC_DIM), total);
+}
+
+const struct tui_view view_overview = {
+	.name = "Overview", .key = 'o', .cols = NULL, .n_cols = 0, .default_sort = 0,
+	.empty = "", .draw = overview_draw,
+};
