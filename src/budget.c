@@ -21,15 +21,16 @@ static uint64_t cpu_per_stop;	/* CPU the kernel charges a thread for one stop */
 static uint64_t (*program_cpu)(void);
 static double avg_held_ns;	/* tracer's own time per stop, averaged */
 static double duty = 1.0;
-static uint64_t last_stops, launch_stops;
-/* Over all armed time so far: launch stops and the other stops (allocations, copies,
- * synchronize calls: always armed, always exact). */
-static double armed_launches, armed_others;
-#define MIN_OTHERS 50	/* fewer other stops than this while armed: rate them by CPU time */
+static uint64_t last_stops, launch_stops, work_stops;
+/* Over recent armed time (older periods weigh less and less): launch stops and work stops
+ * (allocations, copies, synchronize calls: always armed, always exact). */
+static double armed_launches, armed_works;
+#define DECAY 0.8	/* per period: the ratio follows the program within a second or so */
+#define MIN_WORKS 20	/* fewer work stops than this while armed: rate by CPU time instead */
 
 /* Where the current period started, and where its armed part ended. */
 static struct mark {
-	uint64_t t, cpu, stops, launch_stops;
+	uint64_t t, cpu, stops, launch_stops, work_stops;
 } start, disarm;
 
 void budget_init(double max_overhead_pct, uint64_t stop_cost_ns, uint64_t stop_cpu_ns,
@@ -47,16 +48,18 @@ bool budget_active(void)
 	return active;
 }
 
-void budget_on_stop(uint64_t held_ns, bool launch)
+void budget_on_stop(uint64_t held_ns, enum budget_stop what)
 {
 	avg_held_ns = avg_held_ns ? avg_held_ns * 0.99 + (double)held_ns * 0.01 : (double)held_ns;
-	if (launch)
+	if (what == STOP_LAUNCH)
 		launch_stops++;
+	else if (what == STOP_WORK)
+		work_stops++;
 }
 
 static struct mark mark_now(uint64_t now)
 {
-	return (struct mark){ now, program_cpu(), last_stops, launch_stops };
+	return (struct mark){ now, program_cpu(), last_stops, launch_stops, work_stops };
 }
 
 static void set_armed(bool on, uint64_t now)
@@ -83,20 +86,25 @@ static double others(const struct mark *a, const struct mark *b)
 	return (double)(b->stops - a->stops) - (double)(b->launch_stops - a->launch_stops);
 }
 
+static double works(const struct mark *a, const struct mark *b)
+{
+	return (double)(b->work_stops - a->work_stops);
+}
+
 /* How many launches the disarmed part of the period would have counted. A program's launches
- * keep step with its other CUDA calls (a training step: its launches, a memset, a copy...), so
- * where there are enough of those, launches per other call while armed, times the other calls
+ * keep step with its other CUDA work (a training step: its launches, a memset, a copy...), so
+ * where there is enough of that, launches per work stop while armed, times the work stops
  * while disarmed. Otherwise launches per CPU-second of the program while armed, times its CPU
  * time while disarmed. */
 static double launches_missed(const struct mark *armed_end, const struct mark *end)
 {
 	double counted = (double)(armed_end->launch_stops - start.launch_stops);
-	armed_launches += counted;
-	armed_others += others(&start, armed_end);
+	armed_launches = armed_launches * DECAY + counted;
+	armed_works = armed_works * DECAY + works(&start, armed_end);
 	if (armed || armed_launches <= 0)
 		return 0;
-	if (armed_others >= MIN_OTHERS)
-		return others(&disarm, end) * armed_launches / armed_others;
+	if (armed_works >= MIN_WORKS)
+		return works(&disarm, end) * armed_launches / armed_works;
 	double armed_own = own_cpu(&start, armed_end);
 	return counted > 0 && armed_own > 0 ? counted * own_cpu(&disarm, end) / armed_own : 0;
 }

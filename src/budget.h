@@ -15,9 +15,12 @@ void budget_init(double max_overhead_pct, uint64_t stop_cost_ns, uint64_t stop_c
 bool budget_active(void);
 /* Called by the tracer on every pass of its loop, with the stops it has seen so far. */
 void budget_poll(uint64_t now_ns, uint64_t stops);
+/* What a stop was for: a launch, another call that does work (allocation, copy,
+ * synchronize...: the program's pace), or bookkeeping (kernel names, the dynamic linker). */
+enum budget_stop { STOP_LAUNCH, STOP_WORK, STOP_OTHER };
 /* Called for each stop: how long gputop held the program (trap to resume, as far as the
- * tracer sees it) and whether it was a launch probe. */
-void budget_on_stop(uint64_t held_ns, bool launch);
+ * tracer sees it) and what it was for. */
+void budget_on_stop(uint64_t held_ns, enum budget_stop what);
 /* The session ends: extrapolate the last, partial period. */
 void budget_finish(uint64_t now_ns, uint64_t stops);
 
