@@ -1,5 +1,5 @@
 /* log.h — messages to the user: "gputop: ..." on stderr, or, while the TUI owns the terminal,
- * into the session's notice line. Errors are written once, where the decision is made. */
+ * into the TUI's status line. Errors are written once, where the decision is made. */
 #ifndef GPUTOP_LOG_H
 #define GPUTOP_LOG_H
 

@@ -59,7 +59,6 @@ void session_set_cuda_seen(void)
 {
 	pthread_mutex_lock(&lock);
 	status.cuda_seen = true;
-	status.notice[0] = 0;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -67,13 +66,6 @@ void session_set_launches_estimated(void)
 {
 	pthread_mutex_lock(&lock);
 	status.launches_estimated = true;
-	pthread_mutex_unlock(&lock);
-}
-
-void session_set_notice(const char *msg)
-{
-	pthread_mutex_lock(&lock);
-	snprintf(status.notice, sizeof status.notice, "%s", msg);
 	pthread_mutex_unlock(&lock);
 }
 

@@ -25,7 +25,6 @@ struct session_status {
 	int exit_status;	/* exit code, or 128 + signal */
 	int term_signal;	/* signal that killed it, 0 if it exited */
 	bool launches_estimated;	/* --max-overhead is shedding launch probes */
-	char notice[256];	/* latest notice for the status line, "" if none */
 };
 
 void session_status_get(struct session_status *out);

@@ -8,7 +8,6 @@
 
 enum session_request session_take_request(void);
 void session_set_cuda_seen(void);
-void session_set_notice(const char *msg);
 void session_set_launches_estimated(void);
 
 /* Runs a whole session from the parsed command line; returns gputop's exit status. */

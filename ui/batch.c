@@ -35,7 +35,6 @@ struct batch_col {
 struct batch {
 	struct stats_snapshot prev;	/* figures of the last block, for interval rates */
 	struct session_status st;
-	char notice[sizeof(((struct session_status *)0)->notice)];	/* last one printed */
 };
 
 /* Kernel row of a periodic block, with its launches during the interval. */
@@ -379,10 +378,6 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 static void batch_poll(struct batch *b)
 {
 	session_status_get(&b->st);
-	if (b->st.notice[0] && strcmp(b->st.notice, b->notice) != 0) {
-		fprintf(stderr, "gputop: %s\n", b->st.notice);
-		snprintf(b->notice, sizeof(b->notice), "%s", b->st.notice);
-	}
 }
 
 static void batch_sleep(uint64_t ns)

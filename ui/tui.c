@@ -497,10 +497,6 @@ static int tui_status_text(const struct tui *t, char *buf, size_t n)
 		snprintf(buf, n, "%s", msg);
 		return tui_attr(TC_WARN);
 	}
-	if (t->st.notice[0]) {
-		snprintf(buf, n, "%s", t->st.notice);
-		return tui_attr(TC_WARN);
-	}
 	if (!t->st.cuda_seen) {
 		snprintf(buf, n, "no CUDA library in %d yet: waiting for one to load", (int)t->st.pid);
 		return tui_attr(TC_WARN);
