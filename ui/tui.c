@@ -1,22 +1,17 @@
-/* tui.c — the live ncurses TUI: owns the terminal (colors or plain attributes), the loop
- * (a refresh every -d seconds, keys read with a timeout so they act at once), the layout
- * (header, view tabs, the current view, status line, function bar), the help overlay and the
- * prompts. Views draw; keys.c says which key does what. It reads statistics snapshots and the
- * session status and makes requests; it never touches the traced program, and the tracer
- * thread never waits for it. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE		/* strcasestr, qsort_r */
-#endif
+/* tui.c — the live ncurses TUI: owns the loop (a refresh every -d seconds, keys read with a
+ * timeout so they act at once), the layout (header, view tabs, the current view, status line,
+ * function bar), the help overlay and the prompts. Views draw (most with table.c); term.c
+ * owns the terminal and its colors; keys.c says which key does what. It reads statistics
+ * snapshots and the session status and makes requests; it never touches the traced program,
+ * and the tracer thread never waits for it. */
 #include "ui.h"
 #include "tui.h"
+#include "crt.h"
 #include "keys.h"
 #include "format.h"
 #include "log.h"
 
-#include <ctype.h>
-#include <langinfo.h>
 #include <limits.h>
-#include <locale.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +23,6 @@
 #define TUI_POLL_MS	100		/* how often the session's state is looked at */
 #define TUI_MSG_NS	15000000000ull	/* a log message stays this long in the status line */
 #define TUI_ESC		27
-#define TUI_GAP		1		/* blanks between table columns */
-#define TUI_FLEX_MIN	16		/* the flexible column never gets less than this */
 #define TUI_LOST_READS	20		/* reads failing at once in a row: the terminal is gone */
 
 static const struct tui_view *const views[] = {
@@ -60,9 +53,6 @@ struct tui {
 	char drawn_status[512];			/* the status line as last drawn */
 };
 
-static bool tui_color_on;
-static int tui_attrs[TC_COUNT];
-
 /* Messages from gputop's own modules while the TUI owns the terminal (log_set_sink). */
 static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
 static char msg_text[256];
@@ -84,41 +74,7 @@ static void tui_log_sink(const char *msg)
 	pthread_mutex_unlock(&msg_lock);
 }
 
-/* ---- helpers for views ---- */
-
-int tui_attr(enum tui_color c)
-{
-	return c < TC_COUNT ? tui_attrs[c] : 0;
-}
-
-void tui_put(WINDOW *w, int y, int x, int width, int attr, const char *s)
-{
-	char buf[4 * TUI_CELL], clean[4 * TUI_CELL];
-	int maxy, maxx;
-	size_t i;
-
-	getmaxyx(w, maxy, maxx);
-	if (y < 0 || y >= maxy || x < 0 || x >= maxx || width <= 0)
-		return;
-	if (width > maxx - x)
-		width = maxx - x;
-	/* Control characters would move the cursor: a command line may hold anything. */
-	for (i = 0; s[i] && i + 1 < sizeof(clean); i++)
-		clean[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	clean[i] = '\0';
-	fmt_truncate(buf, sizeof(buf), clean, width);
-	wattrset(w, attr);
-	mvwaddstr(w, y, x, buf);
-	wattrset(w, A_NORMAL);
-}
-
-/* Fills width columns from (y, x) with blanks in attr (a title bar). */
-static void tui_fill(WINDOW *w, int y, int x, int width, int attr)
-{
-	wattrset(w, attr);
-	mvwhline(w, y, x, ' ', width);
-	wattrset(w, A_NORMAL);
-}
+/* ---- figures for views ---- */
 
 uint64_t tui_delta(uint64_t cur, uint64_t prev)
 {
@@ -153,222 +109,6 @@ void tui_per_sec(char *buf, size_t n, uint64_t delta, uint64_t ns, bool estimate
 	else
 		fmt_count(c, sizeof(c), (uint64_t)(v + 0.5));
 	snprintf(buf, n, "%s%s", estimated ? "~" : "", c);
-}
-
-/* ---- the table helper ---- */
-
-struct table_order {
-	const struct tui_view *v;
-	const struct tui_view_state *vs;
-};
-
-static int table_cmp(const void *a, const void *b, void *arg)
-{
-	const struct tui_row *x = a, *y = b;
-	const struct table_order *o = arg;
-	const struct tui_column *col = &o->v->cols[o->vs->sort];
-	int c = 0;
-
-	if (col->sort == SORT_TEXT)
-		c = strcasecmp(tui_row_name(x), tui_row_name(y));
-	else if (col->sort == SORT_NUM && x->key[o->vs->sort] != y->key[o->vs->sort])
-		c = x->key[o->vs->sort] < y->key[o->vs->sort] ? -1 : 1;
-	if (col->desc)
-		c = -c;
-	if (o->vs->reverse)
-		c = -c;
-	if (!c)
-		c = x->tie < y->tie ? -1 : x->tie > y->tie;
-	return c;
-}
-
-static bool table_match(const struct tui_row *r, const char *filter)
-{
-	return !filter[0] || strcasestr(tui_row_name(r), filter) ||
-	       (r->name && strcasestr(r->name_buf, filter));
-}
-
-/* A fixed column's width: never narrower than its title and the sort mark. */
-static int table_col_width(const struct tui_column *c)
-{
-	int title = fmt_width(c->title) + 1;
-
-	return c->width > title ? c->width : title;
-}
-
-/* Which columns fit in width (dropping figures from the right) and how wide each is. */
-static int table_layout(const struct tui_view *v, int width, int *col, int *w)
-{
-	int n = v->n_cols, total, flex;
-
-	for (;;) {
-		total = 0;
-		flex = -1;
-		for (int i = 0; i < n; i++) {
-			total += (i ? TUI_GAP : 0) +
-				 (v->cols[i].width ? table_col_width(&v->cols[i]) : TUI_FLEX_MIN);
-			if (!v->cols[i].width)
-				flex = i;
-		}
-		if (total <= width || n <= 1)
-			break;
-		n--;
-	}
-	for (int i = 0; i < n; i++) {
-		col[i] = i;
-		w[i] = table_col_width(&v->cols[i]);
-	}
-	if (flex >= 0)
-		w[flex] = TUI_FLEX_MIN + (width > total ? width - total : 0);
-	return n;
-}
-
-static void table_titles(WINDOW *w, struct tui_rect r, const struct tui_view *v,
-			 const struct tui_view_state *vs, const int *col, const int *cw, int n)
-{
-	int x = r.x;
-
-	tui_fill(w, r.y, r.x, r.w, tui_attr(TC_TITLE));
-	for (int i = 0; i < n; i++) {
-		const struct tui_column *c = &v->cols[col[i]];
-		bool sorted = col[i] == vs->sort;
-		bool down = c->desc != vs->reverse;
-		char t[64];
-		int pad;
-
-		snprintf(t, sizeof(t), "%s%s", c->title,
-			 !sorted ? "" : fmt_ascii() ? (down ? "v" : "^") : (down ? "\u25bc" : "\u25b2"));
-		pad = c->right ? cw[i] - fmt_width(t) : 0;
-		tui_put(w, r.y, x + (pad > 0 ? pad : 0), cw[i], tui_attr(sorted ? TC_SORTED : TC_TITLE), t);
-		x += cw[i] + TUI_GAP;
-	}
-}
-
-void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
-		    struct tui_view_state *vs, const struct tui_frame *f, struct tui_row *rows,
-		    size_t n, tui_cells_fn *cells)
-{
-	struct table_order order = { v, vs };
-	int col[TUI_COLS_MAX], cw[TUI_COLS_MAX], nc, page = r.h - 1, max;
-	char cell[TUI_COLS_MAX][TUI_CELL];
-	size_t m = 0;
-
-	if (r.h < 2 || r.w < 10)
-		return;
-	for (size_t i = 0; i < n; i++)
-		if (table_match(&rows[i], vs->filter))
-			rows[m++] = rows[i];
-	qsort_r(rows, m, sizeof(*rows), table_cmp, &order);
-	max = (int)m > page ? (int)m - page : 0;
-	vs->scroll = vs->scroll < 0 ? 0 : vs->scroll > max ? max : vs->scroll;
-	vs->rows = (int)m;
-	vs->page = page;
-
-	nc = table_layout(v, r.w, col, cw);
-	table_titles(w, r, v, vs, col, cw, nc);
-	if (!m) {
-		char why[TUI_CELL];
-
-		if (vs->filter[0] && n)
-			snprintf(why, sizeof(why), "no row matches the filter \"%s\" (/ then Esc clears it)",
-				 vs->filter);
-		else
-			snprintf(why, sizeof(why), "%s", v->empty);
-		tui_put(w, r.y + 1, r.x + 1, r.w - 1, tui_attr(TC_DIM), why);
-		return;
-	}
-	for (int i = 0; i < page && vs->scroll + i < (int)m; i++) {
-		int x = r.x;
-
-		memset(cell, 0, sizeof(cell));
-		cells(f, &rows[vs->scroll + i], cell);
-		for (int c = 0; c < nc; c++) {
-			char buf[TUI_CELL];
-			int pad;
-
-			fmt_truncate(buf, sizeof(buf), cell[col[c]], cw[c]);
-			pad = v->cols[col[c]].right ? cw[c] - fmt_width(buf) : 0;
-			tui_put(w, r.y + 1 + i, x + pad, cw[c], tui_attr(TC_NORMAL), buf);
-			x += cw[c] + TUI_GAP;
-		}
-	}
-}
-
-/* ---- the terminal ---- */
-
-static void tui_colors(bool color)
-{
-	tui_color_on = color;
-	if (color) {
-		use_default_colors();
-		init_pair(1, COLOR_BLACK, COLOR_GREEN);		/* titles */
-		init_pair(2, COLOR_BLACK, COLOR_CYAN);		/* sort column, bar labels */
-		init_pair(3, COLOR_CYAN, -1);			/* labels */
-		init_pair(4, COLOR_GREEN, -1);			/* sparklines */
-		init_pair(5, COLOR_YELLOW, -1);			/* warnings */
-		init_pair(6, COLOR_BLUE, -1);			/* dim */
-	}
-	tui_attrs[TC_NORMAL] = A_NORMAL;
-	tui_attrs[TC_TITLE] = color ? COLOR_PAIR(1) : A_REVERSE;
-	tui_attrs[TC_SORTED] = color ? COLOR_PAIR(2) | A_BOLD : A_REVERSE | A_BOLD;
-	tui_attrs[TC_LABEL] = color ? COLOR_PAIR(3) : A_NORMAL;
-	tui_attrs[TC_VALUE] = A_BOLD;
-	tui_attrs[TC_SPARK] = color ? COLOR_PAIR(4) : A_NORMAL;
-	tui_attrs[TC_WARN] = color ? COLOR_PAIR(5) | A_BOLD : A_BOLD;
-	tui_attrs[TC_DIM] = color ? COLOR_PAIR(6) | A_BOLD : A_NORMAL;
-	tui_attrs[TC_BAR_KEY] = A_BOLD;
-	tui_attrs[TC_BAR_LABEL] = color ? COLOR_PAIR(2) : A_REVERSE;
-	tui_attrs[TC_TAB] = color ? COLOR_PAIR(2) | A_BOLD : A_REVERSE | A_BOLD;
-}
-
-static bool tui_want_color(const struct tui *t)
-{
-	const char *term = getenv("TERM"), *nc = getenv("NO_COLOR");
-
-	if (t->opt->no_color || (nc && *nc) || !term || !strcmp(term, "dumb"))
-		return false;
-	return has_colors() && start_color() == OK;
-}
-
-/* Whether the terminal can move the cursor: without it no layout can be drawn. */
-static bool tui_can_address(void)
-{
-	char cup[] = "cup";
-	const char *s = tigetstr(cup);
-
-	return s && s != (const char *)-1;
-}
-
-static int tui_term_open(struct tui *t)
-{
-	/* The terminal's own character set: ncursesw needs LC_CTYPE to write UTF-8. */
-	setlocale(LC_CTYPE, "");
-	fmt_set_ascii(strcmp(nl_langinfo(CODESET), "UTF-8") != 0);
-	t->screen = newterm(NULL, stdout, stdin);
-	if (!t->screen)
-		return -1;
-	set_term(t->screen);
-	if (!tui_can_address()) {	/* TERM=dumb: a full screen cannot be drawn at all */
-		endwin();
-		delscreen(t->screen);
-		return -1;
-	}
-	cbreak();		/* Ctrl-C still signals gputop: the tracer detaches */
-	noecho();
-	nonl();
-	keypad(stdscr, TRUE);
-	curs_set(0);
-	set_escdelay(25);	/* Esc answers prompts: don't wait a second for a sequence */
-	tui_colors(tui_want_color(t));
-	log_set_sink(tui_log_sink);
-	return 0;
-}
-
-static void tui_term_close(struct tui *t)
-{
-	endwin();
-	log_set_sink(NULL);
-	delscreen(t->screen);
 }
 
 /* ---- figures ---- */
@@ -893,13 +633,16 @@ int tui_run(const struct options *opt)
 		t.vs[i].sort = views[i]->default_sort;
 	history_init(&t.hist);
 	session_status_get(&t.st);
-	if (tui_term_open(&t) < 0) {	/* no usable terminal after all: plain tables */
+	t.screen = tui_term_open(opt->no_color);
+	if (!t.screen) {		/* no usable terminal after all: plain tables */
 		log_warn("the terminal (TERM=%s) cannot show the TUI: plain tables instead",
 			 getenv("TERM") ? getenv("TERM") : "");
 		return batch_run(opt);
 	}
+	log_set_sink(tui_log_sink);
 	tui_loop(&t);
-	tui_term_close(&t);
+	tui_term_close(t.screen);
+	log_set_sink(NULL);
 	stats_snapshot_free(&t.cur);
 	stats_snapshot_free(&t.prev);
 	return 0;

@@ -1,6 +1,7 @@
-/* tui.h — the TUI's view interface: what every view (view_*.c) gets to draw from and the
- * table helper most of them draw with. tui.c owns the loop, the terminal and the layout and
- * calls a view's draw function with a window, a rectangle and a frame; views only draw. */
+/* tui.h — the TUI's view interface: what every view (view_*.c) gets to draw from. tui.c owns
+ * the loop and the layout and calls a view's draw function with a window, a rectangle and a
+ * frame; views only draw, with the table helper (table.h) and the terminal's text and colors
+ * (term.h). */
 #ifndef GPUTOP_TUI_H
 #define GPUTOP_TUI_H
 
@@ -66,52 +67,7 @@ struct tui_view {
 
 extern const struct tui_view view_overview, view_leaks, view_kernels, view_bandwidth, view_api;
 
-/* ---- helpers for views (tui.c) ---- */
-
-enum tui_color {
-	TC_NORMAL,
-	TC_TITLE,	/* table column titles */
-	TC_SORTED,	/* the sort column's title */
-	TC_LABEL,	/* labels in front of figures */
-	TC_VALUE,	/* figures that matter */
-	TC_SPARK,	/* sparklines */
-	TC_WARN,	/* leaks, errors, estimates */
-	TC_DIM,		/* secondary text */
-	TC_BAR_KEY,	/* the function bar: keys */
-	TC_BAR_LABEL,	/* the function bar: what they do */
-	TC_TAB,		/* the current view's tab */
-	TC_COUNT,
-};
-
-int tui_attr(enum tui_color c);	/* the attributes of a role: colors, or plain bold/reverse */
-
-/* One row of a table: views fill key[] and name, then format cells of visible rows only.
- * Rows are moved while filtering and sorting: nothing may point into a row. */
-struct tui_row {
-	const void *item;		/* the view's own record (in the snapshot) */
-	const char *name;		/* SORT_TEXT key and the filter's subject; NULL: name_buf */
-	char name_buf[48];		/* a name the view formats itself; with name set, a second
-					 * subject for the filter (e.g. an address) */
-	double key[TUI_COLS_MAX];	/* SORT_NUM keys by column */
-	uint64_t tie;			/* last resort of the order, so that rows never swap */
-};
-
-static inline const char *tui_row_name(const struct tui_row *r)
-{
-	return r->name ? r->name : r->name_buf;
-}
-
-typedef void tui_cells_fn(const struct tui_frame *f, const struct tui_row *row,
-			  char cell[][TUI_CELL]);
-
-/* Filters, sorts and draws rows in r (titles on the first line), scrolled by vs->scroll,
- * which it clamps; sets vs->rows and vs->page. Says v->empty when nothing is left. */
-void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
-		    struct tui_view_state *vs, const struct tui_frame *f, struct tui_row *rows,
-		    size_t n, tui_cells_fn *cells);
-
-/* Writes s at (y, x) cut to at most width columns, with attributes attr. */
-void tui_put(WINDOW *w, int y, int x, int width, int attr, const char *s);
+/* ---- figures for views (tui.c) ---- */
 
 /* Launch figures: "~" in front when they are estimates. */
 void tui_launch_count(char *buf, size_t n, uint64_t v, bool estimated);

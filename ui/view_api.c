@@ -2,6 +2,8 @@
  * name of the last one, time inside the calls and calls per second over the last interval.
  * Draws from snapshots only. */
 #include "tui.h"
+#include "table.h"
+#include "crt.h"
 #include "cuda_api.h"
 #include "format.h"
 

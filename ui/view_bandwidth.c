@@ -2,6 +2,8 @@
  * synchronous and asynchronous ones on rows of their own, and memsets: calls, bytes, time,
  * average bandwidth and that of the last interval. Draws from snapshots only. */
 #include "tui.h"
+#include "table.h"
+#include "crt.h"
 #include "format.h"
 
 #include <inttypes.h>

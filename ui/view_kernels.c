@@ -2,6 +2,8 @@
  * per second over the last interval, the last grid x block, and its share of all launches.
  * Draws from snapshots only. */
 #include "tui.h"
+#include "table.h"
+#include "crt.h"
 #include "format.h"
 
 #include <stdio.h>

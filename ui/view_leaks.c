@@ -2,6 +2,8 @@
  * thread, age), largest or oldest first, with the totals on top. An allocation that stays
  * here while the program runs on is the leak to look at. Draws from snapshots only. */
 #include "tui.h"
+#include "table.h"
+#include "crt.h"
 #include "cuda_api.h"
 #include "format.h"
 

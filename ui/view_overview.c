@@ -2,6 +2,7 @@
  * the headline figures — live GPU memory and its peak, launches/s, H2D and D2H bandwidth,
  * API calls/s — each with a sparkline of the last minute. Draws from snapshots only. */
 #include "tui.h"
+#include "crt.h"
 #include "format.h"
 
 #include <inttypes.h>

@@ -1,0 +1,154 @@
+/* table.c — owns the table most views draw with (table.h): filtering by the view's filter,
+ * sorting by the chosen column, scrolling, dropping the columns that do not fit and marking
+ * the sort column. Views fill rows and format cells; this file never reads statistics. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE		/* strcasestr, qsort_r */
+#endif
+#include "table.h"
+#include "crt.h"
+#include "format.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define TABLE_GAP	1		/* blanks between table columns */
+#define TABLE_FLEX_MIN	16		/* the flexible column never gets less than this */
+
+struct table_order {
+	const struct tui_view *v;
+	const struct tui_view_state *vs;
+};
+
+static int table_cmp(const void *a, const void *b, void *arg)
+{
+	const struct tui_row *x = a, *y = b;
+	const struct table_order *o = arg;
+	const struct tui_column *col = &o->v->cols[o->vs->sort];
+	int c = 0;
+
+	if (col->sort == SORT_TEXT)
+		c = strcasecmp(tui_row_name(x), tui_row_name(y));
+	else if (col->sort == SORT_NUM && x->key[o->vs->sort] != y->key[o->vs->sort])
+		c = x->key[o->vs->sort] < y->key[o->vs->sort] ? -1 : 1;
+	if (col->desc)
+		c = -c;
+	if (o->vs->reverse)
+		c = -c;
+	if (!c)
+		c = x->tie < y->tie ? -1 : x->tie > y->tie;
+	return c;
+}
+
+static bool table_match(const struct tui_row *r, const char *filter)
+{
+	return !filter[0] || strcasestr(tui_row_name(r), filter) ||
+	       (r->name && strcasestr(r->name_buf, filter));
+}
+
+/* A fixed column's width: never narrower than its title and the sort mark. */
+static int table_col_width(const struct tui_column *c)
+{
+	int title = fmt_width(c->title) + 1;
+
+	return c->width > title ? c->width : title;
+}
+
+/* Which columns fit in width (dropping figures from the right) and how wide each is. */
+static int table_layout(const struct tui_view *v, int width, int *col, int *w)
+{
+	int n = v->n_cols, total, flex;
+
+	for (;;) {
+		total = 0;
+		flex = -1;
+		for (int i = 0; i < n; i++) {
+			total += (i ? TABLE_GAP : 0) +
+				 (v->cols[i].width ? table_col_width(&v->cols[i]) : TABLE_FLEX_MIN);
+			if (!v->cols[i].width)
+				flex = i;
+		}
+		if (total <= width || n <= 1)
+			break;
+		n--;
+	}
+	for (int i = 0; i < n; i++) {
+		col[i] = i;
+		w[i] = table_col_width(&v->cols[i]);
+	}
+	if (flex >= 0)
+		w[flex] = TABLE_FLEX_MIN + (width > total ? width - total : 0);
+	return n;
+}
+
+static void table_titles(WINDOW *w, struct tui_rect r, const struct tui_view *v,
+			 const struct tui_view_state *vs, const int *col, const int *cw, int n)
+{
+	int x = r.x;
+
+	tui_fill(w, r.y, r.x, r.w, tui_attr(TC_TITLE));
+	for (int i = 0; i < n; i++) {
+		const struct tui_column *c = &v->cols[col[i]];
+		bool sorted = col[i] == vs->sort;
+		bool down = c->desc != vs->reverse;
+		char t[64];
+		int pad;
+
+		snprintf(t, sizeof(t), "%s%s", c->title,
+			 !sorted ? "" : fmt_ascii() ? (down ? "v" : "^") : (down ? "\u25bc" : "\u25b2"));
+		pad = c->right ? cw[i] - fmt_width(t) : 0;
+		tui_put(w, r.y, x + (pad > 0 ? pad : 0), cw[i], tui_attr(sorted ? TC_SORTED : TC_TITLE), t);
+		x += cw[i] + TABLE_GAP;
+	}
+}
+
+void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
+		    struct tui_view_state *vs, const struct tui_frame *f, struct tui_row *rows,
+		    size_t n, tui_cells_fn *cells)
+{
+	struct table_order order = { v, vs };
+	int col[TUI_COLS_MAX], cw[TUI_COLS_MAX], nc, page = r.h - 1, max;
+	char cell[TUI_COLS_MAX][TUI_CELL];
+	size_t m = 0;
+
+	if (r.h < 2 || r.w < 10)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (table_match(&rows[i], vs->filter))
+			rows[m++] = rows[i];
+	qsort_r(rows, m, sizeof(*rows), table_cmp, &order);
+	max = (int)m > page ? (int)m - page : 0;
+	vs->scroll = vs->scroll < 0 ? 0 : vs->scroll > max ? max : vs->scroll;
+	vs->rows = (int)m;
+	vs->page = page;
+
+	nc = table_layout(v, r.w, col, cw);
+	table_titles(w, r, v, vs, col, cw, nc);
+	if (!m) {
+		char why[TUI_CELL];
+
+		if (vs->filter[0] && n)
+			snprintf(why, sizeof(why), "no row matches the filter \"%s\" (/ then Esc clears it)",
+				 vs->filter);
+		else
+			snprintf(why, sizeof(why), "%s", v->empty);
+		tui_put(w, r.y + 1, r.x + 1, r.w - 1, tui_attr(TC_DIM), why);
+		return;
+	}
+	for (int i = 0; i < page && vs->scroll + i < (int)m; i++) {
+		int x = r.x;
+
+		memset(cell, 0, sizeof(cell));
+		cells(f, &rows[vs->scroll + i], cell);
+		for (int c = 0; c < nc; c++) {
+			char buf[TUI_CELL];
+			int pad;
+
+			fmt_truncate(buf, sizeof(buf), cell[col[c]], cw[c]);
+			pad = v->cols[col[c]].right ? cw[c] - fmt_width(buf) : 0;
+			tui_put(w, r.y + 1 + i, x + pad, cw[c], tui_attr(TC_NORMAL), buf);
+			x += cw[c] + TABLE_GAP;
+		}
+	}
+}

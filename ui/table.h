@@ -1,0 +1,38 @@
+/* table.h — the table most views draw with: it filters rows by the view's filter, sorts them
+ * by the chosen column, scrolls, drops the columns that do not fit and marks the sort column.
+ * Views fill the rows and format the cells; the table only lays them out and draws. */
+#ifndef GPUTOP_TABLE_H
+#define GPUTOP_TABLE_H
+
+#include <curses.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tui.h"
+
+/* One row of a table: views fill key[] and name, then format cells of visible rows only.
+ * Rows are moved while filtering and sorting: nothing may point into a row. */
+struct tui_row {
+	const void *item;		/* the view's own record (in the snapshot) */
+	const char *name;		/* SORT_TEXT key and the filter's subject; NULL: name_buf */
+	char name_buf[48];		/* a name the view formats itself; with name set, a second
+					 * subject for the filter (e.g. an address) */
+	double key[TUI_COLS_MAX];	/* SORT_NUM keys by column */
+	uint64_t tie;			/* last resort of the order, so that rows never swap */
+};
+
+static inline const char *tui_row_name(const struct tui_row *r)
+{
+	return r->name ? r->name : r->name_buf;
+}
+
+typedef void tui_cells_fn(const struct tui_frame *f, const struct tui_row *row,
+			  char cell[][TUI_CELL]);
+
+/* Filters, sorts and draws rows in r (titles on the first line), scrolled by vs->scroll,
+ * which it clamps; sets vs->rows and vs->page. Says v->empty when nothing is left. */
+void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
+		    struct tui_view_state *vs, const struct tui_frame *f, struct tui_row *rows,
+		    size_t n, tui_cells_fn *cells);
+
+#endif
