@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -99,8 +100,8 @@ int cli_parse(int argc, char **argv, struct options *opt)
 	int c;
 	while ((c = getopt_long(argc, argv, "+:p:bd:n:o:qhV", long_options, NULL)) != -1) {
 		switch (c) {
-		case 'p':
-			if (!parse_long(optarg, &v, 1) || v > INT_MAX)
+		case 'p':	/* digits only: strtol would also take " 5" and "+5" */
+			if (!isdigit((unsigned char)optarg[0]) || !parse_long(optarg, &v, 1) || v > INT_MAX)
 				return bad("invalid PID '%s': expected a positive process ID", optarg);
 			opt->pid = (pid_t)v;
 			break;

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -204,22 +206,51 @@ void rescue_watchdog_stop(void)
 
 /* ---- the crash handler -------------------------------------------------------------------- */
 
+/* ptrace belongs to the thread that attached (the tracer thread). A crash in another thread
+ * (the UI's) hands the rescue to it with this signal, and waits for it to be done. */
+#define SIG_RESCUE (SIGRTMIN + 1)
+static pid_t tracer_tid;
+static volatile sig_atomic_t rescued;
+
+static void rescue_now(void)
+{
+	rescue_restore();
+	if (crash_detach)
+		crash_detach();
+	const char msg[] = "gputop: crashed; restored the traced program's code and detached\n";
+	ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
+	if (watchdog_pipe >= 0) {	/* nothing left for the watchdog to do */
+		char bye = 1;
+		n = write(watchdog_pipe, &bye, 1);
+	}
+	(void)n;
+	rescued = 1;
+}
+
+/* In the tracer thread, at another thread's crash: rescue, then stay here until the crashing
+ * thread ends the process (nothing else may touch the program now). */
+static void on_rescue_request(int sig)
+{
+	(void)sig;
+	rescue_now();
+	for (;;)
+		pause();
+}
+
 static void on_crash(int sig)
 {
 	static volatile sig_atomic_t once;
 	if (!once) {
 		once = 1;
-		rescue_restore();
-		if (crash_detach)
-			crash_detach();
-		const char msg[] = "gputop: crashed; restored the traced program's code and detached\n";
-		if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0)
-			once = 2;
-		if (watchdog_pipe >= 0) {	/* nothing left for the watchdog to do */
-			char bye = 1;
-			if (write(watchdog_pipe, &bye, 1) < 0)
-				once = 2;
+		if (tracer_tid && (pid_t)syscall(SYS_gettid) != tracer_tid &&
+		    syscall(SYS_tgkill, getpid(), tracer_tid, SIG_RESCUE) == 0) {
+			/* at most 3 s: the tracer thread may be unable to run the handler */
+			struct timespec nap = { 0, 1000000 };
+			for (int i = 0; i < 3000 && !rescued; i++)
+				nanosleep(&nap, NULL);
 		}
+		if (!rescued)
+			rescue_now();	/* this is the tracer thread, or it did not answer */
 	}
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -231,6 +262,11 @@ void rescue_install_crash_handler(void (*detach)(void))
 	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
 	struct sigaction sa = { 0 };
 	crash_detach = detach;
+	tracer_tid = (pid_t)syscall(SYS_gettid);	/* called by the tracer thread */
+	sa.sa_handler = on_rescue_request;
+	sigfillset(&sa.sa_mask);
+	sigaction(SIG_RESCUE, &sa, NULL);
+	sa = (struct sigaction){ 0 };
 	sigaltstack(&ss, NULL);
 	sa.sa_handler = on_crash;
 	sa.sa_flags = SA_ONSTACK | SA_RESETHAND;

@@ -34,7 +34,8 @@ void rescue_watchdog_stop(void);
 pid_t rescue_watchdog_pid(void);	/* 0 if none */
 
 /* The crash handler: restore, let detach() let go of the threads we hold, die of the same
- * signal. */
+ * signal. Call it from the tracer thread: a crash in another thread asks that one (with
+ * SIGRTMIN + 1) to do the rescue, since only it may use ptrace. */
 void rescue_install_crash_handler(void (*detach)(void));
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -82,17 +83,23 @@ static int output_open(struct output *o, const char *what)
 	o->fd = -1;
 	if (!o->path || strcmp(o->path, "-") == 0)
 		return 0;
-	/* O_NOFOLLOW: in a shared directory a planted symlink must not redirect our write. */
+	/* O_NOFOLLOW: in a shared directory a planted symlink must not redirect our write.
+	 * O_NONBLOCK: opening a FIFO for writing would wait for a reader forever. */
 	o->fd = open(o->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	o->created = o->fd >= 0;
-	if (o->fd < 0 && errno == EEXIST)
-		o->fd = open(o->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (o->fd < 0 && errno == EEXIST) {
+		o->fd = open(o->path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (o->fd < 0 && errno == ENXIO)
+			errno = EINVAL;	/* a FIFO nobody reads, or a socket */
+	}
 	struct stat st;
 	if (o->fd >= 0 && (fstat(o->fd, &st) < 0 || !S_ISREG(st.st_mode))) {
 		close(o->fd);
 		o->fd = -1;
 		errno = EINVAL;
 	}
+	if (o->fd >= 0)
+		fcntl(o->fd, F_SETFL, fcntl(o->fd, F_GETFL) & ~O_NONBLOCK);
 	if (o->fd < 0) {
 		log_error("cannot write %s file '%s': %s", what, o->path,
 			  errno == ELOOP ? "it is a symbolic link" : errno == EINVAL ? "not a regular file"
@@ -187,8 +194,11 @@ int session_run(const struct options *opt)
 
 	log_set_quiet(opt->quiet);
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
-	if (geteuid() != getuid() || getegid() != getgid()) {
-		log_error("refusing to run set-uid or set-gid: gputop must not have more privilege than you");
+	/* AT_SECURE: the kernel says this exec gained privilege, which also covers file
+	 * capabilities (setcap cap_sys_ptrace+ep), where the ids stay the user's. */
+	if (geteuid() != getuid() || getegid() != getgid() || getauxval(AT_SECURE)) {
+		log_error("refusing to run set-uid, set-gid or with file capabilities: gputop must not "
+			  "have more privilege than you");
 		return EXIT_PERMISSION;
 	}
 	if (output_open(&json, "--json") < 0 || output_open(&trace, "--trace") < 0 ||
@@ -223,9 +233,14 @@ int session_run(const struct options *opt)
 	status.start_ns = now_ns();
 	target_command(pid, status.command, sizeof status.command);
 	if (opt->trace_path) {
+		/* Reopened through our descriptor, not by name: the name was checked (no symbolic
+		 * link) when it was opened, and may have been replaced since. */
+		char via_fd[64];
+		if (trace.fd >= 0)
+			snprintf(via_fd, sizeof via_fd, "/proc/self/fd/%d", trace.fd);
+		trace_open(trace.fd >= 0 ? via_fd : opt->trace_path);
 		if (trace.fd >= 0)
 			close(trace.fd), trace.fd = -1;
-		trace_open(opt->trace_path);
 	}
 	int err = tracer_start(!opt->pid, opt->max_overhead);
 	if (err < 0) {

@@ -85,7 +85,8 @@ static void explain_eperm(pid_t pid)
 	if (uid >= 0 && uid != (long)getuid() && !has_ptrace) {
 		log_error("cannot attach to %d: Operation not permitted: it belongs to user %ld, you are %d",
 			  pid, uid, (int)getuid());
-		log_hint("run gputop as that user, or with CAP_SYS_PTRACE (in a container: --cap-add=SYS_PTRACE)");
+		log_hint("run gputop as that user, or with CAP_SYS_PTRACE (in a container: --cap-add=SYS_PTRACE), "
+			 "or start the program under gputop (gputop -- PROGRAM)");
 	} else if (scope >= 1 && !has_ptrace) {
 		log_error("cannot attach to %d: Operation not permitted: kernel.yama.ptrace_scope is %d", pid,
 			  scope);
@@ -124,6 +125,15 @@ static int check_pid(pid_t pid)
 	}
 	if (flags & PF_KTHREAD) {
 		log_error("cannot attach to %d: it is a kernel thread", pid);
+		return EXIT_NO_PROCESS;
+	}
+	if ((state == 'Z' || state == 'X') && status_field(pid, "Threads:") > 1) {
+		/* Its main thread called pthread_exit; the others run on, but the kernel lets no
+		 * tracer attach to the exited one, and its /proc files no longer show the memory. */
+		log_error("cannot attach to %d: its main thread has exited (pthread_exit) while %ld other "
+			  "threads run on; gputop cannot trace such a process", pid,
+			  status_field(pid, "Threads:") - 1);
+		log_hint("start the program under gputop instead (gputop -- PROGRAM)");
 		return EXIT_NO_PROCESS;
 	}
 	if (state == 'Z' || state == 'X') {
@@ -221,11 +231,9 @@ int target_launch(char **argv, int output_fd, pid_t *pid_out)
 		return EXIT_FAILURE_;
 	}
 	if (child == 0) {
-		/* The program gets the signal state it would have had without gputop. */
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
+		/* The program gets the signal state it would have had without gputop (an inherited
+		 * SIG_IGN stays, e.g. SIGHUP under nohup; gputop's own handlers go). */
+		tracer_restore_signal_state();
 		close(pipefd[0]);
 		if (output_fd >= 0 && (dup2(output_fd, STDOUT_FILENO) < 0 || dup2(output_fd, STDERR_FILENO) < 0))
 			_exit(127);

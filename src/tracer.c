@@ -48,7 +48,8 @@ static bool exited;
 static int exit_status, term_signal;
 static bool stopping_world;	/* detaching: threads that stop are kept stopped */
 static bool no_cuda_timeout;
-static volatile sig_atomic_t stop_signal;	/* SIGINT/SIGTERM/SIGHUP received */
+static volatile sig_atomic_t stop_signal;	/* SIGINT/SIGTERM/SIGHUP/SIGQUIT received */
+static volatile sig_atomic_t stop_from_terminal;	/* ... sent by the terminal driver */
 static pthread_t tracer_thread;
 static timer_t tick_timer;
 static bool tick_armed;
@@ -98,6 +99,28 @@ static void release(struct thread *t)
 
 /* ---- exits ---------------------------------------------------------------------------- */
 
+/* No thread of that id exists any more, not even as a zombie whose exit we have yet to read. */
+static bool thread_vanished(pid_t tid)
+{
+	return syscall(SYS_tkill, tid, 0) < 0 && errno == ESRCH;
+}
+
+static void on_exit_status(pid_t tid, int status);
+
+/* Threads in the table that vanished without an exit report we could read (see
+ * thread_vanished): their calls in flight will never return. */
+static void forget_vanished_threads(void)
+{
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		if (t->state != TS_STOPPED && thread_vanished(t->tid)) {
+			log_debug("thread %d vanished", t->tid);
+			for (uint32_t i = 0; i < t->depth; i++)
+				rescue_frame_done(t->frames[i].rescue);
+			threads_remove(t->tid);
+		}
+}
+
 static void on_exit_status(pid_t tid, int status)
 {
 	struct thread *gone = threads_find(tid);
@@ -140,26 +163,53 @@ static bool shares_memory(pid_t child)
 	return r == 0;
 }
 
+/* Forked children already cleaned (at the parent's fork event, or at their own first stop,
+ * whichever came first): a small ring is enough, the two come close together. */
+static pid_t cleaned_children[64];
+static unsigned cleaned_next;
+
+static bool child_cleaned(pid_t child)
+{
+	for (size_t i = 0; i < sizeof cleaned_children / sizeof cleaned_children[0]; i++)
+		if (cleaned_children[i] == child)
+			return true;
+	return false;
+}
+
 /* A forked child has a copy of our breakpoints and swapped return addresses: put the
- * program's bytes back in its copy and let it go (children are not traced). */
-static void release_child(pid_t child)
+ * program's bytes back in its copy. It must happen while the parent is still held at its
+ * fork event, or before: once the parent goes on, the call it forked from may return and its
+ * frame (where the child's copy of the stack still holds the trampoline) be forgotten. A
+ * return address is written back only where the child's slot still holds the trampoline. */
+static void clean_child(pid_t child)
 {
 	char path[64];
+	if (child_cleaned(child))
+		return;
+	cleaned_children[cleaned_next++ % (sizeof cleaned_children / sizeof cleaned_children[0])] = child;
 	snprintf(path, sizeof path, "/proc/%d/mem", child);
 	int fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd >= 0) {
-		uint32_t it = 0;
-		for (struct bp *b; (b = bp_iter(&it));)
-			if (b->armed)
-				mem_write_fd(fd, b->addr, b->orig, arch_breakpoint_len);
-		it = 0;
-		for (struct thread *t; (t = threads_iter(&it));)
-			for (uint32_t i = 0; i < t->depth; i++)
-				mem_write_fd(fd, t->frames[i].ret_slot, &t->frames[i].ret_addr, 8);
-		close(fd);
-	} else {
+	if (fd < 0) {
 		log_warn("cannot clean forked child %d of breakpoints: %s", child, strerror(errno));
+		return;
 	}
+	uint32_t it = 0;
+	for (struct bp *b; (b = bp_iter(&it));)
+		if (b->armed)
+			mem_write_fd(fd, b->addr, b->orig, arch_breakpoint_len);
+	uint64_t tramp = xol_ready() ? xol_trampoline() : 0, cur;
+	it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		for (uint32_t i = 0; i < t->depth; i++)
+			if (pread(fd, &cur, 8, (off_t)t->frames[i].ret_slot) == 8 && cur == tramp)
+				mem_write_fd(fd, t->frames[i].ret_slot, &t->frames[i].ret_addr, 8);
+	close(fd);
+}
+
+/* Cleans a forked child (if not done yet) and lets it go: children are not traced. */
+static void release_child(pid_t child)
+{
+	clean_child(child);
 	ptrace(PTRACE_DETACH, child, 0, 0);
 }
 
@@ -283,8 +333,21 @@ static void on_exec(struct thread *t)
 /* ---- breakpoint hits -------------------------------------------------------------------- */
 
 /* For the robustness tests only: gputop crashing in the middle of a hit. */
+static bool crash_in_thread;	/* GPUTOP_TEST_CRASH=thread:N: in another thread of gputop */
+
+static void *crash_thread(void *arg)
+{
+	raise(SIGSEGV);	/* this thread's: as a crash of the UI thread would be */
+	return arg;
+}
+
 static void crash_for_test(void)
 {
+	pthread_t th;
+	if (crash_in_thread && pthread_create(&th, NULL, crash_thread, NULL) == 0) {
+		pthread_join(th, NULL);	/* the rescue comes to this thread as a signal */
+		return;
+	}
 	if (crash_signal == SIGABRT)
 		abort();
 	raise(crash_signal ? crash_signal : SIGSEGV);
@@ -298,6 +361,7 @@ static void crash_test_setup(void)
 	if (!e || sscanf(e, "%15[a-z]:%llu", name, &n) != 2)
 		return;
 	crash_signal = strcmp(name, "abort") == 0 ? SIGABRT : SIGSEGV;
+	crash_in_thread = strcmp(name, "thread") == 0;
 	crash_at = n;
 }
 
@@ -390,6 +454,7 @@ static void on_stop(struct thread *t, int status, uint64_t now)
 	unsigned long msg = 0;
 
 	t->state = TS_STOPPED;
+	t->stop_event = (uint8_t)event;
 	t->group_stopped = event == PTRACE_EVENT_STOP && is_stop_signal(sig);
 	switch (event) {
 	case 0:	/* signal-delivery-stop */
@@ -404,13 +469,23 @@ static void on_stop(struct thread *t, int status, uint64_t now)
 		release(t);
 		return;
 	case PTRACE_EVENT_CLONE:
-		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0) {
+		/* The new thread's own stops may have come first (waitpid reports the newest tracee
+		 * first): if it has even exited and been reaped since, adding it now would make a
+		 * thread that never reports, and a detach that waits for it forever. */
+		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 && !thread_vanished((pid_t)msg)) {
 			struct thread *n = threads_add((pid_t)msg);
 			if (n && t->guest)
 				n->guest = true;
 			if (n && stopping_world)
 				n->want_stop = true;
 		}
+		release(t);
+		return;
+	case PTRACE_EVENT_FORK:
+		/* Clean the child now, while this thread's calls in flight are as they were when
+		 * it forked (see clean_child); it is let go at its own first stop. */
+		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 && !shares_memory((pid_t)msg))
+			clean_child((pid_t)msg);
 		release(t);
 		return;
 	case PTRACE_EVENT_EXEC:
@@ -463,6 +538,7 @@ int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 		if (event == 0 && sig == SIGTRAP && arch_get_regs(t->tid, r) == 0 &&
 		    arch_breakpoint_addr(r) == trap_addr) {
 			t->state = TS_STOPPED;
+			t->stop_event = 0;
 			return 0;
 		}
 		/* munmap of the page holding the gadget: the trap after it is fetched from a page
@@ -470,6 +546,7 @@ int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 		if (event == 0 && sig == SIGSEGV && arch_get_regs(t->tid, r) == 0 && arch_pc(r) == trap_addr) {
 			arch_set_pc(r, trap_addr + arch_breakpoint_len);
 			t->state = TS_STOPPED;
+			t->stop_event = 0;
 			return 0;
 		}
 		if (event == 0 && ++foreign > 64)
@@ -488,6 +565,7 @@ int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 }
 
 static struct thread *injectable_thread(void);
+static int settle_event_stops(void);
 
 /* ---- attach and launch ------------------------------------------------------------------ */
 
@@ -505,8 +583,12 @@ static int wait_all_stopped(void)
 		int status;
 		pid_t tid = waitpid(-1, &status, __WALL);
 		if (tid < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR) {
+				/* The tick: a thread we wait for that no longer exists at all will
+				 * never report; never wait for it forever. */
+				forget_vanished_threads();
 				continue;
+			}
 			return -errno;
 		}
 		dispatch(tid, status, now_ns());
@@ -630,6 +712,8 @@ static uint64_t program_cpu_ns(void)
 int tracer_start(bool was_launched, double max_overhead_pct)
 {
 	uint32_t it = 0;
+	if (settle_event_stops() < 0)
+		return -ESRCH;
 	struct thread *first = injectable_thread();
 	if (!first) {
 		log_error("every thread of %d is stopped by a signal: continue it (kill -CONT %d) "
@@ -704,14 +788,91 @@ static void restore_thread(struct thread *t)
 	t->depth = 0;
 }
 
+/* A stop where the thread's registers are final, so that code can be run in it and its
+ * registers put back: a signal-delivery-stop, or PTRACE_EVENT_STOP (but not a group-stop:
+ * running it would end its stop). Not the stop of a fork, clone or exec event: the system call
+ * has not returned yet, and when it does it writes its result over rax; glibc's pthread_create,
+ * seeing clone3 "fail", would start the same thread a second time, on the same stack. */
+static bool injectable(const struct thread *t)
+{
+	return !t->guest && t->state == TS_STOPPED && !t->group_stopped &&
+	       (t->stop_event == 0 || t->stop_event == PTRACE_EVENT_STOP);
+}
+
 static struct thread *injectable_thread(void)
 {
-	/* One that is not in a group-stop: running it would end its stop. */
 	uint32_t it = 0;
 	for (struct thread *t; (t = threads_iter(&it));)
-		if (!t->guest && t->state == TS_STOPPED && !t->group_stopped)
+		if (injectable(t))
 			return t;
 	return NULL;
+}
+
+/* Threads held at a clone or fork event stop (inside the system call) are let finish it: an
+ * interrupt queued first stops them again as they return to user space, registers final.
+ * (A vfork parent is not: it waits in the kernel until its child, which we hold, lets go.) */
+static int settle_event_stops(void)
+{
+	bool any = false;
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		if (t->state != TS_STOPPED ||
+		    (t->stop_event != PTRACE_EVENT_CLONE && t->stop_event != PTRACE_EVENT_FORK))
+			continue;
+		t->want_stop = true;
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+			resume(t, 0);
+		any = true;
+	}
+	return any ? wait_all_stopped() : 0;
+}
+
+/* The thread's own pending signals (not the process's), unblocked ones only, from
+ * /proc/PID/task/TID/status; 0 if it cannot be read. */
+static uint64_t unblocked_pending(pid_t tid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", pid, tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *pnd = strstr(buf, "\nSigPnd:"), *blk = strstr(buf, "\nSigBlk:");
+	if (!pnd || !blk)
+		return 0;
+	return strtoull(pnd + 8, NULL, 16) & ~strtoull(blk + 8, NULL, 16);
+}
+
+/* PTRACE_INTERRUPT races with our breakpoints: a thread that has just executed an int3 of ours
+ * has its SIGTRAP queued but not yet taken, and the kernel reports the interrupt first (job
+ * control traps come before signals). Detached like that, it would take the SIGTRAP with no
+ * tracer and die, its pc past the int3. So let each such thread take its trap while we still
+ * trace it: on_trap puts its pc back on the breakpoint (or keeps a SIGTRAP of the program's
+ * own to deliver at detach), and the thread is held again. */
+static int take_pending_traps(void)
+{
+	for (int round = 0; round < 4; round++) {
+		bool any = false;
+		uint32_t it = 0;
+		for (struct thread *t; (t = threads_iter(&it));) {
+			if (t->state != TS_STOPPED || t->group_stopped || t->pending_sig ||
+			    !(unblocked_pending(t->tid) & (1ull << (SIGTRAP - 1))))
+				continue;
+			t->want_stop = true;
+			resume(t, 0);
+			any = true;
+		}
+		if (!any)
+			return 0;
+		int err = wait_all_stopped();
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }
 
 int tracer_detach(void)
@@ -724,6 +885,10 @@ int tracer_detach(void)
 			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 	}
 	int err = wait_all_stopped();
+	if (err == 0)
+		err = take_pending_traps();
+	if (err == 0)
+		err = settle_event_stops();
 	if (err == -ESRCH || !threads_count_all())
 		return 0;	/* it exited meanwhile */
 
@@ -755,21 +920,26 @@ int tracer_detach(void)
 	return 0;
 }
 
-/* From the crash handler (rescue.c), after the code and stacks were restored: the threads
- * we hold in a stop get their pc back into the program's code and are let go. Plain memory
- * reads and system calls only. */
-static void emergency_detach(void)
+/* ---- the crash path: plain memory reads and system calls only ----------------------------- */
+
+/* Puts the pc of a thread held in a stop back into the program's code and detaches it. Its
+ * stop is a trap of ours only if the kernel says it was an int3 (SI_KERNEL SIGTRAP): at any
+ * other stop, a pc just past one of our breakpoints is simply where the out-of-line copy of a
+ * one-byte instruction jumped back to. */
+static void emergency_release(struct thread *t, uint64_t tramp, int sig)
 {
-	uint32_t it = 0;
-	uint64_t tramp = xol_ready() ? xol_trampoline() : 0;
-	for (struct thread *t; (t = threads_iter(&it));) {
-		arch_regs_t r;
-		if (t->state != TS_STOPPED || arch_get_regs(t->tid, &r) < 0)
-			continue;
-		uint64_t pc = arch_pc(&r), to = pc;
-		if (bp_find(arch_breakpoint_addr(&r)))
-			to = arch_breakpoint_addr(&r);	/* trapped, not handled: run the original */
-		else if (tramp && arch_breakpoint_addr(&r) == tramp) {
+	siginfo_t si;
+	arch_regs_t r;
+	bool trapped = ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 && si.si_signo == SIGTRAP &&
+		       si.si_code == SI_KERNEL;
+	if (arch_get_regs(t->tid, &r) == 0) {
+		uint64_t pc = arch_pc(&r), at = arch_breakpoint_addr(&r), to = pc;
+		bool ours = false;
+		if (trapped && bp_find(at)) {
+			to = at;	/* trapped, not handled: run the original */
+			ours = true;
+		} else if (trapped && tramp && at == tramp) {
+			ours = true;
 			for (int i = (int)t->depth - 1; i >= 0; i--)
 				if (arch_sp_after_return(t->frames[i].entry_sp) == arch_sp(&r)) {
 					to = t->frames[i].ret_addr;
@@ -782,7 +952,86 @@ static void emergency_detach(void)
 			arch_set_pc(&r, to);
 			arch_set_regs(t->tid, &r);
 		}
-		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig);
+		if (ours && sig == SIGTRAP)
+			sig = 0;	/* our own trap: swallowed */
+	}
+	ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)sig);
+}
+
+/* Brings a thread that was not held (running, or stopped in a stop not read yet) to a stop and
+ * lets it go: PTRACE_INTERRUPT, then its stops one by one until one can be detached from. A
+ * thread that executed an int3 of ours just before the code was restored must take that SIGTRAP
+ * while still traced, or it dies of it once gputop is gone. Bounded by deadline (ns). */
+static void emergency_catch(struct thread *t, uint64_t tramp, uint64_t deadline)
+{
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
+		return;	/* gone, or a zombie leader: nothing to do */
+	for (int rounds = 0; rounds < 8;) {
+		int st;
+		pid_t w = waitpid(t->tid, &st, __WALL | WNOHANG);
+		if (w == 0) {
+			if (now_ns() > deadline)
+				return;	/* the kernel detaches it when gputop dies */
+			struct timespec nap = { 0, 200000 };
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		if (w < 0 || !WIFSTOPPED(st))
+			return;	/* exited */
+		int sig = WSTOPSIG(st), event = st >> 16;
+		if (event == 0) {
+			emergency_release(t, tramp, sig);	/* a signal-delivery-stop */
+			return;
+		}
+		rounds++;
+		if (!(unblocked_pending(t->tid) & (1ull << (SIGTRAP - 1)))) {
+			emergency_release(t, tramp, 0);	/* interrupt, group-stop, event */
+			return;
+		}
+		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)	/* take the pending SIGTRAP first */
+			return;
+	}
+	emergency_release(t, tramp, 0);
+}
+
+/* From the crash handler (rescue.c), after the code and stacks were restored: every thread is
+ * brought to a stop, its pc put back into the program's code, and let go. */
+static void emergency_detach(void)
+{
+	uint32_t it = 0;
+	uint64_t tramp = xol_ready() ? xol_trampoline() : 0;
+	uint64_t deadline = now_ns() + 2000000000u;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		if (t->state != TS_STOPPED) {
+			emergency_catch(t, tramp, deadline);
+			continue;
+		}
+		siginfo_t si;
+		bool at_signal = ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 && (si.si_code >> 8) == 0;
+		if (!at_signal && !t->group_stopped &&
+		    (unblocked_pending(t->tid) & (1ull << (SIGTRAP - 1))) &&
+		    ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
+			t->state = TS_RUNNING;	/* its trap comes first, then it is caught */
+			emergency_catch(t, tramp, deadline);
+			continue;
+		}
+		emergency_release(t, tramp, t->pending_sig);
+	}
+	/* Stops of threads we never heard of (a new thread whose clone event was not read yet) and
+	 * of forked children not cleaned yet (their copy of memory still has our int3s). */
+	for (int n = 0; n < 4096 && now_ns() < deadline; n++) {
+		int st;
+		pid_t w = waitpid(-1, &st, __WALL | WNOHANG);
+		if (w <= 0)
+			break;
+		if (w == rescue_watchdog_pid() || !WIFSTOPPED(st))
+			continue;
+		struct thread tmp = { .tid = w }, *t = threads_find(w);
+		if (!t && !shares_memory(w)) {
+			release_child(w);
+			continue;
+		}
+		emergency_release(t ? t : &tmp, tramp, (st >> 16) == 0 ? WSTOPSIG(st) : 0);
 	}
 }
 
@@ -793,9 +1042,13 @@ void tracer_install_crash_handler(void)
 
 /* ---- the loop --------------------------------------------------------------------------- */
 
-static void on_stop_signal(int sig)
+static void on_stop_signal(int sig, siginfo_t *si, void *ctx)
 {
 	stop_signal = sig;
+	/* ^C and ^\ signal the whole foreground process group: in launch mode the program got the
+	 * same signal (kill(1) says SI_USER instead). A hangup too, but then nobody is left to
+	 * report to. */
+	stop_from_terminal = si && si->si_code == SI_KERNEL && sig != SIGHUP;
 }
 
 static void on_tick(int sig)
@@ -803,14 +1056,57 @@ static void on_tick(int sig)
 	/* Only to interrupt waitpid. */
 }
 
+/* The signal state gputop started with, for the program it launches: dispositions of the
+ * signals gputop handles itself (a handler becomes SIG_DFL at exec, but an inherited SIG_IGN,
+ * as under nohup or in a background job, must stay SIG_IGN) and the signal mask. */
+static const int own_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGSEGV, SIGBUS,
+				   SIGABRT, SIGFPE, SIGILL };
+#define N_OWN_SIGNALS (sizeof own_signals / sizeof own_signals[0])
+static bool own_ignored[N_OWN_SIGNALS], rtmin_ignored, signal_state_saved;
+static sigset_t original_mask;
+
+static void save_signal_state(void)
+{
+	struct sigaction old;
+	for (size_t i = 0; i < N_OWN_SIGNALS; i++)
+		own_ignored[i] = sigaction(own_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+	rtmin_ignored = sigaction(SIGRTMIN, NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+	sigprocmask(SIG_SETMASK, NULL, &original_mask);
+	signal_state_saved = true;
+}
+
+void tracer_restore_signal_state(void)
+{
+	if (!signal_state_saved)
+		return;
+	for (size_t i = 0; i < N_OWN_SIGNALS; i++)
+		signal(own_signals[i], own_ignored[i] ? SIG_IGN : SIG_DFL);
+	signal(SIGRTMIN, rtmin_ignored ? SIG_IGN : SIG_DFL);
+	sigprocmask(SIG_SETMASK, &original_mask, NULL);
+}
+
+static bool was_ignored(int sig)
+{
+	for (size_t i = 0; i < N_OWN_SIGNALS; i++)
+		if (own_signals[i] == sig)
+			return own_ignored[i];
+	return false;
+}
+
 void tracer_install_signal_handlers(void)
 {
 	struct sigaction sa = { 0 };
-	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: waitpid returns EINTR */
+	save_signal_state();
+	sa.sa_sigaction = on_stop_signal;	/* no SA_RESTART: waitpid returns EINTR */
+	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	/* SIGTERM always detaches; SIGINT, SIGHUP and SIGQUIT unless gputop was started with them
+	 * ignored (nohup, a background job), as every well-behaved Unix tool does. */
+	const int detach_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	for (size_t i = 0; i < sizeof detach_signals / sizeof detach_signals[0]; i++)
+		if (detach_signals[i] == SIGTERM || !was_ignored(detach_signals[i]))
+			sigaction(detach_signals[i], &sa, NULL);
+	sa.sa_flags = 0;
 	sa.sa_handler = on_tick;
 	sigaction(SIGRTMIN, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -854,6 +1150,7 @@ static void housekeeping(void)
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		stats_set_tracer_cpu((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
 				     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u);
+	forget_vanished_threads();
 	if (threads_count())
 		stats_set_threads(threads_count());	/* the last count stays once it ended */
 }
@@ -880,10 +1177,33 @@ static pid_t wait_event(int *status)
 	return waitpid(-1, status, __WALL);
 }
 
+/* Launch mode, detached because the terminal signalled the whole foreground process group
+ * (^C, ^\): the program got that signal too. Wait for it, as the shell would have
+ * without gputop, so that gputop ends with it and exits with its status. A signal from
+ * kill(1) ends the wait. */
+static void wait_for_launched(void)
+{
+	int status;
+	stop_signal = 0;
+	log_info("waiting for %d, which got the same signal from the terminal", pid);
+	for (;;) {
+		pid_t w = waitpid(pid, &status, 0);
+		if (w == pid && (WIFEXITED(status) || WIFSIGNALED(status))) {
+			on_exit_status(pid, status);
+			return;
+		}
+		if (w < 0 && errno != EINTR)
+			return;
+		if ((stop_signal && !stop_from_terminal) || session_take_request() != REQ_NONE)
+			return;	/* kill(1), or q in the TUI: stop waiting */
+	}
+}
+
 int tracer_loop(double timeout_s, bool need_cuda)
 {
 	uint64_t start = now_ns(), last_house = 0;
-	uint64_t deadline = timeout_s > 0 ? start + (uint64_t)(timeout_s * 1e9) : 0;
+	/* Beyond ~30 years (e.g. -n 9223372036854775807), never: the conversion would overflow. */
+	uint64_t deadline = timeout_s > 0 && timeout_s < 1e9 ? start + (uint64_t)(timeout_s * 1e9) : 0;
 	bool killing = false;
 
 	while (threads_count_all() > 0) {
@@ -906,7 +1226,10 @@ int tracer_loop(double timeout_s, bool need_cuda)
 		if (req == REQ_DETACH) {
 			housekeeping();
 			budget_finish(now_ns(), stops);
-			return tracer_detach();
+			int err = tracer_detach();
+			if (launched && !exited && stop_from_terminal)
+				wait_for_launched();
+			return err;
 		}
 		budget_poll(now, stops);
 		if (req == REQ_KILL && !killing) {

@@ -42,8 +42,12 @@ int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r);
 /* A crash of gputop restores the program and lets its threads go (rescue.c). */
 void tracer_install_crash_handler(void);
 
-/* Signals to gputop (SIGINT, SIGTERM, SIGHUP) ask for a detach; installs their handlers. */
+/* Signals to gputop (SIGINT, SIGTERM, SIGHUP, SIGQUIT) ask for a detach; installs their
+ * handlers, after noting the signal state gputop started with. */
 void tracer_install_signal_handlers(void);
+/* In the child about to exec the program (launch mode): the signal dispositions and mask
+ * gputop started with, so that the program runs as it would without gputop. */
+void tracer_restore_signal_state(void);
 /* Wakes the tracer thread out of waitpid (from another thread, after session_request). */
 void tracer_wake(void);
 

@@ -6,7 +6,8 @@
  * at the first call — only the SIMULATED driver (tests/bin/simdrv) is accepted — and then forwards
  * every operation to it through cuGetProcAddress pointers; without it, it does the work itself.
  * This file: memory, copies, memsets, synchronization, devices, streams, errors.
- * Kernels and the nvcc glue: cudart_kernels.c. Environment: SIMCUDA_GBPS, SIMCUDA_SYNC_US.
+ * Kernels and the nvcc glue: cudart_kernels.c. Environment: SIMCUDA_GBPS, SIMCUDA_SYNC_US,
+ * SIMCUDA_SYNC_HOOK (a test hook: see sync_hook).
  * Rule: exported functions never call each other (a nested probed call would count twice);
  * the one exception is __cudaLaunchKernel, which jumps to cudaLaunchKernel like NVIDIA's. */
 #define _GNU_SOURCE
@@ -542,9 +543,27 @@ EXPORT cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void *ptr, int value, size_t n
 
 enum sync_what { S_DEVICE, S_STREAM, S_EVENT };
 
+/* TEST HOOK (robustness tests only): SIMCUDA_SYNC_HOOK=SYMBOL makes every synchronize call
+ * first call the program's function SYMBOL (void SYMBOL(void), found with dlsym, so the
+ * program must be linked with -rdynamic) from inside the call, as a CUDA host callback would:
+ * it may pthread_exit, longjmp, fork... while the synchronize call is in flight. */
+static void sync_hook(void)
+{
+	static void (*hook)(void);
+	static int known;
+	if (!__atomic_load_n(&known, __ATOMIC_ACQUIRE)) {
+		const char *name = getenv("SIMCUDA_SYNC_HOOK");
+		hook = name && *name ? (void (*)(void))dlsym(RTLD_DEFAULT, name) : NULL;
+		__atomic_store_n(&known, 1, __ATOMIC_RELEASE);
+	}
+	if (hook)
+		hook();
+}
+
 static cudaError_t synchronize(enum sync_what what, void *handle)
 {
 	const struct driver *d = rt_driver();
+	sync_hook();
 	if (!d->loaded) {
 		simmem_sync_wait();
 		return cudaSuccess;
