@@ -261,11 +261,39 @@ static void fill_frame(struct frame *f, struct thread *t, const struct api_spec 
 	}
 }
 
+/* Calls left by longjmp (or an exception, or a thread's cancellation unwinding through
+ * them) never come back through the trampoline: their frames are dead once their return
+ * slot no longer holds the trampoline's address, which a live call's slot always does. */
+static void drop_dead_frames(struct thread *t)
+{
+	uint64_t tramp = xol_trampoline(), cur;
+	while (t->depth) {
+		struct frame *f = &t->frames[t->depth - 1];
+		if (mem_read(t->tid, f->ret_slot, &cur, sizeof cur) == 0 && cur == tramp)
+			return;
+		rescue_frame_done(f->rescue);
+		t->depth--;
+	}
+}
+
+/* Part of a traced call in flight, not a call of the program's own: a call made from inside
+ * a CUDA module (cudart calling the driver) while the thread is in a traced call. A CUDA call
+ * made by a signal handler or a callback of the program's is its own, and counts. */
+static bool is_nested(struct thread *t, const arch_regs_t *r)
+{
+	if (!t->depth)
+		return false;
+	drop_dead_frames(t);
+	uint64_t caller = 0;
+	return t->depth && mem_read(t->tid, arch_return_slot(r), &caller, sizeof caller) == 0 &&
+	       probes_in_cuda_module(caller);
+}
+
 void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed)
 {
 	const struct api_spec *s = cuda_api_get(b->api);
 	uint64_t a[MAX_ARGS + 1] = { 0 }, ret = 0;
-	bool nested = t->depth > 0;
+	bool nested = is_nested(t, r);
 
 	*timed = NULL;
 	arch_set_pc(r, b->slot);

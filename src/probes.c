@@ -20,6 +20,23 @@ static bool launches_armed = true;
 static uint64_t rtld_state_addr;
 static uint64_t func_get_name, kernel_get_name;
 
+/* The modules holding probed functions: a call made from inside one of them, while a traced
+ * call of the same thread is in flight, is part of that call (cudart calling the driver). */
+#define CUDA_MODULES_MAX 64
+static struct range {
+	uint64_t start, end;
+	uint32_t module;
+} cuda_modules[CUDA_MODULES_MAX];
+static int n_cuda_modules;
+
+bool probes_in_cuda_module(uint64_t addr)
+{
+	for (int i = 0; i < n_cuda_modules; i++)
+		if (addr - cuda_modules[i].start < cuda_modules[i].end - cuda_modules[i].start)
+			return true;
+	return false;
+}
+
 uint64_t probes_func_get_name(void)
 {
 	return func_get_name;
@@ -45,6 +62,7 @@ void probes_reset(void)
 	bp_forget_all();
 	kernels_reset();
 	cuda_seen = driver_launch_probed = false;
+	n_cuda_modules = 0;
 	rtld_state_addr = func_get_name = kernel_get_name = 0;
 }
 
@@ -181,6 +199,8 @@ static void on_new_module(struct module *m, void *arg)
 			driver_launch_probed = true;
 	}
 	free(s.funcs);
+	if (planted && n_cuda_modules < CUDA_MODULES_MAX)
+		cuda_modules[n_cuda_modules++] = (struct range){ m->start, m->end, m->id };
 	if (planted) {
 		cuda_seen = true;
 		log_info("probing %d CUDA functions in %s%s", planted, m->base,
@@ -190,6 +210,9 @@ static void on_new_module(struct module *m, void *arg)
 
 static void on_gone_module(struct module *m, void *arg)
 {
+	for (int i = 0; i < n_cuda_modules; i++)
+		if (cuda_modules[i].module == m->id)
+			cuda_modules[i--] = cuda_modules[--n_cuda_modules];
 	if (func_get_name - m->start < m->end - m->start)
 		func_get_name = kernel_get_name = 0;
 	bp_forget_module(m->id);

@@ -16,6 +16,7 @@ int probes_refresh(struct thread *t);
 void probes_reset(void);		/* after exec */
 
 bool probes_cuda_seen(void);		/* some CUDA API function is probed */
+bool probes_in_cuda_module(uint64_t addr);	/* addr lies in a module we probe */
 
 /* libcuda's cuFuncGetName and cuKernelGetName (0 if not loaded): the driver names a
  * CUfunction/CUkernel whose creation we did not see (made before we attached). */
