@@ -1,7 +1,7 @@
 /* hit.c — decoding a probe hit with its API table row. Each operation is counted once: a call
- * made while another traced call of the same thread is in flight (a driver call made by the
- * runtime, a runtime call made by the runtime) only goes through its slot, except calls that
- * name kernels, which are always read. */
+ * made from inside a CUDA module while another traced call of the same thread is in flight (a
+ * driver call made by the runtime) only goes through its slot, except calls that name kernels,
+ * which are always read. No ptrace here beyond memory reads and writes. */
 #define _GNU_SOURCE
 #include "hit.h"
 
@@ -36,11 +36,6 @@ void hit_init(pid_t p, uint64_t stop_cost_ns, int default_device)
 	pid = p;
 	stop_cost = stop_cost_ns;
 	default_dev = default_device;
-}
-
-uint64_t hit_stop_cost(void)
-{
-	return stop_cost;
 }
 
 int trace_open(const char *path)

@@ -15,7 +15,6 @@ struct bp;
 struct frame;
 
 void hit_init(pid_t pid, uint64_t stop_cost_ns, int default_device);
-uint64_t hit_stop_cost(void);
 
 /* Entry of a probed function: updates r (the pc goes to the slot). *timed is set to the
  * frame whose entry time the tracer stamps right before resuming, or NULL. */
