@@ -10,6 +10,7 @@ static void fputc_out(int c)
 {
 	fputc(c, out);
 }
+
 #include "cuda_api.h"
 #include "format.h"
 #include "session.h"
@@ -108,6 +109,18 @@ static void batch_dim3(char *buf, size_t n, const struct stats_kernel *k)
 	snprintf(buf, n, "%s%s%s", grid, fmt_times(), block);
 }
 
+/* --max-overhead: launch figures are extrapolated; each one is printed with a "~". */
+static bool estimated;
+
+static void mark_estimate(char *cell, size_t n)
+{
+	size_t len = strnlen(cell, n - 1);
+	if (!estimated || len + 2 > n)
+		return;
+	memmove(cell + 1, cell, len + 1);	/* counts are short: the "~" always fits */
+	cell[0] = '~';
+}
+
 /* ---- tables (a NULL previous snapshot means: the summary, whole-session figures) ---- */
 
 static const struct batch_col api_cols[] = {
@@ -123,6 +136,8 @@ static void batch_api_row(const struct stats_snapshot *s, int i)
 
 	snprintf(cell[0], BATCH_CELL, "%s", spec ? spec->name : "?");
 	fmt_count(cell[1], BATCH_CELL, a->calls);
+	if (spec && spec->op == OP_LAUNCH)
+		mark_estimate(cell[1], BATCH_CELL);
 	if (a->returns_seen) {
 		fmt_count(cell[2], BATCH_CELL, a->errors);
 		fmt_duration(cell[3], BATCH_CELL, a->ns);
@@ -160,10 +175,13 @@ static void batch_kernel_row(const struct stats_kernel *k, uint64_t n, uint64_t 
 
 	snprintf(cell[0], BATCH_CELL, "%s", k->name ? k->name : "?");
 	fmt_count(cell[1], BATCH_CELL, k->launches);
-	if (ns)
+	mark_estimate(cell[1], BATCH_CELL);
+	if (ns) {
 		fmt_count(cell[2], BATCH_CELL, (uint64_t)((double)n * 1e9 / (double)ns + 0.5));
-	else
+		mark_estimate(cell[2], BATCH_CELL);
+	} else {
 		snprintf(cell[2], BATCH_CELL, "%s", fmt_dash());
+	}
 	batch_dim3(cell[3], BATCH_CELL, k);
 	batch_row(kernel_cols, 4, cell);
 }
@@ -327,6 +345,7 @@ static void batch_header(const struct batch *b, const struct stats_snapshot *s)
 
 static void batch_block(struct batch *b, const struct stats_snapshot *s)
 {
+	estimated = s->launches_estimated;
 	batch_header(b, s);
 	fputc_out('\n');
 	batch_api(s, BATCH_TOP);
@@ -354,6 +373,7 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 {
 	char outcome[64], cpu[FMT_LEN], sync[FMT_LEN];
 
+	estimated = s->launches_estimated;
 	fprintf(out, "%s\n", "gputop: summary");
 	batch_header(b, s);
 	batch_outcome(&b->st, outcome, sizeof(outcome));
