@@ -58,7 +58,11 @@ tui_gputop() {
 	tui_start "$w" "$h" env "${envs[@]}" "$GPUTOP" "$@"
 }
 
+# TUI_HISTORY=1: the scrollback too (for plain output that scrolls, not for the TUI's screen).
 tui_capture() {
+	if [ -n "${TUI_HISTORY:-}" ]; then
+		set -- -S - "$@"
+	fi
 	SCREEN=$(tui_tmux capture-pane -p "$@" 2>/dev/null)
 }
 

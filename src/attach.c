@@ -1,0 +1,275 @@
+/* attach.c — getting hold of the program: seizing every thread of a running one, or launching
+ * one and following it through its exec; settling a thread after an exec and setting up an image
+ * (trampoline page, probes); bringing every thread to a stop where code can be run in one; and
+ * tracer_start, which lets the program run. Its stops from then on are tracer.c's; letting it
+ * go is detach.c's. */
+#define _GNU_SOURCE
+#include "tracer_internal.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "budget.h"
+#include "hit.h"
+#include "log.h"
+#include "memory.h"
+#include "probes.h"
+#include "rescue.h"
+#include "session_internal.h"
+#include "stats.h"
+#include "symbols.h"
+#include "threads.h"
+#include "xol.h"
+
+#define PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC)
+
+static int ptrace_errno(long r)
+{
+	return r < 0 ? -errno : 0;
+}
+
+/* ---- attach and launch ------------------------------------------------------------------ */
+
+static int seize(pid_t tid)
+{
+	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)PTRACE_OPTIONS) < 0)
+		return -errno;
+	struct thread *t = threads_add(tid);
+	if (!t)
+		return -ENOMEM;
+	t->want_stop = true;
+	return ptrace_errno(ptrace(PTRACE_INTERRUPT, tid, 0, 0));
+}
+
+int tracer_attach(pid_t p)
+{
+	tracer_pid = p;
+	tracer_launched = false;
+	/* Hold every thread as it reports, until tracer_start. */
+	tracer_stopping_world = true;
+	int err = seize(p);
+	if (err < 0) {
+		threads_clear();
+		return err;
+	}
+	/* Threads may be created while we attach: re-read the list until it holds no stranger
+	 * (clones of seized threads are seized by the kernel through PTRACE_O_TRACECLONE). */
+	for (bool again = true; again;) {
+		again = false;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/task", p);
+		DIR *d = opendir(path);
+		if (!d)
+			return -ESRCH;
+		for (struct dirent *e; (e = readdir(d));) {
+			pid_t tid = (pid_t)atoi(e->d_name);
+			if (tid <= 0 || threads_find(tid))
+				continue;
+			if (seize(tid) == 0)
+				again = true;
+		}
+		closedir(d);
+	}
+	return tracer_wait_all_stopped();
+}
+
+int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
+{
+	int status;
+	tracer_pid = child;
+	tracer_launched = true;
+	*child_errno = 0;
+	/* The child stopped itself before exec; seize it, wake it, and wait for the exec. */
+	pid_t w;
+	while ((w = waitpid(child, &status, WUNTRACED)) < 0 && errno == EINTR)
+		;	/* the tick timer */
+	if (w < 0 || !WIFSTOPPED(status))
+		return -ECHILD;
+	if (ptrace(PTRACE_SEIZE, child, 0, (void *)(long)PTRACE_OPTIONS) < 0)
+		return -errno;
+	struct thread *t = threads_add(child);
+	if (!t)
+		return -ENOMEM;
+	kill(child, SIGCONT);
+	for (;;) {
+		if (waitpid(child, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			threads_remove(child);
+			if (read(exec_status_fd, child_errno, sizeof *child_errno) != sizeof *child_errno)
+				*child_errno = 0;
+			return -ENOEXEC;
+		}
+		int event = status >> 16, sig = WSTOPSIG(status);
+		t->state = TS_STOPPED;
+		if (event == PTRACE_EVENT_EXEC)
+			return tracer_settle_after_exec(t);
+		if (event == PTRACE_EVENT_STOP || sig == SIGCONT || sig == SIGSTOP)
+			tracer_resume(t, 0);	/* our own SIGSTOP/SIGCONT handshake */
+		else
+			tracer_resume(t, event ? 0 : sig);
+	}
+}
+
+/* ---- a new image ---------------------------------------------------------------------------- */
+
+static uint64_t program_entry(pid_t p)
+{
+	char path[64];
+	uint64_t aux[2], entry = 0;
+	snprintf(path, sizeof path, "/proc/%d/auxv", p);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (read(fd, aux, sizeof aux) == sizeof aux && aux[0] != AT_NULL)
+		if (aux[0] == AT_ENTRY)
+			entry = aux[1];
+	close(fd);
+	return entry;
+}
+
+/* At the exec event stop, execve has not returned yet: its return value will overwrite rax
+ * when the thread goes on, which would spoil an injected system call. One single-step lets
+ * the syscall finish (and runs the new image's first instruction, as it would anyway). */
+int tracer_settle_after_exec(struct thread *t)
+{
+	int status;
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+		return -errno;
+	for (;;) {
+		if (waitpid(t->tid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!WIFSTOPPED(status))
+			return -ESRCH;
+		int sig = WSTOPSIG(status);
+		if (sig == SIGTRAP && (status >> 16) == 0)
+			return 0;
+		if ((status >> 16) == 0)
+			t->pending_sig = sig;
+		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+			return -errno;
+	}
+}
+
+/* Maps the trampoline page and probes what is loaded. Every thread is stopped. */
+int tracer_setup_image(struct thread *t)
+{
+	int err;
+	if ((err = mem_open(tracer_pid)) < 0) {
+		log_error("cannot open /proc/%d/mem: %s", tracer_pid, strerror(-err));
+		return err;
+	}
+	if ((err = sym_open(tracer_pid)) < 0)
+		return err;
+	uint64_t entry = program_entry(tracer_pid);
+	if (!entry || (err = xol_init(t, entry)) < 0) {
+		log_error("cannot map the trampoline page into %d: %s", tracer_pid,
+			  strerror(entry ? -err : ENOENT));
+		return entry ? err : -ENOENT;
+	}
+	rescue_set_target(mem_fd(), xol_trampoline());
+	return probes_refresh(t);
+}
+
+/* ---- every thread held where code can run in one -------------------------------------------- */
+
+/* A stop where the thread's registers are final, so that code can be run in it and its
+ * registers put back: a signal-delivery-stop, or PTRACE_EVENT_STOP (but not a group-stop:
+ * running it would end its stop). Not the stop of a fork, clone or exec event: the system call
+ * has not returned yet, and when it does it writes its result over rax; glibc's pthread_create,
+ * seeing clone3 "fail", would start the same thread a second time, on the same stack. */
+static bool injectable(const struct thread *t)
+{
+	return !t->guest && t->state == TS_STOPPED && !t->group_stopped &&
+	       (t->stop_event == 0 || t->stop_event == PTRACE_EVENT_STOP);
+}
+
+struct thread *tracer_injectable_thread(void)
+{
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		if (injectable(t))
+			return t;
+	return NULL;
+}
+
+/* Threads held at a clone or fork event stop (inside the system call) are let finish it: an
+ * interrupt queued first stops them again as they return to user space, registers final.
+ * (A vfork parent is not: it waits in the kernel until its child, which we hold, lets go.) */
+int tracer_settle_event_stops(void)
+{
+	bool any = false;
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		if (t->state != TS_STOPPED ||
+		    (t->stop_event != PTRACE_EVENT_CLONE && t->stop_event != PTRACE_EVENT_FORK))
+			continue;
+		t->want_stop = true;
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+			tracer_resume(t, 0);
+		any = true;
+	}
+	return any ? tracer_wait_all_stopped() : 0;
+}
+
+/* ---- start ---------------------------------------------------------------------------------- */
+
+int tracer_start(bool was_launched, double max_overhead_pct)
+{
+	uint32_t it = 0;
+	if (tracer_settle_event_stops() < 0)
+		return -ESRCH;
+	struct thread *first = tracer_injectable_thread();
+	if (!first) {
+		log_error("every thread of %d is stopped by a signal: continue it (kill -CONT %d) "
+			  "and try again", tracer_pid, tracer_pid);
+		return -EAGAIN;
+	}
+	int err = tracer_setup_image(first);
+	if (err < 0)
+		return err;
+	uint64_t cpu0 = tracer_thread_cpu_ns(first);
+	uint64_t cost = xol_calibrate(first);
+	/* The kernel charges the trap and the stop to the stopped thread: its CPU time grows
+	 * with every stop, which the budget must not take for the program's own work. */
+	uint64_t stop_cpu = (tracer_thread_cpu_ns(first) - cpu0) / XOL_CALIBRATION_STOPS;
+	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
+	hit_init(tracer_pid, cost, was_launched ? 0 : -1);
+	budget_init(max_overhead_pct, cost, stop_cpu, tracer_program_cpu_ns);
+	tracer_crash_test_setup();
+	if (budget_active()) {
+		/* The budget reads each thread's CPU time; a thread's last figure can only be read
+		 * at its exit stop. Clones inherit the options. */
+		it = 0;
+		for (struct thread *t; (t = threads_iter(&it));)
+			ptrace(PTRACE_SETOPTIONS, t->tid, 0, (void *)(long)(PTRACE_OPTIONS | PTRACE_O_TRACEEXIT));
+		it = 0;
+	}
+	if (probes_cuda_seen())
+		session_set_cuda_seen();
+	tracer_stopping_world = false;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		t->want_stop = false;
+		if (t->state != TS_STOPPED)
+			continue;
+		tracer_release(t);
+	}
+	stats_set_threads(threads_count());
+	return 0;
+}

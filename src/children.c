@@ -1,0 +1,113 @@
+/* children.c — processes the program creates (fork, vfork, posix_spawn): a forked child is
+ * cleaned of our breakpoints and let go, never traced; a vfork child, which runs in the
+ * program's memory until it execs, is followed as a guest. */
+#define _GNU_SOURCE
+#include "tracer_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "breakpoints.h"
+#include "log.h"
+#include "memory.h"
+#include "threads.h"
+#include "xol.h"
+
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", tid);
+	FILE *f = fopen(path, "re");
+	pid_t tgid = -1;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+bool tracer_shares_memory(pid_t child)
+{
+	long r = syscall(SYS_kcmp, tracer_pid, child, KCMP_VM, 0, 0);
+	return r == 0;
+}
+
+/* Forked children already cleaned (at the parent's fork event, or at their own first stop,
+ * whichever came first): a small ring is enough, the two come close together. */
+static pid_t cleaned_children[64];
+static unsigned cleaned_next;
+
+static bool child_cleaned(pid_t child)
+{
+	for (size_t i = 0; i < sizeof cleaned_children / sizeof cleaned_children[0]; i++)
+		if (cleaned_children[i] == child)
+			return true;
+	return false;
+}
+
+/* A forked child has a copy of our breakpoints and swapped return addresses: put the
+ * program's bytes back in its copy. It must happen while the parent is still held at its
+ * fork event, or before: once the parent goes on, the call it forked from may return and its
+ * frame (where the child's copy of the stack still holds the trampoline) be forgotten. A
+ * return address is written back only where the child's slot still holds the trampoline. */
+void tracer_clean_child(pid_t child)
+{
+	char path[64];
+	if (child_cleaned(child))
+		return;
+	cleaned_children[cleaned_next++ % (sizeof cleaned_children / sizeof cleaned_children[0])] = child;
+	snprintf(path, sizeof path, "/proc/%d/mem", child);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		log_warn("cannot clean forked child %d of breakpoints: %s", child, strerror(errno));
+		return;
+	}
+	uint32_t it = 0;
+	for (struct bp *b; (b = bp_iter(&it));)
+		if (b->armed)
+			mem_write_fd(fd, b->addr, b->orig, arch_breakpoint_len);
+	uint64_t tramp = xol_ready() ? xol_trampoline() : 0, cur;
+	it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		for (uint32_t i = 0; i < t->depth; i++)
+			if (pread(fd, &cur, 8, (off_t)t->frames[i].ret_slot) == 8 && cur == tramp)
+				mem_write_fd(fd, t->frames[i].ret_slot, &t->frames[i].ret_addr, 8);
+	close(fd);
+}
+
+/* Cleans a forked child (if not done yet) and lets it go: children are not traced. */
+void tracer_release_child(pid_t child)
+{
+	tracer_clean_child(child);
+	ptrace(PTRACE_DETACH, child, 0, 0);
+}
+
+/* A stop from a tid we do not know: a new thread of ours (its clone event may come later) or
+ * a new process. Returns the thread to go on with, or NULL when handled here. */
+struct thread *tracer_adopt(pid_t tid, int status)
+{
+	pid_t tgid = tgid_of(tid);
+	if (tgid == tracer_pid)
+		return threads_add(tid);
+	if (WIFSTOPPED(status) && tgid > 0) {
+		if (tracer_shares_memory(tid)) {
+			/* vfork/posix_spawn: it runs in our memory, over our breakpoints, until it
+			 * execs; step it through them without counting. */
+			struct thread *t = threads_add(tid);
+			if (t)
+				t->guest = true;
+			return t;
+		}
+		tracer_release_child(tid);
+	}
+	return NULL;
+}

@@ -1,0 +1,274 @@
+/* detach.c — letting the program go: the clean detach (every thread stopped, every byte and
+ * return address put back, the trampoline page unmapped) and the crash path, which runs in
+ * gputop's crash handler and so makes do with plain memory reads and system calls. */
+#define _GNU_SOURCE
+#include "tracer_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "breakpoints.h"
+#include "clock.h"
+#include "hit.h"
+#include "log.h"
+#include "memory.h"
+#include "rescue.h"
+#include "threads.h"
+#include "xol.h"
+
+/* ---- detach ----------------------------------------------------------------------------- */
+
+static void restore_thread(struct thread *t)
+{
+	arch_regs_t r;
+	if (arch_get_regs(t->tid, &r) < 0)
+		return;
+	uint64_t pc = arch_pc(&r);
+	if (xol_ready() && pc == xol_trampoline() && t->depth) {
+		/* Returned into the trampoline but not trapped yet: finish the return for it. */
+		arch_regs_t after = r;
+		after.rip += arch_breakpoint_len;	/* as if it had trapped */
+		if (hit_return(t, &after, now_ns()) >= 0) {
+			arch_set_pc(&r, arch_pc(&after));
+			arch_set_regs(t->tid, &r);
+		}
+	} else {
+		uint64_t to = bp_unwind_pc(pc);
+		if (to != pc) {
+			arch_set_pc(&r, to);
+			arch_set_regs(t->tid, &r);
+		}
+	}
+	/* Every swapped return address back; the stack may have been reused only if the call
+	 * left by longjmp, so check the slot still holds ours. */
+	uint64_t tramp = xol_ready() ? xol_trampoline() : 0;
+	for (uint32_t i = 0; i < t->depth; i++) {
+		struct frame *f = &t->frames[i];
+		uint64_t cur = 0;
+		if (mem_read(t->tid, f->ret_slot, &cur, 8) == 0 && cur == tramp)
+			mem_write(t->tid, f->ret_slot, &f->ret_addr, 8);
+	}
+	t->depth = 0;
+}
+
+/* The thread's own pending signals (not the process's), unblocked ones only, from
+ * /proc/PID/task/TID/status; 0 if it cannot be read. */
+static uint64_t unblocked_pending(pid_t tid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", tracer_pid, tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *pnd = strstr(buf, "\nSigPnd:"), *blk = strstr(buf, "\nSigBlk:");
+	if (!pnd || !blk)
+		return 0;
+	return strtoull(pnd + 8, NULL, 16) & ~strtoull(blk + 8, NULL, 16);
+}
+
+/* PTRACE_INTERRUPT races with our breakpoints: a thread that has just executed an int3 of ours
+ * has its SIGTRAP queued but not yet taken, and the kernel reports the interrupt first (job
+ * control traps come before signals). Detached like that, it would take the SIGTRAP with no
+ * tracer and die, its pc past the int3. So let each such thread take its trap while we still
+ * trace it: tracer_on_trap puts its pc back on the breakpoint (or keeps a SIGTRAP of the program's
+ * own to deliver at detach), and the thread is held again. */
+static int take_pending_traps(void)
+{
+	for (int round = 0; round < 4; round++) {
+		bool any = false;
+		uint32_t it = 0;
+		for (struct thread *t; (t = threads_iter(&it));) {
+			if (t->state != TS_STOPPED || t->group_stopped || t->pending_sig ||
+			    !(unblocked_pending(t->tid) & (1ull << (SIGTRAP - 1))))
+				continue;
+			t->want_stop = true;
+			tracer_resume(t, 0);
+			any = true;
+		}
+		if (!any)
+			return 0;
+		int err = tracer_wait_all_stopped();
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+int tracer_detach(void)
+{
+	uint32_t it = 0;
+	tracer_stopping_world = true;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		t->want_stop = true;
+		if (t->state != TS_STOPPED)
+			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+	}
+	int err = tracer_wait_all_stopped();
+	if (err == 0)
+		err = take_pending_traps();
+	if (err == 0)
+		err = tracer_settle_event_stops();
+	if (err == -ESRCH || !threads_count_all())
+		return 0;	/* it exited meanwhile */
+
+	int restore_err = bp_disarm_all();
+	it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		if (!t->guest)
+			restore_thread(t);
+	struct thread *injector = tracer_injectable_thread();
+	if (xol_ready()) {
+		if (injector)
+			xol_unmap_all(injector);
+		else
+			log_warn("every thread is stopped by a signal: the trampoline page (64 KiB, "
+				 "never used again) stays mapped in %d", tracer_pid);
+	}
+	it = 0;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig);
+		threads_remove(t->tid);
+	}
+	if (restore_err == 0)
+		rescue_forget_all();
+	mem_close();
+	if (restore_err < 0) {
+		log_error("could not restore every breakpoint of %d: %s", tracer_pid,
+			  strerror(-restore_err));
+		return restore_err;
+	}
+	return 0;
+}
+
+/* ---- the crash path: plain memory reads and system calls only ----------------------------- */
+
+/* Puts the pc of a thread held in a stop back into the program's code and detaches it. Its
+ * stop is a trap of ours only if the kernel says it was an int3 (SI_KERNEL SIGTRAP): at any
+ * other stop, a pc just past one of our breakpoints is simply where the out-of-line copy of a
+ * one-byte instruction jumped back to. */
+static void emergency_release(struct thread *t, uint64_t tramp, int sig)
+{
+	siginfo_t si;
+	arch_regs_t r;
+	bool trapped = ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 && si.si_signo == SIGTRAP &&
+		       si.si_code == SI_KERNEL;
+	if (arch_get_regs(t->tid, &r) == 0) {
+		uint64_t pc = arch_pc(&r), at = arch_breakpoint_addr(&r), to = pc;
+		bool ours = false;
+		if (trapped && bp_find(at)) {
+			to = at;	/* trapped, not handled: run the original */
+			ours = true;
+		} else if (trapped && tramp && at == tramp) {
+			ours = true;
+			for (int i = (int)t->depth - 1; i >= 0; i--)
+				if (arch_sp_after_return(t->frames[i].entry_sp) == arch_sp(&r)) {
+					to = t->frames[i].ret_addr;
+					break;
+				}
+		} else {
+			to = bp_unwind_pc(pc);
+		}
+		if (to != pc) {
+			arch_set_pc(&r, to);
+			arch_set_regs(t->tid, &r);
+		}
+		if (ours && sig == SIGTRAP)
+			sig = 0;	/* our own trap: swallowed */
+	}
+	ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)sig);
+}
+
+/* Brings a thread that was not held (running, or stopped in a stop not read yet) to a stop and
+ * lets it go: PTRACE_INTERRUPT, then its stops one by one until one can be detached from. A
+ * thread that executed an int3 of ours just before the code was restored must take that SIGTRAP
+ * while still traced, or it dies of it once gputop is gone. Bounded by deadline (ns). */
+static void emergency_catch(struct thread *t, uint64_t tramp, uint64_t deadline)
+{
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
+		return;	/* gone, or a zombie leader: nothing to do */
+	for (int rounds = 0; rounds < 8;) {
+		int st;
+		pid_t w = waitpid(t->tid, &st, __WALL | WNOHANG);
+		if (w == 0) {
+			if (now_ns() > deadline)
+				return;	/* the kernel detaches it when gputop dies */
+			struct timespec nap = { 0, 200000 };
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		if (w < 0 || !WIFSTOPPED(st))
+			return;	/* exited */
+		int sig = WSTOPSIG(st), event = st >> 16;
+		if (event == 0) {
+			emergency_release(t, tramp, sig);	/* a signal-delivery-stop */
+			return;
+		}
+		rounds++;
+		if (!(unblocked_pending(t->tid) & (1ull << (SIGTRAP - 1)))) {
+			emergency_release(t, tramp, 0);	/* interrupt, group-stop, event */
+			return;
+		}
+		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)	/* take the pending SIGTRAP first */
+			return;
+	}
+	emergency_release(t, tramp, 0);
+}
+
+/* From the crash handler (rescue.c), after the code and stacks were restored: every thread is
+ * brought to a stop, its pc put back into the program's code, and let go. */
+static void emergency_detach(void)
+{
+	uint32_t it = 0;
+	uint64_t tramp = xol_ready() ? xol_trampoline() : 0;
+	uint64_t deadline = now_ns() + 2000000000u;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		if (t->state != TS_STOPPED) {
+			emergency_catch(t, tramp, deadline);
+			continue;
+		}
+		siginfo_t si;
+		bool at_signal = ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 && (si.si_code >> 8) == 0;
+		if (!at_signal && !t->group_stopped &&
+		    (unblocked_pending(t->tid) & (1ull << (SIGTRAP - 1))) &&
+		    ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
+			t->state = TS_RUNNING;	/* its trap comes first, then it is caught */
+			emergency_catch(t, tramp, deadline);
+			continue;
+		}
+		emergency_release(t, tramp, t->pending_sig);
+	}
+	/* Stops of threads we never heard of (a new thread whose clone event was not read yet) and
+	 * of forked children not cleaned yet (their copy of memory still has our int3s). */
+	for (int n = 0; n < 4096 && now_ns() < deadline; n++) {
+		int st;
+		pid_t w = waitpid(-1, &st, __WALL | WNOHANG);
+		if (w <= 0)
+			break;
+		if (w == rescue_watchdog_pid() || !WIFSTOPPED(st))
+			continue;
+		struct thread tmp = { .tid = w }, *t = threads_find(w);
+		if (!t && !tracer_shares_memory(w)) {
+			tracer_release_child(w);
+			continue;
+		}
+		emergency_release(t ? t : &tmp, tramp, (st >> 16) == 0 ? WSTOPSIG(st) : 0);
+	}
+}
+
+void tracer_install_crash_handler(void)
+{
+	rescue_install_crash_handler(emergency_detach);
+}

@@ -1,0 +1,105 @@
+/* signals.c — gputop's own signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT ask for a detach, a
+ * tick wakes waitpid, and the signal state gputop started with is kept for the program it
+ * launches. The program's signals are not handled here: tracer.c passes them on. */
+#define _GNU_SOURCE
+#include "tracer_internal.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+volatile sig_atomic_t tracer_stop_signal;	/* SIGINT/SIGTERM/SIGHUP/SIGQUIT received */
+volatile sig_atomic_t tracer_stop_from_terminal;	/* ... sent by the terminal driver */
+static pthread_t tracer_thread;
+static timer_t tick_timer;
+static bool tick_armed;
+
+static void on_stop_signal(int sig, siginfo_t *si, void *ctx)
+{
+	tracer_stop_signal = sig;
+	/* ^C and ^\ signal the whole foreground process group: in launch mode the program got the
+	 * same signal (kill(1) says SI_USER instead). A hangup too, but then nobody is left to
+	 * report to. */
+	tracer_stop_from_terminal = si && si->si_code == SI_KERNEL && sig != SIGHUP;
+}
+
+static void on_tick(int sig)
+{
+	/* Only to interrupt waitpid. */
+}
+
+/* The signal state gputop started with, for the program it launches: dispositions of the
+ * signals gputop handles itself (a handler becomes SIG_DFL at exec, but an inherited SIG_IGN,
+ * as under nohup or in a background job, must stay SIG_IGN) and the signal mask. */
+static const int own_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGSEGV, SIGBUS,
+				   SIGABRT, SIGFPE, SIGILL };
+#define N_OWN_SIGNALS (sizeof own_signals / sizeof own_signals[0])
+static bool own_ignored[N_OWN_SIGNALS], rtmin_ignored, signal_state_saved;
+static sigset_t original_mask;
+
+static void save_signal_state(void)
+{
+	struct sigaction old;
+	for (size_t i = 0; i < N_OWN_SIGNALS; i++)
+		own_ignored[i] = sigaction(own_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+	rtmin_ignored = sigaction(SIGRTMIN, NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+	sigprocmask(SIG_SETMASK, NULL, &original_mask);
+	signal_state_saved = true;
+}
+
+void tracer_restore_signal_state(void)
+{
+	if (!signal_state_saved)
+		return;
+	for (size_t i = 0; i < N_OWN_SIGNALS; i++)
+		signal(own_signals[i], own_ignored[i] ? SIG_IGN : SIG_DFL);
+	signal(SIGRTMIN, rtmin_ignored ? SIG_IGN : SIG_DFL);
+	sigprocmask(SIG_SETMASK, &original_mask, NULL);
+}
+
+static bool was_ignored(int sig)
+{
+	for (size_t i = 0; i < N_OWN_SIGNALS; i++)
+		if (own_signals[i] == sig)
+			return own_ignored[i];
+	return false;
+}
+
+void tracer_install_signal_handlers(void)
+{
+	struct sigaction sa = { 0 };
+	save_signal_state();
+	sa.sa_sigaction = on_stop_signal;	/* no SA_RESTART: waitpid returns EINTR */
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	/* SIGTERM always detaches; SIGINT, SIGHUP and SIGQUIT unless gputop was started with them
+	 * ignored (nohup, a background job), as every well-behaved Unix tool does. */
+	const int detach_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	for (size_t i = 0; i < sizeof detach_signals / sizeof detach_signals[0]; i++)
+		if (detach_signals[i] == SIGTERM || !was_ignored(detach_signals[i]))
+			sigaction(detach_signals[i], &sa, NULL);
+	sa.sa_flags = 0;
+	sa.sa_handler = on_tick;
+	sigaction(SIGRTMIN, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	tracer_thread = pthread_self();
+
+	/* A tick every 100 ms to this thread, so requests and timeouts are seen while the
+	 * program sleeps and nothing else wakes waitpid. */
+	struct sigevent sev = { 0 };
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGRTMIN;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &tick_timer) == 0) {
+		struct itimerspec its = { { 0, 100000000 }, { 0, 100000000 } };
+		timer_settime(tick_timer, 0, &its, NULL);
+		tick_armed = true;
+	}
+}
+
+void tracer_wake(void)
+{
+	pthread_kill(tracer_thread, SIGRTMIN);
+}

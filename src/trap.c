@@ -1,0 +1,139 @@
+/* trap.c — a SIGTRAP stop: a breakpoint of ours (a probe, the dynamic linker's hook), the
+ * return trampoline, or the program's own trap, which tracer.c then delivers. Decoding a hit is
+ * hit.c's; this file decides whose trap it is, counts the stop and lets the thread go on. */
+#define _GNU_SOURCE
+#include "tracer_internal.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+
+#include "breakpoints.h"
+#include "budget.h"
+#include "clock.h"
+#include "cuda_api.h"
+#include "hit.h"
+#include "memory.h"
+#include "probes.h"
+#include "session_internal.h"
+#include "stats.h"
+#include "threads.h"
+#include "xol.h"
+
+/* For the robustness tests only: gputop crashing in the middle of a hit. */
+static uint64_t crash_at;	/* GPUTOP_TEST_CRASH=SIG:N, tests only: crash at the Nth stop */
+static int crash_signal;
+static bool crash_in_thread;	/* GPUTOP_TEST_CRASH=thread:N: in another thread of gputop */
+
+static void *crash_thread(void *arg)
+{
+	raise(SIGSEGV);	/* this thread's: as a crash of the UI thread would be */
+	return arg;
+}
+
+static void crash_for_test(void)
+{
+	pthread_t th;
+	if (crash_in_thread && pthread_create(&th, NULL, crash_thread, NULL) == 0) {
+		pthread_join(th, NULL);	/* the rescue comes to this thread as a signal */
+		return;
+	}
+	if (crash_signal == SIGABRT)
+		abort();
+	raise(crash_signal ? crash_signal : SIGSEGV);
+}
+
+void tracer_crash_test_setup(void)
+{
+	const char *e = getenv("GPUTOP_TEST_CRASH");
+	char name[16];
+	unsigned long long n;
+	if (!e || sscanf(e, "%15[a-z]:%llu", name, &n) != 2)
+		return;
+	crash_signal = strcmp(name, "abort") == 0 ? SIGABRT : SIGSEGV;
+	crash_in_thread = strcmp(name, "thread") == 0;
+	crash_at = n;
+}
+
+static bool trap_is_breakpoint(pid_t tid)
+{
+	siginfo_t si;
+	if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) < 0)
+		return false;
+	return si.si_code == SI_KERNEL;
+}
+
+static void on_rtld_hit(struct thread *t)
+{
+	/* _dl_debug_state runs before and after each change of the library list; look when the
+	 * list is consistent again (r_state == RT_CONSISTENT == 0). */
+	uint64_t state_addr = probes_rtld_state_addr();
+	int32_t state = 0;
+	if (state_addr && mem_read(t->tid, state_addr, &state, sizeof state) == 0 && state != 0)
+		return;
+	bool had_cuda = probes_cuda_seen();
+	probes_refresh(t);
+	if (!had_cuda && probes_cuda_seen())
+		session_set_cuda_seen();
+}
+
+static enum budget_stop budget_kind(int api)
+{
+	const struct api_spec *s = cuda_api_get(api);
+	if (!s)
+		return STOP_OTHER;
+	return s->op == OP_LAUNCH ? STOP_LAUNCH : s->op == OP_KERNEL_NAME ? STOP_OTHER : STOP_WORK;
+}
+
+/* Handles a SIGTRAP stop. Returns false if the trap is not ours (it is then delivered). */
+bool tracer_on_trap(struct thread *t, uint64_t now)
+{
+	arch_regs_t r;
+	if (arch_get_regs(t->tid, &r) < 0)
+		return true;	/* gone */
+	uint64_t addr = arch_breakpoint_addr(&r);
+
+	if (xol_ready() && addr == xol_trampoline()) {
+		stats_on_stop();
+		tracer_stops++;
+		int api = hit_return(t, &r, now);
+		if (api >= 0)
+			arch_set_regs(t->tid, &r);
+		if (budget_active())
+			budget_on_stop(now_ns() - now, budget_kind(api));
+		tracer_release(t);
+		return true;
+	}
+	struct bp *b = bp_find(addr);
+	if (!b || (b->ambiguous && !trap_is_breakpoint(t->tid)))
+		return false;
+	if (!b->armed || (tracer_stopping_world && t->want_stop)) {
+		/* Disarmed since it trapped, or we are detaching: run the program's instruction
+		 * again as if the breakpoint had never been there. */
+		arch_set_pc(&r, addr);
+		arch_set_regs(t->tid, &r);
+		tracer_release(t);
+		return true;
+	}
+	stats_on_stop();
+	tracer_stops++;
+	if (crash_at && tracer_stops >= crash_at)
+		crash_for_test();
+	struct frame *timed = NULL;
+	if (b->kind == BP_RTLD) {
+		on_rtld_hit(t);
+		arch_set_pc(&r, b->slot);
+	} else {
+		hit_entry(t, b, &r, &timed);
+	}
+	arch_set_regs(t->tid, &r);
+	if (timed)
+		timed->t_entry = now_ns();
+	if (budget_active())
+		budget_on_stop(now_ns() - now, b->kind == BP_PROBE ? budget_kind(b->api) : STOP_OTHER);
+	tracer_release(t);
+	return true;
+}
