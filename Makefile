@@ -17,7 +17,8 @@ endif
 
 BUILD   := build
 SRC     := $(wildcard src/*.c) $(wildcard arch/*.c) $(wildcard ui/*.c)
-OBJ     := $(SRC:%.c=$(BUILD)/%.o)
+ASM     := $(wildcard arch/*.S)
+OBJ     := $(SRC:%.c=$(BUILD)/%.o) $(ASM:%.S=$(BUILD)/%.o)
 LIBOBJ  := $(filter-out $(BUILD)/src/main.o,$(OBJ))
 
 all: $(BUILD)/gputop
@@ -31,6 +32,11 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/%.o: %.S
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	$(Q)$(CC) -c -o $@ $<
 
 -include $(OBJ:.o=.d)
 

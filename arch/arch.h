@@ -68,6 +68,21 @@ int arch_xol_build(const uint8_t *code, size_t code_len, uint64_t orig_addr, uin
 uint64_t arch_xol_unwind_pc(uint64_t pc, uint64_t slot_addr, uint64_t orig_addr, int displaced,
 			    size_t jump_offset);
 
+/* The return stub (arch/<arch>_ret.S): code that a traced call returns to instead of a
+ * trapping breakpoint, which records the return in gputop's table and goes on (retfast.c).
+ * The table's address is patched in at arch_ret_stub_table; arch_ret_stub_trap is its
+ * fallback breakpoint. */
+extern const uint8_t arch_ret_stub[], arch_ret_stub_end[], arch_ret_stub_table[], arch_ret_stub_trap[];
+/* The stub's block of code runs from arch_ret_stub to arch_ret_stub_end. */
+/* arch_entry_stamp (in the same block of code, before arch_ret_stub_end) runs at a recorded
+ * call's entry with the record's address in the scratch register (arch_set_scratch). */
+extern const uint8_t arch_entry_stamp[];
+void arch_set_scratch(arch_regs_t *r, uint64_t value);
+/* The CPU's time stamp counter, as the stub reads it. */
+uint64_t arch_timestamp(void);
+/* Whether that counter runs at a constant rate on every CPU (else the stub is not used). */
+bool arch_timestamp_reliable(void);
+
 int arch_init(void);
 void arch_fini(void);
 

@@ -6,6 +6,7 @@
 #include <capstone/capstone.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
 
@@ -125,6 +126,37 @@ void arch_prepare_call(arch_regs_t *r, uint64_t func, uint64_t sp, const uint64_
 	r->rsp = sp;
 	r->rip = func;
 	r->orig_rax = (uint64_t)-1;
+}
+
+void arch_set_scratch(arch_regs_t *r, uint64_t value)
+{
+	r->r11 = value;	/* caller-saved and no argument: dead at a function's entry */
+}
+
+uint64_t arch_timestamp(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+bool arch_timestamp_reliable(void)
+{
+	/* constant_tsc: the same rate at any frequency; nonstop_tsc: it runs in deep idle too.
+	 * Linux keeps the counters of all CPUs in step when it trusts them this way. */
+	char line[4096];
+	bool constant = false, nonstop = false;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof line, f) && !(constant && nonstop))
+		if (strncmp(line, "flags", 5) == 0) {
+			constant = strstr(line, " constant_tsc") != NULL;
+			nonstop = strstr(line, " nonstop_tsc") != NULL;
+			break;
+		}
+	fclose(f);
+	return constant && nonstop;
 }
 
 long arch_syscall_result(const arch_regs_t *r)

@@ -25,6 +25,7 @@
 #include "memory.h"
 #include "probes.h"
 #include "rescue.h"
+#include "retfast.h"
 #include "session_internal.h"
 #include "stats.h"
 #include "symbols.h"
@@ -184,6 +185,8 @@ int tracer_setup_image(struct thread *t)
 		return entry ? err : -ENOENT;
 	}
 	rescue_set_target(mem_fd(), xol_trampoline());
+	if ((err = retfast_init(t)) < 0)	/* without it, every return traps: slower, as exact */
+		log_warn("returns will stop the program: no record table (%s)", strerror(-err));
 	return probes_refresh(t);
 }
 
@@ -250,12 +253,12 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	 * with every stop, which the budget must not take for the program's own work. */
 	uint64_t stop_cpu = (tracer_thread_cpu_ns(first) - cpu0) / XOL_CALIBRATION_STOPS;
 	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
-	hit_init(tracer_pid, cost, was_launched ? 0 : -1);
+	hit_init(cost, was_launched ? 0 : -1);
 	budget_init(max_overhead_pct, cost, stop_cpu, tracer_program_cpu_ns);
 	tracer_crash_test_setup();
-	if (budget_active()) {
-		/* The budget reads each thread's CPU time; a thread's last figure can only be read
-		 * at its exit stop. Clones inherit the options. */
+	if (budget_active() || retfast_ready()) {
+		/* A thread's last CPU figure (for the budget) and the returns the stub recorded just
+		 * before it ended can only be read at its exit stop. Clones inherit the options. */
 		it = 0;
 		for (struct thread *t; (t = threads_iter(&it));)
 			ptrace(PTRACE_SETOPTIONS, t->tid, 0, (void *)(long)(PTRACE_OPTIONS | PTRACE_O_TRACEEXIT));

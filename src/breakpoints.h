@@ -12,6 +12,7 @@ struct thread;
 enum bp_kind {
 	BP_PROBE,	/* entry of a CUDA API function: api says which */
 	BP_RTLD,	/* the dynamic linker's _dl_debug_state: a library came or went */
+	BP_EXEC,	/* libc's execve: the last returns the stub recorded must be read now */
 };
 
 struct bp {

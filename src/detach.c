@@ -21,10 +21,34 @@
 #include "log.h"
 #include "memory.h"
 #include "rescue.h"
+#include "retfast.h"
 #include "threads.h"
 #include "xol.h"
 
 /* ---- detach ----------------------------------------------------------------------------- */
+
+/* A thread caught inside the return stub (a few dozen instructions) is single-stepped to its
+ * end, where it jumps to its caller: the stub's page can then go. Signals that arrive meanwhile
+ * are kept for the detach. 0 once out, -errno. */
+static int step_out_of_stub(struct thread *t, arch_regs_t *r)
+{
+	for (int n = 0; n < 256 && retfast_in_stub(arch_pc(r)); n++) {
+		int status;
+		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+			return -errno;
+		pid_t w;
+		while ((w = waitpid(t->tid, &status, __WALL)) < 0 && errno == EINTR)
+			;
+		if (w < 0 || !WIFSTOPPED(status))
+			return -ESRCH;
+		int sig = WSTOPSIG(status);
+		if ((status >> 16) == 0 && sig != SIGTRAP && !t->pending_sig)
+			t->pending_sig = sig;
+		if (arch_get_regs(t->tid, r) < 0)
+			return -ESRCH;
+	}
+	return retfast_in_stub(arch_pc(r)) ? -EAGAIN : 0;
+}
 
 static void restore_thread(struct thread *t)
 {
@@ -32,6 +56,10 @@ static void restore_thread(struct thread *t)
 	if (arch_get_regs(t->tid, &r) < 0)
 		return;
 	uint64_t pc = arch_pc(&r);
+	if (retfast_in_stub(pc) && step_out_of_stub(t, &r) == 0) {
+		pc = arch_pc(&r);	/* it finished its return through the stub */
+		hit_collect_returns(now_ns());
+	}
 	if (xol_ready() && pc == xol_trampoline() && t->depth) {
 		/* Returned into the trampoline but not trapped yet: finish the return for it. */
 		arch_regs_t after = r;
@@ -49,14 +77,13 @@ static void restore_thread(struct thread *t)
 	}
 	/* Every swapped return address back; the stack may have been reused only if the call
 	 * left by longjmp, so check the slot still holds ours. */
-	uint64_t tramp = xol_ready() ? xol_trampoline() : 0;
 	for (uint32_t i = 0; i < t->depth; i++) {
 		struct frame *f = &t->frames[i];
 		uint64_t cur = 0;
-		if (mem_read(t->tid, f->ret_slot, &cur, 8) == 0 && cur == tramp)
+		if (mem_read(t->tid, f->ret_slot, &cur, 8) == 0 && cur == f->swapped)
 			mem_write(t->tid, f->ret_slot, &f->ret_addr, 8);
 	}
-	t->depth = 0;
+	hit_forget_frames(t, 0);
 }
 
 /* The thread's own pending signals (not the process's), unblocked ones only, from
@@ -125,14 +152,17 @@ int tracer_detach(void)
 		return 0;	/* it exited meanwhile */
 
 	int restore_err = bp_disarm_all();
+	hit_collect_returns(now_ns());	/* what the stub recorded before everyone stopped */
 	it = 0;
 	for (struct thread *t; (t = threads_iter(&it));)
 		if (!t->guest)
 			restore_thread(t);
 	struct thread *injector = tracer_injectable_thread();
 	if (xol_ready()) {
-		if (injector)
+		if (injector) {
+			retfast_unmap(injector);
 			xol_unmap_all(injector);
+		}
 		else
 			log_warn("every thread is stopped by a signal: the trampoline page (64 KiB, "
 				 "never used again) stays mapped in %d", tracer_pid);

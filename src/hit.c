@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "breakpoints.h"
@@ -19,6 +20,7 @@
 #include "memory.h"
 #include "probes.h"
 #include "rescue.h"
+#include "retfast.h"
 #include "stats.h"
 #include "symbols.h"
 #include "threads.h"
@@ -26,14 +28,13 @@
 
 #define MAX_ARGS 12
 
-static pid_t pid;
 static uint64_t stop_cost;
 static int default_dev = -1;
 static FILE *trace;
+static int recs_in_flight;	/* frames whose return the stub will record */
 
-void hit_init(pid_t p, uint64_t stop_cost_ns, int default_device)
+void hit_init(uint64_t stop_cost_ns, int default_device)
 {
-	pid = p;
 	stop_cost = stop_cost_ns;
 	default_dev = default_device;
 }
@@ -199,7 +200,7 @@ static int launched_kernel(struct thread *t, uint64_t f)
 {
 	if (f && !kernels_seen(f))
 		ask_driver_name(t, f);
-	return kernels_id_of(pid, f);
+	return kernels_id_of(t->tid, f);
 }
 
 /* Calls probed at entry only: driver launches (one stop each) and kernel registration. */
@@ -234,7 +235,7 @@ static void fill_frame(struct frame *f, struct thread *t, const struct api_spec 
 	case OP_LAUNCH: {
 		uint32_t g[3], b[3];
 		launch_dims(t->tid, s, r, a, g, b);
-		f->arg[0] = (uint64_t)(int64_t)kernels_id_of(pid, a[s->arg_ptr]);
+		f->arg[0] = (uint64_t)(int64_t)kernels_id_of(t->tid, a[s->arg_ptr]);
 		pack_dims(f, g, b);
 		break;
 	}
@@ -256,18 +257,36 @@ static void fill_frame(struct frame *f, struct thread *t, const struct api_spec 
 	}
 }
 
+void hit_reset(void)
+{
+	recs_in_flight = 0;
+}
+
+void hit_forget_frames(struct thread *t, uint32_t from)
+{
+	for (uint32_t k = from; k < t->depth; k++) {
+		rescue_frame_done(t->frames[k].rescue);
+		if (t->frames[k].rec >= 0) {
+			retfast_free(t->tid, &t->frames[k].rec, 1);
+			t->frames[k].rec = -1;
+			recs_in_flight--;
+		}
+	}
+	if (from < t->depth)
+		t->depth = from;
+}
+
 /* Calls left by longjmp (or an exception, or a thread's cancellation unwinding through
  * them) never come back through the trampoline: their frames are dead once their return
  * slot no longer holds the trampoline's address, which a live call's slot always does. */
 static void drop_dead_frames(struct thread *t)
 {
-	uint64_t tramp = xol_trampoline(), cur;
+	uint64_t cur;
 	while (t->depth) {
 		struct frame *f = &t->frames[t->depth - 1];
-		if (mem_read(t->tid, f->ret_slot, &cur, sizeof cur) == 0 && cur == tramp)
+		if (mem_read(t->tid, f->ret_slot, &cur, sizeof cur) == 0 && cur == f->swapped)
 			return;
-		rescue_frame_done(f->rescue);
-		t->depth--;
+		hit_forget_frames(t, t->depth - 1);
 	}
 }
 
@@ -282,6 +301,35 @@ static bool is_nested(struct thread *t, const arch_regs_t *r)
 	uint64_t caller = 0;
 	return t->depth && mem_read(t->tid, arch_return_slot(r), &caller, sizeof caller) == 0 &&
 	       probes_in_cuda_module(caller);
+}
+
+/* Swaps the call's return address: for the return stub where it can record this call's
+ * return (its out-parameters are plain pointers it copies; a name string is read here, at a
+ * return that traps, while the caller's buffer surely lives), else for the trampoline. */
+static int swap_return(struct thread *t, struct frame *f, const struct api_spec *s, const struct bp *b,
+		       arch_regs_t *r)
+{
+	if (retfast_ready() && s->name_src != NAME_FROM_STRING) {
+		uint64_t out = s->op == OP_ALLOC || s->op == OP_KERNEL_NAME ? f->arg[0] : 0;
+		uint64_t out2 = s->flags & API_PITCH ? f->arg[2] : 0;
+		f->rec = retfast_begin(t->tid, arch_sp_after_return(f->entry_sp), f->ret_addr, out, out2,
+				       f->ret_slot, b->slot);
+		if (f->rec >= 0) {
+			recs_in_flight++;
+			f->swapped = retfast_stub();
+			/* It resumes through the entry stamp, which then runs the slot. */
+			arch_set_scratch(r, retfast_record_addr(f->rec));
+			arch_set_pc(r, retfast_entry_stamp());
+			return 0;	/* the stub works without gputop: nothing to rescue */
+		}
+	}
+	f->swapped = xol_trampoline();
+	f->rescue = rescue_frame(f->ret_slot, f->ret_addr);	/* before the swap: a crash must find it */
+	if (mem_write(t->tid, f->ret_slot, &f->swapped, sizeof f->swapped) < 0) {
+		rescue_frame_done(f->rescue);
+		return -1;
+	}
+	return 0;
 }
 
 void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed)
@@ -301,23 +349,21 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 		entry_only(t, b->api, s, r, a);
 		return;
 	}
-	uint64_t tramp = xol_trampoline();
 	uint64_t slot = arch_return_slot(r);
 	struct frame *f = thread_push(t);
 	if (!f)
 		return;
-	f->rescue = rescue_frame(slot, ret);	/* before the swap: a crash must find it */
-	if (mem_write(t->tid, slot, &tramp, sizeof tramp) < 0) {
-		rescue_frame_done(f->rescue);
-		t->depth--;
-		return;
-	}
 	f->ret_addr = ret;
 	f->ret_slot = slot;
 	f->entry_sp = arch_sp(r);
 	f->api = b->api;
 	f->counted = !nested;
+	f->rescue = f->rec = -1;
 	fill_frame(f, t, s, r, a);
+	if (swap_return(t, f, s, b, r) < 0) {
+		t->depth--;
+		return;
+	}
 	*timed = f;
 }
 
@@ -326,17 +372,33 @@ static enum mem_kind alloc_kind(const struct api_spec *s)
 	return s->flags & API_HOST ? MEM_HOST : s->flags & API_MANAGED ? MEM_MANAGED : MEM_DEVICE;
 }
 
-static void on_alloc_return(struct thread *t, int api, const struct api_spec *s, const struct frame *f,
-			    uint64_t now)
+/* What a return says: its value, the call's time, and the out-parameters when the return stub
+ * already read them (else they are read now, at a trapping return). */
+struct ret_info {
+	int err;
+	uint64_t ns;
+	bool outs_read;
+	uint64_t out, out2;
+};
+
+static uint64_t out_param(pid_t tid, uint64_t addr, bool read, uint64_t value)
 {
-	uint64_t ptr = 0, bytes = f->arg[1];
-	if (mem_read(t->tid, f->arg[0], &ptr, sizeof ptr) < 0 || !ptr)
+	uint64_t v = 0;
+	if (read)
+		return value;
+	if (mem_read(tid, addr, &v, sizeof v) < 0)
+		return 0;
+	return v;
+}
+
+static void on_alloc_return(struct thread *t, int api, const struct api_spec *s, const struct frame *f,
+			    const struct ret_info *ri, uint64_t now)
+{
+	uint64_t ptr = out_param(t->tid, f->arg[0], ri->outs_read, ri->out), bytes = f->arg[1];
+	if (!ptr)
 		return;
-	if (s->flags & API_PITCH) {
-		uint64_t pitch = 0;
-		mem_read(t->tid, f->arg[2], &pitch, sizeof pitch);
-		bytes = pitch * f->arg[3];
-	}
+	if (s->flags & API_PITCH)
+		bytes = out_param(t->tid, f->arg[2], ri->outs_read, ri->out2) * f->arg[3];
 	int dev = t->device >= 0 ? t->device : default_dev;
 	const struct module *caller = sym_module_at(f->ret_addr);
 	stats_on_alloc(api, ptr, bytes, alloc_kind(s), dev, t->tid, now, caller ? caller->base : NULL);
@@ -344,11 +406,12 @@ static void on_alloc_return(struct thread *t, int api, const struct api_spec *s,
 		trace_line(t->tid, "%s -> 0x%" PRIx64 " (%" PRIu64 " bytes)", s->name, ptr, bytes);
 }
 
-static void on_name_return(struct thread *t, const struct api_spec *s, const struct frame *f)
+static void on_name_return(struct thread *t, const struct api_spec *s, const struct frame *f,
+			   const struct ret_info *ri)
 {
-	uint64_t value = 0;
+	uint64_t value = out_param(t->tid, f->arg[0], ri->outs_read, ri->out);
 	char name[1024];
-	if (mem_read(t->tid, f->arg[0], &value, sizeof value) < 0 || !value)
+	if (!value)
 		return;
 	switch (s->name_src) {
 	case NAME_FROM_STUB:
@@ -374,6 +437,56 @@ static int find_frame(const struct thread *t, uint64_t sp)
 	return -1;
 }
 
+/* A call came back: count it, by its API table row. */
+static void on_return(struct thread *t, const struct frame *f, const struct ret_info *ri, uint64_t now)
+{
+	const struct api_spec *s = cuda_api_get(f->api);
+	int err = ri->err;
+	uint64_t ns = ri->ns;
+
+	if (s->op == OP_KERNEL_NAME && !err)
+		on_name_return(t, s, f, ri);
+	if (!f->counted)
+		return;
+	stats_on_call(f->api, ns, true, err);
+	if (trace && s->op != OP_ALLOC)
+		trace_line(t->tid, "%s = %d%s%s <%" PRIu64 " ns>", s->name, err, err ? " " : "",
+			   err ? (cuda_error_name(s->layer, err) ?: "") : "", ns);
+	if (err) {
+		if (trace && s->op == OP_ALLOC)
+			trace_line(t->tid, "%s = %d %s", s->name, err, cuda_error_name(s->layer, err) ?: "");
+		return;
+	}
+	switch (s->op) {
+	case OP_ALLOC:
+		on_alloc_return(t, f->api, s, f, ri, now);
+		break;
+	case OP_FREE:
+		if (f->arg[0])
+			stats_on_free(f->arg[0]);
+		break;
+	case OP_LAUNCH: {
+		uint32_t g[3], b[3];
+		unpack_dims(f, g, b);
+		count_launch(t->tid, s, (int)(int64_t)f->arg[0], g, b);
+		break;
+	}
+	case OP_COPY:
+		stats_on_copy((enum copy_dir)f->arg[1], s->flags & API_ASYNC ? COPY_ASYNC : COPY_SYNC,
+			      f->arg[0], ns);
+		break;
+	case OP_MEMSET:
+		stats_on_memset(f->arg[0], ns);
+		break;
+	case OP_SYNC:
+		stats_on_sync(ns);
+		break;
+	case OP_SET_DEVICE:
+		t->device = (int)f->arg[0];
+		break;
+	}
+}
+
 int hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 {
 	int i = find_frame(t, arch_sp(r));
@@ -387,56 +500,97 @@ int hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 			  (unsigned long long)arch_sp(r));
 	}
 	struct frame f = t->frames[i];
-	for (uint32_t k = (uint32_t)i; k < t->depth; k++)
-		rescue_frame_done(t->frames[k].rescue);
-	t->depth = (uint32_t)i;
+	hit_forget_frames(t, (uint32_t)i);
 	arch_set_pc(r, f.ret_addr);
 
-	const struct api_spec *s = cuda_api_get(f.api);
 	uint64_t elapsed = now - f.t_entry;
-	uint64_t ns = elapsed > stop_cost ? elapsed - stop_cost : 0;
-	int err = (int)(uint32_t)arch_retval(r);
-
-	if (s->op == OP_KERNEL_NAME && !err)
-		on_name_return(t, s, &f);
-	if (!f.counted)
-		return f.api;
-	stats_on_call(f.api, ns, true, err);
-	if (trace && s->op != OP_ALLOC)
-		trace_line(t->tid, "%s = %d%s%s <%" PRIu64 " ns>", s->name, err, err ? " " : "",
-			   err ? (cuda_error_name(s->layer, err) ?: "") : "", ns);
-	if (err) {
-		if (trace && s->op == OP_ALLOC)
-			trace_line(t->tid, "%s = %d %s", s->name, err, cuda_error_name(s->layer, err) ?: "");
-		return f.api;
-	}
-	switch (s->op) {
-	case OP_ALLOC:
-		on_alloc_return(t, f.api, s, &f, now);
-		break;
-	case OP_FREE:
-		if (f.arg[0])
-			stats_on_free(f.arg[0]);
-		break;
-	case OP_LAUNCH: {
-		uint32_t g[3], b[3];
-		unpack_dims(&f, g, b);
-		count_launch(t->tid, s, (int)(int64_t)f.arg[0], g, b);
-		break;
-	}
-	case OP_COPY:
-		stats_on_copy((enum copy_dir)f.arg[1], s->flags & API_ASYNC ? COPY_ASYNC : COPY_SYNC,
-			      f.arg[0], ns);
-		break;
-	case OP_MEMSET:
-		stats_on_memset(f.arg[0], ns);
-		break;
-	case OP_SYNC:
-		stats_on_sync(ns);
-		break;
-	case OP_SET_DEVICE:
-		t->device = (int)f.arg[0];
-		break;
-	}
+	struct ret_info ri = { .err = (int)(uint32_t)arch_retval(r),
+			       .ns = elapsed > stop_cost ? elapsed - stop_cost : 0 };
+	on_return(t, &f, &ri, now);
 	return f.api;
+}
+
+/* ---- returns the stub recorded --------------------------------------------------------- */
+
+struct done {
+	struct thread *t;
+	uint32_t frame;
+	struct ret_record rec;
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct done *x = a, *y = b;
+	return x->rec.tsc < y->rec.tsc ? -1 : x->rec.tsc > y->rec.tsc;
+}
+
+/* Counts the calls whose returns the stub recorded since the last look, in the order they
+ * returned (a free on one thread and the allocation that reuses its address on another must
+ * be seen in that order). Frames above a returned one were left (longjmp) and go too. */
+static void collect_batch(struct done *d, int n, uint64_t now)
+{
+	qsort(d, (size_t)n, sizeof *d, by_time);
+	/* Innermost first within a thread: a later return stamps a later time. */
+	for (int k = 0; k < n; k++) {
+		struct thread *t = d[k].t;
+		if (d[k].frame >= t->depth || t->frames[d[k].frame].rec < 0)
+			continue;
+		struct frame f = t->frames[d[k].frame];
+		/* The program's own time, stamp to stamp: no stop of ours in it. */
+		const struct ret_record *rr = &d[k].rec;
+		uint64_t ticks = rr->entry_tsc && rr->tsc > rr->entry_tsc ? rr->tsc - rr->entry_tsc : 0;
+		struct ret_info ri = { .err = (int)(uint32_t)rr->rax, .ns = retfast_ticks_to_ns(ticks),
+				       .outs_read = true, .out = rr->out_value, .out2 = rr->out2_value };
+		hit_forget_frames(t, d[k].frame);
+		on_return(t, &f, &ri, now);
+	}
+}
+
+/* Through a thread of the batch whose memory is there: a thread that has exited (the group
+ * leader after pthread_exit stays a zombie) has none. */
+static int read_batch(struct thread *const *who, const int32_t *idx, int n, struct ret_record *rec)
+{
+	int err = -ESRCH;
+	for (int k = 0; k < n && err; k++)
+		if (k == 0 || who[k]->tid != who[k - 1]->tid)
+			err = retfast_read(who[k]->tid, idx, n, rec);
+	return err;
+}
+
+void hit_collect_returns(uint64_t now)
+{
+	enum { BATCH = 64 };
+	static struct done done[BATCH];
+	struct thread *who[BATCH];
+	uint32_t frame[BATCH];
+	int32_t idx[BATCH];
+	struct ret_record rec[BATCH];
+	int n = 0, nd = 0;
+
+	if (!retfast_ready() || recs_in_flight <= 0)
+		return;
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		for (uint32_t i = 0; i < t->depth; i++) {
+			if (t->frames[i].rec < 0)
+				continue;
+			who[n] = t;
+			frame[n] = i;
+			idx[n] = t->frames[i].rec;
+			if (++n < BATCH)
+				continue;
+			/* A full batch: read it, keep what returned, go on. */
+			if (read_batch(who, idx, n, rec) == 0)
+				for (int k = 0; k < n && nd < BATCH; k++)
+					if (rec[k].state == RET_DONE)
+						done[nd++] = (struct done){ who[k], frame[k], rec[k] };
+			n = 0;
+		}
+	}
+	if (n && read_batch(who, idx, n, rec) == 0)
+		for (int k = 0; k < n && nd < BATCH; k++)
+			if (rec[k].state == RET_DONE)
+				done[nd++] = (struct done){ who[k], frame[k], rec[k] };
+	if (nd)
+		collect_batch(done, nd, now);
 }

@@ -14,7 +14,7 @@ struct thread;
 struct bp;
 struct frame;
 
-void hit_init(pid_t pid, uint64_t stop_cost_ns, int default_device);
+void hit_init(uint64_t stop_cost_ns, int default_device);
 
 /* Entry of a probed function: updates r (the pc goes to the slot). *timed is set to the
  * frame whose entry time the tracer stamps right before resuming, or NULL. */
@@ -24,6 +24,14 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
  * address. Returns the API row of the call that returned, or -1 if no call of this thread was
  * waiting for it (a bug, reported). */
 int hit_return(struct thread *t, arch_regs_t *r, uint64_t now);
+
+/* Counts the calls that came back through the return stub since the last look (retfast.h).
+ * Called at every stop, before anything else, and on the tracer's tick. */
+void hit_collect_returns(uint64_t now);
+/* A thread's frames from index from up are gone (exit, longjmp): their rescue entries and
+ * stub records are let go. */
+void hit_forget_frames(struct thread *t, uint32_t from);
+void hit_reset(void);	/* exec: no frame of the old image is left */
 
 /* --trace FILE: one line per call. */
 int trace_open(const char *path);

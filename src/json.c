@@ -399,12 +399,14 @@ static void json_header(struct jw *w, const struct report_info *info)
 	jw_int_if(w, info->term_signal, info->term_signal);
 }
 
-static void json_cost(struct jw *w, const struct stats_snapshot *s)
+static void json_cost(struct jw *w, const struct report_info *info, const struct stats_snapshot *s)
 {
 	jw_key(w, "cost");
 	jw_open(w, '{');
 	jw_key(w, "stops");
 	jw_u64(w, s->stops);
+	jw_key(w, "stops_per_return");
+	jw_int(w, info->stops_per_return);
 	jw_key(w, "tracer_cpu_s");
 	jw_double(w, json_seconds(s->tracer_cpu_ns));
 	jw_close(w, '}');
@@ -424,7 +426,7 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	json_transfers(&w, s);
 	if ((err = json_memory(&w, s)) < 0)
 		return err;
-	json_cost(&w, s);
+	json_cost(&w, info, s);
 	jw_close(&w, '}');
 	fputc('\n', f);
 	if (fflush(f) == EOF || ferror(f))

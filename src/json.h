@@ -16,6 +16,7 @@ struct report_info {
 	int exit_status;	/* exit code, or 128 + signal */
 	int term_signal;	/* 0 unless killed by a signal */
 	bool launched;
+	int stops_per_return;	/* 0: returns recorded by the stub (retfast.h), 1: they trap */
 };
 
 /* Writes the summary as one JSON object to f. Returns 0, or -errno. */

@@ -11,6 +11,7 @@
 #include "cuda_api.h"
 #include "kernels.h"
 #include "log.h"
+#include "retfast.h"
 #include "symbols.h"
 #include "threads.h"
 
@@ -76,6 +77,7 @@ struct scan {
 	struct found *funcs;
 	size_t n, cap;
 	size_t handles;
+	uint64_t exec_fn[2];	/* execve, execveat */
 };
 
 static int on_symbol(const char *name, uint64_t addr, uint64_t size, enum sym_type type, void *arg)
@@ -94,6 +96,10 @@ static int on_symbol(const char *name, uint64_t addr, uint64_t size, enum sym_ty
 			func_get_name = addr;
 		else if (strcmp(name, "cuKernelGetName") == 0)
 			kernel_get_name = addr;
+		else if (type == SYM_FUNC && strcmp(name, "execve") == 0)
+			s->exec_fn[0] = addr;
+		else if (type == SYM_FUNC && strcmp(name, "execveat") == 0)
+			s->exec_fn[1] = addr;
 		return 0;
 	}
 	for (size_t i = 0; i < s->n; i++)
@@ -164,6 +170,18 @@ static void probe_rtld(struct thread *t, const struct module *m)
 	rtld_state_addr = r_debug ? r_debug + 24 : 0;
 }
 
+/* An exec replaces the memory where the return stub keeps its records: the tracer reads them
+ * when the program enters execve, before they are gone (execv, execvp... all go through it). */
+static void probe_exec(struct thread *t, const struct module *m, const uint64_t fn[2])
+{
+	for (int i = 0; i < 2; i++) {
+		struct bp *b;
+		const char *why;
+		if (fn[i] && bp_create(t, fn[i], BP_EXEC, -1, m->id, &b, &why) == 0 && bp_arm(b) < 0)
+			log_warn("cannot watch exec in %s: calls just before an exec may be missed", m->base);
+	}
+}
+
 static bool is_rtld(const struct module *m)
 {
 	return strncmp(m->base, "ld-linux", 8) == 0 || strncmp(m->base, "ld64.so", 7) == 0 ||
@@ -199,6 +217,8 @@ static void on_new_module(struct module *m, void *arg)
 			driver_launch_probed = true;
 	}
 	free(s.funcs);
+	if (retfast_ready())
+		probe_exec(t, m, s.exec_fn);
 	if (planted && n_cuda_modules < CUDA_MODULES_MAX)
 		cuda_modules[n_cuda_modules++] = (struct range){ m->start, m->end, m->id };
 	if (planted) {

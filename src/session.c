@@ -22,6 +22,7 @@
 #include "log.h"
 #include "probes.h"
 #include "rescue.h"
+#include "retfast.h"
 #include "stats.h"
 #include "target.h"
 #include "tracer.h"
@@ -284,6 +285,7 @@ int session_run(const struct options *opt)
 			.pid = pid, .command = status.command, .launched = !opt->pid,
 			.duration_s = (double)(now_ns() - status.start_ns) / 1e9,
 			.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
+			.stops_per_return = retfast_used() ? 0 : 1,
 		};
 		if (write_json(&json, &info) < 0 && !exited)
 			return EXIT_OUTPUT;

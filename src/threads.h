@@ -23,6 +23,8 @@ struct frame {
 	int16_t api;		/* row of the API table */
 	bool counted;		/* false for a nested call whose outer call counts */
 	int32_t rescue;		/* its entry in the rescue table, -1 if none */
+	int32_t rec;		/* its record for the return stub (retfast.h), -1 if it traps */
+	uint64_t swapped;	/* what its return slot holds: the trampoline or the stub */
 	uint64_t arg[4];	/* arguments the return needs (out-pointers, sizes), per op */
 };
 

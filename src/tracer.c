@@ -21,9 +21,11 @@
 
 #include "budget.h"
 #include "clock.h"
+#include "hit.h"
 #include "log.h"
 #include "probes.h"
 #include "rescue.h"
+#include "retfast.h"
 #include "session_internal.h"
 #include "stats.h"
 #include "threads.h"
@@ -91,8 +93,7 @@ static void forget_vanished_threads(void)
 	for (struct thread *t; (t = threads_iter(&it));)
 		if (t->state != TS_STOPPED && thread_vanished(t->tid)) {
 			log_debug("thread %d vanished", t->tid);
-			for (uint32_t i = 0; i < t->depth; i++)
-				rescue_frame_done(t->frames[i].rescue);
+			hit_forget_frames(t, 0);
 			threads_remove(t->tid);
 		}
 }
@@ -102,8 +103,8 @@ static void on_exit_status(pid_t tid, int status)
 	struct thread *gone = threads_find(tid);
 	if (gone && !gone->guest)
 		exited_threads_cpu += gone->cpu_ns;
-	for (uint32_t i = 0; gone && i < gone->depth; i++)
-		rescue_frame_done(gone->frames[i].rescue);	/* calls that will never return */
+	if (gone)
+		hit_forget_frames(gone, 0);	/* calls that will never return */
 	if (tid == tracer_pid) {
 		exited = true;
 		if (WIFEXITED(status)) {
@@ -142,6 +143,8 @@ static void on_exec(struct thread *t)
 	t->state = TS_STOPPED;
 	probes_reset();
 	xol_forget();
+	retfast_forget();
+	hit_reset();
 	rescue_forget_all();
 	log_info("%d ran exec: probing the new image", tracer_pid);
 	if (tracer_settle_after_exec(t) < 0 || tracer_setup_image(t) < 0)
@@ -199,8 +202,11 @@ static void on_stop(struct thread *t, int status, uint64_t now)
 		on_exec(t);
 		return;
 	case PTRACE_EVENT_EXIT:
-		/* The thread's last CPU figure, while /proc still has it. */
+		/* The thread's last CPU figure and the last returns the stub recorded, while its
+		 * memory and /proc entry are still there. */
 		tracer_program_cpu_ns();
+		hit_collect_returns(now);
+		hit_forget_frames(t, 0);	/* its calls in flight never return */
 		tracer_release(t);
 		return;
 	default:	/* fork/vfork events: the child is handled when it reports */
@@ -351,6 +357,7 @@ bool tracer_timed_out_without_cuda(void)
 
 static void housekeeping(void)
 {
+	hit_collect_returns(now_ns());	/* returns of threads that have not stopped since */
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		stats_set_tracer_cpu((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +

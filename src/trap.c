@@ -18,6 +18,7 @@
 #include "hit.h"
 #include "memory.h"
 #include "probes.h"
+#include "retfast.h"
 #include "session_internal.h"
 #include "stats.h"
 #include "threads.h"
@@ -96,7 +97,9 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		return true;	/* gone */
 	uint64_t addr = arch_breakpoint_addr(&r);
 
-	if (xol_ready() && addr == xol_trampoline()) {
+	/* Returns the stub recorded come first: they happened before this stop. */
+	hit_collect_returns(now);
+	if (xol_ready() && (addr == xol_trampoline() || (retfast_ready() && addr == retfast_fallback_trap()))) {
 		stats_on_stop();
 		tracer_stops++;
 		int api = hit_return(t, &r, now);
@@ -126,6 +129,8 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 	if (b->kind == BP_RTLD) {
 		on_rtld_hit(t);
 		arch_set_pc(&r, b->slot);
+	} else if (b->kind == BP_EXEC) {
+		arch_set_pc(&r, b->slot);	/* the returns were read above */
 	} else {
 		hit_entry(t, b, &r, &timed);
 	}

@@ -5,7 +5,8 @@
  *   +16  ret               target of the calibration calls, which return to +0
  *   +24  .quad +0          their "stack": the return address ret pops
  *   +32  int3              where functions called by xol_call return to
- *   +64  slots of ARCH_XOL_SLOT bytes, one per breakpoint
+ *   +64  the return stub (retfast.c), up to 192 bytes
+ *   +256 slots of ARCH_XOL_SLOT bytes, one per breakpoint
  * The page is mapped read+execute: gputop writes it through /proc/PID/mem, the program
  * cannot. */
 #define _GNU_SOURCE
@@ -30,7 +31,8 @@
 #define OFF_RETADDR 24
 #define OFF_CALL_TRAP 32
 #define CALL_STACK_SIZE (256 * 1024)
-#define OFF_SLOTS 64
+#define OFF_RET_STUB 64
+#define OFF_SLOTS 256
 #define MAX_AREAS 64
 
 struct area {
@@ -47,6 +49,12 @@ static size_t n_free, cap_free;
 bool xol_ready(void)
 {
 	return n_areas > 0;
+}
+
+uint64_t xol_ret_stub(size_t *room)
+{
+	*room = OFF_SLOTS - OFF_RET_STUB;
+	return areas[0].base + OFF_RET_STUB;
 }
 
 uint64_t xol_trampoline(void)
@@ -71,7 +79,7 @@ void xol_forget(void)
 
 static int area_fill_header(uint64_t base)
 {
-	uint8_t head[OFF_SLOTS];
+	uint8_t head[OFF_RET_STUB];
 	memset(head, 0xcc, sizeof head);	/* int3 padding: a stray jump here traps */
 	memcpy(head + OFF_TRAMP, arch_breakpoint, arch_breakpoint_len);
 	memcpy(head + OFF_GADGET, arch_syscall_gadget, arch_syscall_gadget_len);

@@ -6,6 +6,7 @@
 #define GPUTOP_XOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -19,6 +20,8 @@ bool xol_ready(void);
 void xol_forget(void);		/* after exec: the mappings went with the old image */
 
 uint64_t xol_trampoline(void);	/* an int3 every swapped return address points to */
+/* Room for the return stub in the first area (retfast.c writes it there); *room: bytes. */
+uint64_t xol_ret_stub(size_t *room);
 bool xol_contains(uint64_t addr);
 
 /* A slot for code that will live at slot_out. If near != 0, the slot must lie within 2 GiB

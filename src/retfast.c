@@ -1,0 +1,204 @@
+/* retfast.c — the record table and the return stub (see retfast.h): mapping them into the
+ * program, which record a call gets, and the time stamp counter's conversion to the tracer's
+ * clock. What a record means for the statistics is hit.c's business. */
+#define _GNU_SOURCE
+#include "retfast.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "arch.h"
+#include "clock.h"
+#include "log.h"
+#include "memory.h"
+#include "xol.h"
+
+#define TABLE_SIZE (RET_RECORDS * RET_RECORD_SIZE)
+#define RECORD_BYTES sizeof(struct ret_record)
+
+static uint64_t table;		/* the table's address in the program, 0 if not mapped */
+static uint64_t stub, stub_size;
+static bool used[RET_RECORDS];	/* gputop's own view of which records are taken */
+static bool ever_ready;
+
+/* Two (time stamp, monotonic ns) points; conversion is linear between and beyond them. */
+static uint64_t tsc0, ns0, tsc1, ns1;
+
+bool retfast_ready(void)
+{
+	return table != 0;
+}
+
+bool retfast_used(void)
+{
+	return ever_ready;
+}
+
+uint64_t retfast_stub(void)
+{
+	return stub;
+}
+
+bool retfast_in_stub(uint64_t pc)
+{
+	return table && pc - stub < stub_size;
+}
+
+uint64_t retfast_entry_stamp(void)
+{
+	return stub + (uint64_t)(arch_entry_stamp - arch_ret_stub);
+}
+
+uint64_t retfast_fallback_trap(void)
+{
+	return stub + (uint64_t)(arch_ret_stub_trap - arch_ret_stub);
+}
+
+void retfast_forget(void)
+{
+	table = stub = stub_size = 0;
+	memset(used, 0, sizeof used);
+}
+
+/* A time stamp and the monotonic time read together (retried if something came between). */
+static void clock_pair(uint64_t *tsc, uint64_t *ns)
+{
+	for (int i = 0; i < 5; i++) {
+		uint64_t a = arch_timestamp();
+		*ns = now_ns();
+		uint64_t b = arch_timestamp();
+		*tsc = a + (b - a) / 2;
+		if (b - a < 20000)
+			return;
+	}
+}
+
+uint64_t retfast_ticks_to_ns(uint64_t ticks)
+{
+	/* Stretch the baseline as the session goes on: the rate gets more exact. */
+	uint64_t t, n;
+	clock_pair(&t, &n);
+	if (n - ns1 > 100000000u) {
+		tsc1 = t;
+		ns1 = n;
+	}
+	return (uint64_t)((double)ticks * (double)(ns1 - ns0) / (double)(tsc1 - tsc0));
+}
+
+int retfast_init(struct thread *t)
+{
+	const char *e = getenv("GPUTOP_RETFAST");
+	size_t room;
+	if ((e && strcmp(e, "0") == 0) || !arch_timestamp_reliable())
+		return 0;
+	size_t size = (size_t)(arch_ret_stub_end - arch_ret_stub);
+	uint64_t at = xol_ret_stub(&room);
+	if (size > room)
+		return -ENOSPC;
+	uint64_t args[6] = { 0, TABLE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			     (uint64_t)-1, 0 };
+	long addr = xol_syscall(t, SYS_mmap, args);
+	if (addr < 0 && addr > -4096)
+		return (int)addr;
+
+	uint8_t code[256];
+	memcpy(code, arch_ret_stub, size);
+	memcpy(code + (arch_ret_stub_table - arch_ret_stub), &addr, sizeof addr);
+	int err = mem_write_code(at, code, size);
+	if (err < 0)
+		return err;
+	/* The counter's rate: two points 10 ms apart to start with. */
+	clock_pair(&tsc0, &ns0);
+	struct timespec ts = { 0, 10000000 };
+	nanosleep(&ts, NULL);
+	clock_pair(&tsc1, &ns1);
+	if (tsc1 <= tsc0)
+		return -EINVAL;
+	table = (uint64_t)addr;
+	ever_ready = true;
+	stub = at;
+	stub_size = size;
+	memset(used, 0, sizeof used);
+	log_debug("returns recorded by the stub at %#llx, table at %#llx", (unsigned long long)stub,
+		  (unsigned long long)table);
+	return 0;
+}
+
+int retfast_unmap(struct thread *t)
+{
+	if (!table)
+		return 0;
+	uint64_t args[6] = { table, TABLE_SIZE, 0, 0, 0, 0 };
+	long r = xol_syscall(t, SYS_munmap, args);
+	retfast_forget();
+	return r < 0 ? (int)r : 0;
+}
+
+static uint64_t record_addr(int i)
+{
+	return table + (uint64_t)i * RET_RECORD_SIZE;
+}
+
+uint64_t retfast_record_addr(int rec)
+{
+	return record_addr(rec);
+}
+
+int retfast_begin(pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t out2, uint64_t slot,
+		  uint64_t next)
+{
+	if (!table)
+		return -1;
+	/* The stub looks from the same place on: the first free record from there. */
+	int i = (int)((key >> 4) & (RET_RECORDS - 1));
+	for (int n = 0; used[i]; i = (i + 1) & (RET_RECORDS - 1))
+		if (++n == RET_RECORDS)
+			return -1;
+	struct ret_record r = { .key = key, .ret = ret, .out = out, .out2 = out2, .state = RET_IN_FLIGHT,
+				.next = next };
+	struct iovec local[2] = { { &r, RECORD_BYTES }, { &stub, sizeof stub } };
+	struct iovec remote[2] = { { (void *)(uintptr_t)record_addr(i), RECORD_BYTES },
+				   { (void *)(uintptr_t)slot, sizeof stub } };
+	if (process_vm_writev(tid, local, 2, remote, 2, 0) != (ssize_t)(RECORD_BYTES + sizeof stub))
+		return -1;	/* (a partial write leaves the slot alone: the record came first) */
+	used[i] = true;
+	return i;
+}
+
+int retfast_read(pid_t pid, const int32_t *idx, int n, struct ret_record *out)
+{
+	struct mem_range r[64];
+	if (n > 64)
+		return -EINVAL;
+	for (int k = 0; k < n; k++)
+		r[k] = (struct mem_range){ record_addr(idx[k]), &out[k], RECORD_BYTES };
+	return mem_readv(pid, r, n);
+}
+
+void retfast_free(pid_t pid, const int32_t *idx, int n)
+{
+	static const uint64_t zero;
+	struct iovec local[64], remote[64];
+	int m = 0;
+	for (int k = 0; k < n && m < 64; k++) {
+		if (idx[k] < 0 || idx[k] >= RET_RECORDS || !used[idx[k]])
+			continue;
+		local[m] = (struct iovec){ (void *)&zero, sizeof zero };
+		remote[m] = (struct iovec){ (void *)(uintptr_t)record_addr(idx[k]), sizeof zero };
+		m++;
+	}
+	/* Only once the keys are cleared may a record be given out again: a stale key would
+	 * send some later return to the wrong address. If the program is gone, nothing is left
+	 * to send anywhere. */
+	if (m && process_vm_writev(pid, local, (unsigned long)m, remote, (unsigned long)m, 0) < 0 &&
+	    errno != ESRCH)
+		return;
+	for (int k = 0; k < n; k++)
+		if (idx[k] >= 0 && idx[k] < RET_RECORDS)
+			used[idx[k]] = false;
+}

@@ -1,0 +1,64 @@
+/* retfast.h — returns without a stop. A traced call's return address is swapped for the
+ * return stub (arch/<arch>_ret.S) rather than a trapping breakpoint: the stub, in the program,
+ * records the return value, a time stamp and the out-parameters in gputop's record table (a
+ * read-write mapping in the program, gputop's own) and returns to the caller. The tracer reads
+ * the record at its next stop or tick. An allocation, copy or synchronize call then costs one
+ * stop instead of two. Used where the time stamp counter is reliable; otherwise every return
+ * traps as before. */
+#ifndef GPUTOP_RETFAST_H
+#define GPUTOP_RETFAST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct thread;
+
+#define RET_RECORDS 1024	/* as in the stub */
+#define RET_RECORD_SIZE 128
+
+/* What the stub left in a record. */
+struct ret_record {
+	uint64_t key;		/* sp after the return; 0 = free */
+	uint64_t ret;		/* the real return address */
+	uint64_t out, out2;	/* out-parameters to read at a successful return, 0 = none */
+	uint64_t rax;
+	uint64_t tsc;		/* time stamp counter at the return */
+	uint64_t out_value, out2_value;
+	uint64_t state;		/* RET_IN_FLIGHT, then RET_DONE */
+	uint64_t entry_tsc;	/* time stamp counter at the call's entry */
+	uint64_t next;		/* where the entry stamp goes on: the breakpoint's slot */
+};
+#define RET_IN_FLIGHT 1
+#define RET_DONE 2
+
+/* Maps the table and installs the stub through the stopped thread t (after xol_init). Does
+ * nothing, and retfast_ready() stays false, where the time stamp counter cannot be trusted
+ * or GPUTOP_RETFAST=0. 0 or -errno. */
+int retfast_init(struct thread *t);
+bool retfast_ready(void);
+bool retfast_used(void);		/* it was ready at some time in this session */
+void retfast_forget(void);		/* exec: the mappings went with the old image */
+int retfast_unmap(struct thread *t);	/* detach */
+
+uint64_t retfast_stub(void);		/* the address swapped in for a return address */
+uint64_t retfast_entry_stamp(void);	/* where a recorded call resumes at its entry */
+uint64_t retfast_record_addr(int rec);	/* for the scratch register at that resume */
+bool retfast_in_stub(uint64_t pc);
+uint64_t retfast_fallback_trap(void);	/* the stub's int3, for a return with no record */
+
+/* Takes a free record for a call of thread tid that returns with sp == key and writes it,
+ * and the stub's address into the return slot, in one system call; next is where the entry
+ * stamp goes on. Returns the record's index, or -1 (no free record, or the write failed: the
+ * caller takes the trapping way). */
+int retfast_begin(pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t out2, uint64_t slot,
+		  uint64_t next);
+/* Reads the records idx[0..n) of threads of pid (at most 64) into out. 0 or -errno. */
+int retfast_read(pid_t pid, const int32_t *idx, int n, struct ret_record *out);
+/* Frees records (their keys are cleared in the program, so the stub never finds them). */
+void retfast_free(pid_t pid, const int32_t *idx, int n);
+
+/* Time stamp counter ticks as ns. */
+uint64_t retfast_ticks_to_ns(uint64_t ticks);
+
+#endif
