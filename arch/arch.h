@@ -62,6 +62,26 @@ void arch_prepare_call(arch_regs_t *r, uint64_t func, uint64_t sp, const uint64_
 int arch_xol_build(const uint8_t *code, size_t code_len, uint64_t orig_addr, uint64_t slot_addr,
 		   uint8_t *buf, size_t *slot_len, const char **why, bool *resume_ambiguous);
 
+/* Jump probes: the entry's first ARCH_JUMP_LEN bytes become a jump to the slot, which runs
+ * `mov $probe, %r11d; call stub` (ARCH_JUMP_PREFIX bytes), then the displaced instructions and
+ * a jump back. arch_jump_slot_build builds that slot; it returns the bytes displaced (at least
+ * ARCH_JUMP_LEN), or -1 with *why set (too few movable bytes, or out of reach). */
+#define ARCH_JUMP_LEN 5
+#define ARCH_JUMP_PREFIX 11
+int arch_jump_slot_build(const uint8_t *code, size_t code_len, uint64_t orig_addr, uint64_t slot_addr,
+			 uint32_t probe, uint64_t stub, uint8_t *buf, size_t *slot_len, const char **why);
+void arch_jump_encode(uint8_t out[ARCH_JUMP_LEN], uint64_t from, uint64_t to);
+/* Whether a direct branch of the function code[0..len) at addr targets (lo, hi): the inside
+ * of a range a jump probe overwrites. Undecodable code counts as yes. */
+bool arch_branches_into(const uint8_t *code, size_t len, uint64_t addr, uint64_t lo, uint64_t hi);
+
+/* The launch stub (arch/<arch>_launch.S, launchring.c): two variants (launched function in
+ * the first argument; in the second, dimensions by pointer in the first), each with a trap
+ * for handles the tracer has not seen; the ring's address is patched in at
+ * arch_launch_stub_ring. */
+extern const uint8_t arch_launch_stub[], arch_launch_stub_ex[], arch_launch_stub_end[], arch_launch_stub_ring[];
+extern const uint8_t arch_launch_stub_trap[], arch_launch_stub_trap_ex[];
+
 /* Where a thread whose pc lies in a slot must go when the slot disappears: the displaced
  * instruction(s) not yet run (pc at the slot start) restart at orig_addr; after them, at
  * orig_addr + displaced. */

@@ -216,12 +216,13 @@ static int relocate_one(const cs_insn *insn, uint64_t new_addr, uint8_t *out, co
 	return 0;
 }
 
-int arch_xol_build(const uint8_t *code, size_t code_len, uint64_t orig_addr, uint64_t slot_addr,
-		   uint8_t *buf, size_t *slot_len, const char **why, bool *resume_ambiguous)
+/* The displaced instructions (at least min_bytes of them where they can move) and the jump
+ * back, for a slot at slot_addr with room bytes. */
+static int build_displaced(const uint8_t *code, size_t code_len, uint64_t orig_addr, uint64_t slot_addr,
+			   uint8_t *buf, size_t room, size_t min_bytes, size_t *slot_len, const char **why,
+			   bool *ends_in_jump_out)
 {
-	/* Displace at least two bytes where the entry allows it: a thread coming back from the
-	 * slot then never lands right after the breakpoint, so every stop there is a hit. */
-	const size_t min_bytes = 2, jump_len = 14;
+	const size_t jump_len = 14;
 	size_t displaced = 0;
 	bool ends_in_jump = false;
 	cs_insn *insn = cs_malloc(capstone);
@@ -236,7 +237,7 @@ int arch_xol_build(const uint8_t *code, size_t code_len, uint64_t orig_addr, uin
 				*why = "an instruction capstone cannot decode at the entry";
 			break;
 		}
-		if (displaced + insn->size + jump_len > ARCH_XOL_SLOT)
+		if (displaced + insn->size + jump_len > room)
 			break;
 		const char *reason = NULL;
 		if (relocate_one(insn, slot_addr + displaced, buf + displaced, &reason) < 0) {
@@ -260,8 +261,95 @@ int arch_xol_build(const uint8_t *code, size_t code_len, uint64_t orig_addr, uin
 	memcpy(buf + displaced, jmp_abs, sizeof jmp_abs);
 	memcpy(buf + displaced + 6, &back, 8);
 	*slot_len = displaced + jump_len;
-	*resume_ambiguous = displaced < min_bytes && !ends_in_jump;
+	*ends_in_jump_out = ends_in_jump;
 	return (int)displaced;
+}
+
+int arch_xol_build(const uint8_t *code, size_t code_len, uint64_t orig_addr, uint64_t slot_addr,
+		   uint8_t *buf, size_t *slot_len, const char **why, bool *resume_ambiguous)
+{
+	/* Displace at least two bytes where the entry allows it: a thread coming back from the
+	 * slot then never lands right after the breakpoint, so every stop there is a hit. */
+	bool ends_in_jump;
+	int displaced = build_displaced(code, code_len, orig_addr, slot_addr, buf, ARCH_XOL_SLOT, 2,
+					slot_len, why, &ends_in_jump);
+	if (displaced > 0)
+		*resume_ambiguous = displaced < 2 && !ends_in_jump;
+	return displaced;
+}
+
+/* ---- jump probes -------------------------------------------------------------------------- */
+
+static void put_rel32(uint8_t *at, uint64_t from_next, uint64_t to)
+{
+	int32_t rel = (int32_t)(int64_t)(to - from_next);
+	memcpy(at, &rel, 4);
+}
+
+static bool reaches(uint64_t from_next, uint64_t to)
+{
+	int64_t d = (int64_t)(to - from_next);
+	return d >= INT32_MIN && d <= INT32_MAX;
+}
+
+int arch_jump_slot_build(const uint8_t *code, size_t code_len, uint64_t orig_addr, uint64_t slot_addr,
+			 uint32_t probe, uint64_t stub, uint8_t *buf, size_t *slot_len, const char **why)
+{
+	/* mov $probe, %r11d ; call stub */
+	buf[0] = 0x41, buf[1] = 0xbb;
+	memcpy(buf + 2, &probe, 4);
+	buf[6] = 0xe8;
+	if (!reaches(slot_addr + 11, stub) || !reaches(orig_addr + ARCH_JUMP_LEN, slot_addr)) {
+		*why = "the slot is out of a jump's reach";
+		return -1;
+	}
+	put_rel32(buf + 7, slot_addr + 11, stub);
+	bool ends_in_jump;
+	size_t len;
+	int displaced = build_displaced(code, code_len, orig_addr, slot_addr + ARCH_JUMP_PREFIX,
+					buf + ARCH_JUMP_PREFIX, ARCH_XOL_SLOT - ARCH_JUMP_PREFIX,
+					ARCH_JUMP_LEN, &len, why, &ends_in_jump);
+	if (displaced < 0)
+		return -1;
+	if ((size_t)displaced < ARCH_JUMP_LEN || ends_in_jump) {
+		*why = "fewer than 5 bytes of movable instructions at the entry";
+		return -1;
+	}
+	*slot_len = ARCH_JUMP_PREFIX + len;
+	return displaced;
+}
+
+void arch_jump_encode(uint8_t out[ARCH_JUMP_LEN], uint64_t from, uint64_t to)
+{
+	out[0] = 0xe9;	/* jmp rel32 */
+	put_rel32(out + 1, from + ARCH_JUMP_LEN, to);
+}
+
+bool arch_branches_into(const uint8_t *code, size_t len, uint64_t addr, uint64_t lo, uint64_t hi)
+{
+	cs_insn *insn = cs_malloc(capstone);
+	const uint8_t *p = code;
+	size_t left = len;
+	uint64_t at = addr;
+	bool found = false;
+	while (left && !found) {
+		if (!cs_disasm_iter(capstone, &p, &left, &at, insn)) {
+			found = true;	/* undecodable: cannot tell, so assume the worst */
+			break;
+		}
+		if (!insn_in_group(insn, CS_GRP_BRANCH_RELATIVE) && !insn_in_group(insn, CS_GRP_JUMP) &&
+		    !insn_in_group(insn, CS_GRP_CALL))
+			continue;
+		const cs_x86 *x = &insn->detail->x86;
+		for (int i = 0; i < x->op_count; i++)
+			if (x->operands[i].type == X86_OP_IMM) {
+				uint64_t target = (uint64_t)x->operands[i].imm;
+				if (target > lo && target < hi)
+					found = true;
+			}
+	}
+	cs_free(insn, 1);
+	return found;
 }
 
 uint64_t arch_xol_unwind_pc(uint64_t pc, uint64_t slot_addr, uint64_t orig_addr, int displaced,

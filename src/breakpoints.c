@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "launchring.h"
 #include "memory.h"
 #include "rescue.h"
 #include "threads.h"
@@ -112,7 +113,7 @@ int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint3
 		return -ENOMEM;
 	*b = (struct bp){ .addr = addr, .slot = slot, .displaced = (uint8_t)displaced,
 			  .kind = (uint8_t)kind, .ambiguous = ambiguous, .api = (int16_t)api,
-			  .module = module };
+			  .module = module, .patch_len = (uint8_t)arch_breakpoint_len, .ring = -1 };
 	memcpy(b->orig, code, sizeof b->orig);
 	if ((err = insert(b)) < 0) {
 		free(b);
@@ -123,10 +124,112 @@ int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint3
 	return 0;
 }
 
+/* A stopped thread standing inside the bytes a jump would cover. */
+static bool thread_inside(uint64_t lo, uint64_t hi)
+{
+	uint32_t it = 0;
+	arch_regs_t r;
+	for (struct thread *t; (t = threads_iter(&it));)
+		if (t->state == TS_STOPPED && arch_get_regs(t->tid, &r) == 0 && arch_pc(&r) > lo &&
+		    arch_pc(&r) < hi)
+			return true;
+	return false;
+}
+
+int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, bool ex, uint32_t module,
+		   struct bp **out, const char **why)
+{
+	enum { MAX_FUNC = 65536 };
+	uint8_t slot_code[ARCH_XOL_SLOT];
+	size_t slot_len;
+	uint64_t slot;
+	int err, ring = -1;
+
+	*why = NULL;
+	if (bp_find(addr))
+		return -EEXIST;
+	if (size < 16 || size > MAX_FUNC) {
+		*why = "the function's size is unknown";
+		return -ENOEXEC;
+	}
+	uint8_t *code = malloc(size);
+	if (!code)
+		return -ENOMEM;
+	if ((err = mem_read(t->tid, addr, code, size)) < 0)
+		goto out;
+	if ((ring = launchring_add_probe(api, ex)) < 0) {
+		*why = "no launch ring";
+		err = -ENOEXEC;
+		goto out;
+	}
+	if ((err = xol_slot_alloc(t, addr, &slot)) < 0)
+		goto out;
+	int displaced = arch_jump_slot_build(code, size, addr, slot, (uint32_t)ring,
+					     launchring_stub(slot, ex), slot_code, &slot_len, why);
+	if (displaced > 0 && arch_branches_into(code, size, addr, addr, addr + (uint64_t)displaced)) {
+		*why = "a branch of the function lands in its first bytes";
+		displaced = -1;
+	}
+	if (displaced > 0 && thread_inside(addr, addr + (uint64_t)displaced)) {
+		*why = "a thread stands inside its first bytes";
+		displaced = -1;
+	}
+	struct bp *b = displaced > 0 ? calloc(1, sizeof *b) : NULL;
+	if (!b) {
+		err = displaced > 0 ? -ENOMEM : -ENOEXEC;
+		goto free_slot;
+	}
+	*b = (struct bp){ .addr = addr, .slot = slot + ARCH_JUMP_PREFIX, .jump_slot = slot,
+			  .displaced = (uint8_t)displaced, .kind = BP_PROBE, .api = (int16_t)api,
+			  .module = module, .patch_len = ARCH_JUMP_LEN, .ring = (int16_t)ring };
+	memcpy(b->orig, code, sizeof b->orig);
+	if ((err = mem_write_code(slot, slot_code, slot_len)) < 0 || (err = insert(b)) < 0) {
+		free(b);
+		goto free_slot;
+	}
+	*out = b;
+	free(code);
+	return 0;
+free_slot:
+	xol_slot_free(slot);
+out:
+	if (ring >= 0)
+		launchring_drop_probe(ring);
+	free(code);
+	return err;
+}
+
+/* A jump goes in (or out) in three writes, each of which a thread arriving meanwhile sees
+ * whole: the int3 first (a thread then traps, and is handled as at any breakpoint), the four
+ * bytes it hides, then the first byte. No thread is inside the range (checked at creation;
+ * afterwards nothing but the jump leads there). */
+static int write_jump_bytes(struct bp *b, const uint8_t *bytes)
+{
+	int err = mem_write_code(b->addr, arch_breakpoint, arch_breakpoint_len);
+	if (err == 0)
+		err = mem_write_code(b->addr + 1, bytes + 1, ARCH_JUMP_LEN - 1);
+	if (err == 0)
+		err = mem_write_code(b->addr, bytes, 1);
+	return err;
+}
+
 int bp_arm(struct bp *b)
 {
 	if (b->armed)
 		return 0;
+	if (b->ring >= 0) {
+		/* Not in the rescue table: if gputop dies, the jump and its stub go on working
+		 * (the rescue clears the ring's "present" word, so the stub never traps). */
+		uint8_t jump[ARCH_JUMP_LEN];
+		arch_jump_encode(jump, b->addr, b->jump_slot);
+		int err = write_jump_bytes(b, jump);
+		if (err == 0)
+			b->armed = true;
+		else
+			mem_write_code(b->addr, b->orig, ARCH_JUMP_LEN);
+		return err;
+	}
+
 	rescue_code_armed(b->addr, b->orig[0]);	/* before: a crash right after must find it */
 	int err = mem_write_code(b->addr, arch_breakpoint, arch_breakpoint_len);
 	if (err == 0)
@@ -140,6 +243,12 @@ int bp_disarm(struct bp *b)
 {
 	if (!b->armed)
 		return 0;
+	if (b->ring >= 0) {
+		int err = write_jump_bytes(b, b->orig);
+		if (err == 0)
+			b->armed = false;
+		return err;
+	}
 	int err = mem_write_code(b->addr, b->orig, arch_breakpoint_len);
 	if (err == 0) {
 		b->armed = false;
@@ -155,7 +264,12 @@ static void drop_if(bool (*match)(const struct bp *, uint32_t), uint32_t arg)
 		if (!b || b == GONE || !match(b, arg))
 			continue;
 		rescue_code_disarmed(b->addr);
-		xol_slot_free(b->slot);
+		if (b->ring >= 0) {
+			launchring_drop_probe(b->ring);
+			xol_slot_free(b->jump_slot);
+		} else {
+			xol_slot_free(b->slot);
+		}
 		free(b);
 		table[i] = GONE;
 		live--;
@@ -210,8 +324,11 @@ uint64_t bp_unwind_pc(uint64_t pc)
 	if (!xol_contains(pc))
 		return pc;
 	uint32_t it = 0;
-	for (struct bp *b; (b = bp_iter(&it));)
-		if (pc - b->slot < ARCH_XOL_SLOT)
+	for (struct bp *b; (b = bp_iter(&it));) {
+		if (b->ring >= 0 && pc - b->jump_slot < ARCH_JUMP_PREFIX)
+			return b->addr;	/* before the stub: the call has not begun */
+		if (pc - b->slot < ARCH_XOL_SLOT - (b->ring >= 0 ? ARCH_JUMP_PREFIX : 0))
 			return arch_xol_unwind_pc(pc, b->slot, b->addr, b->displaced, b->displaced);
+	}
 	return pc;
 }

@@ -18,11 +18,14 @@ enum bp_kind {
 struct bp {
 	uint64_t addr;
 	uint64_t slot;		/* out-of-line copy of the displaced instructions */
+	uint64_t jump_slot;	/* a jump probe's slot: its prefix (launch stub call), then slot */
 	uint8_t orig[16];	/* the program's bytes under the breakpoint */
 	uint8_t displaced;	/* bytes the slot runs before jumping back to addr + displaced */
 	uint8_t kind;		/* enum bp_kind */
 	bool armed;		/* the int3 is in the program */
 	bool ambiguous;		/* leaving the slot lands at addr + 1: check the trap's origin */
+	uint8_t patch_len;	/* bytes armed: the int3, or a jump probe's jump */
+	int16_t ring;		/* a jump probe's index in the launch ring, else -1 */
 	int16_t api;		/* row of the API table for BP_PROBE */
 	uint32_t module;	/* module id (symbols.h), to forget it when the module goes */
 };
@@ -33,6 +36,11 @@ struct bp *bp_find(uint64_t addr);
  * refusal (an entry that cannot run out of line). */
 int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint32_t module,
 	      struct bp **out, const char **why);
+/* A jump probe (launchring.h) on a launch function of size bytes: no stop. ex: its variant of
+ * the stub. Refused (-ENOEXEC, *why) where fewer than 5 bytes can move or a branch of the
+ * function lands inside them. */
+int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, bool ex, uint32_t module,
+		   struct bp **out, const char **why);
 int bp_arm(struct bp *b);
 int bp_disarm(struct bp *b);
 void bp_forget_module(uint32_t module);	/* its code is gone: drop without writing */

@@ -74,7 +74,7 @@ void tracer_clean_child(pid_t child)
 	uint32_t it = 0;
 	for (struct bp *b; (b = bp_iter(&it));)
 		if (b->armed)
-			mem_write_fd(fd, b->addr, b->orig, arch_breakpoint_len);
+			mem_write_fd(fd, b->addr, b->orig, b->patch_len);
 	uint64_t tramp = xol_ready() ? xol_trampoline() : 0, cur;
 	it = 0;
 	for (struct thread *t; (t = threads_iter(&it));)

@@ -18,6 +18,7 @@
 #include "breakpoints.h"
 #include "clock.h"
 #include "hit.h"
+#include "launchring.h"
 #include "log.h"
 #include "memory.h"
 #include "rescue.h"
@@ -30,9 +31,14 @@
 /* A thread caught inside the return stub (a few dozen instructions) is single-stepped to its
  * end, where it jumps to its caller: the stub's page can then go. Signals that arrive meanwhile
  * are kept for the detach. 0 once out, -errno. */
+static bool in_stub(uint64_t pc)
+{
+	return retfast_in_stub(pc) || launchring_in_stub(pc);
+}
+
 static int step_out_of_stub(struct thread *t, arch_regs_t *r)
 {
-	for (int n = 0; n < 256 && retfast_in_stub(arch_pc(r)); n++) {
+	for (int n = 0; n < 256 && in_stub(arch_pc(r)); n++) {
 		int status;
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
 			return -errno;
@@ -47,7 +53,7 @@ static int step_out_of_stub(struct thread *t, arch_regs_t *r)
 		if (arch_get_regs(t->tid, r) < 0)
 			return -ESRCH;
 	}
-	return retfast_in_stub(arch_pc(r)) ? -EAGAIN : 0;
+	return in_stub(arch_pc(r)) ? -EAGAIN : 0;
 }
 
 static void restore_thread(struct thread *t)
@@ -56,8 +62,8 @@ static void restore_thread(struct thread *t)
 	if (arch_get_regs(t->tid, &r) < 0)
 		return;
 	uint64_t pc = arch_pc(&r);
-	if (retfast_in_stub(pc) && step_out_of_stub(t, &r) == 0) {
-		pc = arch_pc(&r);	/* it finished its return through the stub */
+	if (in_stub(pc) && step_out_of_stub(t, &r) == 0) {
+		pc = arch_pc(&r);	/* it finished its return (or launch record) in the stub */
 		hit_collect_returns(now_ns());
 	}
 	if (xol_ready() && pc == xol_trampoline() && t->depth) {
@@ -159,8 +165,10 @@ int tracer_detach(void)
 			restore_thread(t);
 	struct thread *injector = tracer_injectable_thread();
 	if (xol_ready()) {
+		hit_drain_launches(tracer_pid);	/* the last launches, those stepped out included */
 		if (injector) {
 			retfast_unmap(injector);
+			launchring_unmap(injector);
 			xol_unmap_all(injector);
 		}
 		else
@@ -198,9 +206,12 @@ static void emergency_release(struct thread *t, uint64_t tramp, int sig)
 	if (arch_get_regs(t->tid, &r) == 0) {
 		uint64_t pc = arch_pc(&r), at = arch_breakpoint_addr(&r), to = pc;
 		bool ours = false;
+		bool ex;
 		if (trapped && bp_find(at)) {
 			to = at;	/* trapped, not handled: run the original */
 			ours = true;
+		} else if (trapped && launchring_is_trap(at, &ex)) {
+			ours = true;	/* the launch stub's: it goes on after the int3 */
 		} else if (trapped && tramp && at == tramp) {
 			ours = true;
 			for (int i = (int)t->depth - 1; i >= 0; i--)

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "cuda_api.h"
 #include "kernels.h"
+#include "launchring.h"
 #include "log.h"
 #include "memory.h"
 #include "probes.h"
@@ -47,6 +48,11 @@ int trace_open(const char *path)
 	}
 	trace = fopen(path, "we");
 	return trace ? 0 : -errno;
+}
+
+bool hit_tracing(void)
+{
+	return trace != NULL;
 }
 
 void trace_close(void)
@@ -330,6 +336,76 @@ static int swap_return(struct thread *t, struct frame *f, const struct api_spec 
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- launches through the ring (launchring.h) ------------------------------------------ */
+
+/* The stub trapped: the first launch of a function handle. The thread stands in the stub with
+ * the call's arguments in their registers but rcx, rdx and rax on the stack and the entry sp
+ * LR_TRAP_SP_OFFSET above: the call is counted from that view of its entry, the kernel named
+ * (asking the driver if need be), and the handle marked seen. */
+void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
+{
+	int api = launchring_probe_api((int)(uint32_t)r->r11);
+	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
+	uint64_t saved[3], a[MAX_ARGS + 1] = { 0 };
+	arch_regs_t entry = *r;
+	if (!s || mem_read(t->tid, arch_sp(r), saved, sizeof saved) < 0)
+		return;
+	entry.rcx = saved[0];
+	entry.rdx = saved[1];
+	entry.rax = saved[2];
+	entry.rsp = arch_sp(r) + LR_TRAP_SP_OFFSET;
+	if (load_args(t->tid, s, &entry, a, NULL) < 0)
+		return;
+	if (!t->guest && !is_nested(t, &entry))
+		entry_only(t, api, s, &entry, a);
+	launchring_seen(t->tid, ex ? entry.rsi : entry.rdi);
+}
+
+struct ring_ctx {
+	pid_t pid;
+};
+
+static void on_ring_record(int api, const uint64_t *w, void *arg)
+{
+	const struct ring_ctx *c = arg;
+	const struct api_spec *s = cuda_api_get(api);
+	uint32_t g[3] = { 0 }, b[3] = { 0 };
+	uint64_t handle;
+	if (s->launch == LAUNCH_DRV_EX) {
+		handle = w[2];
+		if (w[1]) {	/* the config's first 24 bytes: grid x,y,z, block x,y,z */
+			uint32_t d[6];
+			memcpy(d, &w[3], sizeof d);
+			memcpy(g, d, sizeof g);
+			memcpy(b, d + 3, sizeof b);
+		}
+	} else {
+		handle = w[1];
+		for (int i = 0; i < 3; i++) {
+			g[i] = (uint32_t)w[2 + i];
+			b[i] = (uint32_t)w[5 + i];
+		}
+	}
+	stats_on_call(api, 0, false, 0);
+	count_launch(0, s, kernels_id_of(c->pid, handle), g, b);
+}
+
+static void on_ring_lost(int api, uint64_t n, void *arg)
+{
+	(void)arg;
+	int id = stats_kernel_id("(not recorded: the launch ring was full)");
+	for (uint64_t i = 0; i < n; i++) {
+		stats_on_call(api, 0, false, 0);
+		stats_on_launch(id, NULL, NULL);
+	}
+}
+
+void hit_drain_launches(pid_t pid)
+{
+	struct ring_ctx c = { pid };
+	launchring_drain(on_ring_record, on_ring_lost, &c);
 }
 
 void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed)

@@ -33,8 +33,15 @@ void hit_collect_returns(uint64_t now);
 void hit_forget_frames(struct thread *t, uint32_t from);
 void hit_reset(void);	/* exec: no frame of the old image is left */
 
+/* Launches through the launch ring (launchring.h): the stub's trap for a handle not seen yet
+ * (r: the thread's registers there; ex: the stub's variant), and the records of the others,
+ * read now (pid: the program, for kernel handle lookups). */
+void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex);
+void hit_drain_launches(pid_t pid);
+
 /* --trace FILE: one line per call. */
 int trace_open(const char *path);
+bool hit_tracing(void);
 void trace_close(void);
 
 #endif

@@ -407,6 +407,8 @@ static void json_cost(struct jw *w, const struct report_info *info, const struct
 	jw_u64(w, s->stops);
 	jw_key(w, "stops_per_return");
 	jw_int(w, info->stops_per_return);
+	jw_key(w, "stops_per_launch");
+	jw_int(w, info->stops_per_launch);
 	jw_key(w, "tracer_cpu_s");
 	jw_double(w, json_seconds(s->tracer_cpu_ns));
 	jw_close(w, '}');

@@ -17,6 +17,7 @@ struct report_info {
 	int term_signal;	/* 0 unless killed by a signal */
 	bool launched;
 	int stops_per_return;	/* 0: returns recorded by the stub (retfast.h), 1: they trap */
+	int stops_per_launch;	/* 0: driver launches through the launch ring, 1: they trap */
 };
 
 /* Writes the summary as one JSON object to f. Returns 0, or -errno. */

@@ -9,11 +9,15 @@
 
 #include "breakpoints.h"
 #include "cuda_api.h"
+#include "hit.h"
 #include "kernels.h"
+#include "launchring.h"
 #include "log.h"
+#include "rescue.h"
 #include "retfast.h"
 #include "symbols.h"
 #include "threads.h"
+#include "xol.h"
 
 static bool cuda_seen;
 static bool driver_launch_probed;
@@ -68,7 +72,7 @@ void probes_reset(void)
 }
 
 struct found {
-	uint64_t addr;
+	uint64_t addr, size;
 	int api;
 };
 
@@ -113,7 +117,7 @@ static int on_symbol(const char *name, uint64_t addr, uint64_t size, enum sym_ty
 		s->funcs = n;
 		s->cap = ncap;
 	}
-	s->funcs[s->n++] = (struct found){ addr, api };
+	s->funcs[s->n++] = (struct found){ addr, size, api };
 	return 0;
 }
 
@@ -141,6 +145,14 @@ void probes_apply_launch_policy(void)
 		if (b->kind != BP_PROBE)
 			continue;
 		const struct api_spec *spec = cuda_api_get(b->api);
+		if (b->ring >= 0) {
+			/* A launch without a stop: armed once, and never disarmed while threads
+			 * run (its jump is five bytes); --max-overhead has nothing to shed there. */
+			int err = b->armed ? 0 : bp_arm(b);
+			if (err < 0)
+				log_warn("cannot arm the probe on %s: %s", spec->name, strerror(-err));
+			continue;
+		}
 		int err = launch_wanted(spec) ? bp_arm(b) : bp_disarm(b);
 		if (err < 0)
 			log_warn("cannot %s the probe on %s: %s", launch_wanted(spec) ? "arm" : "disarm",
@@ -182,6 +194,28 @@ static void probe_exec(struct thread *t, const struct module *m, const uint64_t 
 	}
 }
 
+/* Driver launches go through the launch ring (no stop) where it is mapped, unless every call
+ * is traced (--trace wants each with its thread, in order) or an experiment picks the layers
+ * (a runtime launch probe would then be in flight around it, which the ring cannot tell). */
+static bool ring_wanted(struct thread *t, const struct api_spec *spec)
+{
+	static bool failed;
+	if (spec->op != OP_LAUNCH || (spec->flags & API_RETURN) ||
+	    (spec->launch != LAUNCH_DRV && spec->launch != LAUNCH_DRV_EX) || hit_tracing() ||
+	    getenv("GPUTOP_LAUNCH_LAYER"))
+		return false;
+	if (!launchring_ready() && !failed && xol_ready()) {
+		/* Mapped when the first launch function is found: nothing for programs without. */
+		int err = launchring_init(t);
+		if (err < 0)
+			log_warn("launches will stop the program: no launch ring (%s)", strerror(-err));
+		else
+			rescue_set_flag(launchring_present_flag());
+		failed = !launchring_ready();
+	}
+	return launchring_ready();
+}
+
 static bool is_rtld(const struct module *m)
 {
 	return strncmp(m->base, "ld-linux", 8) == 0 || strncmp(m->base, "ld64.so", 7) == 0 ||
@@ -206,7 +240,16 @@ static void on_new_module(struct module *m, void *arg)
 		const struct api_spec *spec = cuda_api_get(s.funcs[i].api);
 		struct bp *b;
 		const char *why = NULL;
-		int err = bp_create(t, s.funcs[i].addr, BP_PROBE, s.funcs[i].api, m->id, &b, &why);
+		int err = -ENOEXEC;
+		if (ring_wanted(t, spec)) {
+			err = bp_create_jump(t, s.funcs[i].addr, s.funcs[i].size, s.funcs[i].api,
+					     spec->launch == LAUNCH_DRV_EX, m->id, &b, &why);
+			if (err < 0)
+				log_info("%s in %s stops at each launch: %s", spec->name, m->base,
+					 why ? why : strerror(-err));
+		}
+		if (err < 0)
+			err = bp_create(t, s.funcs[i].addr, BP_PROBE, s.funcs[i].api, m->id, &b, &why);
 		if (err < 0) {
 			refused++;
 			log_warn("not probing %s in %s: %s", spec->name, m->base, why ? why : strerror(-err));

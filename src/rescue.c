@@ -34,6 +34,7 @@ struct rescue_frame {
 struct rescue_table {
 	int mem_fd;
 	uint64_t trampoline;
+	uint64_t flag;
 	struct rescue_code code[CODE_MAX];
 	struct rescue_frame frame[FRAME_MAX];
 	uint32_t frame_hint;
@@ -79,6 +80,12 @@ void rescue_code_armed(uint64_t addr, uint8_t orig)
 	}
 }
 
+void rescue_set_flag(uint64_t addr)
+{
+	if (R)
+		R->flag = addr;
+}
+
 void rescue_code_disarmed(uint64_t addr)
 {
 	for (int i = 0; R && i < CODE_MAX; i++)
@@ -91,6 +98,7 @@ void rescue_forget_all(void)
 	if (!R)
 		return;
 	memset(R->code, 0, sizeof R->code);
+	R->flag = 0;
 	memset(R->frame, 0, sizeof R->frame);
 }
 
@@ -124,6 +132,9 @@ int rescue_restore(void)
 	int failed = 0;
 	if (!R || R->mem_fd < 0)
 		return 0;
+	static const uint64_t zero;
+	if (R->flag && pwrite(R->mem_fd, &zero, 8, (off_t)R->flag) != 8)
+		failed++;
 	for (int i = 0; i < CODE_MAX; i++) {
 		uint64_t a = R->code[i].addr;
 		if (a && pwrite(R->mem_fd, &R->code[i].orig, 1, (off_t)a) != 1)

@@ -16,6 +16,9 @@ void rescue_set_target(int mem_fd, uint64_t trampoline);
 /* Code: the byte the program had at addr (kept while the breakpoint is armed). */
 void rescue_code_armed(uint64_t addr, uint8_t orig);
 void rescue_code_disarmed(uint64_t addr);
+/* A word in the program the rescue sets to 0 (the launch ring's "present": its stub then never
+ * traps, and its jumps can stay); 0 for none. */
+void rescue_set_flag(uint64_t addr);
 void rescue_forget_all(void);	/* exec, or a clean detach: nothing left to restore */
 
 /* A swapped return address: returns a handle for rescue_frame_done, or -1 if the table is

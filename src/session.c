@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "hit.h"
 #include "json.h"
+#include "launchring.h"
 #include "log.h"
 #include "probes.h"
 #include "rescue.h"
@@ -286,6 +287,7 @@ int session_run(const struct options *opt)
 			.duration_s = (double)(now_ns() - status.start_ns) / 1e9,
 			.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
 			.stops_per_return = retfast_used() ? 0 : 1,
+			.stops_per_launch = launchring_used() ? 0 : 1,
 		};
 		if (write_json(&json, &info) < 0 && !exited)
 			return EXIT_OUTPUT;

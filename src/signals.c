@@ -86,14 +86,14 @@ void tracer_install_signal_handlers(void)
 	signal(SIGPIPE, SIG_IGN);
 	tracer_thread = pthread_self();
 
-	/* A tick every 100 ms to this thread, so requests and timeouts are seen while the
-	 * program sleeps and nothing else wakes waitpid. */
+	/* A tick every 10 ms to this thread, so requests and timeouts are seen while the
+	 * program sleeps and nothing else wakes waitpid, and the launch ring is drained. */
 	struct sigevent sev = { 0 };
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = SIGRTMIN;
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	if (timer_create(CLOCK_MONOTONIC, &sev, &tick_timer) == 0) {
-		struct itimerspec its = { { 0, 100000000 }, { 0, 100000000 } };
+		struct itimerspec its = { { 0, 10000000 }, { 0, 10000000 } };
 		timer_settime(tick_timer, 0, &its, NULL);
 		tick_armed = true;
 	}

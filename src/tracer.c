@@ -22,6 +22,7 @@
 #include "budget.h"
 #include "clock.h"
 #include "hit.h"
+#include "launchring.h"
 #include "log.h"
 #include "probes.h"
 #include "rescue.h"
@@ -144,6 +145,7 @@ static void on_exec(struct thread *t)
 	probes_reset();
 	xol_forget();
 	retfast_forget();
+	launchring_forget();
 	hit_reset();
 	rescue_forget_all();
 	log_info("%d ran exec: probing the new image", tracer_pid);
@@ -206,6 +208,7 @@ static void on_stop(struct thread *t, int status, uint64_t now)
 		 * memory and /proc entry are still there. */
 		tracer_program_cpu_ns();
 		hit_collect_returns(now);
+		hit_drain_launches(tracer_pid);
 		hit_forget_frames(t, 0);	/* its calls in flight never return */
 		tracer_release(t);
 		return;
@@ -358,6 +361,7 @@ bool tracer_timed_out_without_cuda(void)
 static void housekeeping(void)
 {
 	hit_collect_returns(now_ns());	/* returns of threads that have not stopped since */
+	hit_drain_launches(tracer_pid);
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		stats_set_tracer_cpu((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
@@ -414,7 +418,7 @@ static void wait_for_launched(void)
 
 int tracer_loop(double timeout_s, bool need_cuda)
 {
-	uint64_t start = now_ns(), last_house = 0;
+	uint64_t start = now_ns(), last_house = 0, last_drain = 0;
 	/* Beyond ~30 years (e.g. -n 9223372036854775807), never: the conversion would overflow. */
 	uint64_t deadline = timeout_s > 0 && timeout_s < 1e9 ? start + (uint64_t)(timeout_s * 1e9) : 0;
 	bool killing = false;
@@ -423,7 +427,10 @@ int tracer_loop(double timeout_s, bool need_cuda)
 		uint64_t now = now_ns();
 		if (now - last_house > 100000000u) {
 			housekeeping();
-			last_house = now;
+			last_house = last_drain = now;
+		} else if (now - last_drain >= LR_DRAIN_NS) {
+			hit_drain_launches(tracer_pid);
+			last_drain = now;
 		}
 		enum session_request req = session_take_request();
 		if (tracer_stop_signal) {

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "cuda_api.h"
 #include "hit.h"
+#include "launchring.h"
 #include "memory.h"
 #include "probes.h"
 #include "retfast.h"
@@ -110,6 +111,18 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		tracer_release(t);
 		return true;
 	}
+	bool ex;
+	if (launchring_is_trap(addr, &ex)) {
+		/* A launch of a handle not seen yet: counted and named now. Bookkeeping for the
+		 * budget: it cannot shed these. The thread goes on after the int3. */
+		stats_on_stop();
+		tracer_stops++;
+		hit_launch_trap(t, &r, ex);
+		if (budget_active())
+			budget_on_stop(now_ns() - now, STOP_OTHER);
+		tracer_release(t);
+		return true;
+	}
 	struct bp *b = bp_find(addr);
 	if (!b || (b->ambiguous && !trap_is_breakpoint(t->tid)))
 		return false;
@@ -127,10 +140,12 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		crash_for_test();
 	struct frame *timed = NULL;
 	if (b->kind == BP_RTLD) {
+		hit_drain_launches(tracer_pid);	/* before a library's probes may go */
 		on_rtld_hit(t);
 		arch_set_pc(&r, b->slot);
 	} else if (b->kind == BP_EXEC) {
-		arch_set_pc(&r, b->slot);	/* the returns were read above */
+		hit_drain_launches(tracer_pid);	/* the returns were read above */
+		arch_set_pc(&r, b->slot);
 	} else {
 		hit_entry(t, b, &r, &timed);
 	}

@@ -5,8 +5,9 @@
  *   +16  ret               target of the calibration calls, which return to +0
  *   +24  .quad +0          their "stack": the return address ret pops
  *   +32  int3              where functions called by xol_call return to
- *   +64  the return stub (retfast.c), up to 192 bytes
- *   +256 slots of ARCH_XOL_SLOT bytes, one per breakpoint
+ *   +64  the return stub (retfast.c), up to 192 bytes (area 0)
+ *   +512 shared code every area carries (the launch stub, launchring.c), up to 512 bytes
+ *   +1024 slots of ARCH_XOL_SLOT bytes, one per breakpoint
  * The page is mapped read+execute: gputop writes it through /proc/PID/mem, the program
  * cannot. */
 #define _GNU_SOURCE
@@ -32,7 +33,9 @@
 #define OFF_CALL_TRAP 32
 #define CALL_STACK_SIZE (256 * 1024)
 #define OFF_RET_STUB 64
-#define OFF_SLOTS 256
+#define OFF_RET_STUB_END 256
+#define OFF_SHARED 512
+#define OFF_SLOTS 1024
 #define MAX_AREAS 64
 
 struct area {
@@ -44,6 +47,8 @@ static struct area areas[MAX_AREAS];
 static int n_areas;
 static uint64_t call_stack;	/* read-write mapping for xol_call, 0 until first needed */
 static uint64_t *free_slots;	/* slots given back, reused first */
+static uint8_t shared[OFF_SLOTS - OFF_SHARED];	/* what every area carries at OFF_SHARED */
+static size_t shared_len;
 static size_t n_free, cap_free;
 
 bool xol_ready(void)
@@ -53,7 +58,7 @@ bool xol_ready(void)
 
 uint64_t xol_ret_stub(size_t *room)
 {
-	*room = OFF_SLOTS - OFF_RET_STUB;
+	*room = OFF_RET_STUB_END - OFF_RET_STUB;
 	return areas[0].base + OFF_RET_STUB;
 }
 
@@ -70,9 +75,42 @@ bool xol_contains(uint64_t addr)
 	return false;
 }
 
+int xol_set_shared_code(const uint8_t *code, size_t len)
+{
+	if (len > sizeof shared)
+		return -ENOSPC;
+	memcpy(shared, code, len);
+	shared_len = len;
+	for (int i = 0; i < n_areas; i++) {
+		int err = mem_write_code(areas[i].base + OFF_SHARED, shared, shared_len);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+uint64_t xol_shared_code(uint64_t addr)
+{
+	for (int i = 0; i < n_areas; i++)
+		if (addr - areas[i].base < AREA_SIZE)
+			return shared_len ? areas[i].base + OFF_SHARED : 0;
+	return 0;
+}
+
+bool xol_in_shared_code(uint64_t pc, uint64_t *offset)
+{
+	for (int i = 0; i < n_areas && shared_len; i++)
+		if (pc - (areas[i].base + OFF_SHARED) < shared_len) {
+			*offset = pc - (areas[i].base + OFF_SHARED);
+			return true;
+		}
+	return false;
+}
+
 void xol_forget(void)
 {
 	n_areas = 0;
+	shared_len = 0;
 	n_free = 0;
 	call_stack = 0;
 }
@@ -127,6 +165,8 @@ static long map_area(struct thread *t, uint64_t gadget, uint64_t hint)
 static int add_area(uint64_t base)
 {
 	int err = area_fill_header(base);
+	if (err == 0 && shared_len)
+		err = mem_write_code(base + OFF_SHARED, shared, shared_len);
 	if (err < 0)
 		return err;
 	areas[n_areas++] = (struct area){ .base = base, .next_slot = OFF_SLOTS };
@@ -265,6 +305,7 @@ int xol_unmap_all(struct thread *t)
 	}
 	n_areas = 0;
 	n_free = 0;
+	shared_len = 0;
 	return err;
 }
 

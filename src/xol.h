@@ -24,6 +24,12 @@ uint64_t xol_trampoline(void);	/* an int3 every swapped return address points to
 uint64_t xol_ret_stub(size_t *room);
 bool xol_contains(uint64_t addr);
 
+/* Code every area carries, at the same offset (the launch stub: a slot reaches it with a
+ * rel32 call within its own area), written into the areas there are and each new one. */
+int xol_set_shared_code(const uint8_t *code, size_t len);
+uint64_t xol_shared_code(uint64_t addr);	/* its copy in the area holding addr, 0 if none */
+bool xol_in_shared_code(uint64_t pc, uint64_t *offset);	/* pc in a copy: offset into it */
+
 /* A slot for code that will live at slot_out. If near != 0, the slot must lie within 2 GiB
  * of near (a new area is mapped there through a stopped thread t when needed). */
 int xol_slot_alloc(struct thread *t, uint64_t near, uint64_t *slot_out);

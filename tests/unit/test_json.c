@@ -124,7 +124,7 @@ static void checks(void)
 	jq(".memory.leaks[1] | .kind == \"host\" and .api == \"cudaMallocHost\" and .device == null");
 	jq(".memory.leaks[0].caller == \"libcaller.so\"");
 	jq(".memory.by_caller == [{\"module\":\"libcaller.so\",\"live_bytes\":6144,\"live_allocations\":3}]");
-	jq(".cost == {\"stops\":1,\"tracer_cpu_s\":1.5} and .threads == 7");
+	jq(".cost == {\"stops\":1,\"stops_per_return\":0,\"stops_per_launch\":1,\"tracer_cpu_s\":1.5} and .threads == 7");
 	check(file_has("\\u0001") && file_has("\\u000a") && file_has("\\\"hi\\\"\\\\"),
 	      "control characters written as \\u00XX, quotes and backslash escaped");
 	check(file_has("\n  \"pid\": 1234,\n"), "pretty-printed with a 2-space indent");
@@ -147,6 +147,7 @@ int main(void)
 {
 	struct report_info info = {
 		.pid = 1234, .command = "./app --n 3", .duration_s = 12.5, .launched = true,
+		.stops_per_launch = 1,
 	};
 	int fd1 = mkstemp(json_path), fd2 = mkstemp(filter_path);
 

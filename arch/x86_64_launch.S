@@ -1,0 +1,126 @@
+/* x86_64_launch.S — the launch stub: what a launch probe runs instead of a stop. A driver
+ * launch function's first 5 bytes are a `jmp` to its slot, which runs
+ *     mov $probe, %r11d ; call <this stub> ; <the displaced instructions> ; jmp back
+ * The stub appends the call's arguments to gputop's launch ring (a read-write mapping of
+ * gputop's in the program) and returns to the slot: a launch costs no stop. The tracer drains
+ * the ring on its tick (every 10 ms). One case traps instead (int3, while gputop is there,
+ * `present`): a function handle the filter has not seen yet (the tracer names the kernel
+ * then, asking the driver if it must, and adds the handle). A full ring is waited on for a
+ * few milliseconds (pause, no system call), then the record is dropped and counted as lost
+ * for its probe: the launch count stays exact, and nothing waits long, nor for a tracer
+ * that is gone.
+ * At a function's entry r11 is dead (the ABI's scratch register, no argument); everything else
+ * the stub touches it saves on the stack below the return address, as the function would.
+ * At the trap: [rsp] rcx, [rsp+8] rdx, [rsp+16] rax, [rsp+24] the slot, [rsp+32] the
+ * caller's return address (the entry sp); the thread goes on right after the int3.
+ *
+ * Ring layout (launchring.h):
+ *   0 head (producers: lock xadd)   64 tail (the tracer)   128 present (1 while gputop traces)
+ *   192 capacity in use (at most LR_CAP; smaller in tests, to fill it)
+ *   4096 lost[probe] (u64 each)     LR_FILTER seen handles, 4096 x u64 by (handle >> 4) & 4095
+ *   LR_RECORDS records of 64 bytes: 0 probe + 1 (written last), 8 rdi, 16 rsi, 24 rdx, 32 rcx,
+ *   40 r8, 48 r9, 56 the first stack argument.  The _ex variant (a launch that takes its
+ *   dimensions by pointer, in rdi) stores the first 24 bytes at rdi in place of rdx, rcx, r8.
+ */
+	.set LR_TAIL, 64
+	.set LR_PRESENT, 128
+	.set LR_CAPACITY, 192
+	.set LR_LOST, 4096
+	.set LR_FILTER, 65536
+	.set LR_RECORDS, 98304
+	.set LR_CAP, 32768		/* records, a power of two: launchring.h */
+	.set LR_SPINS, 524288		/* pauses a full ring waits: a few ms, the tracer drains every 10 */
+
+	.section .rodata
+	.globl arch_launch_stub, arch_launch_stub_ring, arch_launch_stub_ex, arch_launch_stub_end
+	.globl arch_launch_stub_trap, arch_launch_stub_trap_ex
+
+/* One variant: \handle is the register holding the launched function, \ex selects the
+ * dimensions by pointer. Stack at entry: [rsp] the slot to go back to, [rsp+8] the caller's
+ * return address (the function's entry sp), [rsp+16] its first stack argument. */
+.macro LAUNCH_STUB handle, ex, trap
+	push %rax
+	push %rdx
+	push %rcx
+	mov 0f(%rip), %rdx		/* the ring */
+	mov \handle, %rcx
+	shr $4, %rcx
+	and $4095, %ecx
+	cmp LR_FILTER(%rdx,%rcx,8), \handle
+	jne 5f
+1:	mov (%rdx), %rax		/* head: this record's sequence number, if still free */
+2:	mov %rax, %rcx
+	sub LR_TAIL(%rdx), %rcx
+	cmp LR_CAPACITY(%rdx), %rcx
+	jae 4f				/* full */
+	lea 1(%rax), %rcx
+	lock cmpxchg %rcx, (%rdx)	/* taken, or rax = the head another thread moved */
+	jne 2b
+	and $(LR_CAP - 1), %eax
+	shl $6, %rax
+	lea LR_RECORDS(%rdx,%rax), %rax	/* rax: the record */
+	mov %rdi, 8(%rax)
+	mov %rsi, 16(%rax)
+	mov %r9, 48(%rax)
+	mov 40(%rsp), %rcx		/* the first stack argument: above rcx, rdx, rax, the
+					 * slot's return address and the caller's */
+	mov %rcx, 56(%rax)
+.if \ex
+	xor %ecx, %ecx
+	test %rdi, %rdi
+	jz 6f
+	mov (%rdi), %rcx
+6:	mov %rcx, 24(%rax)
+	jz 7f
+	mov 8(%rdi), %rcx
+7:	mov %rcx, 32(%rax)
+	jz 8f
+	mov 16(%rdi), %rcx
+8:	mov %rcx, 40(%rax)
+.else
+	mov 8(%rsp), %rcx		/* rdx as it was */
+	mov %rcx, 24(%rax)
+	mov (%rsp), %rcx		/* rcx as it was */
+	mov %rcx, 32(%rax)
+	mov %r8, 40(%rax)
+.endif
+	lea 1(%r11), %rcx
+	mov %rcx, (%rax)		/* committed: x86 keeps this store after the ones above */
+3:	pop %rcx
+	pop %rdx
+	pop %rax
+	ret
+4:	cmpq $0, LR_PRESENT(%rdx)
+	je 9f
+	push %r8			/* full while gputop traces: wait for its next drain */
+	mov $LR_SPINS, %r8d
+10:	pause
+	mov (%rdx), %rax
+	mov %rax, %rcx
+	sub LR_TAIL(%rdx), %rcx
+	cmp LR_CAPACITY(%rdx), %rcx
+	jb 11f				/* room again */
+	dec %r8d
+	jnz 10b
+	pop %r8
+9:	lock incq LR_LOST(%rdx,%r11,8)	/* still full: counted, not recorded */
+	jmp 3b
+11:	pop %r8
+	jmp 2b
+5:	cmpq $0, LR_PRESENT(%rdx)
+	je 1b				/* gputop is gone: record it unnamed */
+\trap:	int3				/* the tracer counts and names it */
+	jmp 3b
+.endm
+
+arch_launch_stub:
+	LAUNCH_STUB %rdi, 0, arch_launch_stub_trap
+	.p2align 4
+arch_launch_stub_ex:
+	LAUNCH_STUB %rsi, 1, arch_launch_stub_trap_ex
+	.p2align 3
+0:
+arch_launch_stub_ring:
+	.quad 0				/* the ring's address, patched in */
+arch_launch_stub_end:
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,253 @@
+/* launchring.c — the launch ring and its stub (see launchring.h): mapping them into the
+ * program, the probes' ring indexes, and draining. What a record means for the statistics is
+ * hit.c's business. */
+#define _GNU_SOURCE
+#include "launchring.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "arch.h"
+#include "clock.h"
+#include "log.h"
+#include "memory.h"
+#include "threads.h"
+#include "xol.h"
+
+/* The layout arch/x86_64_launch.S uses. */
+#define OFF_HEAD 0
+#define OFF_TAIL 64
+#define OFF_PRESENT 128
+#define OFF_CAPACITY 192
+#define OFF_LOST 4096
+#define OFF_FILTER 65536
+#define FILTER_SLOTS 4096
+#define OFF_RECORDS 98304
+#define LR_CAP 32768
+#define RECORD_SIZE 64
+#define RING_SIZE (OFF_RECORDS + LR_CAP * RECORD_SIZE)
+#define BATCH 512	/* records read at once */
+
+static uint64_t ring;		/* its address in the program, 0 if not mapped */
+static bool ever_ready;
+static uint64_t tail;		/* the next record to read (the program sees it at OFF_TAIL) */
+static int16_t api_of[LR_PROBES];	/* -1: free */
+static uint64_t lost_seen[LR_PROBES];
+static int n_probes;		/* indexes handed out so far (the high-water mark) */
+static uint64_t stuck_since;	/* when the record at tail was first seen not committed */
+
+bool launchring_ready(void)
+{
+	return ring != 0;
+}
+
+bool launchring_used(void)
+{
+	return ever_ready;
+}
+
+uint64_t launchring_present_flag(void)
+{
+	return ring ? ring + OFF_PRESENT : 0;
+}
+
+void launchring_forget(void)
+{
+	ring = tail = 0;
+	n_probes = 0;
+	stuck_since = 0;
+}
+
+int launchring_init(struct thread *t)
+{
+	const char *e = getenv("GPUTOP_LAUNCH_RING");
+	if (e && strcmp(e, "0") == 0)
+		return 0;
+	uint64_t args[6] = { 0, RING_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			     (uint64_t)-1, 0 };
+	long addr = xol_syscall(t, SYS_mmap, args);
+	if (addr < 0 && addr > -4096)
+		return (int)addr;
+	/* A smaller capacity, for tests that fill the ring. */
+	const char *c = getenv("GPUTOP_LAUNCH_RING_CAP");
+	uint64_t head[2] = { 1, c && atol(c) > 0 && atol(c) <= LR_CAP ? (uint64_t)atol(c) : LR_CAP };
+	int err = mem_write(t->tid, (uint64_t)addr + OFF_PRESENT, &head[0], 8);
+	if (err == 0)
+		err = mem_write(t->tid, (uint64_t)addr + OFF_CAPACITY, &head[1], 8);
+
+	uint8_t code[512];
+	size_t size = (size_t)(arch_launch_stub_end - arch_launch_stub);
+	if (err == 0 && size > sizeof code)
+		err = -ENOSPC;
+	if (err == 0) {
+		memcpy(code, arch_launch_stub, size);
+		memcpy(code + (arch_launch_stub_ring - arch_launch_stub), &addr, sizeof addr);
+		err = xol_set_shared_code(code, size);
+	}
+	if (err < 0) {
+		uint64_t un[6] = { (uint64_t)addr, RING_SIZE, 0, 0, 0, 0 };
+		xol_syscall(t, SYS_munmap, un);
+		return err;
+	}
+	ring = (uint64_t)addr;
+	tail = 0;
+	n_probes = 0;
+	log_debug("launches recorded in the ring at %#llx", (unsigned long long)ring);
+	return 0;
+}
+
+int launchring_unmap(struct thread *t)
+{
+	if (!ring)
+		return 0;
+	uint64_t args[6] = { ring, RING_SIZE, 0, 0, 0, 0 };
+	long r = xol_syscall(t, SYS_munmap, args);
+	launchring_forget();
+	return r < 0 ? (int)r : 0;
+}
+
+int launchring_add_probe(int api, bool ex)
+{
+	(void)ex;
+	if (!ring)
+		return -1;
+	for (int i = 0; i < n_probes; i++)
+		if (api_of[i] < 0) {
+			api_of[i] = (int16_t)api;
+			return i;
+		}
+	if (n_probes == LR_PROBES)
+		return -1;
+	ever_ready = true;
+	api_of[n_probes] = (int16_t)api;
+	lost_seen[n_probes] = 0;	/* a fresh mapping: its counter is 0 */
+	return n_probes++;
+}
+
+void launchring_drop_probe(int probe)
+{
+	/* Its lost counter stays where it is: the index, reused, carries on from there. */
+	if (probe >= 0 && probe < n_probes)
+		api_of[probe] = -1;
+}
+
+int launchring_probe_api(int probe)
+{
+	return probe >= 0 && probe < n_probes ? api_of[probe] : -1;
+}
+
+uint64_t launchring_stub(uint64_t slot, bool ex)
+{
+	uint64_t base = xol_shared_code(slot);
+	return base ? base + (uint64_t)((ex ? arch_launch_stub_ex : arch_launch_stub) - arch_launch_stub) : 0;
+}
+
+bool launchring_in_stub(uint64_t pc)
+{
+	uint64_t off;
+	return ring && xol_in_shared_code(pc, &off);
+}
+
+bool launchring_is_trap(uint64_t addr, bool *ex)
+{
+	uint64_t off;
+	if (!ring || !xol_in_shared_code(addr, &off))
+		return false;
+	const uint8_t *at = arch_launch_stub + off;
+	*ex = at == arch_launch_stub_trap_ex;
+	return at == arch_launch_stub_trap || at == arch_launch_stub_trap_ex;
+}
+
+void launchring_seen(pid_t tid, uint64_t handle)
+{
+	if (ring)
+		mem_write(tid, ring + OFF_FILTER + 8 * ((handle >> 4) & (FILTER_SLOTS - 1)), &handle, 8);
+}
+
+/* Memory access through a thread that has some: the group leader may be a zombie. */
+static int ring_read(uint64_t addr, void *buf, size_t len)
+{
+	uint32_t it = 0;
+	int err = -ESRCH;
+	for (struct thread *t; err && (t = threads_iter(&it));)
+		if (!t->guest)
+			err = mem_read(t->tid, addr, buf, len);
+	return err;
+}
+
+static int ring_write(uint64_t addr, const void *buf, size_t len)
+{
+	uint32_t it = 0;
+	int err = -ESRCH;
+	for (struct thread *t; err && (t = threads_iter(&it));)
+		if (!t->guest)
+			err = mem_write(t->tid, addr, buf, len);
+	return err;
+}
+
+static void drain_lost(void (*on_lost)(int, uint64_t, void *), void *arg)
+{
+	static uint64_t lost[LR_PROBES];
+	if (!n_probes || ring_read(ring + OFF_LOST, lost, 8 * (size_t)n_probes) < 0)
+		return;
+	for (int i = 0; i < n_probes; i++)
+		if (lost[i] != lost_seen[i]) {
+			if (api_of[i] >= 0)
+				on_lost(api_of[i], lost[i] - lost_seen[i], arg);
+			lost_seen[i] = lost[i];
+		}
+}
+
+void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
+		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg)
+{
+	static uint64_t buf[BATCH * LR_WORDS];
+	static const uint8_t zero[BATCH * RECORD_SIZE];
+	uint64_t head;
+	if (!ring || ring_read(ring + OFF_HEAD, &head, 8) < 0)
+		return;
+	uint64_t start = tail;
+	while (tail != head) {
+		uint64_t at = tail & (LR_CAP - 1), n = head - tail;
+		n = n > BATCH ? BATCH : n;
+		n = n > LR_CAP - at ? LR_CAP - at : n;	/* up to the end of the ring */
+		uint64_t addr = ring + OFF_RECORDS + at * RECORD_SIZE;
+		if (ring_read(addr, buf, n * RECORD_SIZE) < 0)
+			break;
+		uint64_t k = 0;
+		for (; k < n; k++) {
+			const uint64_t *w = &buf[k * LR_WORDS];
+			if (!w[0])
+				break;	/* taken, not written yet: the next drain reads it */
+			int probe = (int)w[0] - 1;
+			if (probe >= 0 && probe < n_probes && api_of[probe] >= 0)
+				on_record(api_of[probe], w, arg);
+		}
+		if (k < n) {
+			/* A record taken but never written (its thread killed inside the stub)
+			 * would hold the ring up forever: after a second, skip it. */
+			uint64_t now = now_ns();
+			if (k == 0 && stuck_since && now - stuck_since > 1000000000u) {
+				log_debug("launch ring: skipping a record never written");
+				k = 1;
+				stuck_since = 0;
+			} else if (k == 0 && !stuck_since) {
+				stuck_since = now;
+			}
+		}
+		if (k && ring_write(addr, zero, k * RECORD_SIZE) < 0)
+			break;
+		tail += k;
+		if (k)
+			stuck_since = 0;
+		if (k < n)
+			break;
+	}
+	if (tail != start)
+		ring_write(ring + OFF_TAIL, &tail, 8);	/* after the keys are cleared */
+	drain_lost(on_lost, arg);
+}

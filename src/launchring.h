@@ -1,0 +1,53 @@
+/* launchring.h — launches without a stop. A driver launch function (cuLaunchKernel,
+ * cuLaunchKernelEx...) whose entry allows it is patched with a jump to its slot, which calls
+ * the launch stub (arch/<arch>_launch.S): the stub appends the call's arguments to the launch
+ * ring, a read-write mapping of gputop's in the program, and the call goes on. The tracer
+ * drains the ring on its tick. The first launch of each function handle traps instead, so the
+ * kernel is named while the thread stands at the call (a filter of seen handles in the ring).
+ * A full ring, after a short wait, drops records but counts them per probe: the launch count
+ * stays exact. The tracer drains it every LR_DRAIN_NS. */
+#define LR_DRAIN_NS 10000000ull
+#ifndef GPUTOP_LAUNCHRING_H
+#define GPUTOP_LAUNCHRING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct thread;
+
+#define LR_PROBES 1024		/* probes with a ring index */
+#define LR_WORDS 8		/* a record: probe + 1, rdi, rsi, rdx, rcx, r8, r9, first stack arg */
+
+/* Maps the ring and puts the stub into every trampoline area, through the stopped thread t
+ * (after xol_init). Does nothing where GPUTOP_LAUNCH_RING=0. 0 or -errno. */
+int launchring_init(struct thread *t);
+bool launchring_ready(void);
+bool launchring_used(void);	/* a probe used it at some time in this session */
+void launchring_forget(void);	/* exec: the mapping went with the old image */
+int launchring_unmap(struct thread *t);	/* detach; after the last drain */
+uint64_t launchring_present_flag(void);	/* the word the rescue clears: no more traps */
+
+/* A ring index for a probe of API row api (ex: dimensions by pointer, the handle in the second
+ * argument); -1 when none is left. */
+int launchring_add_probe(int api, bool ex);
+void launchring_drop_probe(int probe);
+int launchring_probe_api(int probe);	/* -1 if none */
+/* The stub a jump probe's slot at slot calls (the copy in slot's own area). */
+uint64_t launchring_stub(uint64_t slot, bool ex);
+bool launchring_in_stub(uint64_t pc);
+/* addr (an int3 that trapped) is the stub's trap for a handle not seen yet; the thread goes on
+ * right after it once the tracer has counted and named the launch. *ex: the stub's variant. */
+bool launchring_is_trap(uint64_t addr, bool *ex);
+/* The stack the stub keeps at its trap: the entry sp is sp + this; the program's rcx, rdx
+ * and rax at [sp], [sp + 8], [sp + 16]. */
+#define LR_TRAP_SP_OFFSET 32
+/* The handle is named now: later launches of it go through the ring. */
+void launchring_seen(pid_t tid, uint64_t handle);
+
+/* Reads what the ring holds and frees it: on_record(api, words) per launch in ring order,
+ * on_lost(api, n) for launches the full ring dropped. */
+void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
+		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The launch ring (src/launchring.c, arch/x86_64_launch.S): driver launches counted without a
+# stop, on the SIMULATED libcuda.so.1 (tests/progs/ring_loop.c: 4 threads, cuLaunchKernel and
+# cuLaunchKernelEx at once).
+#  1. Exact counts, kernel names and dimensions of both stub variants (dimensions in registers
+#     and on the stack; by pointer), and no stop per launch: only the first launch of each
+#     kernel stops (to name it) — cost.stops_per_launch 0, a handful of stops in all.
+#  2. A ring too small to hold them (GPUTOP_LAUNCH_RING_CAP=16): the counts stay exact, and the
+#     launches it could not hold are shown as such, with no stop either.
+#  3. GPUTOP_LAUNCH_RING=0: the same figures with a stop per launch.
+#  4. Attach while it launches: the jumps go in (0xe9 at the probed entries of libcuda's code,
+#     the ring mapped), and on detach every byte of code and every mapping is as before; the
+#     program goes on and its launches all succeed.
+#  5. gputop killed (SIGKILL) while attached: the program runs on, every launch succeeds (the
+#     watchdog tells the stub nobody is there: it traps no more).
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/robust_lib.bash"
+need_bin ring_loop simdrv/libcuda.so.1
+need_gputop
+export LD_LIBRARY_PATH=$SIMDRV
+P=$BIN/ring_loop
+
+check_counts() {	# json name
+	local F=$1 n=$2
+	jq_eq "$F" "$(api_row cuLaunchKernel).calls" 40000 "$n: 40000 cuLaunchKernel"
+	jq_eq "$F" "$(api_row cuLaunchKernelEx).calls" 40000 "$n: 40000 cuLaunchKernelEx"
+	jq_eq "$F" '.launches' 80000 "$n: 80000 launches"
+}
+
+check_exact() {	# json name
+	local F=$1 n=$2
+	check_counts "$F" "$n"
+	jq_eq "$F" '.kernels | length' 2 "$n: two kernels, every launch named"
+	expect_kernel "$F" 'ring_a(int*)' 40000 '[2,3,4]' '[32,2,1]'
+	expect_kernel "$F" 'ring_b(float*)' 40000 '[5,1,1]' '[64,1,1]'
+}
+
+# --- 1. no stop per launch ----------------------------------------------------------------------
+run_gputop_json "$TMP/ring.json" -- -- "$P" 4 10000 || bail "a summary to check"
+expect_eq "$(prog_lines "$GPUTOP_OUT" ring_loop)" "ring_loop: launches=80000 failures=0" "the program's launches all succeed"
+check_exact "$TMP/ring.json" ring
+jq_eq "$TMP/ring.json" '.cost.stops_per_launch' 0 "ring: launches go through the ring"
+jq_check "$TMP/ring.json" '.cost.stops < 50' "ring: a few stops for 80000 launches"
+
+# --- 2. a full ring -----------------------------------------------------------------------------
+GPUTOP_LAUNCH_RING_CAP=16 run_gputop_json "$TMP/full.json" -- -- "$P" 4 10000 || bail "a summary to check"
+expect_eq "$(prog_lines "$GPUTOP_OUT" ring_loop)" "ring_loop: launches=80000 failures=0" "full: the program's launches all succeed"
+check_counts "$TMP/full.json" full
+jq_check "$TMP/full.json" '[.kernels[] | select(.name | startswith("(not recorded"))] | length == 1' \
+	"full: the launches the ring could not hold are shown as not recorded"
+jq_check "$TMP/full.json" '(.kernels | map(.launches) | add) == 80000' "full: named and not recorded add up"
+jq_check "$TMP/full.json" '.cost.stops < 50' "full: no stop for a full ring"
+
+# --- 3. without the ring ------------------------------------------------------------------------
+GPUTOP_LAUNCH_RING=0 run_gputop_json "$TMP/stop.json" -- -- "$P" 4 10000 || bail "a summary to check"
+check_exact "$TMP/stop.json" no-ring
+jq_eq "$TMP/stop.json" '.cost.stops_per_launch' 1 "no-ring: a stop per launch"
+jq_check "$TMP/stop.json" '.cost.stops >= 80000' "no-ring: at least 80000 stops"
+
+# --- 4. attach and detach -------------------------------------------------------------------------
+code_of() {	# pid out: the simulated libcuda's executable mapping(s)
+	local range perms name
+	: >"$2"
+	while read -r range perms name; do
+		[[ $perms == r-xp && $name == *simdrv/libcuda* ]] || continue
+		dd if="/proc/$1/mem" bs=4096 skip=$((16#${range%-*} / 4096)) \
+			count=$(((16#${range#*-} - 16#${range%-*}) / 4096)) 2>/dev/null >>"$2"
+	done < <(awk '{ print $1, $2, $6 }' "/proc/$1/maps")
+}
+
+if can_attach_to_others; then
+	rm -f "$TMP/go" "$TMP/stop"
+	rb_spawn att env RB_GO_FILE="$TMP/go" RB_STOP_FILE="$TMP/stop" RB_PAUSE_US=100 "$P" 2 0
+	touch "$TMP/go"
+	sleep 0.2	# its threads are there
+	code_of "$TARGET" "$TMP/before.code"
+	cp "/proc/$TARGET/maps" "$TMP/before.maps"
+	rb_gputop_bg attg -p "$TARGET" --json "$TMP/att.json" -b
+	rb_wait_attached attg
+	sleep 0.5
+	code_of "$TARGET" "$TMP/during.code"
+	jumps=$(cmp -l "$TMP/before.code" "$TMP/during.code" | awk '$3 == 351' | wc -l)	# 0xe9 in octal
+	expect_eq "$((jumps >= 2))" 1 "attached: jumps at the launch entries ($jumps)"
+	kill -TERM "$GPUTOP_PID"
+	wait_pid "$GPUTOP_PID" 20
+	expect_eq "$WAIT_STATUS" 0 "attach: gputop detaches, status 0"
+	code_of "$TARGET" "$TMP/after.code"
+	if cmp -s "$TMP/before.code" "$TMP/after.code"; then
+		ok "detached: every byte of libcuda's code is as before"
+	else
+		not_ok "detached: every byte of libcuda's code is as before"
+	fi
+	cp "/proc/$TARGET/maps" "$TMP/after.maps"	# (cmp trusts /proc's size of 0)
+	expect_file_eq "$TMP/after.maps" "$TMP/before.maps" "detached: the mappings are as before"
+	jq_check "$TMP/att.json" '.launches > 0 and .cost.stops < 50' "attach: launches counted without a stop each"
+	jq_check "$TMP/att.json" '(.kernels | map(.launches) | max - min) <= 2' \
+		"attach: ring_a and ring_b counted alike (each round launches both)"
+	touch "$TMP/stop"
+	wait_pid "$TARGET" 30
+	expect_eq "$WAIT_STATUS" 0 "attach: the program exits 0"
+	expect_match "$(cat "$TMP/att.out")" 'failures=0$' "attach: every launch succeeded"
+
+	# --- 5. SIGKILL ------------------------------------------------------------------------
+	rm -f "$TMP/go" "$TMP/stop"
+	rb_spawn kil env RB_GO_FILE="$TMP/go" RB_STOP_FILE="$TMP/stop" RB_PAUSE_US=100 "$P" 2 0
+	touch "$TMP/go"
+	rb_gputop_bg kilg -p "$TARGET"
+	rb_wait_attached kilg
+	sleep 0.3
+	kill -KILL "$GPUTOP_PID"
+	wait_pid "$GPUTOP_PID" 20
+	sleep 0.5	# the watchdog's turn
+	expect_running "$TARGET" "SIGKILL: the program runs on"
+	touch "$TMP/stop"
+	wait_pid "$TARGET" 30
+	expect_eq "$WAIT_STATUS" 0 "SIGKILL: the program exits 0"
+	expect_match "$(cat "$TMP/kil.out")" 'failures=0$' "SIGKILL: every launch succeeded"
+else
+	skip "attach and SIGKILL: cannot attach to other processes here"
+fi
+finish

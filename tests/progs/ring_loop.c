@@ -1,0 +1,74 @@
+/* ring_loop.c — driver launches from several threads at once, for the launch ring
+ * (tests/e2e/launch_ring.sh), on the SIMULATED libcuda.so.1 (LD_LIBRARY_PATH=tests/bin/simdrv).
+ * Usage: ring_loop THREADS N   Each thread makes N rounds of:
+ *   cuLaunchKernel(ring_a, grid (2,3,4), block (32,2,1))
+ *   cuLaunchKernelEx({grid (5,1,1), block (64,1,1)}, ring_b)
+ * so THREADS x N launches of ring_a(int*) and as many of ring_b(float*) (names the simulated
+ * driver gives cuModuleGetFunction's strings). Prints "ring_loop: launches=<n> failures=<f>".
+ * With RB_GO_FILE set it first prints "ready <pid>" and waits for that file (to be attached
+ * to); with RB_STOP_FILE set it then keeps launching until that file exists, counting; with
+ * RB_PAUSE_US it sleeps that long after each round (a launch rate like a real program's). */
+#include <cuda.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "progs.h"
+
+static CUfunction fa, fb;
+static long rounds;
+static const char *stop_file;
+static long pause_us;
+
+static void *worker(void *arg)
+{
+	long *fails = arg, n = 0;
+	CUlaunchConfig cfg = { .gridDimX = 5, .gridDimY = 1, .gridDimZ = 1,
+			       .blockDimX = 64, .blockDimY = 1, .blockDimZ = 1 };
+	for (long i = 0; i < rounds || (stop_file && access(stop_file, F_OK) != 0); i++, n++) {
+		*fails += cuLaunchKernel(fa, 2, 3, 4, 32, 2, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS;
+		*fails += cuLaunchKernelEx(&cfg, fb, NULL, NULL) != CUDA_SUCCESS;
+		if (pause_us)
+			usleep((useconds_t)pause_us);
+	}
+	fails[1] = n;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int threads = argc > 1 ? atoi(argv[1]) : 4;
+	rounds = argc > 2 ? atol(argv[2]) : 10000;
+	if (threads < 1 || threads > 64)
+		return 2;
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) ||
+	    cuCtxSetCurrent(ctx) || cuModuleLoadData(&mod, "ring") ||
+	    cuModuleGetFunction(&fa, mod, "_Z6ring_aPi") || cuModuleGetFunction(&fb, mod, "_Z6ring_bPf")) {
+		printf("ring_loop: set-up failed\n");
+		return 1;
+	}
+	const char *go = getenv("RB_GO_FILE");
+	stop_file = getenv("RB_STOP_FILE");
+	pause_us = getenv("RB_PAUSE_US") ? atol(getenv("RB_PAUSE_US")) : 0;
+	if (go) {
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		while (access(go, F_OK) != 0)
+			progs_sleep_ms(10);
+	}
+	pthread_t th[64];
+	long res[64][2] = { { 0 } };
+	for (int i = 0; i < threads; i++)
+		pthread_create(&th[i], NULL, worker, res[i]);
+	long launches = 0, fails = 0;
+	for (int i = 0; i < threads; i++) {
+		pthread_join(th[i], NULL);
+		fails += res[i][0];
+		launches += 2 * res[i][1];
+	}
+	printf("ring_loop: launches=%ld failures=%ld\n", launches, fails);
+	return fails != 0;
+}
