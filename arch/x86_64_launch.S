@@ -17,7 +17,8 @@
  * Ring layout (launchring.h):
  *   0 head (producers: lock xadd)   64 tail (the tracer)   128 present (1 while gputop traces)
  *   192 capacity in use (at most LR_CAP; smaller in tests, to fill it)
- *   4096 lost[probe] (u64 each)     LR_FILTER seen handles, 4096 x u64 by (handle >> 4) & 4095
+ *   4096 lost[probe] (u64 each)     LR_FILTER seen handles, 4096 x u64, a handle at its hash
+ *   (launchring.c filter_slot) or the slot next to it (index ^ 1)
  *   LR_RECORDS records of 64 bytes: 0 probe + 1 (written last), 8 rdi, 16 rsi, 24 rdx, 32 rcx,
  *   40 r8, 48 r9, 56 the first stack argument.  The _ex variant (a launch that takes its
  *   dimensions by pointer, in rdi) stores the first 24 bytes at rdi in place of rdx, rcx, r8.
@@ -27,6 +28,7 @@
 	.set LR_CAPACITY, 192
 	.set LR_LOST, 4096
 	.set LR_FILTER, 65536
+	.set LR_HASH, 0x9e3779b97f4a7c15	/* Fibonacci hashing: every bit of the handle counts */
 	.set LR_RECORDS, 98304
 	.set LR_CAP, 32768		/* records, a power of two: launchring.h */
 	.set LR_SPINS, 524288		/* pauses a full ring waits: a few ms, the tracer drains every 10 */
@@ -43,9 +45,12 @@
 	push %rdx
 	push %rcx
 	mov 0f(%rip), %rdx		/* the ring */
-	mov \handle, %rcx
-	shr $4, %rcx
-	and $4095, %ecx
+	movabs $LR_HASH, %rcx		/* the filter: two ways at (handle * LR_HASH) >> 52 */
+	imul \handle, %rcx
+	shr $52, %rcx
+	cmp LR_FILTER(%rdx,%rcx,8), \handle
+	je 1f
+	xor $1, %ecx
 	cmp LR_FILTER(%rdx,%rcx,8), \handle
 	jne 5f
 1:	mov (%rdx), %rax		/* head: this record's sequence number, if still free */

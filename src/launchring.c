@@ -25,7 +25,6 @@
 #define OFF_CAPACITY 192
 #define OFF_LOST 4096
 #define OFF_FILTER 65536
-#define FILTER_SLOTS 4096
 #define OFF_RECORDS 98304
 #define LR_CAP 32768
 #define RECORD_SIZE 64
@@ -162,10 +161,23 @@ bool launchring_is_trap(uint64_t addr, bool *ex)
 	return at == arch_launch_stub_trap || at == arch_launch_stub_trap_ex;
 }
 
+/* As the stub computes it (arch/x86_64_launch.S). */
+static uint32_t filter_slot(uint64_t handle)
+{
+	return (uint32_t)((handle * 0x9e3779b97f4a7c15ull) >> 52);
+}
+
 void launchring_seen(pid_t tid, uint64_t handle)
 {
-	if (ring)
-		mem_write(tid, ring + OFF_FILTER + 8 * ((handle >> 4) & (FILTER_SLOTS - 1)), &handle, 8);
+	uint32_t i = filter_slot(handle);
+	uint64_t pair[2];
+	if (!ring || mem_read(tid, ring + OFF_FILTER + 8 * (i & ~1u), pair, sizeof pair) < 0)
+		return;
+	/* The slot of the pair that is free, else the handle's own (the other handle there then
+	 * traps once more, at its next launch). */
+	if (pair[i & 1] && !pair[(i & 1) ^ 1])
+		i ^= 1;
+	mem_write(tid, ring + OFF_FILTER + 8 * i, &handle, 8);
 }
 
 /* Memory access through a thread that has some: the group leader may be a zombie. */

@@ -1,5 +1,5 @@
 # torch_train.py — a small training loop (3 Linear layers, Adam), for gputop's GPU checks.
-# usage: torch_train.py STEPS [--profile] [--wait-go FILE]
+# usage: torch_train.py STEPS [--profile] [--wait-go FILE] [--window K]
 #
 # Three phases: set-up (model, optimizer, data on the GPU), warm-up (WARMUP steps), then the
 # measured STEPS steps, timed. It ends with one line
@@ -8,6 +8,8 @@
 #
 # --wait-go FILE  after the warm-up, print "ready PID" and wait for FILE: gputop -p attaches
 #                 there, so an attached gputop sees exactly the measured steps.
+# --window K      during the measured steps, every K steps (synchronized) print
+#                 WINDOW <start> <end> <K>   (time.monotonic(), the clock of scripts/gpu-paired)
 # --profile       the independent count (run WITHOUT gputop): each phase runs under its own
 #                 torch.profiler, which counts the launch calls the program makes
 #                 (cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel, cuLaunchKernelEx...);
@@ -27,6 +29,7 @@ WARMUP = 20
 steps = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 200
 profiling = "--profile" in sys.argv
 go = sys.argv[sys.argv.index("--wait-go") + 1] if "--wait-go" in sys.argv else None
+window = int(sys.argv[sys.argv.index("--window") + 1]) if "--window" in sys.argv else 0
 LAUNCH = re.compile(r"^cu(da)?Launch.*Kernel")	# not cudaLaunchHostFunc
 
 
@@ -90,7 +93,15 @@ if go:
         time.sleep(0.005)
 
 t0 = time.time()
-loss = run(steps)
+if window:
+    done = 0
+    while done < steps:
+        w0 = time.monotonic()
+        loss = run(window)
+        print("WINDOW %.6f %.6f %d" % (w0, time.monotonic(), window), flush=True)
+        done += window
+else:
+    loss = run(steps)
 dt = time.time() - t0
 print("RESULT " + json.dumps({"steps": steps, "steps_per_s": round(steps / dt, 1),
                               "reserved": torch.cuda.memory_reserved(), "allocated": torch.cuda.memory_allocated(),
