@@ -71,6 +71,14 @@ int arch_xol_build(const uint8_t *code, size_t code_len, uint64_t orig_addr, uin
 int arch_jump_slot_build(const uint8_t *code, size_t code_len, uint64_t orig_addr, uint64_t slot_addr,
 			 uint32_t probe, uint64_t stub, uint8_t *buf, size_t *slot_len, const char **why);
 void arch_jump_encode(uint8_t out[ARCH_JUMP_LEN], uint64_t from, uint64_t to);
+/* Where the jump at entry (code read there) leads, if it is a jump probe's: else 0. */
+uint64_t arch_jump_target(const uint8_t *entry, uint64_t addr);
+/* A jump probe left by a gputop that died (its page and the slot stay in the program): slot
+ * holds n bytes read at slot_addr, where that jump leads. If they are a jump probe's slot for
+ * addr, writes the program's original first ARCH_JUMP_LEN bytes to orig (its displaced
+ * instructions moved back) and returns 0; else -1. */
+int arch_jump_leftover(const uint8_t *slot, size_t n, uint64_t slot_addr, uint64_t addr,
+		       uint8_t orig[ARCH_JUMP_LEN]);
 /* Whether a direct branch of the function code[0..len) at addr targets (lo, hi): the inside
  * of a range a jump probe overwrites. Undecodable code counts as yes. */
 bool arch_branches_into(const uint8_t *code, size_t len, uint64_t addr, uint64_t lo, uint64_t hi);

@@ -325,6 +325,43 @@ void arch_jump_encode(uint8_t out[ARCH_JUMP_LEN], uint64_t from, uint64_t to)
 	put_rel32(out + 1, from + ARCH_JUMP_LEN, to);
 }
 
+uint64_t arch_jump_target(const uint8_t *entry, uint64_t addr)
+{
+	return entry[0] == 0xe9 ? addr + ARCH_JUMP_LEN + (uint64_t)(int64_t)(int32_t)(entry[1] | entry[2] << 8 |
+								       entry[3] << 16 | (uint32_t)entry[4] << 24)
+				: 0;
+}
+
+int arch_jump_leftover(const uint8_t *slot, size_t n, uint64_t slot_addr, uint64_t addr,
+		       uint8_t orig[ARCH_JUMP_LEN])
+{
+	/* mov $probe, %r11d; call rel32; the displaced instructions; jmp *0(%rip); .quad back */
+	static const uint8_t jmp_abs[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+	if (n < ARCH_XOL_SLOT || slot[0] != 0x41 || slot[1] != 0xbb || slot[6] != 0xe8)
+		return -1;
+	size_t at = ARCH_JUMP_PREFIX;
+	while (at + 14 <= n && memcmp(slot + at, jmp_abs, sizeof jmp_abs) != 0)
+		at++;
+	if (at + 14 > n)
+		return -1;
+	uint64_t back;
+	memcpy(&back, slot + at + 6, 8);
+	size_t displaced = at - ARCH_JUMP_PREFIX;
+	if (back != addr + displaced || displaced < ARCH_JUMP_LEN)
+		return -1;
+	/* Moving the instructions back undoes their relocation (rip-relative operands). */
+	uint8_t buf[ARCH_XOL_SLOT];
+	size_t len;
+	const char *why;
+	bool ends_in_jump;
+	int d = build_displaced(slot + ARCH_JUMP_PREFIX, displaced, slot_addr + ARCH_JUMP_PREFIX, addr, buf,
+				sizeof buf, displaced, &len, &why, &ends_in_jump);
+	if (d != (int)displaced)
+		return -1;
+	memcpy(orig, buf, ARCH_JUMP_LEN);
+	return 0;
+}
+
 bool arch_branches_into(const uint8_t *code, size_t len, uint64_t addr, uint64_t lo, uint64_t hi)
 {
 	cs_insn *insn = cs_malloc(capstone);

@@ -9,6 +9,7 @@
 
 #include "arch.h"
 #include "launchring.h"
+#include "log.h"
 #include "memory.h"
 #include "rescue.h"
 #include "threads.h"
@@ -72,6 +73,22 @@ static int insert(struct bp *b)
 	return 0;
 }
 
+/* A jump probe an earlier gputop left at addr when it died (its page, slot and stub stay in
+ * the program and work without it): the program's own bytes are put back, in code[] and in
+ * the program, before anything is planted there. Every thread is stopped (attach). */
+static void reclaim_leftover(struct thread *t, uint64_t addr, uint8_t *code)
+{
+	uint8_t slot[ARCH_XOL_SLOT], orig[ARCH_JUMP_LEN];
+	uint64_t target = arch_jump_target(code, addr);
+	if (!target || mem_read(t->tid, target, slot, sizeof slot) < 0 ||
+	    arch_jump_leftover(slot, sizeof slot, target, addr, orig) < 0)
+		return;
+	if (mem_write_code(addr, orig, sizeof orig) == 0) {
+		memcpy(code, orig, sizeof orig);
+		log_info("put back the entry at %#llx that an earlier gputop left", (unsigned long long)addr);
+	}
+}
+
 int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint32_t module,
 	      struct bp **out, const char **why)
 {
@@ -90,6 +107,7 @@ int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint3
 		n /= 2;
 	if (err < 0)
 		return err;
+	reclaim_leftover(t, addr, code);
 	if ((err = xol_slot_alloc(t, 0, &slot)) < 0)
 		return err;
 	int displaced = arch_xol_build(code, n, addr, slot, slot_code, &slot_len, why, &ambiguous);
@@ -157,6 +175,7 @@ int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, bool
 		return -ENOMEM;
 	if ((err = mem_read(t->tid, addr, code, size)) < 0)
 		goto out;
+	reclaim_leftover(t, addr, code);
 	if ((ring = launchring_add_probe(api, ex)) < 0) {
 		*why = "no launch ring";
 		err = -ENOEXEC;

@@ -7,8 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include "arch.h"
@@ -66,9 +64,7 @@ int launchring_init(struct thread *t)
 	const char *e = getenv("GPUTOP_LAUNCH_RING");
 	if (e && strcmp(e, "0") == 0)
 		return 0;
-	uint64_t args[6] = { 0, RING_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			     (uint64_t)-1, 0 };
-	long addr = xol_syscall(t, SYS_mmap, args);
+	long addr = xol_mmap_rw(t, RING_SIZE);
 	if (addr < 0 && addr > -4096)
 		return (int)addr;
 	/* A smaller capacity, for tests that fill the ring. */
@@ -88,8 +84,7 @@ int launchring_init(struct thread *t)
 		err = xol_set_shared_code(code, size);
 	}
 	if (err < 0) {
-		uint64_t un[6] = { (uint64_t)addr, RING_SIZE, 0, 0, 0, 0 };
-		xol_syscall(t, SYS_munmap, un);
+		xol_munmap(t, (uint64_t)addr, RING_SIZE);
 		return err;
 	}
 	ring = (uint64_t)addr;
@@ -103,10 +98,9 @@ int launchring_unmap(struct thread *t)
 {
 	if (!ring)
 		return 0;
-	uint64_t args[6] = { ring, RING_SIZE, 0, 0, 0, 0 };
-	long r = xol_syscall(t, SYS_munmap, args);
+	int err = xol_munmap(t, ring, RING_SIZE);
 	launchring_forget();
-	return r < 0 ? (int)r : 0;
+	return err;
 }
 
 int launchring_add_probe(int api, bool ex)
@@ -181,24 +175,24 @@ void launchring_seen(pid_t tid, uint64_t handle)
 }
 
 /* Memory access through a thread that has some: the group leader may be a zombie. */
-static int ring_read(uint64_t addr, void *buf, size_t len)
+static int ring_io(uint64_t addr, void *buf, size_t len, bool write)
 {
 	uint32_t it = 0;
 	int err = -ESRCH;
 	for (struct thread *t; err && (t = threads_iter(&it));)
 		if (!t->guest)
-			err = mem_read(t->tid, addr, buf, len);
+			err = write ? mem_write(t->tid, addr, buf, len) : mem_read(t->tid, addr, buf, len);
 	return err;
+}
+
+static int ring_read(uint64_t addr, void *buf, size_t len)
+{
+	return ring_io(addr, buf, len, false);
 }
 
 static int ring_write(uint64_t addr, const void *buf, size_t len)
 {
-	uint32_t it = 0;
-	int err = -ESRCH;
-	for (struct thread *t; err && (t = threads_iter(&it));)
-		if (!t->guest)
-			err = mem_write(t->tid, addr, buf, len);
-	return err;
+	return ring_io(addr, (void *)buf, len, true);
 }
 
 static void drain_lost(void (*on_lost)(int, uint64_t, void *), void *arg)

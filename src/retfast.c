@@ -7,8 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 
@@ -100,9 +98,7 @@ int retfast_init(struct thread *t)
 	uint64_t at = xol_ret_stub(&room);
 	if (size > room)
 		return -ENOSPC;
-	uint64_t args[6] = { 0, TABLE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			     (uint64_t)-1, 0 };
-	long addr = xol_syscall(t, SYS_mmap, args);
+	long addr = xol_mmap_rw(t, TABLE_SIZE);
 	if (addr < 0 && addr > -4096)
 		return (int)addr;
 
@@ -133,10 +129,9 @@ int retfast_unmap(struct thread *t)
 {
 	if (!table)
 		return 0;
-	uint64_t args[6] = { table, TABLE_SIZE, 0, 0, 0, 0 };
-	long r = xol_syscall(t, SYS_munmap, args);
+	int err = xol_munmap(t, table, TABLE_SIZE);
 	retfast_forget();
-	return r < 0 ? (int)r : 0;
+	return err;
 }
 
 static uint64_t record_addr(int i)

@@ -154,6 +154,19 @@ long xol_syscall(struct thread *t, long nr, const uint64_t args[6])
 	return run_syscall_at(t, areas[0].base + OFF_GADGET, nr, args);
 }
 
+long xol_mmap_rw(struct thread *t, size_t size)
+{
+	uint64_t args[6] = { 0, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
+	return xol_syscall(t, SYS_mmap, args);
+}
+
+int xol_munmap(struct thread *t, uint64_t addr, size_t size)
+{
+	uint64_t args[6] = { addr, size, 0, 0, 0, 0 };
+	long r = xol_syscall(t, SYS_munmap, args);
+	return r < 0 ? (int)r : 0;
+}
+
 static long map_area(struct thread *t, uint64_t gadget, uint64_t hint)
 {
 	uint64_t args[6] = { hint, AREA_SIZE, PROT_READ | PROT_EXEC,
@@ -254,9 +267,7 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 	if (!n_areas)
 		return -ENOEXEC;
 	if (!call_stack) {
-		uint64_t a[6] = { 0, CALL_STACK_SIZE, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
-		long addr = xol_syscall(t, SYS_mmap, a);
+		long addr = xol_mmap_rw(t, CALL_STACK_SIZE);
 		if (addr < 0 && addr > -4096)
 			return (int)addr;
 		call_stack = (uint64_t)addr;
@@ -292,8 +303,7 @@ int xol_unmap_all(struct thread *t)
 {
 	int err = 0;
 	if (call_stack) {
-		uint64_t a[6] = { call_stack, CALL_STACK_SIZE, 0, 0, 0, 0 };
-		xol_syscall(t, SYS_munmap, a);
+		xol_munmap(t, call_stack, CALL_STACK_SIZE);
 		call_stack = 0;
 	}
 	/* The gadget lives in area 0: unmap it last. */

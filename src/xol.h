@@ -37,6 +37,10 @@ void xol_slot_free(uint64_t slot);
 
 /* Runs a system call in the stopped thread t and returns its result (or -errno). */
 long xol_syscall(struct thread *t, long nr, const uint64_t args[6]);
+/* A private anonymous read-write mapping of size bytes in the program, through t (gputop's
+ * tables there); its address, or -errno. xol_munmap takes one away: 0 or -errno. */
+long xol_mmap_rw(struct thread *t, size_t size);
+int xol_munmap(struct thread *t, uint64_t addr, size_t size);
 
 /* Calls func(args...) in the stopped thread t, the way a debugger does: on a stack of our own
  * (a read-write mapping of gputop's, so the program's stack is not touched), returning to an

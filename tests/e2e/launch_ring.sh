@@ -12,7 +12,8 @@
 #     the ring mapped), and on detach every byte of code and every mapping is as before; the
 #     program goes on and its launches all succeed.
 #  5. gputop killed (SIGKILL) while attached: the program runs on, every launch succeeds (the
-#     watchdog tells the stub nobody is there: it traps no more).
+#     watchdog tells the stub nobody is there: it traps no more; the jumps stay). A new gputop
+#     then puts the entries back, traces through its own ring, and leaves the code as it was.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/robust_lib.bash"
 need_bin ring_loop simdrv/libcuda.so.1
@@ -105,6 +106,8 @@ if can_attach_to_others; then
 	rm -f "$TMP/go" "$TMP/stop"
 	rb_spawn kil env RB_GO_FILE="$TMP/go" RB_STOP_FILE="$TMP/stop" RB_PAUSE_US=100 "$P" 2 0
 	touch "$TMP/go"
+	sleep 0.2
+	code_of "$TARGET" "$TMP/kil-before.code"
 	rb_gputop_bg kilg -p "$TARGET"
 	rb_wait_attached kilg
 	sleep 0.3
@@ -112,6 +115,25 @@ if can_attach_to_others; then
 	wait_pid "$GPUTOP_PID" 20
 	sleep 0.5	# the watchdog's turn
 	expect_running "$TARGET" "SIGKILL: the program runs on"
+	code_of "$TARGET" "$TMP/kil-after.code"
+	left=$(cmp -l "$TMP/kil-before.code" "$TMP/kil-after.code" | awk '$3 == 351' | wc -l)
+	expect_eq "$((left >= 2))" 1 "SIGKILL: the jumps stay (the stub works without gputop)"
+	# Another gputop puts the entries back and traces the launches as the first did.
+	rb_gputop_bg kil2 -p "$TARGET" --json "$TMP/kil2.json"
+	rb_wait_attached kil2
+	sleep 0.5
+	kill -TERM "$GPUTOP_PID"
+	wait_pid "$GPUTOP_PID" 20
+	expect_eq "$WAIT_STATUS" 0 "after SIGKILL: a new gputop attaches and detaches, status 0"
+	expect_match "$(cat "$TMP/kil2.err")" 'an earlier gputop left' "after SIGKILL: it says it put the entries back"
+	jq_check "$TMP/kil2.json" '.cost.stops_per_launch == 0 and ([.kernels[] | select(.name == "ring_a(int*)")] | length) == 1 and .launches > 0' \
+		"after SIGKILL: its launches go through its own ring, named"
+	code_of "$TARGET" "$TMP/kil-end.code"
+	if cmp -s "$TMP/kil-before.code" "$TMP/kil-end.code"; then
+		ok "after SIGKILL and a new session: every byte of libcuda's code is as before"
+	else
+		not_ok "after SIGKILL and a new session: every byte of libcuda's code is as before"
+	fi
 	touch "$TMP/stop"
 	wait_pid "$TARGET" 30
 	expect_eq "$WAIT_STATUS" 0 "SIGKILL: the program exits 0"
