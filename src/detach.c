@@ -28,14 +28,15 @@
 
 /* ---- detach ----------------------------------------------------------------------------- */
 
-/* A thread caught inside the return stub (a few dozen instructions) is single-stepped to its
- * end, where it jumps to its caller: the stub's page can then go. Signals that arrive meanwhile
- * are kept for the detach. 0 once out, -errno. */
 static bool in_stub(uint64_t pc)
 {
 	return retfast_in_stub(pc) || launchring_in_stub(pc);
 }
 
+/* A thread caught inside the return stub or the launch stub (a few dozen instructions) is
+ * single-stepped to its end, where it jumps to its caller or back to the launch function's
+ * slot: the page can then go. Signals that arrive meanwhile are kept for the detach. 0 once
+ * out, -errno. */
 static int step_out_of_stub(struct thread *t, arch_regs_t *r)
 {
 	for (int n = 0; n < 256 && in_stub(arch_pc(r)); n++) {
