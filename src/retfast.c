@@ -22,6 +22,11 @@
 static uint64_t table;		/* the table's address in the program, 0 if not mapped */
 static uint64_t stub, stub_size;
 static bool used[RET_RECORDS];	/* gputop's own view of which records are taken */
+/* Records read and let go whose keys are still to be cleared in the program: cleared by the
+ * next retfast_begin's own write (one system call for both), or by retfast_flush. */
+#define PENDING_MAX 64
+static int32_t pending[PENDING_MAX];
+static int n_pending;
 static bool ever_ready;
 
 /* Two (time stamp, monotonic ns) points; conversion is linear between and beyond them. */
@@ -60,6 +65,7 @@ uint64_t retfast_fallback_trap(void)
 void retfast_forget(void)
 {
 	table = stub = stub_size = 0;
+	n_pending = 0;
 	memset(used, 0, sizeof used);
 }
 
@@ -144,6 +150,27 @@ uint64_t retfast_record_addr(int rec)
 	return record_addr(rec);
 }
 
+static const uint64_t zero_key;
+
+/* The clears of the pending records as iovecs (into local/remote from index 0). */
+static int pending_iov(struct iovec *local, struct iovec *remote)
+{
+	for (int k = 0; k < n_pending; k++) {
+		local[k] = (struct iovec){ (void *)&zero_key, sizeof zero_key };
+		remote[k] = (struct iovec){ (void *)(uintptr_t)record_addr(pending[k]), sizeof zero_key };
+	}
+	return n_pending;
+}
+
+/* The first `cleared` pending records are clear in the program: they may be given out again. */
+static void pending_done(int cleared)
+{
+	for (int k = 0; k < cleared; k++)
+		used[pending[k]] = false;
+	memmove(pending, pending + cleared, (size_t)(n_pending - cleared) * sizeof pending[0]);
+	n_pending -= cleared;
+}
+
 int retfast_begin(pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t out2, uint64_t slot,
 		  uint64_t next)
 {
@@ -156,13 +183,31 @@ int retfast_begin(pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t 
 			return -1;
 	struct ret_record r = { .key = key, .ret = ret, .out = out, .out2 = out2, .state = RET_IN_FLIGHT,
 				.next = next };
-	struct iovec local[2] = { { &r, RECORD_BYTES }, { &stub, sizeof stub } };
-	struct iovec remote[2] = { { (void *)(uintptr_t)record_addr(i), RECORD_BYTES },
-				   { (void *)(uintptr_t)slot, sizeof stub } };
-	if (process_vm_writev(tid, local, 2, remote, 2, 0) != (ssize_t)(RECORD_BYTES + sizeof stub))
+	/* Stale keys cleared first, in the same write: a later call of a thread that returns
+	 * with the same stack pointer must find its own record, never an old one. */
+	struct iovec local[PENDING_MAX + 2], remote[PENDING_MAX + 2];
+	int m = pending_iov(local, remote);
+	local[m] = (struct iovec){ &r, RECORD_BYTES };
+	remote[m] = (struct iovec){ (void *)(uintptr_t)record_addr(i), RECORD_BYTES };
+	local[m + 1] = (struct iovec){ &stub, sizeof stub };
+	remote[m + 1] = (struct iovec){ (void *)(uintptr_t)slot, sizeof stub };
+	ssize_t w = process_vm_writev(tid, local, (unsigned long)m + 2, remote, (unsigned long)m + 2, 0);
+	pending_done(w < 0 ? 0 : (int)(w / (ssize_t)sizeof zero_key) < m ? (int)(w / (ssize_t)sizeof zero_key) : m);
+	if (w != (ssize_t)(8 * (size_t)m + RECORD_BYTES + sizeof stub))
 		return -1;	/* (a partial write leaves the slot alone: the record came first) */
 	used[i] = true;
 	return i;
+}
+
+void retfast_flush(pid_t pid)
+{
+	struct iovec local[PENDING_MAX], remote[PENDING_MAX];
+	int m = pending_iov(local, remote);
+	if (!m)
+		return;
+	ssize_t w = process_vm_writev(pid, local, (unsigned long)m, remote, (unsigned long)m, 0);
+	/* If the program is gone, nothing is left to send anywhere. */
+	pending_done(w < 0 ? (errno == ESRCH ? m : 0) : (int)(w / (ssize_t)sizeof zero_key));
 }
 
 int retfast_read(pid_t pid, const int32_t *idx, int n, struct ret_record *out)
@@ -177,23 +222,14 @@ int retfast_read(pid_t pid, const int32_t *idx, int n, struct ret_record *out)
 
 void retfast_free(pid_t pid, const int32_t *idx, int n)
 {
-	static const uint64_t zero;
-	struct iovec local[64], remote[64];
-	int m = 0;
-	for (int k = 0; k < n && m < 64; k++) {
+	/* Only once its key is cleared may a record be given out again: a stale key would send
+	 * some later return to the wrong address. */
+	for (int k = 0; k < n; k++) {
 		if (idx[k] < 0 || idx[k] >= RET_RECORDS || !used[idx[k]])
 			continue;
-		local[m] = (struct iovec){ (void *)&zero, sizeof zero };
-		remote[m] = (struct iovec){ (void *)(uintptr_t)record_addr(idx[k]), sizeof zero };
-		m++;
+		if (n_pending == PENDING_MAX)
+			retfast_flush(pid);
+		if (n_pending < PENDING_MAX)
+			pending[n_pending++] = idx[k];
 	}
-	/* Only once the keys are cleared may a record be given out again: a stale key would
-	 * send some later return to the wrong address. If the program is gone, nothing is left
-	 * to send anywhere. */
-	if (m && process_vm_writev(pid, local, (unsigned long)m, remote, (unsigned long)m, 0) < 0 &&
-	    errno != ESRCH)
-		return;
-	for (int k = 0; k < n; k++)
-		if (idx[k] >= 0 && idx[k] < RET_RECORDS)
-			used[idx[k]] = false;
 }

@@ -55,8 +55,10 @@ int retfast_begin(pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t 
 		  uint64_t next);
 /* Reads the records idx[0..n) of threads of pid (at most 64) into out. 0 or -errno. */
 int retfast_read(pid_t pid, const int32_t *idx, int n, struct ret_record *out);
-/* Frees records (their keys are cleared in the program, so the stub never finds them). */
+/* Frees records: their keys are cleared in the program (so the stub never finds them) by the
+ * next retfast_begin, in its own write, or by retfast_flush (the tick, detach). */
 void retfast_free(pid_t pid, const int32_t *idx, int n);
+void retfast_flush(pid_t pid);
 
 /* Time stamp counter ticks as ns. */
 uint64_t retfast_ticks_to_ns(uint64_t ticks);
