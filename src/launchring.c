@@ -69,10 +69,10 @@ int launchring_init(struct thread *t)
 		return (int)addr;
 	/* A smaller capacity, for tests that fill the ring. */
 	const char *c = getenv("GPUTOP_LAUNCH_RING_CAP");
-	uint64_t head[2] = { 1, c && atol(c) > 0 && atol(c) <= LR_CAP ? (uint64_t)atol(c) : LR_CAP };
-	int err = mem_write(t->tid, (uint64_t)addr + OFF_PRESENT, &head[0], 8);
+	uint64_t present = 1, capacity = c && atol(c) > 0 && atol(c) <= LR_CAP ? (uint64_t)atol(c) : LR_CAP;
+	int err = mem_write(t->tid, (uint64_t)addr + OFF_PRESENT, &present, 8);
 	if (err == 0)
-		err = mem_write(t->tid, (uint64_t)addr + OFF_CAPACITY, &head[1], 8);
+		err = mem_write(t->tid, (uint64_t)addr + OFF_CAPACITY, &capacity, 8);
 
 	uint8_t code[512];
 	size_t size = (size_t)(arch_launch_stub_end - arch_launch_stub);
