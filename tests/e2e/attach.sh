@@ -2,7 +2,7 @@
 # Acceptance 5: attach mode. A program started before gputop (wait_then_work, on the SIMULATED
 # runtime) is attached; only the work it does after the attach is counted, exactly; when gputop
 # detaches it goes on and finishes with the right output and exit status 0.
-#  1. gputop stays until the program exits: figures of 2 iterations of work.cpp, exit_status 0.
+#  1. gputop stays until the program exits: figures of 2 iterations of workload.cpp, exit_status 0.
 #  2. gputop -n 2 detaches while the program still waits: exit_status null, nothing counted,
 #     and the program then works normally (no breakpoint left behind).
 #  3. SIGINT to gputop detaches the same way.

@@ -22,7 +22,7 @@ expect_file_eq "$TMP/traced.lines" "$TMP/plain.lines" "program output is the sam
 F=$TMP/s.json
 jq_eq "$F" '.launched' true "launch mode"
 jq_eq "$F" '.exit_status' 0 "exit status 0 recorded"
-# Every call the program made (work.cpp lists them), each failed with 35.
+# Every call the program made (workload.cpp lists them), each failed with 35.
 expect_api "$F" cudaMalloc 3 3 35 cudaErrorInsufficientDriver
 expect_api "$F" cudaMallocHost 1 1 35 cudaErrorInsufficientDriver
 expect_api "$F" cudaMemcpy 3 3 35 cudaErrorInsufficientDriver

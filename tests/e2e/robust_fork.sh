@@ -41,7 +41,7 @@ unset SIMCUDA_SYNC_HOOK
 expect_api "$TMP/fork-in-call.json" cudaDeviceSynchronize 1 0
 expect_api "$TMP/fork-in-call.json" cudaMalloc 2 0
 
-# exec: 2 x work() in the old image, then basic 2 (work.cpp: per iteration 3 cudaMalloc,
+# exec: 2 x work() in the old image, then basic 2 (workload.cpp: per iteration 3 cudaMalloc,
 # 1 cudaMallocHost, 3 cudaMemcpy, 1 cudaMemcpyAsync, 1 cudaMemset, 15 launches,
 # 1 cudaDeviceSynchronize, 2 cudaFree): both images counted.
 check_exec_counts() {

@@ -33,7 +33,7 @@ as_nobody() {
 }
 as_nobody true || skip "setpriv cannot switch to nobody here"
 
-# check_basic_counts FILE ITERATIONS WHAT: the figures of work.cpp, ITERATIONS times.
+# check_basic_counts FILE ITERATIONS WHAT: the figures of workload.cpp, ITERATIONS times.
 check_counts() {
 	local F=$1 k=$2
 	expect_api "$F" cudaMalloc $((3 * k)) 0

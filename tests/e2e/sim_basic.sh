@@ -2,7 +2,7 @@
 # Acceptance 3: on the SIMULATED runtime (tests/sim: host memory, no GPU) basic allocates,
 # copies, launches and frees for real, and gputop's --json figures match what it did, exactly:
 # calls, bytes per direction, leaks, kernel names and launch counts. Output and exit status are
-# the same with and without gputop. Figures: tests/progs/work.cpp (per iteration).
+# the same with and without gputop. Figures: tests/progs/workload.cpp (per iteration).
 source "$(dirname "$0")/../lib.sh"
 need_bin basic sim/libcudart.so.13
 need_gputop

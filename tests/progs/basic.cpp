@@ -1,13 +1,13 @@
 /* basic.cpp — known CUDA runtime work, N times: the figures gputop must report exactly.
  * Usage: basic [ITERATIONS=1] [--no-leak]
- * Calls: ITERATIONS x the iteration listed in work.cpp (3 cudaMalloc, 1 cudaMallocHost,
+ * Calls: ITERATIONS x the iteration listed in workload.cpp (3 cudaMalloc, 1 cudaMallocHost,
  * 3 cudaMemcpy, 1 cudaMemcpyAsync, 1 cudaMemset, 15 cudaLaunchKernel, 1 cudaDeviceSynchronize,
  * 2 cudaFree), plus with --no-leak 1 cudaFree (3 MiB) and 1 cudaFreeHost (4096 B) in the last
  * iteration. No other CUDA call. Prints "basic: ok iterations=N", or each failing call and
  * "basic: FAILED ..." (still exit 0: the real runtime without a GPU fails every call). */
 #include <string.h>
 
-#include "work.h"
+#include "workload.h"
 
 int main(int argc, char **argv)
 {

@@ -2,11 +2,11 @@
  * Usage: wait_then_work [--go FILE] [--iters K=1] [--no-leak]
  * Before the go signal it makes no CUDA call at all (libcudart is loaded, nothing is called).
  * The go signal is SIGUSR1 or the existence of FILE (polled every 10 ms). Then it does K times
- * the iteration listed in work.cpp (exactly as basic K does) and prints
+ * the iteration listed in workload.cpp (exactly as basic K does) and prints
  * "wait_then_work: ok iterations=K" (or the failures), exit 0. */
 #include <string.h>
 
-#include "work.h"
+#include "workload.h"
 
 int main(int argc, char **argv)
 {

@@ -1,4 +1,4 @@
-/* work.cpp — one iteration of known CUDA runtime work, for basic, static_basic and wait_then_work.
+/* workload.cpp — one iteration of known CUDA runtime work, for basic, static_basic and wait_then_work.
  *
  * Exactly these calls per iteration, in this order (MiB = 1048576 bytes):
  *   cudaMalloc            x3  p1 = 1 MiB, p2 = 2 MiB, p3 = 3 MiB
@@ -24,7 +24,7 @@
 
 #include <string.h>
 
-#include "work.h"
+#include "workload.h"
 
 static volatile int stub_calls;
 

@@ -1,5 +1,5 @@
-/* work.h — the unit of CUDA work that basic, static_basic and wait_then_work repeat; its exact
- * calls are listed in work.cpp, and the e2e tests count them. */
+/* workload.h — the unit of CUDA work that basic, static_basic and wait_then_work repeat; its exact
+ * calls are listed in workload.cpp, and the e2e tests count them. */
 #ifndef WORK_H
 #define WORK_H
 
