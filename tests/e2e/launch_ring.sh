@@ -2,9 +2,10 @@
 # The launch ring (src/launchring.c, arch/x86_64_launch.S): driver launches counted without a
 # stop, on the SIMULATED libcuda.so.1 (tests/progs/ring_loop.c: 4 threads, cuLaunchKernel and
 # cuLaunchKernelEx at once).
-#  1. Exact counts, kernel names and dimensions of both stub variants (dimensions in registers
-#     and on the stack; by pointer), and no stop per launch: only the first launch of each
-#     kernel stops (to name it) — cost.stops_per_launch 0, a handful of stops in all.
+#  1. Exact counts (32000 launches, fewer than the ring holds), kernel names and dimensions of
+#     both stub variants (dimensions in registers and on the stack; by pointer), and no stop
+#     per launch: only the first launch of each kernel stops (to name it) —
+#     cost.stops_per_launch 0, a handful of stops in all.
 #  2. A ring too small to hold them (GPUTOP_LAUNCH_RING_CAP=16): the counts stay exact, and the
 #     launches it could not hold are shown as such, with no stop either.
 #  3. GPUTOP_LAUNCH_RING=0: the same figures with a stop per launch.
@@ -14,6 +15,8 @@
 #  5. gputop killed (SIGKILL) while attached: the program runs on, every launch succeeds (the
 #     watchdog tells the stub nobody is there: it traps no more; the jumps stay). A new gputop
 #     then puts the entries back, traces through its own ring, and leaves the code as it was.
+#  6. fork (a child from a traced parent, 20 while threads sit in calls) and exec (the new image
+#     gets its own ring; the old image's last launches are read before it goes).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/robust_lib.bash"
 need_bin ring_loop simdrv/libcuda.so.1
@@ -21,27 +24,31 @@ need_gputop
 export LD_LIBRARY_PATH=$SIMDRV
 P=$BIN/ring_loop
 
-check_counts() {	# json name [rounds per thread, of 4 threads]
-	local F=$1 n=$2 each=$((4 * ${3:-10000}))
+check_counts() {	# json name rounds (per thread, of 4 threads)
+	local F=$1 n=$2 each=$((4 * $3))
 	jq_eq "$F" "$(api_row cuLaunchKernel).calls" "$each" "$n: $each cuLaunchKernel"
 	jq_eq "$F" "$(api_row cuLaunchKernelEx).calls" "$each" "$n: $each cuLaunchKernelEx"
 	jq_eq "$F" '.launches' $((2 * each)) "$n: $((2 * each)) launches"
 }
 
+# 4 threads x 4000 rounds: 32000 launches, fewer than the ring holds, so that none can go
+# unrecorded however late a drain comes on a loaded machine.
+R=4000
+
 check_exact() {	# json name
 	local F=$1 n=$2
-	check_counts "$F" "$n"
+	check_counts "$F" "$n" "$R"
 	jq_eq "$F" '.kernels | length' 2 "$n: two kernels, every launch named"
-	expect_kernel "$F" 'ring_a(int*)' 40000 '[2,3,4]' '[32,2,1]'
-	expect_kernel "$F" 'ring_b(float*)' 40000 '[5,1,1]' '[64,1,1]'
+	expect_kernel "$F" 'ring_a(int*)' $((4 * R)) '[2,3,4]' '[32,2,1]'
+	expect_kernel "$F" 'ring_b(float*)' $((4 * R)) '[5,1,1]' '[64,1,1]'
 }
 
 # --- 1. no stop per launch ----------------------------------------------------------------------
-run_gputop_json "$TMP/ring.json" -- -- "$P" 4 10000 || bail "a summary to check"
-expect_eq "$(prog_lines "$GPUTOP_OUT" ring_loop)" "ring_loop: launches=80000 failures=0" "the program's launches all succeed"
+run_gputop_json "$TMP/ring.json" -- -- "$P" 4 $R || bail "a summary to check"
+expect_eq "$(prog_lines "$GPUTOP_OUT" ring_loop)" "ring_loop: launches=$((8 * R)) failures=0" "the program's launches all succeed"
 check_exact "$TMP/ring.json" ring
 jq_eq "$TMP/ring.json" '.cost.stops_per_launch' 0 "ring: launches go through the ring"
-jq_check "$TMP/ring.json" '.cost.stops < 50' "ring: a few stops for 80000 launches"
+jq_check "$TMP/ring.json" '.cost.stops < 50' "ring: a few stops for $((8 * R)) launches"
 
 # --- 2. a full ring -----------------------------------------------------------------------------
 # (Few launches: a full ring makes each launch wait for the next drain, 10 ms.)
@@ -54,10 +61,10 @@ jq_check "$TMP/full.json" '(.kernels | map(.launches) | add) == 2000' "full: nam
 jq_check "$TMP/full.json" '.cost.stops < 50' "full: no stop for a full ring"
 
 # --- 3. without the ring ------------------------------------------------------------------------
-GPUTOP_LAUNCH_RING=0 run_gputop_json "$TMP/stop.json" -- -- "$P" 4 10000 || bail "a summary to check"
+GPUTOP_LAUNCH_RING=0 run_gputop_json "$TMP/stop.json" -- -- "$P" 4 $R || bail "a summary to check"
 check_exact "$TMP/stop.json" no-ring
 jq_eq "$TMP/stop.json" '.cost.stops_per_launch' 1 "no-ring: a stop per launch"
-jq_check "$TMP/stop.json" '.cost.stops >= 80000' "no-ring: at least 80000 stops"
+jq_check "$TMP/stop.json" ".cost.stops >= $((8 * R))" "no-ring: at least $((8 * R)) stops"
 
 # --- 4. attach and detach -------------------------------------------------------------------------
 code_of() {	# pid out: the simulated libcuda's executable mapping(s)
@@ -141,4 +148,20 @@ if can_attach_to_others; then
 else
 	skip "attach and SIGKILL: cannot attach to other processes here"
 fi
+
+# --- 6. fork and exec with the ring (the SIMULATED runtime over the simulated driver) ------------
+# A forked child gets libcuda's own bytes back (children are not traced: the int3 of its first
+# launch of a kernel would kill it); an exec'd image gets a ring of its own.
+need_bin rb_fork basic sim/libcudart.so.13
+export LD_LIBRARY_PATH=$SIM:$SIMDRV
+OK='rb_fork: failures=0 mismatches=0'
+rb_same fork 0 "rb_fork: child status=0\n$OK" -- "$BIN/rb_fork" fork 3
+jq_eq "$TMP/fork.json" '.cost.stops_per_launch' 0 "fork: the parent's launches go through the ring"
+expect_kernel "$TMP/fork.json" fork_kernel 4 '[2,1,1]' '[64,1,1]'
+SIMCUDA_SYNC_US=300 rb_same fork-threads 0 "rb_fork: children=20 ok=20 sync_failures=0\n$OK" -- "$BIN/rb_fork" fork-threads
+expect_kernel "$TMP/fork-threads.json" fork_kernel 20 '[2,1,1]' '[64,1,1]'
+rb_same exec 0 "$OK\nbasic: ok iterations=2" -- "$BIN/rb_fork" exec "$BIN/basic" 2
+jq_eq "$TMP/exec.json" '.cost.stops_per_launch' 0 "exec: the new image's launches go through its own ring"
+jq_check "$TMP/exec.json" '[.kernels[] | select(.name == "fork_kernel")][0].launches == 2' \
+	"exec: the old image's 2 launches, read before the exec"
 finish
