@@ -4,9 +4,9 @@
  * host memory), bound at load time (-z now), so the timed loop does nothing but the calls.
  *
  * Usage: calls FUNC N [THREADS]
- *   launch  cuLaunchKernel(f, 1,1,1, 32,1,1, 0, 0, args, 0)   gputop: entry only, 1 stop
- *   sync    cuCtxSynchronize()                               gputop: entry+return, 2 stops
- *   alloc   cuMemAlloc_v2(&p, 4096), then cuMemFree_v2(p)    gputop: entry+return, 2 stops each
+ *   launch  cuLaunchKernel(f, 1,1,1, 32,1,1, 0, 0, args, 0)   gputop: the launch ring, no stop
+ *   sync    cuStreamSynchronize(0)                           gputop: entry+return (call stub: no stop)
+ *   alloc   cuMemAlloc_v2(&p, 4096), then cuMemFree_v2(p)    gputop: entry+return, 1 stop each
  *           (N counts calls: N/2 pairs)
  * N calls in all, N/THREADS per thread (N must divide evenly). Prints one line:
  *   calls func=launch n=N threads=T ns_per_call=X
@@ -28,7 +28,7 @@ extern CUresult cuInit(unsigned int flags);
 extern CUresult cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz,
 			       unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
 			       void *stream, void **params, void **extra);
-extern CUresult cuCtxSynchronize(void);
+extern CUresult cuStreamSynchronize(void *stream);
 extern CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes);
 extern CUresult cuMemFree_v2(CUdeviceptr p);
 
@@ -53,7 +53,7 @@ static void loop(void)
 		break;
 	case F_SYNC:
 		for (i = 0; i < per_thread; i++)
-			if (cuCtxSynchronize())
+			if (cuStreamSynchronize(0))
 				failures++;
 		break;
 	case F_ALLOC:

@@ -2,7 +2,7 @@
  * bench/calls uses and does, in the program itself, what gputop does from outside: counts each
  * call, and for the calls gputop probes at return too (sync, alloc, free) times the call and
  * looks at its result. Prints the counts on stderr at exit:
- *   shim: cuLaunchKernel=N cuCtxSynchronize=N cuMemAlloc_v2=N cuMemFree_v2=N
+ *   shim: cuLaunchKernel=N cuStreamSynchronize=N cuMemAlloc_v2=N cuMemFree_v2=N
  * Only calls through the PLT are seen (the usual limit of LD_PRELOAD; gputop has no such limit). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -15,7 +15,7 @@ typedef int CUresult;
 typedef uint64_t CUdeviceptr;
 
 enum { LAUNCH, SYNC, ALLOC, FREE, N_COUNTERS };
-static const char *const names[N_COUNTERS] = { "cuLaunchKernel", "cuCtxSynchronize", "cuMemAlloc_v2",
+static const char *const names[N_COUNTERS] = { "cuLaunchKernel", "cuStreamSynchronize", "cuMemAlloc_v2",
 					       "cuMemFree_v2" };
 static uint64_t counts[N_COUNTERS];
 static uint64_t busy_ns[N_COUNTERS];
@@ -66,12 +66,12 @@ CUresult cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int 
 	return fn(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
 }
 
-CUresult cuCtxSynchronize(void)
+CUresult cuStreamSynchronize(void *stream)
 {
-	CUresult (*fn)(void) = real(SYNC);
+	CUresult (*fn)(void *) = real(SYNC);
 	count(SYNC);
 	uint64_t t0 = now_ns();
-	return returned(SYNC, fn(), t0);
+	return returned(SYNC, fn(stream), t0);
 }
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)

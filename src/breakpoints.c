@@ -154,7 +154,7 @@ static bool thread_inside(uint64_t lo, uint64_t hi)
 	return false;
 }
 
-int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, bool ex, uint32_t module,
+int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, int stub, uint32_t module,
 		   struct bp **out, const char **why)
 {
 	enum { MAX_FUNC = 65536 };
@@ -176,7 +176,7 @@ int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, bool
 	if ((err = mem_read(t->tid, addr, code, size)) < 0)
 		goto out;
 	reclaim_leftover(t, addr, code);
-	if ((ring = launchring_add_probe(api, ex)) < 0) {
+	if ((ring = launchring_add_probe(api)) < 0) {
 		*why = "no launch ring";
 		err = -ENOEXEC;
 		goto out;
@@ -184,7 +184,7 @@ int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, bool
 	if ((err = xol_slot_alloc(t, addr, &slot)) < 0)
 		goto out;
 	int displaced = arch_jump_slot_build(code, size, addr, slot, (uint32_t)ring,
-					     launchring_stub(slot, ex), slot_code, &slot_len, why);
+					     launchring_stub(slot, (enum lr_stub)stub), slot_code, &slot_len, why);
 	if (displaced > 0 && arch_branches_into(code, size, addr, addr, addr + (uint64_t)displaced)) {
 		*why = "a branch of the function lands in its first bytes";
 		displaced = -1;

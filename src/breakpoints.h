@@ -36,10 +36,10 @@ struct bp *bp_find(uint64_t addr);
  * refusal (an entry that cannot run out of line). */
 int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint32_t module,
 	      struct bp **out, const char **why);
-/* A jump probe (launchring.h) on a launch function of size bytes: no stop. ex: its variant of
- * the stub. Refused (-ENOEXEC, *why) where fewer than 5 bytes can move or a branch of the
- * function lands inside them. */
-int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, bool ex, uint32_t module,
+/* A jump probe (launchring.h) on a function of size bytes: no stop. stub: an enum lr_stub,
+ * which stub its slot calls. Refused (-ENOEXEC, *why) where fewer than 5 bytes can move or a
+ * branch of the function lands inside them. */
+int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, int stub, uint32_t module,
 		   struct bp **out, const char **why);
 int bp_arm(struct bp *b);
 int bp_disarm(struct bp *b);

@@ -164,6 +164,7 @@ int tracer_detach(void)
 	for (struct thread *t; (t = threads_iter(&it));)
 		if (!t->guest)
 			restore_thread(t);
+	launchring_restore_calls();	/* calls in flight through the call stub: their returns back */
 	struct thread *injector = tracer_injectable_thread();
 	if (xol_ready()) {
 		hit_drain_launches(tracer_pid);	/* the last launches, those stepped out included */

@@ -395,10 +395,12 @@ static void on_ring_record(int api, const uint64_t *w, void *arg)
 static void on_ring_lost(int api, uint64_t n, void *arg)
 {
 	(void)arg;
+	const struct api_spec *s = cuda_api_get(api);
 	int id = stats_kernel_id("(not recorded: the launch ring was full)");
 	for (uint64_t i = 0; i < n; i++) {
 		stats_on_call(api, 0, false, 0);
-		stats_on_launch(id, NULL, NULL);
+		if (s->op == OP_LAUNCH)
+			stats_on_launch(id, NULL, NULL);
 	}
 }
 
@@ -600,14 +602,57 @@ static int by_time(const void *a, const void *b)
 	return x->rec.tsc < y->rec.tsc ? -1 : x->rec.tsc > y->rec.tsc;
 }
 
+static struct thread *thread_with_pointer(uint64_t tp)
+{
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		if (t->thread_pointer == tp)
+			return t;
+	return NULL;
+}
+
+/* A driver call the call stub recorded (launchring.h), counted like any return. Part of a traced
+ * call of the same thread still in flight (made from inside a CUDA module), it is not: that call
+ * counts. Its thread is the one whose last stop showed its thread pointer; one that never
+ * stopped can have no traced call in flight. */
+static void on_call_record(const struct lr_call *c, uint64_t now)
+{
+	static struct thread nobody = { .device = -1 };
+	int api = launchring_probe_api((int)c->probe - 1);
+	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
+	struct thread *t = thread_with_pointer(c->thread);
+	if (!s || (t && t->depth && probes_in_cuda_module(c->ret)))
+		return;
+	uint64_t a[MAX_ARGS + 1] = { 0 };
+	for (int i = 0; i < 6; i++)
+		a[i + 1] = c->arg[i];
+	struct frame f = { .ret_addr = c->ret, .api = (int16_t)api, .counted = true, .rescue = -1, .rec = -1 };
+	fill_frame(&f, t ? t : &nobody, s, NULL, a);
+	uint64_t ticks = c->ret_tsc > c->entry_tsc ? c->ret_tsc - c->entry_tsc : 0;
+	struct ret_info ri = { .err = (int)(uint32_t)c->rax, .ns = retfast_ticks_to_ns(ticks), .outs_read = true };
+	on_return(t ? t : &nobody, &f, &ri, now);
+}
+
+static int call_by_time(const void *a, const void *b)
+{
+	const struct lr_call *x = a, *y = b;
+	return x->ret_tsc < y->ret_tsc ? -1 : x->ret_tsc > y->ret_tsc;
+}
+
 /* Counts the calls whose returns the stub recorded since the last look, in the order they
  * returned (a free on one thread and the allocation that reuses its address on another must
  * be seen in that order). Frames above a returned one were left (longjmp) and go too. */
-static void collect_batch(struct done *d, int n, uint64_t now)
+static void collect_batch(struct done *d, int n, struct lr_call *c, int nc, uint64_t now)
 {
 	qsort(d, (size_t)n, sizeof *d, by_time);
-	/* Innermost first within a thread: a later return stamps a later time. */
+	qsort(c, (size_t)nc, sizeof *c, call_by_time);
+	/* Innermost first within a thread: a later return stamps a later time. The driver calls
+	 * the call stub recorded go in among them, by time: one made inside a traced call finds
+	 * that call still in flight. */
+	int kc = 0;
 	for (int k = 0; k < n; k++) {
+		while (kc < nc && c[kc].ret_tsc < d[k].rec.tsc)
+			on_call_record(&c[kc++], now);
 		struct thread *t = d[k].t;
 		if (d[k].frame >= t->depth || t->frames[d[k].frame].rec < 0)
 			continue;
@@ -620,6 +665,8 @@ static void collect_batch(struct done *d, int n, uint64_t now)
 		hit_forget_frames(t, d[k].frame);
 		on_return(t, &f, &ri, now);
 	}
+	while (kc < nc)
+		on_call_record(&c[kc++], now);
 }
 
 /* Through a thread of the batch whose memory is there: a thread that has exited (the group
@@ -641,9 +688,10 @@ void hit_collect_returns(uint64_t now)
 	uint32_t frame[BATCH];
 	int32_t idx[BATCH];
 	struct ret_record rec[BATCH];
+	static struct lr_call calls[LR_CALL_RECORDS];
 	int n = 0, nd = 0;
 
-	if (!retfast_ready() || recs_in_flight <= 0)
+	if (!retfast_ready() || (recs_in_flight <= 0 && !launchring_has_calls()))
 		return;
 	uint32_t it = 0;
 	for (struct thread *t; (t = threads_iter(&it));) {
@@ -667,6 +715,8 @@ void hit_collect_returns(uint64_t now)
 		for (int k = 0; k < n && nd < BATCH; k++)
 			if (rec[k].state == RET_DONE)
 				done[nd++] = (struct done){ who[k], frame[k], rec[k] };
-	if (nd)
-		collect_batch(done, nd, now);
+	/* After the returns above: a call made inside one of them returned before it did. */
+	int nc = launchring_take_calls(calls);
+	if (nd || nc)
+		collect_batch(done, nd, calls, nc, now);
 }

@@ -186,6 +186,8 @@ static void json_api_row(struct jw *w, int i, const struct stats_api *a)
 		jw_int(w, a->last_error);
 	else
 		jw_null(w);
+	jw_key(w, "stops_per_call");
+	jw_int_if(w, a->stops_per_call >= 0, a->stops_per_call);
 	jw_close(w, '}');
 }
 

@@ -22,6 +22,7 @@
 #define OFF_PRESENT 128
 #define OFF_CAPACITY 192
 #define OFF_LOST 4096
+#define OFF_CALLS 16384
 #define OFF_FILTER 65536
 #define OFF_RECORDS 98304
 #define LR_CAP 32768
@@ -36,6 +37,7 @@ static int16_t api_of[LR_PROBES];	/* -1: free */
 static uint64_t lost_seen[LR_PROBES];
 static int n_probes;		/* indexes handed out so far (the high-water mark) */
 static uint64_t stuck_since;	/* when the record at tail was first seen not committed */
+static bool calls_used;		/* a probe calls the call stub */
 
 bool launchring_ready(void)
 {
@@ -54,6 +56,7 @@ uint64_t launchring_present_flag(void)
 
 void launchring_forget(void)
 {
+	calls_used = false;
 	ring = tail = 0;
 	n_probes = 0;
 	stuck_since = 0;
@@ -74,7 +77,7 @@ int launchring_init(struct thread *t)
 	if (err == 0)
 		err = mem_write(t->tid, (uint64_t)addr + OFF_CAPACITY, &capacity, 8);
 
-	uint8_t code[512];
+	uint8_t code[1536];
 	size_t size = (size_t)(arch_launch_stub_end - arch_launch_stub);
 	if (err == 0 && size > sizeof code)
 		err = -ENOSPC;
@@ -103,9 +106,8 @@ int launchring_unmap(struct thread *t)
 	return err;
 }
 
-int launchring_add_probe(int api, bool ex)
+int launchring_add_probe(int api)
 {
-	(void)ex;
 	if (!ring)
 		return -1;
 	for (int i = 0; i < n_probes; i++)
@@ -133,10 +135,13 @@ int launchring_probe_api(int probe)
 	return probe >= 0 && probe < n_probes ? api_of[probe] : -1;
 }
 
-uint64_t launchring_stub(uint64_t slot, bool ex)
+uint64_t launchring_stub(uint64_t slot, enum lr_stub which)
 {
+	static const uint8_t *const stubs[] = { arch_launch_stub, arch_launch_stub_ex, arch_call_stub };
 	uint64_t base = xol_shared_code(slot);
-	return base ? base + (uint64_t)((ex ? arch_launch_stub_ex : arch_launch_stub) - arch_launch_stub) : 0;
+	if (which == LR_STUB_CALL)
+		calls_used = true;
+	return base ? base + (uint64_t)(stubs[which] - arch_launch_stub) : 0;
 }
 
 bool launchring_in_stub(uint64_t pc)
@@ -256,4 +261,74 @@ void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 	if (tail != start)
 		ring_write(ring + OFF_TAIL, &tail, 8);	/* after the keys are cleared */
 	drain_lost(on_lost, arg);
+}
+
+/* ---- call records ---------------------------------------------------------------------- */
+
+bool launchring_has_calls(void)
+{
+	return ring && calls_used;
+}
+
+bool launchring_is_calls_full(uint64_t addr)
+{
+	uint64_t off;
+	return launchring_has_calls() && xol_in_shared_code(addr, &off) &&
+	       arch_launch_stub + off == arch_call_stub_full;
+}
+
+bool launchring_calls_can_free(void)
+{
+	static struct lr_call all[LR_CALL_RECORDS];
+	if (!launchring_has_calls() || ring_read(ring + OFF_CALLS, all, sizeof all) < 0)
+		return false;
+	/* Free, being written, or returned (the next look frees it): only calls in flight hold
+	 * their records for as long as they run. */
+	for (int i = 0; i < LR_CALL_RECORDS; i++)
+		if (!all[i].key || all[i].state != LR_CALL_IN_FLIGHT)
+			return true;
+	return false;
+}
+
+int launchring_take_calls(struct lr_call *out)
+{
+	static struct lr_call all[LR_CALL_RECORDS];
+	static const struct lr_call zero;
+	struct iovec local[2 * LR_CALL_RECORDS], remote[2 * LR_CALL_RECORDS];
+	int n = 0, m = 0;
+	if (!launchring_has_calls() || ring_read(ring + OFF_CALLS, all, sizeof all) < 0)
+		return 0;
+	for (int i = 0; i < LR_CALL_RECORDS; i++) {
+		if (!all[i].key || (all[i].state != LR_CALL_RETURNED && all[i].state != LR_CALL_ABANDONED))
+			continue;
+		if (all[i].state == LR_CALL_RETURNED)
+			out[n++] = all[i];
+		/* Everything but the key first, then the key: once the key is 0 a thread may claim
+		 * the record and write it, which a later clear must not undo. */
+		uint64_t at = ring + OFF_CALLS + i * sizeof zero;
+		local[m] = (struct iovec){ (void *)&zero, sizeof zero - 8 };
+		remote[m++] = (struct iovec){ (void *)(uintptr_t)(at + 8), sizeof zero - 8 };
+		local[m] = (struct iovec){ (void *)&zero, 8 };
+		remote[m++] = (struct iovec){ (void *)(uintptr_t)at, 8 };
+	}
+	uint32_t it = 0;
+	for (struct thread *t; m && (t = threads_iter(&it));)
+		if (!t->guest && process_vm_writev(t->tid, local, (unsigned long)m, remote, (unsigned long)m, 0) >= 0)
+			break;
+	return n;
+}
+
+void launchring_restore_calls(void)
+{
+	static struct lr_call all[LR_CALL_RECORDS];
+	if (!launchring_has_calls() || ring_read(ring + OFF_CALLS, all, sizeof all) < 0)
+		return;
+	for (int i = 0; i < LR_CALL_RECORDS; i++) {
+		uint64_t slot = all[i].key - 8, cur = 0;
+		if (!all[i].key || all[i].state != LR_CALL_IN_FLIGHT)
+			continue;
+		/* Only where the return stub's address still is: the call may have been left. */
+		if (ring_read(slot, &cur, sizeof cur) == 0 && launchring_in_stub(cur))
+			ring_write(slot, &all[i].ret, sizeof all[i].ret);
+	}
 }

@@ -28,13 +28,16 @@ void launchring_forget(void);	/* exec: the mapping went with the old image */
 int launchring_unmap(struct thread *t);	/* detach; after the last drain */
 uint64_t launchring_present_flag(void);	/* the word the rescue clears: no more traps */
 
-/* A ring index for a probe of API row api (ex: dimensions by pointer, the handle in the second
- * argument); -1 when none is left. */
-int launchring_add_probe(int api, bool ex);
+/* The stub a jump probe calls: a launch (its function handle in the first argument), a launch
+ * with its dimensions by pointer (the handle in the second), or a call recorded at entry and
+ * return (the call records, below). */
+enum lr_stub { LR_STUB_LAUNCH, LR_STUB_LAUNCH_EX, LR_STUB_CALL };
+/* A ring index for a probe of API row api; -1 when none is left. */
+int launchring_add_probe(int api);
 void launchring_drop_probe(int probe);
 int launchring_probe_api(int probe);	/* -1 if none */
 /* The stub a jump probe's slot at slot calls (the copy in slot's own area). */
-uint64_t launchring_stub(uint64_t slot, bool ex);
+uint64_t launchring_stub(uint64_t slot, enum lr_stub which);
 bool launchring_in_stub(uint64_t pc);
 /* addr (an int3 that trapped) is the stub's trap for a handle not seen yet; the thread goes on
  * right after it once the tracer has counted and named the launch. *ex: the stub's variant. */
@@ -46,8 +49,37 @@ bool launchring_is_trap(uint64_t addr, bool *ex);
 void launchring_seen(pid_t tid, uint64_t handle);
 
 /* Reads what the ring holds and frees it: on_record(api, words) per launch in ring order,
- * on_lost(api, n) for launches the full ring dropped. */
+ * on_lost(api, n) for launches the full ring dropped and calls the call stub found no record
+ * for. */
 void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg);
+
+/* Call records (arch/x86_64_launch.S, the call stub): one per driver call in flight. */
+#define LR_CALL_RECORDS 64
+struct lr_call {
+	uint64_t key;		/* the sp the call returns with; 0 = free */
+	uint64_t ret;		/* its return address */
+	uint64_t probe;		/* ring index + 1 */
+	uint64_t arg[6];	/* rdi, rsi, rdx, rcx, r8, r9 */
+	uint64_t thread;	/* %fs:0 */
+	uint64_t entry_tsc, ret_tsc;
+	uint64_t rax;
+	uint64_t state;		/* LR_CALL_* */
+	uint64_t pad[2];
+};
+#define LR_CALL_IN_FLIGHT 1
+#define LR_CALL_RETURNED 2
+#define LR_CALL_ABANDONED 3
+bool launchring_has_calls(void);	/* some probe uses the call stub */
+/* addr (an int3 that trapped) is the call stub's: every call record taken. The tracer frees
+ * those of calls that returned, then tells the thread whether to try again (rax 0) or to run
+ * the call untraced (rax 1: all are in flight). */
+bool launchring_is_calls_full(uint64_t addr);
+bool launchring_calls_can_free(void);	/* some call record is not held by a call in flight */
+/* The call records that returned, into out (room for LR_CALL_RECORDS), and frees them and
+ * the abandoned ones; returns how many. The api of each: launchring_probe_api(probe - 1). */
+int launchring_take_calls(struct lr_call *out);
+/* Detach, every thread stopped: the calls still in flight get their return addresses back. */
+void launchring_restore_calls(void);
 
 #endif

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "rescue.h"
 #include "retfast.h"
+#include "stats.h"
 #include "symbols.h"
 #include "threads.h"
 #include "xol.h"
@@ -194,15 +195,27 @@ static void probe_exec(struct thread *t, const struct module *m, const uint64_t 
 	}
 }
 
-/* Driver launches go through the launch ring (no stop) where it is mapped, unless every call
- * is traced (--trace wants each with its thread, in order) or an experiment picks the layers
- * (a runtime launch probe would then be in flight around it, which the ring cannot tell). */
+/* Which stub, if any, a driver function's jump probe calls: launches go through the launch
+ * ring; copies, memsets and synchronizes through the call records, where the time stamp
+ * counter times them (GPUTOP_CALL_STUB=0: they stop). Neither when every call is traced
+ * (--trace wants each with its thread, in order) or an experiment picks the launch layers. */
+static int stub_for(const struct api_spec *spec)
+{
+	if (spec->layer != LAYER_DRIVER || hit_tracing() || getenv("GPUTOP_LAUNCH_LAYER"))
+		return -1;
+	if (spec->op == OP_LAUNCH && !(spec->flags & API_RETURN))
+		return spec->launch == LAUNCH_DRV_EX ? LR_STUB_LAUNCH_EX : spec->launch == LAUNCH_DRV ? LR_STUB_LAUNCH : -1;
+	const char *e = getenv("GPUTOP_CALL_STUB");
+	if ((spec->op == OP_COPY || spec->op == OP_MEMSET || spec->op == OP_SYNC) && retfast_ready() &&
+	    !(e && strcmp(e, "0") == 0))
+		return LR_STUB_CALL;
+	return -1;
+}
+
 static bool ring_wanted(struct thread *t, const struct api_spec *spec)
 {
 	static bool failed;
-	if (spec->op != OP_LAUNCH || (spec->flags & API_RETURN) ||
-	    (spec->launch != LAUNCH_DRV && spec->launch != LAUNCH_DRV_EX) || hit_tracing() ||
-	    getenv("GPUTOP_LAUNCH_LAYER"))
+	if (stub_for(spec) < 0)
 		return false;
 	if (!launchring_ready() && !failed && xol_ready()) {
 		/* Mapped when the first launch function is found: nothing for programs without. */
@@ -243,13 +256,16 @@ static void on_new_module(struct module *m, void *arg)
 		int err = -ENOEXEC;
 		if (ring_wanted(t, spec)) {
 			err = bp_create_jump(t, s.funcs[i].addr, s.funcs[i].size, s.funcs[i].api,
-					     spec->launch == LAUNCH_DRV_EX, m->id, &b, &why);
+					     stub_for(spec), m->id, &b, &why);
 			if (err < 0)
-				log_info("%s in %s stops at each launch: %s", spec->name, m->base,
+				log_info("%s in %s stops at each call: %s", spec->name, m->base,
 					 why ? why : strerror(-err));
 		}
 		if (err < 0)
 			err = bp_create(t, s.funcs[i].addr, BP_PROBE, s.funcs[i].api, m->id, &b, &why);
+		if (err == 0)
+			stats_set_stops_per_call(s.funcs[i].api, b->ring >= 0 ? 0 :
+						 !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
 		if (err < 0) {
 			refused++;
 			log_warn("not probing %s in %s: %s", spec->name, m->base, why ? why : strerror(-err));

@@ -125,6 +125,8 @@ int stats_init(void)
 	stats_release();
 	S.n_api = (size_t)cuda_api_count();
 	S.api = calloc(S.n_api ? S.n_api : 1, sizeof(*S.api));
+	for (size_t i = 0; S.api && i < S.n_api; i++)
+		S.api[i].stops_per_call = -1;
 	S.allocs = alloc_table_new();
 	S.kernels = kernel_table_new();
 	S.start_ns = stats_now();
@@ -151,7 +153,8 @@ void stats_reset(void)
 	if (S.ready) {
 		struct stats_kernel *kernel = kernel_table_rows(S.kernels);
 
-		memset(S.api, 0, S.n_api * sizeof(*S.api));
+		for (size_t i = 0; i < S.n_api; i++)	/* how each is probed stays */
+			S.api[i] = (struct stats_api){ .stops_per_call = S.api[i].stops_per_call };
 		memset(&S.c, 0, sizeof(S.c));
 		for (uint32_t i = 0; i < kernel_table_count(S.kernels); i++)
 			kernel[i].launches = 0;
@@ -326,6 +329,14 @@ void stats_on_stop(void)
 {
 	pthread_mutex_lock(&stats_lock);
 	S.c.stops++;
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_set_stops_per_call(int api, int stops)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (S.ready && api >= 0 && (size_t)api < S.n_api)
+		S.api[api].stops_per_call = (int8_t)stops;
 	pthread_mutex_unlock(&stats_lock);
 }
 

@@ -24,6 +24,8 @@ struct stats_api {
 	uint64_t ns;		/* time inside the call, stop overhead subtracted */
 	int last_error;		/* last non-zero return code, 0 if none */
 	bool returns_seen;	/* the return is probed, so errors and time are known */
+	int8_t stops_per_call;	/* what a call costs the program in stops: 0 (ring or call stub),
+				 * 1 or 2; -1 when not probed */
 };
 
 struct stats_alloc {
@@ -94,6 +96,8 @@ void stats_on_stop(void);
 void stats_set_threads(int n);
 void stats_set_tracer_cpu(uint64_t ns);
 void stats_set_launches_estimated(bool estimated);
+/* How the probe on API row api works, in stops per call (kept across stats_reset). */
+void stats_set_stops_per_call(int api, int stops);
 /* --max-overhead: launches counted since the last call (per kernel, and the launch rows of
  * the API table) are multiplied by factor, because the launch probes were armed for only
  * 1/factor of the time; marks the launch figures as estimates when factor != 1. */

@@ -39,6 +39,7 @@ struct thread {
 	uint64_t deferred;	/* more signals that arrived while we held it (bit n-1 = signal n):
 				 * sent again once it runs, so each is delivered in its turn */
 	int device;		/* from cudaSetDevice, -1 until known */
+	uint64_t thread_pointer;	/* its %fs base, from its last stop: names it in call records */
 	uint64_t cpu_ns;	/* CPU time it had used when last looked at (--max-overhead) */
 	uint32_t depth, cap;
 	struct frame *frames;

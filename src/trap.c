@@ -97,6 +97,7 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 	if (arch_get_regs(t->tid, &r) < 0)
 		return true;	/* gone */
 	uint64_t addr = arch_breakpoint_addr(&r);
+	t->thread_pointer = arch_thread_pointer(&r);	/* names it in call records */
 
 	/* Returns the stub recorded come first: they happened before this stop. */
 	hit_collect_returns(now);
@@ -108,6 +109,18 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 			arch_set_regs(t->tid, &r);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, budget_kind(api));
+		tracer_release(t);
+		return true;
+	}
+	if (launchring_is_calls_full(addr)) {
+		/* Every call record taken: the returned ones were freed above; try again, or run
+		 * the call untraced if every one is held by a call in flight. */
+		stats_on_stop();
+		tracer_stops++;
+		r.rax = launchring_calls_can_free() ? 0 : 1;
+		arch_set_regs(t->tid, &r);
+		if (budget_active())
+			budget_on_stop(now_ns() - now, STOP_OTHER);
 		tracer_release(t);
 		return true;
 	}

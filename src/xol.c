@@ -6,8 +6,8 @@
  *   +24  .quad +0          their "stack": the return address ret pops
  *   +32  int3              where functions called by xol_call return to
  *   +64  the return stub (retfast.c), up to 192 bytes (area 0)
- *   +512 shared code every area carries (the launch stub, launchring.c), up to 512 bytes
- *   +1024 slots of ARCH_XOL_SLOT bytes, one per breakpoint
+ *   +512 shared code every area carries (the launch and call stubs, launchring.c), up to 1536 bytes
+ *   +2048 slots of ARCH_XOL_SLOT bytes, one per breakpoint
  * The page is mapped read+execute: gputop writes it through /proc/PID/mem, the program
  * cannot. */
 #define _GNU_SOURCE
@@ -35,7 +35,7 @@
 #define OFF_RET_STUB 64
 #define OFF_RET_STUB_END 256
 #define OFF_SHARED 512
-#define OFF_SLOTS 1024
+#define OFF_SLOTS 2048
 #define MAX_AREAS 64
 
 struct area {

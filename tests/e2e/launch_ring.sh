@@ -9,13 +9,16 @@
 #  2. A ring too small to hold them (GPUTOP_LAUNCH_RING_CAP=16): the counts stay exact, and the
 #     launches it could not hold are shown as such, with no stop either.
 #  3. GPUTOP_LAUNCH_RING=0: the same figures with a stop per launch.
-#  4. Attach while it launches: the jumps go in (0xe9 at the probed entries of libcuda's code,
-#     the ring mapped), and on detach every byte of code and every mapping is as before; the
-#     program goes on and its launches all succeed.
+#  4. Attach while it launches and calls (synchronizes in flight): the jumps go in (0xe9 at the
+#     probed entries of libcuda's code, the ring mapped), and on detach every byte of code and
+#     every mapping is as before; the program goes on and its calls all succeed.
 #  5. gputop killed (SIGKILL) while attached: the program runs on, every launch succeeds (the
 #     watchdog tells the stub nobody is there: it traps no more; the jumps stay). A new gputop
 #     then puts the entries back, traces through its own ring, and leaves the code as it was.
-#  6. fork (a child from a traced parent, 20 while threads sit in calls) and exec (the new image
+#  6. The call stub (driver copies, memsets, synchronizes recorded at entry and return without
+#     a stop): exact figures from 4 threads, the same as with a stop per call; under the
+#     runtime, a driver call inside a traced runtime call is not counted again.
+#  7. fork (a child from a traced parent, 20 while threads sit in calls) and exec (the new image
 #     gets its own ring; the old image's last launches are read before it goes).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/robust_lib.bash"
@@ -45,7 +48,7 @@ check_exact() {	# json name
 
 # --- 1. no stop per launch ----------------------------------------------------------------------
 run_gputop_json "$TMP/ring.json" -- -- "$P" 4 $R || bail "a summary to check"
-expect_eq "$(prog_lines "$GPUTOP_OUT" ring_loop)" "ring_loop: launches=$((8 * R)) failures=0" "the program's launches all succeed"
+expect_eq "$(prog_lines "$GPUTOP_OUT" ring_loop)" "ring_loop: launches=$((8 * R)) calls=0 failures=0" "the program's launches all succeed"
 check_exact "$TMP/ring.json" ring
 jq_eq "$TMP/ring.json" '.cost.stops_per_launch' 0 "ring: launches go through the ring"
 jq_check "$TMP/ring.json" '.cost.stops < 50' "ring: a few stops for $((8 * R)) launches"
@@ -53,7 +56,7 @@ jq_check "$TMP/ring.json" '.cost.stops < 50' "ring: a few stops for $((8 * R)) l
 # --- 2. a full ring -----------------------------------------------------------------------------
 # (Few launches: a full ring makes each launch wait for the next drain, 10 ms.)
 GPUTOP_LAUNCH_RING_CAP=16 run_gputop_json "$TMP/full.json" -- -- "$P" 4 250 || bail "a summary to check"
-expect_eq "$(prog_lines "$GPUTOP_OUT" ring_loop)" "ring_loop: launches=2000 failures=0" "full: the program's launches all succeed"
+expect_eq "$(prog_lines "$GPUTOP_OUT" ring_loop)" "ring_loop: launches=2000 calls=0 failures=0" "full: the program's launches all succeed"
 check_counts "$TMP/full.json" full 250
 jq_check "$TMP/full.json" '[.kernels[] | select(.name | startswith("(not recorded"))] | length <= 1' \
 	"full: launches the ring could not hold show as not recorded"
@@ -79,7 +82,10 @@ code_of() {	# pid out: the simulated libcuda's executable mapping(s)
 
 if can_attach_to_others; then
 	rm -f "$TMP/go" "$TMP/stop"
-	rb_spawn att env RB_GO_FILE="$TMP/go" RB_STOP_FILE="$TMP/stop" RB_PAUSE_US=100 "$P" 2 0
+	# With calls in flight too (each synchronize lasts 200 µs): their returns go back on detach.
+	# (A pace a real program keeps: fewer calls per 10 ms than the 64 call records.)
+	rb_spawn att env RB_GO_FILE="$TMP/go" RB_STOP_FILE="$TMP/stop" RB_PAUSE_US=1000 RB_CALLS=1 \
+		SIMCUDA_SYNC_US=200 "$P" 2 0
 	touch "$TMP/go"
 	sleep 0.2	# its threads are there
 	code_of "$TARGET" "$TMP/before.code"
@@ -111,7 +117,8 @@ if can_attach_to_others; then
 
 	# --- 5. SIGKILL ------------------------------------------------------------------------
 	rm -f "$TMP/go" "$TMP/stop"
-	rb_spawn kil env RB_GO_FILE="$TMP/go" RB_STOP_FILE="$TMP/stop" RB_PAUSE_US=100 "$P" 2 0
+	rb_spawn kil env RB_GO_FILE="$TMP/go" RB_STOP_FILE="$TMP/stop" RB_PAUSE_US=1000 RB_CALLS=1 \
+		SIMCUDA_SYNC_US=200 "$P" 2 0
 	touch "$TMP/go"
 	sleep 0.2
 	code_of "$TARGET" "$TMP/kil-before.code"
@@ -149,7 +156,41 @@ else
 	skip "attach and SIGKILL: cannot attach to other processes here"
 fi
 
-# --- 6. fork and exec with the ring (the SIMULATED runtime over the simulated driver) ------------
+# --- 6. the call stub: copies, memsets and synchronizes recorded at entry and return ---------
+# 4 threads x 2000 rounds of cuMemsetD8Async + cuStreamSynchronize besides the launches: every
+# figure exact (bytes, calls, errors), the same as with a stop per call (GPUTOP_CALL_STUB=0),
+# though 64 call records cannot hold 4 threads' calls between two looks (the stub then stops
+# once to have them freed).
+RB_CALLS=1 run_gputop_json "$TMP/calls.json" -- -- "$P" 4 2000 || bail "a summary to check"
+expect_eq "$(prog_lines "$GPUTOP_OUT" ring_loop)" "ring_loop: launches=16000 calls=16000 failures=0" "calls: the program's calls all succeed"
+RB_CALLS=1 GPUTOP_CALL_STUB=0 run_gputop_json "$TMP/calls0.json" -- -- "$P" 4 2000 || bail "a summary to check"
+for F in "$TMP/calls.json" "$TMP/calls0.json"; do
+	n=$(basename "$F" .json)
+	expect_api "$F" cuMemsetD8Async 8000 0
+	expect_api "$F" cuStreamSynchronize 8000 0
+	jq_eq "$F" '.memset.calls' 8000 "$n: 8000 memsets"
+	jq_eq "$F" '.memset.bytes' 2048000 "$n: 2048000 bytes set"
+	jq_eq "$F" '.synchronize.calls' 8000 "$n: 8000 synchronizes"
+done
+jq_check "$TMP/calls0.json" '.cost.stops >= 16000' "calls, GPUTOP_CALL_STUB=0: a stop per call"
+jq_check "$TMP/calls.json" '.cost.stops < 4000' "calls: far fewer stops than calls"
+
+# The SIMULATED runtime over the driver: the runtime's copies and memsets reach the driver's,
+# which must not be counted again (a call made inside a traced call is part of it).
+need_bin basic sim/libcudart.so.13
+export LD_LIBRARY_PATH=$SIM:$SIMDRV
+run_gputop_json "$TMP/layered.json" -- -- "$BIN/basic" 2 || bail "a summary to check"
+GPUTOP_CALL_STUB=0 run_gputop_json "$TMP/layered0.json" -- -- "$BIN/basic" 2 || bail "a summary to check"
+fig='[[.api[] | {name, calls, errors}], [.transfers[] | {kind, calls, bytes}], (.memset | {calls, bytes}), .synchronize.calls]'
+expect_eq "$(jq -c "$fig" "$TMP/layered.json")" "$(jq -c "$fig" "$TMP/layered0.json")" \
+	"layered: the same figures with the call stub as with a stop per call"
+jq_check "$TMP/layered.json" "[.api[] | select(.layer == \"driver\" and (.name | test(\"Memcpy|Memset\")))] | length == 0" \
+	"layered: no driver copy or memset counted on its own"
+jq_check "$TMP/layered.json" ".cost.stops < $(jq .cost.stops "$TMP/layered0.json")" \
+	"layered: fewer stops with the call stub"
+export LD_LIBRARY_PATH=$SIMDRV
+
+# --- 7. fork and exec with the ring (the SIMULATED runtime over the simulated driver) ------------
 # A forked child gets libcuda's own bytes back (children are not traced: the int3 of its first
 # launch of a kernel would kill it); an exec'd image gets a ring of its own.
 need_bin rb_fork basic sim/libcudart.so.13

@@ -4,7 +4,9 @@
  *   cuLaunchKernel(ring_a, grid (2,3,4), block (32,2,1))
  *   cuLaunchKernelEx({grid (5,1,1), block (64,1,1)}, ring_b)
  * so THREADS x N launches of ring_a(int*) and as many of ring_b(float*) (names the simulated
- * driver gives cuModuleGetFunction's strings). Prints "ring_loop: launches=<n> failures=<f>".
+ * driver gives cuModuleGetFunction's strings); with RB_CALLS=1 each round then also makes
+ *   cuMemsetD8Async(its own 256-byte buffer, round & 255, 256, 0), cuStreamSynchronize(0)
+ * (the call stub's calls). Prints "ring_loop: launches=<n> calls=<c> failures=<f>".
  * With RB_GO_FILE set it first prints "ready <pid>" and waits for that file (to be attached
  * to); with RB_STOP_FILE set it then keeps launching until that file exists, counting; with
  * RB_PAUSE_US it sleeps that long after each round (a launch rate like a real program's). */
@@ -19,19 +21,29 @@ static CUfunction fa, fb;
 static long rounds;
 static const char *stop_file;
 static long pause_us;
+static int with_calls;
 
 static void *worker(void *arg)
 {
 	long *fails = arg, n = 0;
+	CUdeviceptr buf = 0;
+	if (with_calls && cuMemAlloc(&buf, 256) != CUDA_SUCCESS)
+		(*fails)++;
 	CUlaunchConfig cfg = { .gridDimX = 5, .gridDimY = 1, .gridDimZ = 1,
 			       .blockDimX = 64, .blockDimY = 1, .blockDimZ = 1 };
 	for (long i = 0; i < rounds || (stop_file && access(stop_file, F_OK) != 0); i++, n++) {
 		*fails += cuLaunchKernel(fa, 2, 3, 4, 32, 2, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS;
 		*fails += cuLaunchKernelEx(&cfg, fb, NULL, NULL) != CUDA_SUCCESS;
+		if (with_calls) {
+			*fails += cuMemsetD8Async(buf, (unsigned char)i, 256, NULL) != CUDA_SUCCESS;
+			*fails += cuStreamSynchronize(NULL) != CUDA_SUCCESS;
+		}
 		if (pause_us)
 			usleep((useconds_t)pause_us);
 	}
 	fails[1] = n;
+	if (buf)
+		cuMemFree(buf);
 	return NULL;
 }
 
@@ -53,6 +65,7 @@ int main(int argc, char **argv)
 	const char *go = getenv("RB_GO_FILE");
 	stop_file = getenv("RB_STOP_FILE");
 	pause_us = getenv("RB_PAUSE_US") ? atol(getenv("RB_PAUSE_US")) : 0;
+	with_calls = getenv("RB_CALLS") && atoi(getenv("RB_CALLS"));
 	if (go) {
 		printf("ready %d\n", (int)getpid());
 		fflush(stdout);
@@ -69,6 +82,6 @@ int main(int argc, char **argv)
 		fails += res[i][0];
 		launches += 2 * res[i][1];
 	}
-	printf("ring_loop: launches=%ld failures=%ld\n", launches, fails);
+	printf("ring_loop: launches=%ld calls=%ld failures=%ld\n", launches, with_calls ? launches : 0, fails);
 	return fails != 0;
 }
