@@ -89,6 +89,11 @@ bool arch_branches_into(const uint8_t *code, size_t len, uint64_t addr, uint64_t
  * arch_launch_stub_ring. */
 extern const uint8_t arch_launch_stub[], arch_launch_stub_ex[], arch_launch_stub_end[], arch_launch_stub_ring[];
 extern const uint8_t arch_launch_stub_trap[], arch_launch_stub_trap_ex[];
+/* The call stub and its return (same block of code): a driver copy, memset or synchronize
+ * recorded in the ring's call records, entry and return, without a stop. */
+extern const uint8_t arch_call_stub[], arch_call_ret[], arch_call_stub_full[];
+/* The thread pointer a thread's registers hold (what %fs:0 reads on x86-64). */
+uint64_t arch_thread_pointer(const arch_regs_t *r);
 
 /* Where a thread whose pc lies in a slot must go when the slot disappears: the displaced
  * instruction(s) not yet run (pc at the slot start) restart at orig_addr; after them, at

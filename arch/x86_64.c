@@ -56,6 +56,11 @@ void arch_set_pc(arch_regs_t *r, uint64_t pc)
 	r->rip = pc;
 }
 
+uint64_t arch_thread_pointer(const arch_regs_t *r)
+{
+	return r->fs_base;
+}
+
 uint64_t arch_sp(const arch_regs_t *r)
 {
 	return r->rsp;

@@ -27,6 +27,9 @@
 	.set LR_PRESENT, 128
 	.set LR_CAPACITY, 192
 	.set LR_LOST, 4096
+	.set LR_CALLS, 16384		/* call records (the call stub) */
+	.set RB_RECORDS, 64
+	.set RB_SIZE, 128
 	.set LR_FILTER, 65536
 	.set LR_HASH, 0x9e3779b97f4a7c15	/* Fibonacci hashing: every bit of the handle counts */
 	.set LR_RECORDS, 98304
@@ -35,7 +38,7 @@
 
 	.section .rodata
 	.globl arch_launch_stub, arch_launch_stub_ring, arch_launch_stub_ex, arch_launch_stub_end
-	.globl arch_launch_stub_trap, arch_launch_stub_trap_ex
+	.globl arch_launch_stub_trap, arch_launch_stub_trap_ex, arch_call_stub, arch_call_ret, arch_call_stub_full
 
 /* One variant: \handle is the register holding the launched function, \ex selects the
  * dimensions by pointer. Stack at entry: [rsp] the slot to go back to, [rsp+8] the caller's
@@ -123,6 +126,110 @@ arch_launch_stub:
 	.p2align 4
 arch_launch_stub_ex:
 	LAUNCH_STUB %rsi, 1, arch_launch_stub_trap_ex
+	.p2align 4
+
+/* The call stub: what a driver call probed at entry and return (a copy, a memset, a
+ * synchronize) runs instead of a stop, through a jump probe's slot as above. It claims a call
+ * record (LR_CALLS: RB_RECORDS of 128 bytes, found by a free key), writes the return address,
+ * the probe, the argument registers, the thread pointer (%fs:0) and a TSC stamp in it, and
+ * swaps the call's return address for arch_call_ret. A record of the same thread and stack
+ * depth still in flight (its call was left by longjmp) is marked abandoned first, so that no
+ * return can find it. No free record: a trap, where gputop frees the records of the calls that
+ * returned, and the stub tries again; if none could be freed (or gputop is gone) the call runs
+ * untraced and is counted as lost.
+ * Record: 0 key (the sp the call returns with)  8 return address  16 probe + 1  24 rdi  32 rsi
+ * 40 rdx  48 rcx  56 r8  64 r9  72 %fs:0  80 entry TSC  88 return TSC  96 rax  104 state
+ * (1 in flight, 2 returned, 3 abandoned). */
+arch_call_stub:
+	push %rax
+	push %rdx
+	push %rcx
+	lea 40(%rsp), %rcx		/* the key: the entry sp + 8 */
+	mov 0f(%rip), %rdx
+	add $LR_CALLS, %rdx
+1:	cmp %rcx, (%rdx)		/* a stale call of this thread at this depth? */
+	jne 2f
+	cmpq $1, 104(%rdx)
+	jne 2f
+	movq $3, 104(%rdx)		/* abandoned */
+2:	add $RB_SIZE, %rdx
+	mov 0f(%rip), %rax
+	add $(LR_CALLS + RB_RECORDS * RB_SIZE), %rax
+	cmp %rax, %rdx
+	jb 1b
+6:	mov 0f(%rip), %rdx
+	add $LR_CALLS, %rdx
+3:	xor %eax, %eax
+	lock cmpxchg %rcx, (%rdx)	/* a free record: now ours */
+	je 4f
+	add $RB_SIZE, %rdx
+	mov 0f(%rip), %rax
+	add $(LR_CALLS + RB_RECORDS * RB_SIZE), %rax
+	cmp %rax, %rdx
+	jb 3b
+	mov 0f(%rip), %rax		/* none free */
+	cmpq $0, LR_PRESENT(%rax)
+	je 7f
+	xor %eax, %eax
+arch_call_stub_full:
+	int3				/* gputop reads the returned records and frees them; */
+	test %eax, %eax			/* rax = 1: none could be, every one is in flight */
+	jz 6b
+7:	mov 0f(%rip), %rax		/* untraced, counted */
+	lock incq LR_LOST(%rax,%r11,8)
+	jmp 5f
+4:	mov 32(%rsp), %rax		/* the caller's return address */
+	mov %rax, 8(%rdx)
+	lea 1(%r11), %rax
+	mov %rax, 16(%rdx)
+	mov %rdi, 24(%rdx)
+	mov %rsi, 32(%rdx)
+	mov 8(%rsp), %rax		/* rdx as it was */
+	mov %rax, 40(%rdx)
+	mov (%rsp), %rax		/* rcx as it was */
+	mov %rax, 48(%rdx)
+	mov %r8, 56(%rdx)
+	mov %r9, 64(%rdx)
+	mov %fs:0, %rax			/* the thread */
+	mov %rax, 72(%rdx)
+	mov %rdx, %rcx			/* rdtsc clobbers eax and edx */
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, 80(%rcx)
+	movq $1, 104(%rcx)		/* in flight */
+	lea arch_call_ret(%rip), %rax
+	mov %rax, 32(%rsp)		/* the call returns through arch_call_ret */
+5:	pop %rcx
+	pop %rdx
+	pop %rax
+	ret
+
+/* Where such a call returns: its record (key == sp, in flight) gets rax, a TSC stamp and
+ * "returned", and the caller gets control. Uses what a return leaves dead: rcx, rdx, r10, r11. */
+arch_call_ret:
+	mov 0f(%rip), %r10
+	add $LR_CALLS, %r10
+	lea (RB_RECORDS * RB_SIZE)(%r10), %r11
+1:	cmp %rsp, (%r10)
+	jne 2f
+	cmpq $1, 104(%r10)
+	je 3f
+2:	add $RB_SIZE, %r10
+	cmp %r11, %r10
+	jb 1b
+	int3				/* no record: cannot be (gputop frees returned ones only) */
+3:	mov %rax, 96(%r10)
+	mov %rax, %rcx
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, 88(%r10)
+	mov %rcx, %rax
+	mov 8(%r10), %rcx
+	movq $2, 104(%r10)		/* returned: x86 keeps this store after the ones above */
+	jmp *%rcx
+
 	.p2align 3
 0:
 arch_launch_stub_ring:
