@@ -39,7 +39,8 @@ static bool in_stub(uint64_t pc)
  * out, -errno. */
 static int step_out_of_stub(struct thread *t, arch_regs_t *r)
 {
-	for (int n = 0; n < 256 && in_stub(arch_pc(r)); n++) {
+	/* The call stub walks its 64 records twice: a thousand instructions at the most. */
+	for (int n = 0; n < 8192 && in_stub(arch_pc(r)); n++) {
 		int status;
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
 			return -errno;
@@ -57,14 +58,17 @@ static int step_out_of_stub(struct thread *t, arch_regs_t *r)
 	return in_stub(arch_pc(r)) ? -EAGAIN : 0;
 }
 
-static void restore_thread(struct thread *t)
+/* Returns false if the thread could not be brought out of a stub (the pages must then stay). */
+static bool restore_thread(struct thread *t)
 {
 	arch_regs_t r;
 	if (arch_get_regs(t->tid, &r) < 0)
-		return;
+		return true;
 	uint64_t pc = arch_pc(&r);
-	if (in_stub(pc) && step_out_of_stub(t, &r) == 0) {
-		pc = arch_pc(&r);	/* it finished its return (or launch record) in the stub */
+	if (in_stub(pc)) {
+		if (step_out_of_stub(t, &r) < 0)
+			return false;
+		pc = arch_pc(&r);	/* it finished its return (or its record) in the stub */
 		hit_collect_returns(now_ns());
 	}
 	if (xol_ready() && pc == xol_trampoline() && t->depth) {
@@ -91,6 +95,7 @@ static void restore_thread(struct thread *t)
 			mem_write(t->tid, f->ret_slot, &f->ret_addr, 8);
 	}
 	hit_forget_frames(t, 0);
+	return true;
 }
 
 /* The thread's own pending signals (not the process's), unblocked ones only, from
@@ -158,17 +163,23 @@ int tracer_detach(void)
 	if (err == -ESRCH || !threads_count_all())
 		return 0;	/* it exited meanwhile */
 
+	launchring_say_absent();	/* a thread still in a stub must not trap once we are gone */
 	int restore_err = bp_disarm_all();
 	hit_collect_returns(now_ns());	/* what the stub recorded before everyone stopped */
+	hit_drain_launches(tracer_pid);	/* a thread waiting for room in the ring gets it */
 	it = 0;
+	bool all_out = true;
 	for (struct thread *t; (t = threads_iter(&it));)
-		if (!t->guest)
-			restore_thread(t);
+		if (!t->guest && !restore_thread(t))
+			all_out = false;
 	launchring_restore_calls();	/* calls in flight through the call stub: their returns back */
 	struct thread *injector = tracer_injectable_thread();
 	if (xol_ready()) {
 		hit_drain_launches(tracer_pid);	/* the last launches, those stepped out included */
-		if (injector) {
+		if (!all_out)
+			log_warn("a thread of %d could not be stepped out of gputop's code: its pages stay "
+				 "mapped (they work without gputop)", tracer_pid);
+		else if (injector) {
 			retfast_unmap(injector);
 			launchring_unmap(injector);
 			xol_unmap_all(injector);

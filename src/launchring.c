@@ -54,6 +54,15 @@ uint64_t launchring_present_flag(void)
 	return ring ? ring + OFF_PRESENT : 0;
 }
 
+static int ring_write(uint64_t addr, const void *buf, size_t len);
+
+void launchring_say_absent(void)
+{
+	static const uint64_t zero;
+	if (ring)
+		ring_write(ring + OFF_PRESENT, &zero, sizeof zero);
+}
+
 void launchring_forget(void)
 {
 	calls_used = false;

@@ -27,6 +27,7 @@ bool launchring_used(void);	/* a probe used it at some time in this session */
 void launchring_forget(void);	/* exec: the mapping went with the old image */
 int launchring_unmap(struct thread *t);	/* detach; after the last drain */
 uint64_t launchring_present_flag(void);	/* the word the rescue clears: no more traps */
+void launchring_say_absent(void);	/* detach: the stubs trap no more, from now on */
 
 /* The stub a jump probe calls: a launch (its function handle in the first argument), a launch
  * with its dimensions by pointer (the handle in the second), or a call recorded at entry and
