@@ -31,7 +31,7 @@
 #define BATCH 512	/* records read at once */
 
 static uint64_t ring;		/* its address in the program, 0 if not mapped */
-static bool ever_ready;
+static bool launches_used;	/* a launch probe went through the ring this session */
 static uint64_t tail;		/* the next record to read (the program sees it at OFF_TAIL) */
 static int16_t api_of[LR_PROBES];	/* -1: free */
 static uint64_t lost_seen[LR_PROBES];
@@ -46,7 +46,7 @@ bool launchring_ready(void)
 
 bool launchring_used(void)
 {
-	return ever_ready;
+	return launches_used;
 }
 
 uint64_t launchring_present_flag(void)
@@ -126,7 +126,6 @@ int launchring_add_probe(int api)
 		}
 	if (n_probes == LR_PROBES)
 		return -1;
-	ever_ready = true;
 	api_of[n_probes] = (int16_t)api;
 	lost_seen[n_probes] = 0;	/* a fresh mapping: its counter is 0 */
 	return n_probes++;
@@ -150,6 +149,8 @@ uint64_t launchring_stub(uint64_t slot, enum lr_stub which)
 	uint64_t base = xol_shared_code(slot);
 	if (which == LR_STUB_CALL)
 		calls_used = true;
+	else
+		launches_used = true;
 	return base ? base + (uint64_t)(stubs[which] - arch_launch_stub) : 0;
 }
 

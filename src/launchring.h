@@ -23,7 +23,7 @@ struct thread;
  * (after xol_init). Does nothing where GPUTOP_LAUNCH_RING=0. 0 or -errno. */
 int launchring_init(struct thread *t);
 bool launchring_ready(void);
-bool launchring_used(void);	/* a probe used it at some time in this session */
+bool launchring_used(void);	/* a launch probe used it at some time in this session */
 void launchring_forget(void);	/* exec: the mapping went with the old image */
 int launchring_unmap(struct thread *t);	/* detach; after the last drain */
 uint64_t launchring_present_flag(void);	/* the word the rescue clears: no more traps */
