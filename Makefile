@@ -5,8 +5,10 @@ VERSION := 0.1.0
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
+# The layers of src/, bottom up (docs/architecture.md): each may call only those below it.
+LAYERS  := base figures cuda output probe engine
 CFLAGS  += -std=gnu11 -pthread -Wall -Wextra -Werror -Wno-unused-parameter \
-           -Isrc -Iarch -Iui -DGPUTOP_VERSION='"$(VERSION)"'
+           -Isrc $(LAYERS:%=-Isrc/%) -Iarch -Iui -DGPUTOP_VERSION='"$(VERSION)"'
 LDLIBS  += -ldw -lelf -lcapstone -lncursesw -ltinfo -lstdc++ -lm -pthread
 
 ifeq ($(V),1)
@@ -16,10 +18,9 @@ Q := @
 endif
 
 BUILD   := build
-SRC     := $(wildcard src/*.c) $(wildcard arch/*.c) $(wildcard ui/*.c)
+SRC     := $(wildcard src/*.c) $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) $(wildcard arch/*.c) $(wildcard ui/*.c)
 ASM     := $(wildcard arch/*.S)
 OBJ     := $(SRC:%.c=$(BUILD)/%.o) $(ASM:%.S=$(BUILD)/%.o)
-LIBOBJ  := $(filter-out $(BUILD)/src/main.o,$(OBJ))
 
 all: $(BUILD)/gputop
 
@@ -40,14 +41,10 @@ $(BUILD)/%.o: %.S
 
 -include $(OBJ:.o=.d)
 
-# The library of everything but main(), for unit tests.
-$(BUILD)/libgputop.a: $(LIBOBJ)
-	$(Q)ar rcs $@ $^
-
 deps:
 	@scripts/install-deps
 
-check: deps all $(BUILD)/libgputop.a
+check: deps all
 	$(Q)$(MAKE) -s -C tests
 	$(Q)tests/run
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The launch ring (src/launchring.c, arch/x86_64_launch.S): driver launches counted without a
+# The launch ring (src/probe/launchring.c, arch/x86_64_launch.S): driver launches counted without a
 # stop, on the SIMULATED libcuda.so.1 (tests/progs/ring_loop.c: 4 threads, cuLaunchKernel and
 # cuLaunchKernelEx at once).
 #  1. Exact counts (32000 launches, fewer than the ring holds), kernel names and dimensions of
