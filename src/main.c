@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
-#include "session_internal.h"
+#include "session.h"
 
 int main(int argc, char **argv)
 {

@@ -2,7 +2,7 @@
  * anything is touched, the target attached or launched, the tracer loop in this thread and
  * the UI in another, then the summary and the JSON. */
 #define _GNU_SOURCE
-#include "session_internal.h"
+#include "session.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,54 +23,12 @@
 #include "log.h"
 #include "probes.h"
 #include "rescue.h"
+#include "session_state.h"
 #include "retfast.h"
 #include "stats.h"
 #include "target.h"
 #include "tracer.h"
 #include "ui.h"
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct session_status status;
-static enum session_request pending;
-
-void session_status_get(struct session_status *out)
-{
-	pthread_mutex_lock(&lock);
-	*out = status;
-	pthread_mutex_unlock(&lock);
-}
-
-void session_request(enum session_request r)
-{
-	pthread_mutex_lock(&lock);
-	if (r > pending)
-		pending = r;
-	pthread_mutex_unlock(&lock);
-	tracer_wake();
-}
-
-enum session_request session_take_request(void)
-{
-	pthread_mutex_lock(&lock);
-	enum session_request r = pending;
-	pending = REQ_NONE;
-	pthread_mutex_unlock(&lock);
-	return r;
-}
-
-void session_set_cuda_seen(void)
-{
-	pthread_mutex_lock(&lock);
-	status.cuda_seen = true;
-	pthread_mutex_unlock(&lock);
-}
-
-void session_set_launches_estimated(void)
-{
-	pthread_mutex_lock(&lock);
-	status.launches_estimated = true;
-	pthread_mutex_unlock(&lock);
-}
 
 /* An output file named on the command line: opened before attaching, so a path that cannot be
  * written is refused before anything happens, and removed again if the session never starts. */
@@ -170,12 +128,7 @@ static void mark_ended(void)
 {
 	int code = 0, sig = 0;
 	bool exited = tracer_exited(&code, &sig);
-	pthread_mutex_lock(&lock);
-	status.ended = true;
-	status.exited = exited;
-	status.exit_status = code;
-	status.term_signal = sig;
-	pthread_mutex_unlock(&lock);
+	session_set_ended(exited, code, sig);
 }
 
 static int get_target(const struct options *opt, int output_fd, pid_t *pid)
@@ -218,6 +171,7 @@ int session_run(const struct options *opt)
 		return EXIT_FAILURE_;
 	}
 	tracer_install_signal_handlers();
+	session_set_waker(tracer_wake);
 	if (rescue_init() == 0)
 		tracer_install_crash_handler();
 	code = get_target(opt, prog_out.fd, &pid);
@@ -230,10 +184,10 @@ int session_run(const struct options *opt)
 			unlink(prog_out.path);
 		return code;
 	}
-	status.pid = pid;
-	status.launched = !opt->pid;
-	status.start_ns = now_ns();
-	target_command(pid, status.command, sizeof status.command);
+	char command[256];
+	uint64_t start_ns = now_ns();
+	target_command(pid, command, sizeof command);
+	session_set_started(pid, !opt->pid, start_ns, command);
 	if (opt->trace_path) {
 		/* Reopened through our descriptor, not by name: the name was checked (no symbolic
 		 * link) when it was opened, and may have been replaced since. */
@@ -252,7 +206,7 @@ int session_run(const struct options *opt)
 	}
 	rescue_watchdog_start(pid);
 	if (opt->pid)
-		log_info("attached to %d (%s)", pid, status.command);
+		log_info("attached to %d (%s)", pid, command);
 	if (!probes_cuda_seen())
 		log_info("no CUDA library in %d yet: waiting for one to load", pid);
 
@@ -283,8 +237,8 @@ int session_run(const struct options *opt)
 	trace_close();
 	if (json.fd >= 0) {
 		struct report_info info = {
-			.pid = pid, .command = status.command, .launched = !opt->pid,
-			.duration_s = (double)(now_ns() - status.start_ns) / 1e9,
+			.pid = pid, .command = command, .launched = !opt->pid,
+			.duration_s = (double)(now_ns() - start_ns) / 1e9,
 			.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
 			.stops_per_return = retfast_used() ? 0 : 1,
 			.stops_per_launch = launchring_used() ? 0 : 1,

@@ -13,7 +13,7 @@ static void fputc_out(int c)
 
 #include "cuda_api.h"
 #include "format.h"
-#include "session.h"
+#include "session_state.h"
 #include "stats.h"
 
 #include <inttypes.h>

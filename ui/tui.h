@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "history.h"
-#include "session.h"
+#include "session_state.h"
 #include "stats.h"
 
 #define TUI_COLS_MAX	8	/* columns of one table */

@@ -26,7 +26,7 @@
 #include "probes.h"
 #include "rescue.h"
 #include "retfast.h"
-#include "session_internal.h"
+#include "session_state.h"
 #include "stats.h"
 #include "symbols.h"
 #include "threads.h"

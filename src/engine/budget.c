@@ -9,7 +9,7 @@
 
 #include "log.h"
 #include "probes.h"
-#include "session_internal.h"
+#include "session_state.h"
 #include "stats.h"
 
 #define PERIOD_NS 200000000ull	/* 5 periods a second: short enough to follow the program */

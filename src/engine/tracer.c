@@ -27,7 +27,7 @@
 #include "probes.h"
 #include "rescue.h"
 #include "retfast.h"
-#include "session_internal.h"
+#include "session_state.h"
 #include "stats.h"
 #include "threads.h"
 #include "xol.h"

@@ -20,7 +20,7 @@
 #include "memory.h"
 #include "probes.h"
 #include "retfast.h"
-#include "session_internal.h"
+#include "session_state.h"
 #include "stats.h"
 #include "threads.h"
 #include "xol.h"

@@ -1,0 +1,42 @@
+/* session_state.h — what the tracer thread and the UI share: the session's status and the
+ * requests the UI makes (detach, kill). A mailbox under a lock, below both: the UI reads it and
+ * posts requests, the tracer writes it and takes them; neither calls the other. */
+#ifndef GPUTOP_SESSION_STATE_H
+#define GPUTOP_SESSION_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum session_request {
+	REQ_NONE,
+	REQ_DETACH,	/* stop tracing; the program runs on */
+	REQ_KILL,	/* launch mode: kill the program, then end */
+};
+
+struct session_status {
+	pid_t pid;
+	char command[256];	/* the program's command line, as in /proc/PID/cmdline */
+	bool launched;		/* started by gputop (launch mode) */
+	uint64_t start_ns;	/* monotonic time tracing began */
+	bool cuda_seen;		/* a CUDA library is probed */
+	bool ended;		/* tracing is over: the program exited, or gputop detached */
+	bool exited;		/* the program ended: exit_status / term_signal tell how */
+	int exit_status;	/* exit code, or 128 + signal */
+	int term_signal;	/* signal that killed it, 0 if it exited */
+	bool launches_estimated;	/* --max-overhead is shedding launch probes */
+};
+
+/* The UI's side. */
+void session_status_get(struct session_status *out);
+void session_request(enum session_request r);
+
+/* The tracer's side. waker is called after each request (it wakes the tracer out of waitpid). */
+void session_set_waker(void (*waker)(void));
+enum session_request session_take_request(void);
+void session_set_started(pid_t pid, bool launched, uint64_t start_ns, const char *command);
+void session_set_cuda_seen(void);
+void session_set_launches_estimated(void);
+void session_set_ended(bool exited, int exit_status, int term_signal);
+
+#endif
