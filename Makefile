@@ -37,7 +37,7 @@ $(BUILD)/%.o: %.c
 $(BUILD)/%.o: %.S
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
-	$(Q)$(CC) -c -o $@ $<
+	$(Q)$(CC) -Iarch -c -o $@ $<
 
 -include $(OBJ:.o=.d)
 

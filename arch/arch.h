@@ -21,6 +21,14 @@ typedef struct user_regs_struct arch_regs_t;
 extern const uint8_t arch_breakpoint[];
 extern const size_t arch_breakpoint_len;
 uint64_t arch_breakpoint_addr(const arch_regs_t *r);	/* address of the trapping breakpoint */
+/* Fills buf with breakpoints (padding: a stray jump there traps). */
+void arch_fill_breakpoints(uint8_t *buf, size_t n);
+/* A bare return instruction, for the calibration of a stop's cost. */
+extern const uint8_t arch_return_insn[];
+extern const size_t arch_return_insn_len;
+/* Sets r to run the return instruction at pc with its return address at sp (no system call
+ * restarts on the way). */
+void arch_prepare_return(arch_regs_t *r, uint64_t pc, uint64_t sp);
 
 int arch_get_regs(pid_t tid, arch_regs_t *r);
 int arch_set_regs(pid_t tid, const arch_regs_t *r);
@@ -111,6 +119,16 @@ extern const uint8_t arch_ret_stub[], arch_ret_stub_end[], arch_ret_stub_table[]
  * call's entry with the record's address in the scratch register (arch_set_scratch). */
 extern const uint8_t arch_entry_stamp[];
 void arch_set_scratch(arch_regs_t *r, uint64_t value);
+uint64_t arch_scratch(const arch_regs_t *r);	/* at the launch stub's trap: the probe's index */
+/* At the launch stub's trap (r), the registers the launch function was entered with: the stub
+ * saved the first three it uses at [sp] (saved[] read from there, ARCH_LAUNCH_TRAP_SAVED words)
+ * and the entry sp is sp + LR_TRAP_SP_OFFSET (stub_layout.h). */
+#define ARCH_LAUNCH_TRAP_SAVED 3
+void arch_launch_trap_entry(const arch_regs_t *r, const uint64_t saved[ARCH_LAUNCH_TRAP_SAVED],
+			    arch_regs_t *entry);
+/* At the call stub's "every record taken" trap: the answer the stub reads when it goes on
+ * (0: try again, 1: run the call untraced). */
+void arch_set_stub_answer(arch_regs_t *r, uint64_t answer);
 /* The CPU's time stamp counter, as the stub reads it. */
 uint64_t arch_timestamp(void);
 /* Whether that counter runs at a constant rate on every CPU (else the stub is not used). */

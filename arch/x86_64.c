@@ -2,6 +2,7 @@
  * and out-of-line copies of displaced instructions, decoded and relocated with capstone.
  * What it cannot relocate safely it refuses, with the reason, instead of guessing. */
 #include "arch.h"
+#include "stub_layout.h"
 
 #include <capstone/capstone.h>
 #include <errno.h>
@@ -136,6 +137,42 @@ void arch_prepare_call(arch_regs_t *r, uint64_t func, uint64_t sp, const uint64_
 void arch_set_scratch(arch_regs_t *r, uint64_t value)
 {
 	r->r11 = value;	/* caller-saved and no argument: dead at a function's entry */
+}
+
+uint64_t arch_scratch(const arch_regs_t *r)
+{
+	return r->r11;
+}
+
+void arch_launch_trap_entry(const arch_regs_t *r, const uint64_t saved[ARCH_LAUNCH_TRAP_SAVED],
+			    arch_regs_t *entry)
+{
+	/* x86_64_launch.S pushes rax, rdx, rcx: rcx is at [sp]. */
+	*entry = *r;
+	entry->rcx = saved[0];
+	entry->rdx = saved[1];
+	entry->rax = saved[2];
+	entry->rsp = r->rsp + LR_TRAP_SP_OFFSET;
+}
+
+void arch_set_stub_answer(arch_regs_t *r, uint64_t answer)
+{
+	r->rax = answer;
+}
+
+void arch_fill_breakpoints(uint8_t *buf, size_t n)
+{
+	memset(buf, 0xcc, n);
+}
+
+const uint8_t arch_return_insn[] = { 0xc3 };
+const size_t arch_return_insn_len = sizeof arch_return_insn;
+
+void arch_prepare_return(arch_regs_t *r, uint64_t pc, uint64_t sp)
+{
+	r->rsp = sp;
+	r->orig_rax = (uint64_t)-1;
+	r->rip = pc;
 }
 
 uint64_t arch_timestamp(void)

@@ -23,17 +23,17 @@
  *   40 r8, 48 r9, 56 the first stack argument.  The _ex variant (a launch that takes its
  *   dimensions by pointer, in rdi) stores the first 24 bytes at rdi in place of rdx, rcx, r8.
  */
-	.set LR_TAIL, 64
-	.set LR_PRESENT, 128
-	.set LR_CAPACITY, 192
-	.set LR_LOST, 4096
-	.set LR_CALLS, 16384		/* call records (the call stub) */
-	.set RB_RECORDS, 64
-	.set RB_SIZE, 128
-	.set LR_FILTER, 65536
-	.set LR_HASH, 0x9e3779b97f4a7c15	/* Fibonacci hashing: every bit of the handle counts */
-	.set LR_RECORDS, 98304
-	.set LR_CAP, 32768		/* records, a power of two: launchring.h */
+#include "stub_layout.h"
+	.set LR_TAIL, LR_OFF_TAIL
+	.set LR_PRESENT, LR_OFF_PRESENT
+	.set LR_CAPACITY, LR_OFF_CAPACITY
+	.set LR_LOST, LR_OFF_LOST
+	.set LR_CALLS, LR_OFF_CALLS		/* call records (the call stub) */
+	.set RB_RECORDS, LR_CALL_RECORDS
+	.set RB_SIZE, LR_CALL_SIZE
+	.set LR_FILTER, LR_OFF_FILTER
+	.set LR_HASH, LR_FILTER_HASH
+	.set LR_RECORDS, LR_OFF_RECORDS
 	.set LR_SPINS, 524288		/* pauses a full ring waits: a few ms, the tracer drains every 10 */
 
 	.section .rodata
@@ -149,9 +149,9 @@ arch_call_stub:
 	add $LR_CALLS, %rdx
 1:	cmp %rcx, (%rdx)		/* a stale call of this thread at this depth? */
 	jne 2f
-	cmpq $1, 104(%rdx)
+	cmpq $1, LR_CALL_OFF_STATE(%rdx)
 	jne 2f
-	movq $3, 104(%rdx)		/* abandoned */
+	movq $3, LR_CALL_OFF_STATE(%rdx)		/* abandoned */
 2:	add $RB_SIZE, %rdx
 	mov 0f(%rip), %rax
 	add $(LR_CALLS + RB_RECORDS * RB_SIZE), %rax

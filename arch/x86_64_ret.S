@@ -20,8 +20,9 @@
 	.section .rodata
 	.globl arch_ret_stub, arch_ret_stub_end, arch_ret_stub_table, arch_ret_stub_trap
 	.globl arch_entry_stamp
-	.set RECORDS, 1024		/* a power of two: retfast.h RET_RECORDS */
-	.set RECORD_SHIFT, 7		/* 128-byte records */
+#include "stub_layout.h"
+	.set RECORDS, RET_RECORDS
+	.set RECORD_SHIFT, RET_RECORD_SHIFT
 
 arch_ret_stub:
 	.byte 0x49, 0xb9		/* movabs $table, %r9: the table's address, patched in */
@@ -42,38 +43,38 @@ arch_ret_stub_table:
 arch_ret_stub_trap:
 	int3				/* no record: the tracer's trapping path */
 2:	add %r9, %r11			/* r11: the record */
-	mov %rax, 32(%r11)
+	mov %rax, (RET_OFF_RETVAL)(%r11)
 	mov %rax, %r10			/* rdtsc clobbers eax and edx */
 	rdtsc
 	shl $32, %rdx
 	or %rdx, %rax
-	mov %rax, 40(%r11)
+	mov %rax, (RET_OFF_TSC)(%r11)
 	test %r10d, %r10d		/* read out-parameters only when the call succeeded: */
 	jnz 4f				/* a failed call may not have written a valid pointer */
-	mov 16(%r11), %rcx
+	mov (RET_OFF_OUT)(%r11), %rcx
 	test %rcx, %rcx
 	jz 3f
 	mov (%rcx), %rcx
-	mov %rcx, 48(%r11)
-3:	mov 24(%r11), %rcx
+	mov %rcx, (RET_OFF_OUT_VALUE)(%r11)
+3:	mov (RET_OFF_OUT2)(%r11), %rcx
 	test %rcx, %rcx
 	jz 4f
 	mov (%rcx), %rcx
-	mov %rcx, 56(%r11)
+	mov %rcx, (RET_OFF_OUT2_VALUE)(%r11)
 4:	mov %r10, %rax
-	mov 8(%r11), %rcx
-	movq $2, 64(%r11)		/* returned: x86 keeps this store after the ones above */
+	mov (RET_OFF_RET)(%r11), %rcx
+	movq $2, (RET_OFF_STATE)(%r11)		/* returned: x86 keeps this store after the ones above */
 	jmp *%rcx
 
 arch_entry_stamp:
-	mov %rax, 88(%r11)		/* rdtsc's registers, kept in the record, not on the stack */
-	mov %rdx, 96(%r11)
+	mov %rax, (RET_OFF_SCRATCH)(%r11)		/* rdtsc's registers, kept in the record, not on the stack */
+	mov %rdx, (RET_OFF_SCRATCH + 8)(%r11)
 	rdtsc
 	shl $32, %rdx
 	or %rdx, %rax
-	mov %rax, 72(%r11)
-	mov 88(%r11), %rax
-	mov 96(%r11), %rdx
+	mov %rax, (RET_OFF_ENTRY_TSC)(%r11)
+	mov (RET_OFF_SCRATCH)(%r11), %rax
+	mov (RET_OFF_SCRATCH + 8)(%r11), %rdx
 	jmp *80(%r11)			/* the breakpoint's slot: the displaced instructions */
 arch_ret_stub_end:
 	.section .note.GNU-stack,"",@progbits

@@ -2,11 +2,13 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "config.h"
 #include "session.h"
 
 int main(int argc, char **argv)
 {
 	struct options opt;
+	config_load();
 	int r = cli_parse(argc, argv, &opt);
 	if (r > 0)
 		return EXIT_OK;

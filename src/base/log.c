@@ -1,4 +1,5 @@
 /* log.c — where messages go; see log.h. */
+#include "config.h"
 #include "log.h"
 
 #include <pthread.h>
@@ -7,7 +8,7 @@
 #include <stdlib.h>
 
 static void (*log_sink)(const char *msg);
-static int quiet, debug = -1;
+static int quiet;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 void log_set_sink(void (*sink)(const char *msg))
@@ -65,10 +66,6 @@ void log_hint(const char *fmt, ...)
 
 void log_debug(const char *fmt, ...)
 {
-	if (debug < 0) {
-		const char *e = getenv("GPUTOP_DEBUG");
-		debug = e && *e && *e != '0';
-	}
-	if (debug)
+	if (config.debug)
 		EMIT("gputop[debug]: ");
 }

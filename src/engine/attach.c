@@ -142,9 +142,10 @@ static uint64_t program_entry(pid_t p)
 	return entry;
 }
 
-/* At the exec event stop, execve has not returned yet: its return value will overwrite rax
- * when the thread goes on, which would spoil an injected system call. One single-step lets
- * the syscall finish (and runs the new image's first instruction, as it would anyway). */
+/* At the exec event stop, execve has not returned yet: its return value will overwrite the
+ * return register when the thread goes on, which would spoil an injected system call. One
+ * single-step lets the syscall finish (and runs the new image's first instruction, as it
+ * would anyway). */
 int tracer_settle_after_exec(struct thread *t)
 {
 	int status;
@@ -195,7 +196,7 @@ int tracer_setup_image(struct thread *t)
 /* A stop where the thread's registers are final, so that code can be run in it and its
  * registers put back: a signal-delivery-stop, or PTRACE_EVENT_STOP (but not a group-stop:
  * running it would end its stop). Not the stop of a fork, clone or exec event: the system call
- * has not returned yet, and when it does it writes its result over rax; glibc's pthread_create,
+ * has not returned yet, and when it does it writes its result over the return register; glibc's pthread_create,
  * seeing clone3 "fail", would start the same thread a second time, on the same stack. */
 static bool injectable(const struct thread *t)
 {

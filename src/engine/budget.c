@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "config.h"
 #include "log.h"
 #include "probes.h"
 #include "session_state.h"
@@ -41,9 +42,7 @@ void budget_init(double max_overhead_pct, uint64_t stop_cost_ns, uint64_t stop_c
 	share = max_overhead_pct / 100.0;
 	calibrated_cost = stop_cost_ns;
 	cpu_per_stop = stop_cpu_ns;
-	const char *e = getenv("GPUTOP_DUTY");
-	if (e)
-		fixed_duty = atof(e);
+	fixed_duty = config.duty;
 	program_cpu = cpu_ns;
 }
 

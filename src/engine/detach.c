@@ -74,7 +74,7 @@ static bool restore_thread(struct thread *t)
 	if (xol_ready() && pc == xol_trampoline() && t->depth) {
 		/* Returned into the trampoline but not trapped yet: finish the return for it. */
 		arch_regs_t after = r;
-		after.rip += arch_breakpoint_len;	/* as if it had trapped */
+		arch_set_pc(&after, arch_pc(&after) + arch_breakpoint_len);	/* as if it had trapped */
 		if (hit_return(t, &after, now_ns()) >= 0) {
 			arch_set_pc(&r, arch_pc(&after));
 			arch_set_regs(t->tid, &r);

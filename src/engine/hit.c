@@ -341,26 +341,25 @@ static int swap_return(struct thread *t, struct frame *f, const struct api_spec 
 /* ---- launches through the ring (launchring.h) ------------------------------------------ */
 
 /* The stub trapped: the first launch of a function handle. The thread stands in the stub with
- * the call's arguments in their registers but rcx, rdx and rax on the stack and the entry sp
- * LR_TRAP_SP_OFFSET above: the call is counted from that view of its entry, the kernel named
- * (asking the driver if need be), and the handle marked seen. */
+ * some of the call's registers saved on its stack (arch_launch_trap_entry rebuilds its entry):
+ * the call is counted from that view of its entry, the kernel named (asking the driver if need
+ * be), and the handle marked seen. */
 void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
 {
-	int api = launchring_probe_api((int)(uint32_t)r->r11);
+	int api = launchring_probe_api((int)(uint32_t)arch_scratch(r));
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
-	uint64_t saved[3], a[MAX_ARGS + 1] = { 0 };
-	arch_regs_t entry = *r;
+	uint64_t saved[ARCH_LAUNCH_TRAP_SAVED], a[MAX_ARGS + 1] = { 0 };
+	arch_regs_t entry;
 	if (!s || mem_read(t->tid, arch_sp(r), saved, sizeof saved) < 0)
 		return;
-	entry.rcx = saved[0];
-	entry.rdx = saved[1];
-	entry.rax = saved[2];
-	entry.rsp = arch_sp(r) + LR_TRAP_SP_OFFSET;
+	arch_launch_trap_entry(r, saved, &entry);
 	if (load_args(t->tid, s, &entry, a, NULL) < 0)
 		return;
 	if (!t->guest && !is_nested(t, &entry))
 		entry_only(t, api, s, &entry, a);
-	launchring_seen(t->tid, ex ? entry.rsi : entry.rdi);
+	uint64_t handle = 0, where;
+	arch_arg(&entry, ex ? 2 : 1, &handle, &where);	/* the launched function */
+	launchring_seen(t->tid, handle);
 }
 
 struct ring_ctx {
@@ -629,7 +628,7 @@ static void on_call_record(const struct lr_call *c, uint64_t now)
 	struct frame f = { .ret_addr = c->ret, .api = (int16_t)api, .counted = true, .rescue = -1, .rec = -1 };
 	fill_frame(&f, t ? t : &nobody, s, NULL, a);
 	uint64_t ticks = c->ret_tsc > c->entry_tsc ? c->ret_tsc - c->entry_tsc : 0;
-	struct ret_info ri = { .err = (int)(uint32_t)c->rax, .ns = retfast_ticks_to_ns(ticks), .outs_read = true };
+	struct ret_info ri = { .err = (int)(uint32_t)c->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true };
 	on_return(t ? t : &nobody, &f, &ri, now);
 }
 
@@ -660,7 +659,7 @@ static void collect_batch(struct done *d, int n, struct lr_call *c, int nc, uint
 		/* The program's own time, stamp to stamp: no stop of ours in it. */
 		const struct ret_record *rr = &d[k].rec;
 		uint64_t ticks = rr->entry_tsc && rr->tsc > rr->entry_tsc ? rr->tsc - rr->entry_tsc : 0;
-		struct ret_info ri = { .err = (int)(uint32_t)rr->rax, .ns = retfast_ticks_to_ns(ticks),
+		struct ret_info ri = { .err = (int)(uint32_t)rr->retval, .ns = retfast_ticks_to_ns(ticks),
 				       .outs_read = true, .out = rr->out_value, .out2 = rr->out2_value };
 		hit_forget_frames(t, d[k].frame);
 		on_return(t, &f, &ri, now);

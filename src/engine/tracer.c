@@ -21,6 +21,7 @@
 
 #include "budget.h"
 #include "clock.h"
+#include "config.h"
 #include "hit.h"
 #include "launchring.h"
 #include "log.h"
@@ -379,8 +380,8 @@ static pid_t wait_event(int *status)
 	static long spin_ns = -1;
 	if (spin_ns < 0) {
 		/* Only where a core can be spared: on two cores the poll takes the program's. */
-		const char *e = getenv("GPUTOP_SPIN_US");
-		spin_ns = (e ? atol(e) : sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? SPIN_US_DEFAULT : 0) * 1000;
+		spin_ns = (config.spin_us >= 0 ? config.spin_us
+					       : sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? SPIN_US_DEFAULT : 0) * 1000;
 	}
 	if (spin_ns > 0) {
 		uint64_t until = now_ns() + (uint64_t)spin_ns;

@@ -117,7 +117,7 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		 * the call untraced if every one is held by a call in flight. */
 		stats_on_stop();
 		tracer_stops++;
-		r.rax = launchring_calls_can_free() ? 0 : 1;
+		arch_set_stub_answer(&r, launchring_calls_can_free() ? 0 : 1);
 		arch_set_regs(t->tid, &r);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);

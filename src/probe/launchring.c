@@ -5,29 +5,32 @@
 #include "launchring.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
 #include "arch.h"
 #include "clock.h"
+#include "config.h"
 #include "log.h"
 #include "memory.h"
 #include "threads.h"
 #include "xol.h"
 
 /* The layout arch/x86_64_launch.S uses. */
-#define OFF_HEAD 0
-#define OFF_TAIL 64
-#define OFF_PRESENT 128
-#define OFF_CAPACITY 192
-#define OFF_LOST 4096
-#define OFF_CALLS 16384
-#define OFF_FILTER 65536
-#define OFF_RECORDS 98304
-#define LR_CAP 32768
-#define RECORD_SIZE 64
-#define RING_SIZE (OFF_RECORDS + LR_CAP * RECORD_SIZE)
+#define OFF_HEAD LR_OFF_HEAD
+#define OFF_TAIL LR_OFF_TAIL
+#define OFF_PRESENT LR_OFF_PRESENT
+#define OFF_CAPACITY LR_OFF_CAPACITY
+#define OFF_LOST LR_OFF_LOST
+#define OFF_CALLS LR_OFF_CALLS
+#define OFF_FILTER LR_OFF_FILTER
+#define OFF_RECORDS LR_OFF_RECORDS
+#define RECORD_SIZE LR_RECORD_SIZE
+#define RING_SIZE LR_SIZE
+_Static_assert(sizeof(struct lr_call) == LR_CALL_SIZE && offsetof(struct lr_call, state) == LR_CALL_OFF_STATE,
+	       "struct lr_call and arch/x86_64_launch.S disagree");
 #define BATCH 512	/* records read at once */
 
 static uint64_t ring;		/* its address in the program, 0 if not mapped */
@@ -73,15 +76,14 @@ void launchring_forget(void)
 
 int launchring_init(struct thread *t)
 {
-	const char *e = getenv("GPUTOP_LAUNCH_RING");
-	if (e && strcmp(e, "0") == 0)
+	if (!config.launch_ring)
 		return 0;
 	long addr = xol_mmap_rw(t, RING_SIZE);
 	if (addr < 0 && addr > -4096)
 		return (int)addr;
 	/* A smaller capacity, for tests that fill the ring. */
-	const char *c = getenv("GPUTOP_LAUNCH_RING_CAP");
-	uint64_t present = 1, capacity = c && atol(c) > 0 && atol(c) <= LR_CAP ? (uint64_t)atol(c) : LR_CAP;
+	uint64_t present = 1, capacity = config.launch_ring_cap && config.launch_ring_cap <= LR_CAP
+						     ? config.launch_ring_cap : LR_CAP;
 	int err = mem_write(t->tid, (uint64_t)addr + OFF_PRESENT, &present, 8);
 	if (err == 0)
 		err = mem_write(t->tid, (uint64_t)addr + OFF_CAPACITY, &capacity, 8);

@@ -14,10 +14,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "stub_layout.h"
+
 struct thread;
 
 #define LR_PROBES 1024		/* probes with a ring index */
-#define LR_WORDS 8		/* a record: probe + 1, rdi, rsi, rdx, rcx, r8, r9, first stack arg */
+#define LR_WORDS 8		/* a record: probe + 1, six register arguments, first stack arg */
 
 /* Maps the ring and puts the stub into every trampoline area, through the stopped thread t
  * (after xol_init). Does nothing where GPUTOP_LAUNCH_RING=0. 0 or -errno. */
@@ -43,9 +45,6 @@ bool launchring_in_stub(uint64_t pc);
 /* addr (an int3 that trapped) is the stub's trap for a handle not seen yet; the thread goes on
  * right after it once the tracer has counted and named the launch. *ex: the stub's variant. */
 bool launchring_is_trap(uint64_t addr, bool *ex);
-/* The stack the stub keeps at its trap: the entry sp is sp + this; the program's rcx, rdx
- * and rax at [sp], [sp + 8], [sp + 16]. */
-#define LR_TRAP_SP_OFFSET 32
 /* The handle is named now: later launches of it go through the ring. */
 void launchring_seen(pid_t tid, uint64_t handle);
 
@@ -56,15 +55,14 @@ void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg);
 
 /* Call records (arch/x86_64_launch.S, the call stub): one per driver call in flight. */
-#define LR_CALL_RECORDS 64
 struct lr_call {
 	uint64_t key;		/* the sp the call returns with; 0 = free */
 	uint64_t ret;		/* its return address */
 	uint64_t probe;		/* ring index + 1 */
-	uint64_t arg[6];	/* rdi, rsi, rdx, rcx, r8, r9 */
+	uint64_t arg[6];	/* the six register arguments */
 	uint64_t thread;	/* %fs:0 */
 	uint64_t entry_tsc, ret_tsc;
-	uint64_t rax;
+	uint64_t retval;
 	uint64_t state;		/* LR_CALL_* */
 	uint64_t pad[2];
 };
@@ -73,8 +71,8 @@ struct lr_call {
 #define LR_CALL_ABANDONED 3
 bool launchring_has_calls(void);	/* some probe uses the call stub */
 /* addr (an int3 that trapped) is the call stub's: every call record taken. The tracer frees
- * those of calls that returned, then tells the thread whether to try again (rax 0) or to run
- * the call untraced (rax 1: all are in flight). */
+ * those of calls that returned, then tells the thread whether to try again (0) or to run
+ * the call untraced (1: all are in flight); arch_set_stub_answer puts it where the stub reads it. */
 bool launchring_is_calls_full(uint64_t addr);
 bool launchring_calls_can_free(void);	/* some call record is not held by a call in flight */
 /* The call records that returned, into out (room for LR_CALL_RECORDS), and frees them and

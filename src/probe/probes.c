@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "breakpoints.h"
+#include "config.h"
 #include "cuda_api.h"
 #include "hit.h"
 #include "kernels.h"
@@ -128,13 +129,12 @@ static bool launch_wanted(const struct api_spec *spec)
 		return true;
 	if (!launches_armed)
 		return false;
-	const char *force = getenv("GPUTOP_LAUNCH_LAYER");
-	if (force && strcmp(force, "both") == 0)
+	if (config.launch_layer == LAUNCH_LAYER_BOTH)
 		return true;
 	bool at_driver = driver_launch_probed;
-	if (force && strcmp(force, "runtime") == 0)
+	if (config.launch_layer == LAUNCH_LAYER_RUNTIME)
 		at_driver = false;
-	else if (force && strcmp(force, "driver") == 0)
+	else if (config.launch_layer == LAUNCH_LAYER_DRIVER)
 		at_driver = true;
 	return (spec->layer == LAYER_DRIVER) == at_driver;
 }
@@ -201,13 +201,12 @@ static void probe_exec(struct thread *t, const struct module *m, const uint64_t 
  * (--trace wants each with its thread, in order) or an experiment picks the launch layers. */
 static int stub_for(const struct api_spec *spec)
 {
-	if (spec->layer != LAYER_DRIVER || hit_tracing() || getenv("GPUTOP_LAUNCH_LAYER"))
+	if (spec->layer != LAYER_DRIVER || config.tracing || config.launch_layer_forced)
 		return -1;
 	if (spec->op == OP_LAUNCH && !(spec->flags & API_RETURN))
 		return spec->launch == LAUNCH_DRV_EX ? LR_STUB_LAUNCH_EX : spec->launch == LAUNCH_DRV ? LR_STUB_LAUNCH : -1;
-	const char *e = getenv("GPUTOP_CALL_STUB");
 	if ((spec->op == OP_COPY || spec->op == OP_MEMSET || spec->op == OP_SYNC) && retfast_ready() &&
-	    !(e && strcmp(e, "0") == 0))
+	    config.call_stub)
 		return LR_STUB_CALL;
 	return -1;
 }

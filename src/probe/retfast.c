@@ -5,6 +5,7 @@
 #include "retfast.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -12,11 +13,16 @@
 
 #include "arch.h"
 #include "clock.h"
+#include "config.h"
 #include "log.h"
 #include "memory.h"
 #include "xol.h"
 
 #define TABLE_SIZE (RET_RECORDS * RET_RECORD_SIZE)
+_Static_assert(offsetof(struct ret_record, retval) == RET_OFF_RETVAL &&
+	       offsetof(struct ret_record, state) == RET_OFF_STATE &&
+	       offsetof(struct ret_record, next) == RET_OFF_NEXT && sizeof(struct ret_record) <= RET_OFF_SCRATCH,
+	       "struct ret_record and arch/x86_64_ret.S disagree");
 #define RECORD_BYTES sizeof(struct ret_record)
 
 static uint64_t table;		/* the table's address in the program, 0 if not mapped */
@@ -96,9 +102,8 @@ uint64_t retfast_ticks_to_ns(uint64_t ticks)
 
 int retfast_init(struct thread *t)
 {
-	const char *e = getenv("GPUTOP_RETFAST");
 	size_t room;
-	if ((e && strcmp(e, "0") == 0) || !arch_timestamp_reliable())
+	if (!config.retfast || !arch_timestamp_reliable())
 		return 0;
 	size_t size = (size_t)(arch_ret_stub_end - arch_ret_stub);
 	uint64_t at = xol_ret_stub(&room);

@@ -12,17 +12,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "stub_layout.h"
+
 struct thread;
 
-#define RET_RECORDS 1024	/* as in the stub */
-#define RET_RECORD_SIZE 128
 
 /* What the stub left in a record. */
 struct ret_record {
 	uint64_t key;		/* sp after the return; 0 = free */
 	uint64_t ret;		/* the real return address */
 	uint64_t out, out2;	/* out-parameters to read at a successful return, 0 = none */
-	uint64_t rax;
+	uint64_t retval;
 	uint64_t tsc;		/* time stamp counter at the return */
 	uint64_t out_value, out2_value;
 	uint64_t state;		/* RET_IN_FLIGHT, then RET_DONE */

@@ -118,10 +118,10 @@ void xol_forget(void)
 static int area_fill_header(uint64_t base)
 {
 	uint8_t head[OFF_RET_STUB];
-	memset(head, 0xcc, sizeof head);	/* int3 padding: a stray jump here traps */
+	arch_fill_breakpoints(head, sizeof head);	/* a stray jump here traps */
 	memcpy(head + OFF_TRAMP, arch_breakpoint, arch_breakpoint_len);
 	memcpy(head + OFF_GADGET, arch_syscall_gadget, arch_syscall_gadget_len);
-	head[OFF_RET] = 0xc3;	/* ret */
+	memcpy(head + OFF_RET, arch_return_insn, arch_return_insn_len);
 	uint64_t tramp = base + OFF_TRAMP;
 	memcpy(head + OFF_RETADDR, &tramp, sizeof tramp);
 	memcpy(head + OFF_CALL_TRAP, arch_breakpoint, arch_breakpoint_len);
@@ -337,9 +337,7 @@ uint64_t xol_calibrate(struct thread *t)
 		/* A `ret` whose "stack" is a word of our own page holding the trampoline's
 		 * address: the thread's own stack is not touched. */
 		r = saved;
-		r.rsp = areas[0].base + OFF_RETADDR;
-		r.orig_rax = (uint64_t)-1;
-		arch_set_pc(&r, areas[0].base + OFF_RET);
+		arch_prepare_return(&r, areas[0].base + OFF_RET, areas[0].base + OFF_RETADDR);
 		if (arch_set_regs(t->tid, &r) < 0)
 			break;
 		uint64_t t0 = now_ns();

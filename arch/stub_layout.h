@@ -1,0 +1,48 @@
+/* stub_layout.h — the layout of gputop's read-write mappings in the program, written once for
+ * the C that sets them up and reads them (src/probe/launchring.c, retfast.c) and the assembly
+ * that writes them in the program (arch/x86_64_launch.S, x86_64_ret.S). Numbers only, so that
+ * both can include it; the C side checks its structures against it with static asserts. */
+#ifndef GPUTOP_STUB_LAYOUT_H
+#define GPUTOP_STUB_LAYOUT_H
+
+/* The launch ring (2.1 MiB): words of its header, then tables, then the records. */
+#define LR_OFF_HEAD		0	/* producers: lock cmpxchg */
+#define LR_OFF_TAIL		64	/* the tracer */
+#define LR_OFF_PRESENT		128	/* 1 while gputop traces */
+#define LR_OFF_CAPACITY		192	/* records in use, at most LR_CAP (smaller in tests) */
+#define LR_OFF_LOST		4096	/* u64 per probe: launches a full ring dropped */
+#define LR_OFF_CALLS		16384	/* the call stub's records */
+#define LR_OFF_FILTER		65536	/* seen handles: 4096 u64, two ways at the hash */
+#define LR_OFF_RECORDS		98304	/* LR_CAP launch records */
+#define LR_CAP			32768	/* a power of two */
+#define LR_RECORD_SIZE		64	/* probe + 1 (written last), 6 register arguments, 1 stack */
+#define LR_FILTER_HASH		0x9e3779b97f4a7c15	/* Fibonacci hashing: every bit counts */
+#define LR_SIZE			(LR_OFF_RECORDS + LR_CAP * LR_RECORD_SIZE)
+
+/* A call record (the call stub): struct lr_call in launchring.h. */
+#define LR_CALL_RECORDS		64
+#define LR_CALL_SIZE		128
+#define LR_CALL_OFF_STATE	104
+
+/* The launch stub's stack at its trap: the entry sp is sp + this; the program's first three
+ * saved registers at [sp], [sp + 8], [sp + 16] (arch_launch_trap_entry reads them). */
+#define LR_TRAP_SP_OFFSET	32
+
+/* The return table (retfast.c): RET_RECORDS records of struct ret_record. */
+#define RET_RECORDS		1024	/* a power of two */
+#define RET_RECORD_SHIFT	7
+#define RET_RECORD_SIZE		(1 << RET_RECORD_SHIFT)
+#define RET_OFF_KEY		0
+#define RET_OFF_RET		8
+#define RET_OFF_OUT		16
+#define RET_OFF_OUT2		24
+#define RET_OFF_RETVAL		32
+#define RET_OFF_TSC		40
+#define RET_OFF_OUT_VALUE	48
+#define RET_OFF_OUT2_VALUE	56
+#define RET_OFF_STATE		64
+#define RET_OFF_ENTRY_TSC	72
+#define RET_OFF_NEXT		80
+#define RET_OFF_SCRATCH		88	/* two words */
+
+#endif

@@ -1,0 +1,34 @@
+/* config.h — gputop's own settings that are not on the command line: the GPUTOP_* variables of
+ * its environment (experiments, tests, debugging; man/gputop.1 ENVIRONMENT), read once at start
+ * into one structure. Every module reads `config`, none calls getenv. */
+#ifndef GPUTOP_CONFIG_H
+#define GPUTOP_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum launch_layer { LAUNCH_LAYER_AUTO, LAUNCH_LAYER_RUNTIME, LAUNCH_LAYER_DRIVER, LAUNCH_LAYER_BOTH };
+
+struct config {
+	bool debug;			/* GPUTOP_DEBUG: debug messages on stderr */
+	bool launch_ring;		/* GPUTOP_LAUNCH_RING=0 turns the launch ring off */
+	uint64_t launch_ring_cap;	/* GPUTOP_LAUNCH_RING_CAP: a smaller ring (tests), 0 = full */
+	bool retfast;			/* GPUTOP_RETFAST=0 turns the return stub off */
+	bool call_stub;			/* GPUTOP_CALL_STUB=0 turns the call stub off */
+	enum launch_layer launch_layer;	/* GPUTOP_LAUNCH_LAYER=runtime|driver|both */
+	bool launch_layer_forced;	/* GPUTOP_LAUNCH_LAYER is set at all */
+	long spin_us;			/* GPUTOP_SPIN_US, -1 = by the number of CPUs */
+	double duty;			/* GPUTOP_DUTY, -1 = the budget decides */
+	bool tracing;			/* --trace is on: every call is wanted, in order */
+	/* GPUTOP_TEST_CRASH=SIG:N (tests only): gputop crashes at its Nth stop. */
+	uint64_t crash_at;
+	int crash_signal;		/* SIGSEGV or SIGABRT */
+	bool crash_in_thread;		/* in another thread of gputop */
+};
+
+extern struct config config;
+
+/* Reads the environment into config; called once, before anything else runs. */
+void config_load(void);
+
+#endif
