@@ -18,6 +18,7 @@
 #include "arch.h"
 #include "clock.h"
 #include "hit.h"
+#include "trace.h"
 #include "json.h"
 #include "launchring.h"
 #include "log.h"
@@ -170,6 +171,7 @@ int session_run(const struct options *opt)
 		log_error("out of memory");
 		return EXIT_FAILURE_;
 	}
+	tracer_init();
 	tracer_install_signal_handlers();
 	session_set_waker(tracer_wake);
 	if (rescue_init() == 0)

@@ -9,6 +9,11 @@
 
 enum api_layer { LAYER_RUNTIME, LAYER_DRIVER };
 
+/* A copy's direction: cudaMemcpyKind's first four values. */
+enum copy_dir { DIR_H2H, DIR_H2D, DIR_D2H, DIR_D2D, DIR_COUNT };
+/* What an allocation gives. */
+enum mem_kind { MEM_DEVICE, MEM_MANAGED, MEM_HOST, MEM_KIND_COUNT };
+
 enum api_op {
 	OP_OTHER,	/* counted and timed only */
 	OP_ALLOC,	/* *arg_out = pointer of arg_size bytes, at return */

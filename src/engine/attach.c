@@ -54,11 +54,12 @@ static int seize(pid_t tid)
 
 int tracer_attach(pid_t p)
 {
-	tracer_pid = p;
-	tracer_launched = false;
+	int err = tracee_open(p, false);
+	if (err < 0)
+		return err;
 	/* Hold every thread as it reports, until tracer_start. */
-	tracer_stopping_world = true;
-	int err = seize(p);
+	tracee->stopping_world = true;
+	err = seize(p);
 	if (err < 0) {
 		threads_clear();
 		return err;
@@ -81,20 +82,21 @@ int tracer_attach(pid_t p)
 		}
 		closedir(d);
 	}
-	return tracer_wait_all_stopped();
+	return tracee_wait_all_stopped();
 }
 
 int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
 {
-	int status;
-	tracer_pid = child;
-	tracer_launched = true;
+	struct trace_stop e;
+	int err = tracee_open(child, true);
+	if (err < 0)
+		return err;
 	*child_errno = 0;
 	/* The child stopped itself before exec; seize it, wake it, and wait for the exec. */
 	pid_t w;
-	while ((w = waitpid(child, &status, WUNTRACED)) < 0 && errno == EINTR)
+	while ((w = event_wait(child, WUNTRACED, &e)) == -EINTR)
 		;	/* the tick timer */
-	if (w < 0 || !WIFSTOPPED(status))
+	if (w < 0 || e.event != TE_SIGNAL)
 		return -ECHILD;
 	if (ptrace(PTRACE_SEIZE, child, 0, (void *)(long)PTRACE_OPTIONS) < 0)
 		return -errno;
@@ -103,25 +105,24 @@ int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
 		return -ENOMEM;
 	kill(child, SIGCONT);
 	for (;;) {
-		if (waitpid(child, &status, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		pid_t w = event_wait(child, 0, &e);
+		if (w == -EINTR)
+			continue;
+		if (w < 0)
+			return (int)w;
+		if (event_is_end(&e)) {
 			threads_remove(child);
 			if (read(exec_status_fd, child_errno, sizeof *child_errno) != sizeof *child_errno)
 				*child_errno = 0;
 			return -ENOEXEC;
 		}
-		int event = status >> 16, sig = WSTOPSIG(status);
-		t->state = TS_STOPPED;
-		if (event == PTRACE_EVENT_EXEC)
+		tracee_note_stop(t, &e);
+		if (e.event == TE_EXEC)
 			return tracer_settle_after_exec(t);
-		if (event == PTRACE_EVENT_STOP || sig == SIGCONT || sig == SIGSTOP)
-			tracer_resume(t, 0);	/* our own SIGSTOP/SIGCONT handshake */
+		if (e.event == TE_GROUP_STOP || e.event == TE_EVENT_STOP || e.sig == SIGCONT || e.sig == SIGSTOP)
+			tracee_resume(t, 0);	/* our own SIGSTOP/SIGCONT handshake */
 		else
-			tracer_resume(t, event ? 0 : sig);
+			tracee_resume(t, e.event == TE_SIGNAL ? e.sig : 0);
 	}
 }
 
@@ -148,22 +149,23 @@ static uint64_t program_entry(pid_t p)
  * would anyway). */
 int tracer_settle_after_exec(struct thread *t)
 {
-	int status;
+	struct trace_stop e;
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
 		return -errno;
 	for (;;) {
-		if (waitpid(t->tid, &status, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (!WIFSTOPPED(status))
+		pid_t w = event_wait(t->tid, 0, &e);
+		if (w == -EINTR)
+			continue;
+		if (w < 0)
+			return (int)w;
+		if (event_is_end(&e))
 			return -ESRCH;
-		int sig = WSTOPSIG(status);
-		if (sig == SIGTRAP && (status >> 16) == 0)
+		if (e.event == TE_SIGNAL && e.sig == SIGTRAP) {
+			tracee_note_stop(t, &e);
 			return 0;
-		if ((status >> 16) == 0)
-			t->pending_sig = sig;
+		}
+		if (e.event == TE_SIGNAL)
+			t->pending_sig = e.sig;
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
 			return -errno;
 	}
@@ -173,15 +175,16 @@ int tracer_settle_after_exec(struct thread *t)
 int tracer_setup_image(struct thread *t)
 {
 	int err;
-	if ((err = mem_open(tracer_pid)) < 0) {
-		log_error("cannot open /proc/%d/mem: %s", tracer_pid, strerror(-err));
+	if ((err = mem_open(tracee->pid)) < 0) {
+		log_error("cannot open /proc/%d/mem: %s", tracee->pid, strerror(-err));
 		return err;
 	}
-	if ((err = sym_open(tracer_pid)) < 0)
+	if ((err = sym_open(tracee->pid)) < 0)
 		return err;
-	uint64_t entry = program_entry(tracer_pid);
+	uint64_t entry = program_entry(tracee->pid);
+	xol_set_runner(tracee_run_to_trap);
 	if (!entry || (err = xol_init(t, entry)) < 0) {
-		log_error("cannot map the trampoline page into %d: %s", tracer_pid,
+		log_error("cannot map the trampoline page into %d: %s", tracee->pid,
 			  strerror(entry ? -err : ENOENT));
 		return entry ? err : -ENOENT;
 	}
@@ -201,7 +204,7 @@ int tracer_setup_image(struct thread *t)
 static bool injectable(const struct thread *t)
 {
 	return !t->guest && t->state == TS_STOPPED && !t->group_stopped &&
-	       (t->stop_event == 0 || t->stop_event == PTRACE_EVENT_STOP);
+	       (t->stop_event == TE_SIGNAL || t->stop_event == TE_EVENT_STOP);
 }
 
 struct thread *tracer_injectable_thread(void)
@@ -222,14 +225,14 @@ int tracer_settle_event_stops(void)
 	uint32_t it = 0;
 	for (struct thread *t; (t = threads_iter(&it));) {
 		if (t->state != TS_STOPPED ||
-		    (t->stop_event != PTRACE_EVENT_CLONE && t->stop_event != PTRACE_EVENT_FORK))
+		    (t->stop_event != TE_CLONE && t->stop_event != TE_FORK))
 			continue;
 		t->want_stop = true;
 		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
-			tracer_resume(t, 0);
+			tracee_resume(t, 0);
 		any = true;
 	}
-	return any ? tracer_wait_all_stopped() : 0;
+	return any ? tracee_wait_all_stopped() : 0;
 }
 
 /* ---- start ---------------------------------------------------------------------------------- */
@@ -242,21 +245,20 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	struct thread *first = tracer_injectable_thread();
 	if (!first) {
 		log_error("every thread of %d is stopped by a signal: continue it (kill -CONT %d) "
-			  "and try again", tracer_pid, tracer_pid);
+			  "and try again", tracee->pid, tracee->pid);
 		return -EAGAIN;
 	}
 	int err = tracer_setup_image(first);
 	if (err < 0)
 		return err;
-	uint64_t cpu0 = tracer_thread_cpu_ns(first);
+	uint64_t cpu0 = tracee_thread_cpu_ns(first);
 	uint64_t cost = xol_calibrate(first);
 	/* The kernel charges the trap and the stop to the stopped thread: its CPU time grows
 	 * with every stop, which the budget must not take for the program's own work. */
-	uint64_t stop_cpu = (tracer_thread_cpu_ns(first) - cpu0) / XOL_CALIBRATION_STOPS;
+	uint64_t stop_cpu = (tracee_thread_cpu_ns(first) - cpu0) / XOL_CALIBRATION_STOPS;
 	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
 	hit_init(cost, was_launched ? 0 : -1);
-	budget_init(max_overhead_pct, cost, stop_cpu, tracer_program_cpu_ns);
-	tracer_crash_test_setup();
+	budget_init(max_overhead_pct, cost, stop_cpu, tracee_cpu_ns);
 	if (budget_active() || retfast_ready()) {
 		/* A thread's last CPU figure (for the budget) and the returns the stub recorded just
 		 * before it ended can only be read at its exit stop. Clones inherit the options. */
@@ -267,12 +269,12 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	}
 	if (probes_cuda_seen())
 		session_set_cuda_seen();
-	tracer_stopping_world = false;
+	tracee->stopping_world = false;
 	for (struct thread *t; (t = threads_iter(&it));) {
 		t->want_stop = false;
 		if (t->state != TS_STOPPED)
 			continue;
-		tracer_release(t);
+		tracee_release(t);
 	}
 	stats_set_threads(threads_count());
 	return 0;

@@ -37,7 +37,7 @@ static pid_t tgid_of(pid_t tid)
 
 bool tracer_shares_memory(pid_t child)
 {
-	long r = syscall(SYS_kcmp, tracer_pid, child, KCMP_VM, 0, 0);
+	long r = syscall(SYS_kcmp, tracee->pid, child, KCMP_VM, 0, 0);
 	return r == 0;
 }
 
@@ -93,12 +93,12 @@ void tracer_release_child(pid_t child)
 
 /* A stop from a tid we do not know: a new thread of ours (its clone event may come later) or
  * a new process. Returns the thread to go on with, or NULL when handled here. */
-struct thread *tracer_adopt(pid_t tid, int status)
+struct thread *tracer_adopt(const struct trace_stop *e)
 {
-	pid_t tgid = tgid_of(tid);
-	if (tgid == tracer_pid)
+	pid_t tid = e->tid, tgid = tgid_of(tid);
+	if (tgid == tracee->pid)
 		return threads_add(tid);
-	if (WIFSTOPPED(status) && tgid > 0) {
+	if (!event_is_end(e) && tgid > 0) {
 		if (tracer_shares_memory(tid)) {
 			/* vfork/posix_spawn: it runs in our memory, over our breakpoints, until it
 			 * execs; step it through them without counting. */

@@ -41,17 +41,16 @@ static int step_out_of_stub(struct thread *t, arch_regs_t *r)
 {
 	/* The call stub walks its 64 records twice: a thousand instructions at the most. */
 	for (int n = 0; n < 8192 && in_stub(arch_pc(r)); n++) {
-		int status;
+		struct trace_stop e;
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
 			return -errno;
 		pid_t w;
-		while ((w = waitpid(t->tid, &status, __WALL)) < 0 && errno == EINTR)
+		while ((w = event_wait(t->tid, 0, &e)) == -EINTR)
 			;
-		if (w < 0 || !WIFSTOPPED(status))
+		if (w < 0 || event_is_end(&e))
 			return -ESRCH;
-		int sig = WSTOPSIG(status);
-		if ((status >> 16) == 0 && sig != SIGTRAP && !t->pending_sig)
-			t->pending_sig = sig;
+		if (e.event == TE_SIGNAL && e.sig != SIGTRAP && !t->pending_sig)
+			t->pending_sig = e.sig;
 		if (arch_get_regs(t->tid, r) < 0)
 			return -ESRCH;
 	}
@@ -103,7 +102,7 @@ static bool restore_thread(struct thread *t)
 static uint64_t unblocked_pending(pid_t tid)
 {
 	char path[64], buf[4096];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/status", tracer_pid, tid);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", tracee->pid, tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -134,12 +133,12 @@ static int take_pending_traps(void)
 			    !(unblocked_pending(t->tid) & (1ull << (SIGTRAP - 1))))
 				continue;
 			t->want_stop = true;
-			tracer_resume(t, 0);
+			tracee_resume(t, 0);
 			any = true;
 		}
 		if (!any)
 			return 0;
-		int err = tracer_wait_all_stopped();
+		int err = tracee_wait_all_stopped();
 		if (err < 0)
 			return err;
 	}
@@ -149,13 +148,13 @@ static int take_pending_traps(void)
 int tracer_detach(void)
 {
 	uint32_t it = 0;
-	tracer_stopping_world = true;
+	tracee->stopping_world = true;
 	for (struct thread *t; (t = threads_iter(&it));) {
 		t->want_stop = true;
 		if (t->state != TS_STOPPED)
 			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 	}
-	int err = tracer_wait_all_stopped();
+	int err = tracee_wait_all_stopped();
 	if (err == 0)
 		err = take_pending_traps();
 	if (err == 0)
@@ -166,7 +165,7 @@ int tracer_detach(void)
 	launchring_say_absent();	/* a thread still in a stub must not trap once we are gone */
 	int restore_err = bp_disarm_all();
 	hit_collect_returns(now_ns());	/* what the stub recorded before everyone stopped */
-	hit_drain_launches(tracer_pid);	/* a thread waiting for room in the ring gets it */
+	hit_drain_launches(tracee->pid);	/* a thread waiting for room in the ring gets it */
 	it = 0;
 	bool all_out = true;
 	for (struct thread *t; (t = threads_iter(&it));)
@@ -175,10 +174,10 @@ int tracer_detach(void)
 	launchring_restore_calls();	/* calls in flight through the call stub: their returns back */
 	struct thread *injector = tracer_injectable_thread();
 	if (xol_ready()) {
-		hit_drain_launches(tracer_pid);	/* the last launches, those stepped out included */
+		hit_drain_launches(tracee->pid);	/* the last launches, those stepped out included */
 		if (!all_out)
 			log_warn("a thread of %d could not be stepped out of gputop's code: its pages stay "
-				 "mapped (they work without gputop)", tracer_pid);
+				 "mapped (they work without gputop)", tracee->pid);
 		else if (injector) {
 			retfast_unmap(injector);
 			launchring_unmap(injector);
@@ -186,7 +185,7 @@ int tracer_detach(void)
 		}
 		else
 			log_warn("every thread is stopped by a signal: the trampoline page (64 KiB, "
-				 "never used again) stays mapped in %d", tracer_pid);
+				 "never used again) stays mapped in %d", tracee->pid);
 	}
 	it = 0;
 	for (struct thread *t; (t = threads_iter(&it));) {
@@ -197,7 +196,7 @@ int tracer_detach(void)
 		rescue_forget_all();
 	mem_close();
 	if (restore_err < 0) {
-		log_error("could not restore every breakpoint of %d: %s", tracer_pid,
+		log_error("could not restore every breakpoint of %d: %s", tracee->pid,
 			  strerror(-restore_err));
 		return restore_err;
 	}
@@ -254,8 +253,8 @@ static void emergency_catch(struct thread *t, uint64_t tramp, uint64_t deadline)
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
 		return;	/* gone, or a zombie leader: nothing to do */
 	for (int rounds = 0; rounds < 8;) {
-		int st;
-		pid_t w = waitpid(t->tid, &st, __WALL | WNOHANG);
+		struct trace_stop e;
+		pid_t w = event_wait(t->tid, WNOHANG, &e);
 		if (w == 0) {
 			if (now_ns() > deadline)
 				return;	/* the kernel detaches it when gputop dies */
@@ -263,11 +262,10 @@ static void emergency_catch(struct thread *t, uint64_t tramp, uint64_t deadline)
 			nanosleep(&nap, NULL);
 			continue;
 		}
-		if (w < 0 || !WIFSTOPPED(st))
+		if (w < 0 || event_is_end(&e))
 			return;	/* exited */
-		int sig = WSTOPSIG(st), event = st >> 16;
-		if (event == 0) {
-			emergency_release(t, tramp, sig);	/* a signal-delivery-stop */
+		if (e.event == TE_SIGNAL) {
+			emergency_release(t, tramp, e.sig);	/* a signal-delivery-stop */
 			return;
 		}
 		rounds++;
@@ -307,18 +305,18 @@ static void emergency_detach(void)
 	/* Stops of threads we never heard of (a new thread whose clone event was not read yet) and
 	 * of forked children not cleaned yet (their copy of memory still has our int3s). */
 	for (int n = 0; n < 4096 && now_ns() < deadline; n++) {
-		int st;
-		pid_t w = waitpid(-1, &st, __WALL | WNOHANG);
+		struct trace_stop e;
+		pid_t w = event_wait(-1, WNOHANG, &e);
 		if (w <= 0)
 			break;
-		if (w == rescue_watchdog_pid() || !WIFSTOPPED(st))
+		if (w == rescue_watchdog_pid() || event_is_end(&e))
 			continue;
 		struct thread tmp = { .tid = w }, *t = threads_find(w);
 		if (!t && !tracer_shares_memory(w)) {
 			tracer_release_child(w);
 			continue;
 		}
-		emergency_release(t ? t : &tmp, tramp, (st >> 16) == 0 ? WSTOPSIG(st) : 0);
+		emergency_release(t ? t : &tmp, tramp, e.event == TE_SIGNAL ? e.sig : 0);
 	}
 }
 

@@ -15,6 +15,7 @@
 #include "breakpoints.h"
 #include "clock.h"
 #include "cuda_api.h"
+#include "decode.h"
 #include "kernels.h"
 #include "launchring.h"
 #include "log.h"
@@ -25,13 +26,11 @@
 #include "stats.h"
 #include "symbols.h"
 #include "threads.h"
+#include "trace.h"
 #include "xol.h"
-
-#define MAX_ARGS 12
 
 static uint64_t stop_cost;
 static int default_dev = -1;
-static FILE *trace;
 static int recs_in_flight;	/* frames whose return the stub will record */
 
 void hit_init(uint64_t stop_cost_ns, int default_device)
@@ -40,146 +39,22 @@ void hit_init(uint64_t stop_cost_ns, int default_device)
 	default_dev = default_device;
 }
 
-int trace_open(const char *path)
+static int read_mem(void *ctx, uint64_t addr, void *buf, size_t n)
 {
-	if (strcmp(path, "-") == 0) {
-		trace = stderr;
-		return 0;
-	}
-	trace = fopen(path, "we");
-	return trace ? 0 : -errno;
+	return mem_read(*(pid_t *)ctx, addr, buf, n);
 }
 
-bool hit_tracing(void)
+static int load_args(pid_t tid, const struct api_spec *s, const arch_regs_t *r,
+		     uint64_t a[DECODE_MAX_ARGS + 1], uint64_t *ret)
 {
-	return trace != NULL;
-}
-
-void trace_close(void)
-{
-	if (trace && trace != stderr)
-		fclose(trace);
-	trace = NULL;
-}
-
-static void trace_line(pid_t tid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void trace_line(pid_t tid, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(trace, "[%d] ", tid);
-	va_start(ap, fmt);
-	vfprintf(trace, fmt, ap);
-	va_end(ap);
-	fputc('\n', trace);
-}
-
-/* The highest argument position a row reads. */
-static int max_arg(const struct api_spec *s)
-{
-	int m = 0;
-	const int8_t pos[] = { s->arg_out, s->arg_size, s->arg_height, s->arg_pitch_out, s->arg_ptr,
-			       s->arg_dst, s->arg_src, s->arg_kind, s->arg_name };
-	for (size_t i = 0; i < sizeof pos; i++)
-		if (pos[i] > m)
-			m = pos[i];
-	if (s->op == OP_LAUNCH && s->launch == LAUNCH_DRV)
-		m = m > 7 ? m : 7;	/* blockDimZ is the 7th */
-	return m;
-}
-
-/* Reads arguments 1..max_arg into a[] and, if ret is given, the return address, with at
- * most one memory read (the stack words from the return address up). */
-static int load_args(pid_t tid, const struct api_spec *s, const arch_regs_t *r, uint64_t a[MAX_ARGS + 1],
-		     uint64_t *ret)
-{
-	int n = max_arg(s), on_stack = 0;
-	uint64_t words[MAX_ARGS + 1], stack_base = 0;
-	for (int i = 1; i <= n; i++) {
-		uint64_t where;
-		if (!arch_arg(r, i, &a[i], &where)) {
-			if (!on_stack)
-				stack_base = where - 8 * (uint64_t)(i - 1 - 6);
-			on_stack = i - 6;
-		}
-	}
-	if (!on_stack && !ret)
-		return 0;
-	uint64_t slot = arch_return_slot(r);
-	uint64_t from = ret ? slot : stack_base;
-	int count = on_stack + (ret ? 1 : 0);
-	int err = mem_read(tid, from, words, 8 * (size_t)count);
-	if (err < 0)
-		return err;
-	if (ret)
-		*ret = words[0];
-	for (int i = 0; i < on_stack; i++)
-		a[7 + i] = words[i + (ret ? 1 : 0)];
-	return 0;
-}
-
-static enum copy_dir copy_direction(const struct api_spec *s, const uint64_t *a)
-{
-	if (s->fixed_dir)
-		return (enum copy_dir)(s->fixed_dir - 1);
-	if (s->flags & API_PEER)
-		return DIR_D2D;
-	if (s->arg_kind && a[s->arg_kind] <= 3)
-		return (enum copy_dir)a[s->arg_kind];	/* cudaMemcpyKind: H2H H2D D2H D2D */
-	/* cudaMemcpyDefault or a driver cuMemcpy: the pointers say, as far as we know them. */
-	bool dst_dev = stats_is_device_ptr(a[s->arg_dst]);
-	bool src_dev = stats_is_device_ptr(a[s->arg_src]);
-	return src_dev ? (dst_dev ? DIR_D2D : DIR_D2H) : (dst_dev ? DIR_H2D : DIR_H2H);
-}
-
-static void launch_dims(pid_t tid, const struct api_spec *s, const arch_regs_t *r, const uint64_t *a,
-			uint32_t grid[3], uint32_t block[3])
-{
-	memset(grid, 0, 3 * sizeof grid[0]);
-	memset(block, 0, 3 * sizeof block[0]);
-	switch (s->launch) {
-	case LAUNCH_RT:
-		arch_rt_launch_dims(r, grid, block);
-		break;
-	case LAUNCH_DRV:
-		for (int i = 0; i < 3; i++) {
-			grid[i] = (uint32_t)a[2 + i];
-			block[i] = (uint32_t)a[5 + i];
-		}
-		break;
-	case LAUNCH_RT_EXC:
-	case LAUNCH_DRV_EX: {
-		/* cudaLaunchConfig_t and CUlaunchConfig both begin with grid x,y,z, block x,y,z. */
-		uint32_t dims[6];
-		if (mem_read(tid, a[1], dims, sizeof dims) == 0) {
-			memcpy(grid, dims, 3 * sizeof dims[0]);
-			memcpy(block, dims + 3, 3 * sizeof dims[0]);
-		}
-		break;
-	}
-	}
-}
-
-static void pack_dims(struct frame *f, const uint32_t g[3], const uint32_t b[3])
-{
-	f->arg[1] = g[0] | (uint64_t)g[1] << 32;
-	f->arg[2] = g[2] | (uint64_t)b[0] << 32;
-	f->arg[3] = b[1] | (uint64_t)b[2] << 32;
-}
-
-static void unpack_dims(const struct frame *f, uint32_t g[3], uint32_t b[3])
-{
-	g[0] = (uint32_t)f->arg[1], g[1] = (uint32_t)(f->arg[1] >> 32);
-	g[2] = (uint32_t)f->arg[2], b[0] = (uint32_t)(f->arg[2] >> 32);
-	b[1] = (uint32_t)f->arg[3], b[2] = (uint32_t)(f->arg[3] >> 32);
+	return decode_args(s, r, read_mem, &tid, a, ret);
 }
 
 static void count_launch(pid_t tid, const struct api_spec *s, int kernel, const uint32_t g[3],
 			 const uint32_t b[3])
 {
 	stats_on_launch(kernel, g, b);
-	if (trace)
-		trace_line(tid, "%s grid=(%u,%u,%u) block=(%u,%u,%u)", s->name, g[0], g[1], g[2], b[0],
-			   b[1], b[2]);
+	trace_launch(tid, s->name, g, b);
 }
 
 /* A CUfunction or CUkernel first seen at a launch, made before we attached: ask the driver
@@ -215,7 +90,7 @@ static void entry_only(struct thread *t, int api, const struct api_spec *s, cons
 {
 	if (s->op == OP_LAUNCH) {
 		uint32_t g[3], b[3];
-		launch_dims(t->tid, s, r, a, g, b);
+		decode_launch_dims(s, r, a, read_mem, &t->tid, g, b);
 		stats_on_call(api, 0, false, 0);
 		count_launch(t->tid, s, launched_kernel(t, a[s->arg_ptr]), g, b);
 	} else if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER) {
@@ -225,42 +100,12 @@ static void entry_only(struct thread *t, int api, const struct api_spec *s, cons
 	}
 }
 
-static void fill_frame(struct frame *f, struct thread *t, const struct api_spec *s,
-		       const arch_regs_t *r, const uint64_t *a)
+void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s, const arch_regs_t *r,
+		    const uint64_t *a)
 {
-	switch (s->op) {
-	case OP_ALLOC:
-		f->arg[0] = a[s->arg_out];
-		f->arg[1] = a[s->arg_size];
-		f->arg[2] = s->arg_pitch_out ? a[s->arg_pitch_out] : 0;
-		f->arg[3] = s->arg_height ? a[s->arg_height] : 1;
-		break;
-	case OP_FREE:
-		f->arg[0] = a[s->arg_ptr];
-		break;
-	case OP_LAUNCH: {
-		uint32_t g[3], b[3];
-		launch_dims(t->tid, s, r, a, g, b);
+	decode_frame_args(s, r, a, read_mem, &t->tid, stats_is_device_ptr, f->arg);
+	if (s->op == OP_LAUNCH)
 		f->arg[0] = (uint64_t)(int64_t)kernels_id_of(t->tid, a[s->arg_ptr]);
-		pack_dims(f, g, b);
-		break;
-	}
-	case OP_COPY:
-		f->arg[0] = a[s->arg_size] * (s->flags & API_2D ? a[s->arg_height] : 1);
-		f->arg[1] = copy_direction(s, a);
-		break;
-	case OP_MEMSET:
-		f->arg[0] = a[s->arg_size] * (s->elem_size ? s->elem_size : 1) *
-			    (s->flags & API_2D ? a[s->arg_height] : 1);
-		break;
-	case OP_SET_DEVICE:
-		f->arg[0] = a[1];
-		break;
-	case OP_KERNEL_NAME:
-		f->arg[0] = a[s->arg_out];
-		f->arg[1] = a[s->arg_name];
-		break;
-	}
 }
 
 void hit_reset(void)
@@ -348,7 +193,7 @@ void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
 {
 	int api = launchring_probe_api((int)(uint32_t)arch_scratch(r));
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
-	uint64_t saved[ARCH_LAUNCH_TRAP_SAVED], a[MAX_ARGS + 1] = { 0 };
+	uint64_t saved[ARCH_LAUNCH_TRAP_SAVED], a[DECODE_MAX_ARGS + 1] = { 0 };
 	arch_regs_t entry;
 	if (!s || mem_read(t->tid, arch_sp(r), saved, sizeof saved) < 0)
 		return;
@@ -370,23 +215,9 @@ static void on_ring_record(int api, const uint64_t *w, void *arg)
 {
 	const struct ring_ctx *c = arg;
 	const struct api_spec *s = cuda_api_get(api);
-	uint32_t g[3] = { 0 }, b[3] = { 0 };
+	uint32_t g[3], b[3];
 	uint64_t handle;
-	if (s->launch == LAUNCH_DRV_EX) {
-		handle = w[2];
-		if (w[1]) {	/* the config's first 24 bytes: grid x,y,z, block x,y,z */
-			uint32_t d[6];
-			memcpy(d, &w[3], sizeof d);
-			memcpy(g, d, sizeof g);
-			memcpy(b, d + 3, sizeof b);
-		}
-	} else {
-		handle = w[1];
-		for (int i = 0; i < 3; i++) {
-			g[i] = (uint32_t)w[2 + i];
-			b[i] = (uint32_t)w[5 + i];
-		}
-	}
+	decode_ring_launch(s, w, &handle, g, b);
 	stats_on_call(api, 0, false, 0);
 	count_launch(0, s, kernels_id_of(c->pid, handle), g, b);
 }
@@ -412,7 +243,7 @@ void hit_drain_launches(pid_t pid)
 void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed)
 {
 	const struct api_spec *s = cuda_api_get(b->api);
-	uint64_t a[MAX_ARGS + 1] = { 0 }, ret = 0;
+	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 }, ret = 0;
 	bool nested = is_nested(t, r);
 
 	*timed = NULL;
@@ -436,7 +267,7 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 	f->api = b->api;
 	f->counted = !nested;
 	f->rescue = f->rec = -1;
-	fill_frame(f, t, s, r, a);
+	hit_fill_frame(f, t, s, r, a);
 	if (swap_return(t, f, s, b, r) < 0) {
 		t->depth--;
 		return;
@@ -479,8 +310,7 @@ static void on_alloc_return(struct thread *t, int api, const struct api_spec *s,
 	int dev = t->device >= 0 ? t->device : default_dev;
 	const struct module *caller = sym_module_at(f->ret_addr);
 	stats_on_alloc(api, ptr, bytes, alloc_kind(s), dev, t->tid, now, caller ? caller->base : NULL);
-	if (trace)
-		trace_line(t->tid, "%s -> 0x%" PRIx64 " (%" PRIu64 " bytes)", s->name, ptr, bytes);
+	trace_alloc(t->tid, s->name, ptr, bytes);
 }
 
 static void on_name_return(struct thread *t, const struct api_spec *s, const struct frame *f,
@@ -526,12 +356,11 @@ static void on_return(struct thread *t, const struct frame *f, const struct ret_
 	if (!f->counted)
 		return;
 	stats_on_call(f->api, ns, true, err);
-	if (trace && s->op != OP_ALLOC)
-		trace_line(t->tid, "%s = %d%s%s <%" PRIu64 " ns>", s->name, err, err ? " " : "",
-			   err ? (cuda_error_name(s->layer, err) ?: "") : "", ns);
+	if (s->op != OP_ALLOC)
+		trace_return(t->tid, s->name, err, cuda_error_name(s->layer, err), ns);
 	if (err) {
-		if (trace && s->op == OP_ALLOC)
-			trace_line(t->tid, "%s = %d %s", s->name, err, cuda_error_name(s->layer, err) ?: "");
+		if (s->op == OP_ALLOC)
+			trace_error(t->tid, s->name, err, cuda_error_name(s->layer, err));
 		return;
 	}
 	switch (s->op) {
@@ -544,7 +373,7 @@ static void on_return(struct thread *t, const struct frame *f, const struct ret_
 		break;
 	case OP_LAUNCH: {
 		uint32_t g[3], b[3];
-		unpack_dims(f, g, b);
+		decode_unpack_dims(f->arg, g, b);
 		count_launch(t->tid, s, (int)(int64_t)f->arg[0], g, b);
 		break;
 	}
@@ -622,11 +451,11 @@ static void on_call_record(const struct lr_call *c, uint64_t now)
 	struct thread *t = thread_with_pointer(c->thread);
 	if (!s || (t && t->depth && probes_in_cuda_module(c->ret)))
 		return;
-	uint64_t a[MAX_ARGS + 1] = { 0 };
+	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 };
 	for (int i = 0; i < 6; i++)
 		a[i + 1] = c->arg[i];
 	struct frame f = { .ret_addr = c->ret, .api = (int16_t)api, .counted = true, .rescue = -1, .rec = -1 };
-	fill_frame(&f, t ? t : &nobody, s, NULL, a);
+	hit_fill_frame(&f, t ? t : &nobody, s, NULL, a);
 	uint64_t ticks = c->ret_tsc > c->entry_tsc ? c->ret_tsc - c->entry_tsc : 0;
 	struct ret_info ri = { .err = (int)(uint32_t)c->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true };
 	on_return(t ? t : &nobody, &f, &ri, now);

@@ -39,9 +39,5 @@ void hit_reset(void);	/* exec: no frame of the old image is left */
 void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex);
 void hit_drain_launches(pid_t pid);
 
-/* --trace FILE: one line per call. */
-int trace_open(const char *path);
-bool hit_tracing(void);
-void trace_close(void);
 
 #endif

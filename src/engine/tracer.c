@@ -35,90 +35,6 @@
 
 #define SPIN_US_DEFAULT 30	/* measured on the H100 host: a stop 22 -> 15 us */
 
-pid_t tracer_pid;		/* thread group being traced */
-bool tracer_launched;
-static bool exited;
-static int exit_status, term_signal;
-bool tracer_stopping_world;	/* detaching: threads that stop are kept stopped */
-static bool no_cuda_timeout;
-uint64_t tracer_stops;		/* every stop at a breakpoint of ours */
-/* CPU time of threads gone, so the sum never goes back */
-static uint64_t exited_threads_cpu;
-
-void tracer_resume(struct thread *t, int sig)
-{
-	if (ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)sig) == 0)
-		t->state = TS_RUNNING;
-	/* ESRCH: it died under us; its exit is reported by waitpid. */
-}
-
-static bool is_stop_signal(int sig)
-{
-	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
-/* Resumes t the way its stop requires, unless the world is being stopped. */
-void tracer_release(struct thread *t)
-{
-	if (tracer_stopping_world && t->want_stop)
-		return;
-	if (t->group_stopped) {
-		if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) == 0)
-			t->state = TS_LISTENING;
-		return;
-	}
-	int sig = t->pending_sig;
-	t->pending_sig = 0;
-	tracer_resume(t, sig);
-	for (int n = 1; t->deferred && n <= 64; n++)
-		if (t->deferred & (1ull << (n - 1))) {
-			t->deferred &= ~(1ull << (n - 1));
-			syscall(SYS_tgkill, tracer_pid, t->tid, n);
-		}
-}
-
-/* ---- exits ---------------------------------------------------------------------------- */
-
-/* No thread of that id exists any more, not even as a zombie whose exit we have yet to read. */
-static bool thread_vanished(pid_t tid)
-{
-	return syscall(SYS_tkill, tid, 0) < 0 && errno == ESRCH;
-}
-
-static void on_exit_status(pid_t tid, int status);
-
-/* Threads in the table that vanished without an exit report we could read (see
- * thread_vanished): their calls in flight will never return. */
-static void forget_vanished_threads(void)
-{
-	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));)
-		if (t->state != TS_STOPPED && thread_vanished(t->tid)) {
-			log_debug("thread %d vanished", t->tid);
-			hit_forget_frames(t, 0);
-			threads_remove(t->tid);
-		}
-}
-
-static void on_exit_status(pid_t tid, int status)
-{
-	struct thread *gone = threads_find(tid);
-	if (gone && !gone->guest)
-		exited_threads_cpu += gone->cpu_ns;
-	if (gone)
-		hit_forget_frames(gone, 0);	/* calls that will never return */
-	if (tid == tracer_pid) {
-		exited = true;
-		if (WIFEXITED(status)) {
-			exit_status = WEXITSTATUS(status);
-		} else {
-			term_signal = WTERMSIG(status);
-			exit_status = 128 + term_signal;
-		}
-	}
-	threads_remove(tid);
-}
-
 /* ---- exec ------------------------------------------------------------------------------- */
 
 static void on_exec(struct thread *t)
@@ -135,11 +51,11 @@ static void on_exec(struct thread *t)
 	 * took breakpoints and trampoline page with it: nothing to restore, everything to redo. */
 	uint32_t it = 0;
 	for (struct thread *o; (o = threads_iter(&it));)
-		if (o->tid != tracer_pid && !o->guest)
+		if (o->tid != tracee->pid && !o->guest)
 			threads_remove(o->tid);
-	if (t->tid != tracer_pid) {
+	if (t->tid != tracee->pid) {
 		threads_remove(t->tid);
-		t = threads_add(tracer_pid);
+		t = threads_add(tracee->pid);
 	}
 	t->depth = 0;
 	t->state = TS_STOPPED;
@@ -149,225 +65,117 @@ static void on_exec(struct thread *t)
 	launchring_forget();
 	hit_reset();
 	rescue_forget_all();
-	log_info("%d ran exec: probing the new image", tracer_pid);
+	log_info("%d ran exec: probing the new image", tracee->pid);
 	if (tracer_settle_after_exec(t) < 0 || tracer_setup_image(t) < 0)
-		log_warn("the new image of %d is not traced", tracer_pid);
+		log_warn("the new image of %d is not traced", tracee->pid);
 	rescue_watchdog_stop();	/* it holds the old image's /proc/PID/mem */
-	rescue_watchdog_start(tracer_pid);
-	tracer_release(t);
+	rescue_watchdog_start(tracee->pid);
+	tracee_release(t);
 }
 
 /* ---- the stop dispatcher ---------------------------------------------------------------- */
 
-static void on_stop(struct thread *t, int status, uint64_t now)
+static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 {
-	int sig = WSTOPSIG(status);
-	int event = status >> 16;
 	unsigned long msg = 0;
 
-	t->state = TS_STOPPED;
-	t->stop_event = (uint8_t)event;
-	t->group_stopped = event == PTRACE_EVENT_STOP && is_stop_signal(sig);
-	switch (event) {
-	case 0:	/* signal-delivery-stop */
-		if (sig == SIGTRAP && tracer_on_trap(t, now))
+	tracee_note_stop(t, e);
+	switch (e->event) {
+	case TE_SIGNAL:
+		if (e->sig == SIGTRAP && tracer_on_trap(t, now))
 			return;
-		t->pending_sig = sig;	/* the program's own signal: deliver it unchanged */
-		tracer_release(t);
+		t->pending_sig = e->sig;	/* the program's own signal: deliver it unchanged */
+		tracee_release(t);
 		return;
-	case PTRACE_EVENT_STOP:
-		/* A group-stop stays stopped until SIGCONT (tracer_release listens); otherwise it
+	case TE_GROUP_STOP:
+	case TE_EVENT_STOP:
+		/* A group-stop stays stopped until SIGCONT (tracee_release listens); otherwise it
 		 * is PTRACE_INTERRUPT, or a new thread's first stop. */
-		tracer_release(t);
+		tracee_release(t);
 		return;
-	case PTRACE_EVENT_CLONE:
+	case TE_CLONE:
 		/* The new thread's own stops may have come first (waitpid reports the newest tracee
 		 * first): if it has even exited and been reaped since, adding it now would make a
 		 * thread that never reports, and a detach that waits for it forever. */
-		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 && !thread_vanished((pid_t)msg)) {
+		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 && !tracee_thread_vanished((pid_t)msg)) {
 			struct thread *n = threads_add((pid_t)msg);
 			if (n && t->guest)
 				n->guest = true;
-			if (n && tracer_stopping_world)
+			if (n && tracee->stopping_world)
 				n->want_stop = true;
 		}
-		tracer_release(t);
+		tracee_release(t);
 		return;
-	case PTRACE_EVENT_FORK:
+	case TE_FORK:
 		/* Clean the child now, while this thread's calls in flight are as they were when
 		 * it forked (see tracer_clean_child); it is let go at its own first stop. */
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 &&
 		    !tracer_shares_memory((pid_t)msg))
 			tracer_clean_child((pid_t)msg);
-		tracer_release(t);
+		tracee_release(t);
 		return;
-	case PTRACE_EVENT_EXEC:
+	case TE_EXEC:
 		on_exec(t);
 		return;
-	case PTRACE_EVENT_EXIT:
+	case TE_EXIT:
 		/* The thread's last CPU figure and the last returns the stub recorded, while its
 		 * memory and /proc entry are still there. */
-		tracer_program_cpu_ns();
+		tracee_cpu_ns();
 		hit_collect_returns(now);
-		hit_drain_launches(tracer_pid);
+		hit_drain_launches(tracee->pid);
 		hit_forget_frames(t, 0);	/* its calls in flight never return */
-		tracer_release(t);
+		tracee_release(t);
 		return;
-	default:	/* fork/vfork events: the child is handled when it reports */
-		tracer_release(t);
+	default:	/* vfork events: the child is handled when it reports */
+		tracee_release(t);
 		return;
 	}
 }
 
-static void dispatch(pid_t tid, int status, uint64_t now)
+static void dispatch(const struct trace_stop *e, uint64_t now)
 {
-	if (tid == rescue_watchdog_pid())
+	if (e->tid == rescue_watchdog_pid())
 		return;	/* our own child, not the program's */
-	struct thread *t = threads_find(tid);
-	if (!t && !(t = tracer_adopt(tid, status)))
+	struct thread *t = threads_find(e->tid);
+	if (!t && !(t = tracer_adopt(e)))
 		return;
-	if (WIFEXITED(status) || WIFSIGNALED(status)) {
-		on_exit_status(tid, status);
+	if (event_is_end(e)) {
+		tracee_on_exit(e);
 		return;
 	}
-	if (WIFSTOPPED(status))
-		on_stop(t, status, now);
-}
-
-/* ---- for xol.c: run one thread to a trap of ours ---------------------------------------- */
-
-int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
-{
-	int status, foreign = 0;
-	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
-		return -errno;
-	for (;;) {
-		pid_t w = waitpid(t->tid, &status, __WALL);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			on_exit_status(t->tid, status);
-			return -ESRCH;
-		}
-		int sig = WSTOPSIG(status), event = status >> 16;
-		if (event == 0 && sig == SIGTRAP && arch_get_regs(t->tid, r) == 0 &&
-		    arch_breakpoint_addr(r) == trap_addr) {
-			t->state = TS_STOPPED;
-			t->stop_event = 0;
-			return 0;
-		}
-		/* munmap of the page holding the gadget: the trap after it is fetched from a page
-		 * that is gone, a SIGSEGV right there. Ours, and as good as the trap. */
-		if (event == 0 && sig == SIGSEGV && arch_get_regs(t->tid, r) == 0 && arch_pc(r) == trap_addr) {
-			arch_set_pc(r, trap_addr + arch_breakpoint_len);
-			t->state = TS_STOPPED;
-			t->stop_event = 0;
-			return 0;
-		}
-		if (event == 0 && ++foreign > 64)
-			return -EFAULT;	/* a fault that repeats: this thread cannot get there */
-		if (event == 0) {
-			/* A signal for the program arrived first: keep it for later, and resend any
-			 * it already owed (standard signals do not queue twice anyway). */
-			if (!t->pending_sig)
-				t->pending_sig = sig;
-			else if (sig != t->pending_sig && sig <= 64)
-				t->deferred |= 1ull << (sig - 1);
-		}
-		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
-			return -errno;
-	}
-}
-
-/* ---- waiting for every thread --------------------------------------------------------------- */
-
-/* Waits until every thread in the table has reported a stop. */
-int tracer_wait_all_stopped(void)
-{
-	for (;;) {
-		bool all = true;
-		uint32_t it = 0;
-		for (struct thread *t; (t = threads_iter(&it));)
-			if (t->state != TS_STOPPED)
-				all = false;
-		if (all)
-			return threads_count_all() ? 0 : -ESRCH;
-		int status;
-		pid_t tid = waitpid(-1, &status, __WALL);
-		if (tid < 0) {
-			if (errno == EINTR) {
-				/* The tick: a thread we wait for that no longer exists at all will
-				 * never report; never wait for it forever. */
-				forget_vanished_threads();
-				continue;
-			}
-			return -errno;
-		}
-		dispatch(tid, status, now_ns());
-	}
-}
-
-/* ---- the program's CPU time ----------------------------------------------------------------- */
-
-/* CPU time of one thread (first field of /proc/PID/task/TID/schedstat, in ns); the last
- * figure read once the thread is gone. */
-uint64_t tracer_thread_cpu_ns(struct thread *t)
-{
-	char path[64], buf[128];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", tracer_pid, t->tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (n > 0) {
-			buf[n] = 0;
-			uint64_t v = strtoull(buf, NULL, 10);
-			if (v > t->cpu_ns)
-				t->cpu_ns = v;
-		}
-	}
-	return t->cpu_ns;
-}
-
-/* CPU time of all the program's threads, those gone included. */
-uint64_t tracer_program_cpu_ns(void)
-{
-	uint64_t sum = exited_threads_cpu;
-	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));)
-		if (!t->guest)
-			sum += tracer_thread_cpu_ns(t);
-	return sum;
+	on_stop(t, e, now);
 }
 
 /* ---- the loop --------------------------------------------------------------------------- */
 
+void tracer_init(void)
+{
+	tracee_set_dispatcher(dispatch);
+}
+
 bool tracer_exited(int *status, int *sig)
 {
-	if (exited) {
-		*status = exit_status;
-		*sig = term_signal;
+	if (tracee && tracee->exited) {
+		*status = tracee->exit_status;
+		*sig = tracee->term_signal;
 	}
-	return exited;
+	return tracee && tracee->exited;
 }
 
 bool tracer_timed_out_without_cuda(void)
 {
-	return no_cuda_timeout;
+	return tracee && tracee->no_cuda_timeout;
 }
 
 static void housekeeping(void)
 {
 	hit_collect_returns(now_ns());	/* returns of threads that have not stopped since */
-	hit_drain_launches(tracer_pid);
+	hit_drain_launches(tracee->pid);
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		stats_set_tracer_cpu((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
 				     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u);
-	forget_vanished_threads();
+	tracee_forget_vanished_threads();
 	if (threads_count())
 		stats_set_threads(threads_count());	/* the last count stays once it ended */
 }
@@ -375,7 +183,7 @@ static void housekeeping(void)
 /* The next stop of any thread. A call's return, or the next call, often comes within a few
  * microseconds: polling for that long first spares the tracer a sleep and a wake-up, which
  * on an idle many-core host costs more than the poll (GPUTOP_SPIN_US, default below). */
-static pid_t wait_event(int *status)
+static pid_t wait_event(struct trace_stop *e)
 {
 	static long spin_ns = -1;
 	if (spin_ns < 0) {
@@ -386,12 +194,12 @@ static pid_t wait_event(int *status)
 	if (spin_ns > 0) {
 		uint64_t until = now_ns() + (uint64_t)spin_ns;
 		do {
-			pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
+			pid_t tid = event_wait(-1, WNOHANG, e);
 			if (tid != 0)
 				return tid;
 		} while (now_ns() < until);
 	}
-	return waitpid(-1, status, __WALL);
+	return event_wait(-1, 0, e);
 }
 
 /* Launch mode, detached because the terminal signalled the whole foreground process group
@@ -400,16 +208,16 @@ static pid_t wait_event(int *status)
  * kill(1) ends the wait. */
 static void wait_for_launched(void)
 {
-	int status;
+	struct trace_stop e;
 	tracer_stop_signal = 0;
-	log_info("waiting for %d, which got the same signal from the terminal", tracer_pid);
+	log_info("waiting for %d, which got the same signal from the terminal", tracee->pid);
 	for (;;) {
-		pid_t w = waitpid(tracer_pid, &status, 0);
-		if (w == tracer_pid && (WIFEXITED(status) || WIFSIGNALED(status))) {
-			on_exit_status(tracer_pid, status);
+		pid_t w = event_wait(tracee->pid, 0, &e);
+		if (w == tracee->pid && event_is_end(&e)) {
+			tracee_on_exit(&e);
 			return;
 		}
-		if (w < 0 && errno != EINTR)
+		if (w < 0 && w != -EINTR)
 			return;
 		if ((tracer_stop_signal && !tracer_stop_from_terminal) ||
 		    session_take_request() != REQ_NONE)
@@ -430,47 +238,47 @@ int tracer_loop(double timeout_s, bool need_cuda)
 			housekeeping();
 			last_house = last_drain = now;
 		} else if (now - last_drain >= LR_DRAIN_NS) {
-			hit_drain_launches(tracer_pid);
+			hit_drain_launches(tracee->pid);
 			last_drain = now;
 		}
 		enum session_request req = session_take_request();
 		if (tracer_stop_signal) {
 			log_info("%s: detaching from %d", strsignal(tracer_stop_signal),
-				 tracer_pid);
+				 tracee->pid);
 			tracer_stop_signal = 0;
 			req = REQ_DETACH;
 		}
 		if (deadline && now >= deadline) {
 			if (need_cuda && !probes_cuda_seen())
-				no_cuda_timeout = true;
+				tracee->no_cuda_timeout = true;
 			req = REQ_DETACH;
 		}
 		if (req == REQ_DETACH) {
 			housekeeping();
-			budget_finish(now_ns(), tracer_stops);
+			budget_finish(now_ns(), tracee->stops);
 			int err = tracer_detach();
-			if (tracer_launched && !exited && tracer_stop_from_terminal)
+			if (tracee->launched && !tracee->exited && tracer_stop_from_terminal)
 				wait_for_launched();
 			return err;
 		}
-		budget_poll(now, tracer_stops);
+		budget_poll(now, tracee->stops);
 		if (req == REQ_KILL && !killing) {
-			kill(tracer_pid, SIGKILL);
+			kill(tracee->pid, SIGKILL);
 			killing = true;
 		}
-		int status;
-		pid_t tid = wait_event(&status);
+		struct trace_stop e;
+		pid_t tid = wait_event(&e);
+		if (tid == -EINTR)
+			continue;
+		if (tid == -ECHILD)
+			break;
 		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == ECHILD)
-				break;
-			log_error("waitpid: %s", strerror(errno));
-			return -errno;
+			log_error("waitpid: %s", strerror((int)-tid));
+			return (int)tid;
 		}
-		dispatch(tid, status, now_ns());
+		dispatch(&e, now_ns());
 	}
 	housekeeping();
-	budget_finish(now_ns(), tracer_stops);
+	budget_finish(now_ns(), tracee->stops);
 	return 0;
 }

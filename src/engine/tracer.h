@@ -12,6 +12,9 @@
 
 struct thread;
 
+/* Before anything else: connects the event loop's dispatcher to the steps below it. */
+void tracer_init(void);
+
 /* Attach mode: seizes every thread of pid and stops them all. 0 or -errno (EPERM, ESRCH,
  * EBUSY when another tracer holds it); the caller explains. */
 int tracer_attach(pid_t pid);
@@ -35,9 +38,6 @@ int tracer_detach(void);
 bool tracer_exited(int *exit_status, int *term_signal);
 bool tracer_timed_out_without_cuda(void);
 
-/* For xol.c: resumes the stopped thread t and waits until it traps at trap_addr (other stops
- * of t on the way are remembered and handled later). *r gets its registers there. */
-int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r);
 
 /* A crash of gputop restores the program and lets its threads go (rescue.c). */
 void tracer_install_crash_handler(void);

@@ -4,7 +4,6 @@
 #define _GNU_SOURCE
 #include "tracer_internal.h"
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "breakpoints.h"
 #include "budget.h"
 #include "clock.h"
+#include "config.h"
 #include "cuda_api.h"
 #include "hit.h"
 #include "launchring.h"
@@ -22,43 +22,9 @@
 #include "retfast.h"
 #include "session_state.h"
 #include "stats.h"
+#include "test_crash.h"
 #include "threads.h"
 #include "xol.h"
-
-/* For the robustness tests only: gputop crashing in the middle of a hit. */
-static uint64_t crash_at;	/* GPUTOP_TEST_CRASH=SIG:N, tests only: crash at the Nth stop */
-static int crash_signal;
-static bool crash_in_thread;	/* GPUTOP_TEST_CRASH=thread:N: in another thread of gputop */
-
-static void *crash_thread(void *arg)
-{
-	raise(SIGSEGV);	/* this thread's: as a crash of the UI thread would be */
-	return arg;
-}
-
-static void crash_for_test(void)
-{
-	pthread_t th;
-	if (crash_in_thread && pthread_create(&th, NULL, crash_thread, NULL) == 0) {
-		pthread_join(th, NULL);	/* the rescue comes to this thread as a signal */
-		return;
-	}
-	if (crash_signal == SIGABRT)
-		abort();
-	raise(crash_signal ? crash_signal : SIGSEGV);
-}
-
-void tracer_crash_test_setup(void)
-{
-	const char *e = getenv("GPUTOP_TEST_CRASH");
-	char name[16];
-	unsigned long long n;
-	if (!e || sscanf(e, "%15[a-z]:%llu", name, &n) != 2)
-		return;
-	crash_signal = strcmp(name, "abort") == 0 ? SIGABRT : SIGSEGV;
-	crash_in_thread = strcmp(name, "thread") == 0;
-	crash_at = n;
-}
 
 static bool trap_is_breakpoint(pid_t tid)
 {
@@ -103,25 +69,25 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 	hit_collect_returns(now);
 	if (xol_ready() && (addr == xol_trampoline() || (retfast_ready() && addr == retfast_fallback_trap()))) {
 		stats_on_stop();
-		tracer_stops++;
+		tracee->stops++;
 		int api = hit_return(t, &r, now);
 		if (api >= 0)
 			arch_set_regs(t->tid, &r);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, budget_kind(api));
-		tracer_release(t);
+		tracee_release(t);
 		return true;
 	}
 	if (launchring_is_calls_full(addr)) {
 		/* Every call record taken: the returned ones were freed above; try again, or run
 		 * the call untraced if every one is held by a call in flight. */
 		stats_on_stop();
-		tracer_stops++;
+		tracee->stops++;
 		arch_set_stub_answer(&r, launchring_calls_can_free() ? 0 : 1);
 		arch_set_regs(t->tid, &r);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
-		tracer_release(t);
+		tracee_release(t);
 		return true;
 	}
 	bool ex;
@@ -129,35 +95,35 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		/* A launch of a handle not seen yet: counted and named now. Bookkeeping for the
 		 * budget: it cannot shed these. The thread goes on after the int3. */
 		stats_on_stop();
-		tracer_stops++;
+		tracee->stops++;
 		hit_launch_trap(t, &r, ex);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
-		tracer_release(t);
+		tracee_release(t);
 		return true;
 	}
 	struct bp *b = bp_find(addr);
 	if (!b || (b->ambiguous && !trap_is_breakpoint(t->tid)))
 		return false;
-	if (!b->armed || (tracer_stopping_world && t->want_stop)) {
+	if (!b->armed || (tracee->stopping_world && t->want_stop)) {
 		/* Disarmed since it trapped, or we are detaching: run the program's instruction
 		 * again as if the breakpoint had never been there. */
 		arch_set_pc(&r, addr);
 		arch_set_regs(t->tid, &r);
-		tracer_release(t);
+		tracee_release(t);
 		return true;
 	}
 	stats_on_stop();
-	tracer_stops++;
-	if (crash_at && tracer_stops >= crash_at)
-		crash_for_test();
+	tracee->stops++;
+	if (config.crash_at && tracee->stops >= config.crash_at)
+		test_crash_now();
 	struct frame *timed = NULL;
 	if (b->kind == BP_RTLD) {
-		hit_drain_launches(tracer_pid);	/* before a library's probes may go */
+		hit_drain_launches(tracee->pid);	/* before a library's probes may go */
 		on_rtld_hit(t);
 		arch_set_pc(&r, b->slot);
 	} else if (b->kind == BP_EXEC) {
-		hit_drain_launches(tracer_pid);	/* the returns were read above */
+		hit_drain_launches(tracee->pid);	/* the returns were read above */
 		arch_set_pc(&r, b->slot);
 	} else {
 		hit_entry(t, b, &r, &timed);
@@ -167,6 +133,6 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		timed->t_entry = now_ns();
 	if (budget_active())
 		budget_on_stop(now_ns() - now, b->kind == BP_PROBE ? budget_kind(b->api) : STOP_OTHER);
-	tracer_release(t);
+	tracee_release(t);
 	return true;
 }

@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum copy_dir { DIR_H2H, DIR_H2D, DIR_D2H, DIR_D2D, DIR_COUNT };
+#include "cuda_api.h"
+
 enum copy_mode { COPY_SYNC, COPY_ASYNC, COPY_MODE_COUNT };
-enum mem_kind { MEM_DEVICE, MEM_MANAGED, MEM_HOST, MEM_KIND_COUNT };
 
 /* Distinct kernel names kept; launches of any further kernel count under one shared
  * "(other kernels)" row, so memory stays bounded however many kernels a program makes. */

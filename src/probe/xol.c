@@ -23,7 +23,6 @@
 #include "clock.h"
 #include "memory.h"
 #include "threads.h"
-#include "tracer.h"
 
 #define AREA_SIZE (64 * 1024)
 #define OFF_TRAMP 0
@@ -42,6 +41,14 @@ struct area {
 	uint64_t base;
 	uint32_t next_slot;	/* offset of the next never-used slot */
 };
+
+
+static xol_runner run_to_trap;
+
+void xol_set_runner(xol_runner run)
+{
+	run_to_trap = run;
+}
 
 static struct area areas[MAX_AREAS];
 static int n_areas;
@@ -138,7 +145,7 @@ static long run_syscall_at(struct thread *t, uint64_t gadget, long nr, const uin
 	arch_prepare_syscall(&r, gadget, nr, args);
 	if ((err = arch_set_regs(t->tid, &r)) < 0)
 		return err;
-	err = tracer_run_to_trap(t, gadget + arch_syscall_gadget_len - arch_breakpoint_len, &r);
+	err = run_to_trap(t, gadget + arch_syscall_gadget_len - arch_breakpoint_len, &r);
 	if (err < 0)
 		return err;
 	long ret = arch_syscall_result(&r);
@@ -292,7 +299,7 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 	arch_prepare_call(&r, func, sp, real);
 	if ((err = arch_set_regs(t->tid, &r)) < 0)
 		return err;
-	err = tracer_run_to_trap(t, trap, &r);
+	err = run_to_trap(t, trap, &r);
 	if (err == 0)
 		*ret = arch_retval(&r);
 	int restore = arch_set_regs(t->tid, &saved);
@@ -341,7 +348,7 @@ uint64_t xol_calibrate(struct thread *t)
 		if (arch_set_regs(t->tid, &r) < 0)
 			break;
 		uint64_t t0 = now_ns();
-		if (tracer_run_to_trap(t, xol_trampoline(), &r) < 0)
+		if (run_to_trap(t, xol_trampoline(), &r) < 0)
 			break;
 		samples[n++] = now_ns() - t0;
 	}

@@ -10,11 +10,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "arch.h"
+
 struct thread;
 
 /* Maps the first area. tid is stopped and every other thread too (at attach, or the exec stop
  * in launch mode): scratch is code nobody runs then (the program's entry point), borrowed
  * for the one mmap and restored. Returns 0 or -errno. */
+/* How code injected into a thread is run: the engine resumes the stopped thread t and waits
+ * until it traps at trap_addr (other stops on the way are kept for later); *r gets its
+ * registers there. 0 or -errno. Set once, before xol_init. */
+typedef int (*xol_runner)(struct thread *t, uint64_t trap_addr, arch_regs_t *r);
+void xol_set_runner(xol_runner run);
 int xol_init(struct thread *t, uint64_t scratch);
 bool xol_ready(void);
 void xol_forget(void);		/* after exec: the mappings went with the old image */

@@ -1,0 +1,48 @@
+/* decode.h — what a probed call's registers and memory say, by its API table row: its
+ * arguments (registers, then the stack), a copy's direction, a launch's dimensions, what a
+ * launch ring record holds. Pure: memory comes through a reader the caller gives, so it is
+ * unit-tested with fake registers and a fake stack (tests/unit/test_decode.c). */
+#ifndef GPUTOP_DECODE_H
+#define GPUTOP_DECODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "arch.h"
+#include "cuda_api.h"
+
+#define DECODE_MAX_ARGS 12
+
+/* Reads n bytes at addr of the traced program into buf: 0 or -errno. */
+typedef int (*decode_read_fn)(void *ctx, uint64_t addr, void *buf, size_t n);
+/* Whether addr is device memory, as far as the allocations seen tell. */
+typedef bool (*decode_is_device_fn)(uint64_t addr);
+
+/* Arguments 1..the highest the row reads into a[] (a[0] unused) and, if ret is given, the
+ * return address, with at most one memory read (the stack words from the return address up).
+ * At a function's entry. 0 or the reader's error. */
+int decode_args(const struct api_spec *s, const arch_regs_t *r, decode_read_fn read, void *ctx,
+		uint64_t a[DECODE_MAX_ARGS + 1], uint64_t *ret);
+
+/* A copy's direction: fixed by the function, the kind argument, or the pointers. */
+enum copy_dir decode_copy_dir(const struct api_spec *s, const uint64_t *a, decode_is_device_fn is_device);
+
+/* A launch's grid and block (zeros where they cannot be read). */
+void decode_launch_dims(const struct api_spec *s, const arch_regs_t *r, const uint64_t *a,
+			decode_read_fn read, void *ctx, uint32_t grid[3], uint32_t block[3]);
+
+/* What a frame keeps of a call for its return, by op (threads.h struct frame's arg[4]):
+ * ALLOC out-pointer, size, pitch out-pointer, height; FREE the pointer; COPY bytes, direction;
+ * MEMSET bytes; SET_DEVICE the device; KERNEL_NAME out-pointer, name source; LAUNCH packed
+ * dims in 1..3 (arg[0] is the kernel, which the caller fills). */
+void decode_frame_args(const struct api_spec *s, const arch_regs_t *r, const uint64_t *a,
+		       decode_read_fn read, void *ctx, decode_is_device_fn is_device, uint64_t arg[4]);
+void decode_unpack_dims(const uint64_t arg[4], uint32_t grid[3], uint32_t block[3]);
+
+/* A launch ring record (stub_layout.h: probe + 1, six register arguments, first stack
+ * argument) of the row s: the launched function and its dimensions. */
+void decode_ring_launch(const struct api_spec *s, const uint64_t *w, uint64_t *handle, uint32_t grid[3],
+			uint32_t block[3]);
+
+#endif

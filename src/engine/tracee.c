@@ -1,0 +1,210 @@
+/* tracee.c — the traced process and the ptrace steps on its threads (tracee.h). */
+#define _GNU_SOURCE
+#include "tracee.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "hit.h"
+#include "log.h"
+#include "threads.h"
+
+struct tracee *tracee;
+static void (*dispatch)(const struct trace_stop *e, uint64_t now);
+
+int tracee_open(pid_t pid, bool launched)
+{
+	struct tracee *t = calloc(1, sizeof *t);
+	if (!t)
+		return -ENOMEM;
+	t->pid = pid;
+	t->launched = launched;
+	free(tracee);	/* one process at a time for now: the previous one is over */
+	tracee = t;
+	return 0;
+}
+
+void tracee_set_dispatcher(void (*d)(const struct trace_stop *e, uint64_t now))
+{
+	dispatch = d;
+}
+
+void tracee_resume(struct thread *t, int sig)
+{
+	if (ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)sig) == 0)
+		t->state = TS_RUNNING;
+	/* ESRCH: it died under us; its exit is reported by waitpid. */
+}
+
+void tracee_note_stop(struct thread *t, const struct trace_stop *e)
+{
+	t->state = TS_STOPPED;
+	t->stop_event = (uint8_t)e->event;
+	t->group_stopped = e->event == TE_GROUP_STOP;
+}
+
+void tracee_release(struct thread *t)
+{
+	if (tracee->stopping_world && t->want_stop)
+		return;
+	if (t->group_stopped) {
+		if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) == 0)
+			t->state = TS_LISTENING;
+		return;
+	}
+	int sig = t->pending_sig;
+	t->pending_sig = 0;
+	tracee_resume(t, sig);
+	for (int n = 1; t->deferred && n <= 64; n++)
+		if (t->deferred & (1ull << (n - 1))) {
+			t->deferred &= ~(1ull << (n - 1));
+			syscall(SYS_tgkill, tracee->pid, t->tid, n);
+		}
+}
+
+/* ---- exits ---------------------------------------------------------------------------- */
+
+bool tracee_thread_vanished(pid_t tid)
+{
+	return syscall(SYS_tkill, tid, 0) < 0 && errno == ESRCH;
+}
+
+void tracee_forget_vanished_threads(void)
+{
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		if (t->state != TS_STOPPED && tracee_thread_vanished(t->tid)) {
+			log_debug("thread %d vanished", t->tid);
+			hit_forget_frames(t, 0);
+			threads_remove(t->tid);
+		}
+}
+
+void tracee_on_exit(const struct trace_stop *e)
+{
+	struct thread *gone = threads_find(e->tid);
+	if (gone && !gone->guest)
+		tracee->exited_threads_cpu += gone->cpu_ns;
+	if (gone)
+		hit_forget_frames(gone, 0);	/* calls that will never return */
+	if (e->tid == tracee->pid) {
+		tracee->exited = true;
+		if (e->event == TE_EXITED) {
+			tracee->exit_status = e->code;
+		} else {
+			tracee->term_signal = e->sig;
+			tracee->exit_status = 128 + e->sig;
+		}
+	}
+	threads_remove(e->tid);
+}
+
+/* ---- one thread to a trap of ours ------------------------------------------------------- */
+
+int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
+{
+	int foreign = 0;
+	struct trace_stop e;
+	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+		return -errno;
+	for (;;) {
+		pid_t w = event_wait(t->tid, 0, &e);
+		if (w == -EINTR)
+			continue;
+		if (w < 0)
+			return (int)w;
+		if (event_is_end(&e)) {
+			tracee_on_exit(&e);
+			return -ESRCH;
+		}
+		if (e.event == TE_SIGNAL && e.sig == SIGTRAP && arch_get_regs(t->tid, r) == 0 &&
+		    arch_breakpoint_addr(r) == trap_addr) {
+			tracee_note_stop(t, &e);
+			return 0;
+		}
+		/* munmap of the page holding the gadget: the trap after it is fetched from a page
+		 * that is gone, a SIGSEGV right there. Ours, and as good as the trap. */
+		if (e.event == TE_SIGNAL && e.sig == SIGSEGV && arch_get_regs(t->tid, r) == 0 &&
+		    arch_pc(r) == trap_addr) {
+			arch_set_pc(r, trap_addr + arch_breakpoint_len);
+			tracee_note_stop(t, &e);
+			return 0;
+		}
+		if (e.event == TE_SIGNAL && ++foreign > 64)
+			return -EFAULT;	/* a fault that repeats: this thread cannot get there */
+		if (e.event == TE_SIGNAL) {
+			/* A signal for the program arrived first: keep it for later, and resend any
+			 * it already owed (standard signals do not queue twice anyway). */
+			if (!t->pending_sig)
+				t->pending_sig = e.sig;
+			else if (e.sig != t->pending_sig && e.sig <= 64)
+				t->deferred |= 1ull << (e.sig - 1);
+		}
+		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+			return -errno;
+	}
+}
+
+/* ---- every thread stopped --------------------------------------------------------------- */
+
+int tracee_wait_all_stopped(void)
+{
+	for (;;) {
+		bool all = true;
+		uint32_t it = 0;
+		for (struct thread *t; (t = threads_iter(&it));)
+			if (t->state != TS_STOPPED)
+				all = false;
+		if (all)
+			return threads_count_all() ? 0 : -ESRCH;
+		struct trace_stop e;
+		pid_t tid = event_wait(-1, 0, &e);
+		if (tid == -EINTR) {
+			/* The tick: a thread we wait for that no longer exists at all will never
+			 * report; never wait for it forever. */
+			tracee_forget_vanished_threads();
+			continue;
+		}
+		if (tid < 0)
+			return (int)tid;
+		dispatch(&e, now_ns());
+	}
+}
+
+/* ---- CPU time ------------------------------------------------------------------------------- */
+
+/* First field of /proc/PID/task/TID/schedstat, in ns; the last figure read once it is gone. */
+uint64_t tracee_thread_cpu_ns(struct thread *t)
+{
+	char path[64], buf[128];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", tracee->pid, t->tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			uint64_t v = strtoull(buf, NULL, 10);
+			if (v > t->cpu_ns)
+				t->cpu_ns = v;
+		}
+	}
+	return t->cpu_ns;
+}
+
+uint64_t tracee_cpu_ns(void)
+{
+	uint64_t sum = tracee->exited_threads_cpu;
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		if (!t->guest)
+			sum += tracee_thread_cpu_ns(t);
+	return sum;
+}

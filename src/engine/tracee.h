@@ -1,0 +1,62 @@
+/* tracee.h — the traced process as the engine keeps it, and the ptrace steps every part of the
+ * engine takes on its threads: resume, release, wait until all are stopped, run one to a trap
+ * of ours; its exit; its CPU time. The bottom of the engine: it calls no other engine file;
+ * stops that come while it waits go to the event loop's dispatcher through a hook. */
+#ifndef GPUTOP_TRACEE_H
+#define GPUTOP_TRACEE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch.h"
+#include "event.h"
+
+struct thread;
+
+/* Everything the engine keeps about one traced process (its threads are in threads.h, its
+ * probes in the probe layer's modules). */
+struct tracee {
+	pid_t pid;			/* the thread group */
+	bool launched;			/* started by gputop */
+	bool stopping_world;		/* detaching: threads that stop are kept stopped */
+	uint64_t stops;			/* every stop at a breakpoint of ours */
+	uint64_t exited_threads_cpu;	/* CPU time of threads gone, so the sum never goes back */
+	bool exited;			/* the process ended: exit_status, term_signal */
+	int exit_status;		/* exit code, or 128 + signal */
+	int term_signal;
+	bool no_cuda_timeout;		/* the timeout came before any CUDA library */
+};
+
+/* The process being traced (gdb's "current inferior"): set by tracee_open. */
+extern struct tracee *tracee;
+
+/* Starts keeping pid (no ptrace request yet). 0 or -ENOMEM. */
+int tracee_open(pid_t pid, bool launched);
+
+/* The event loop's dispatcher, for stops that come while a step below waits for another. */
+void tracee_set_dispatcher(void (*dispatch)(const struct trace_stop *e, uint64_t now));
+
+void tracee_resume(struct thread *t, int sig);
+/* Resumes t the way its stop requires (PTRACE_LISTEN for a group-stop, its pending signal
+ * otherwise), unless the world is being stopped and t is to stay. */
+void tracee_release(struct thread *t);
+/* Notes that t stopped (state, last event, group-stop). */
+void tracee_note_stop(struct thread *t, const struct trace_stop *e);
+/* Waits until every thread in the table has reported a stop. 0, or -ESRCH if none is left. */
+int tracee_wait_all_stopped(void);
+/* Resumes the stopped thread t and waits until it traps at trap_addr (other stops of t on the
+ * way are remembered and handled later); *r gets its registers there (xol.h's runner). */
+int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r);
+
+/* A thread ended (e: TE_EXITED or TE_KILLED): the process's exit status if it was the leader. */
+void tracee_on_exit(const struct trace_stop *e);
+/* Threads in the table that vanished without an exit report we could read. */
+void tracee_forget_vanished_threads(void);
+/* No thread of that id exists any more, not even as a zombie. */
+bool tracee_thread_vanished(pid_t tid);
+
+uint64_t tracee_thread_cpu_ns(struct thread *t);
+uint64_t tracee_cpu_ns(void);	/* every thread's, those gone included */
+
+#endif

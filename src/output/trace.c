@@ -1,0 +1,72 @@
+/* trace.c — the --trace lines (trace.h). */
+#include "trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+
+static FILE *trace;
+
+int trace_open(const char *path)
+{
+	if (strcmp(path, "-") == 0) {
+		trace = stderr;
+	} else {
+		trace = fopen(path, "we");
+		if (!trace)
+			return -errno;
+	}
+	config.tracing = true;
+	return 0;
+}
+
+void trace_close(void)
+{
+	if (trace && trace != stderr)
+		fclose(trace);
+	trace = NULL;
+}
+
+bool trace_on(void)
+{
+	return trace != NULL;
+}
+
+static void line(pid_t tid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(pid_t tid, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(trace, "[%d] ", tid);
+	va_start(ap, fmt);
+	vfprintf(trace, fmt, ap);
+	va_end(ap);
+	fputc('\n', trace);
+}
+
+void trace_launch(pid_t tid, const char *api, const uint32_t g[3], const uint32_t b[3])
+{
+	if (trace)
+		line(tid, "%s grid=(%u,%u,%u) block=(%u,%u,%u)", api, g[0], g[1], g[2], b[0], b[1], b[2]);
+}
+
+void trace_alloc(pid_t tid, const char *api, uint64_t ptr, uint64_t bytes)
+{
+	if (trace)
+		line(tid, "%s -> 0x%" PRIx64 " (%" PRIu64 " bytes)", api, ptr, bytes);
+}
+
+void trace_return(pid_t tid, const char *api, int err, const char *err_name, uint64_t ns)
+{
+	if (trace)
+		line(tid, "%s = %d%s%s <%" PRIu64 " ns>", api, err, err ? " " : "", err ? (err_name ?: "") : "", ns);
+}
+
+void trace_error(pid_t tid, const char *api, int err, const char *err_name)
+{
+	if (trace)
+		line(tid, "%s = %d %s", api, err, err_name ?: "");
+}

@@ -1,0 +1,171 @@
+/* test_decode.c — unit test of src/cuda/decode.c with fake registers and a fake stack (no
+ * traced program): arguments from registers and the stack, the return address, copy
+ * directions, launch dimensions in each launch ABI, what a frame keeps, ring records, and a
+ * reader's error passed on. x86-64 SysV registers are set by name: this test is the ABI's.
+ * Prints one "ok"/"not ok" line per check. */
+#include "decode.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+
+static void check(const char *what, bool ok)
+{
+	printf("%s - %s\n", ok ? "ok" : "not ok", what);
+	failures += !ok;
+}
+
+/* The fake program's memory: one stack page and one config block. */
+#define STACK 0x7ffd0000ull
+#define CONFIG 0x5000ull
+static uint64_t stack[64];
+static uint32_t config_block[6] = { 40, 2, 1, 256, 1, 1 };
+static int reads, fail_reads;
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	(void)ctx;
+	reads++;
+	if (fail_reads)
+		return -EFAULT;
+	if (addr >= STACK && addr + n <= STACK + sizeof stack) {
+		memcpy(buf, (uint8_t *)stack + (addr - STACK), n);
+		return 0;
+	}
+	if (addr == CONFIG && n <= sizeof config_block) {
+		memcpy(buf, config_block, n);
+		return 0;
+	}
+	return -EFAULT;
+}
+
+static bool device_above_1m(uint64_t addr)
+{
+	return addr >= 0x100000;
+}
+
+static const struct api_spec *row(const char *name)
+{
+	int i = cuda_api_find(name);
+	if (i < 0) {
+		printf("not ok - the API table has %s\n", name);
+		failures++;
+		static const struct api_spec none;
+		return &none;
+	}
+	return cuda_api_get(i);
+}
+
+static arch_regs_t at_entry(void)
+{
+	arch_regs_t r;
+	memset(&r, 0, sizeof r);
+	r.rsp = STACK;	/* [rsp] the return address, then the stack arguments */
+	return r;
+}
+
+int main(void)
+{
+	uint64_t a[DECODE_MAX_ARGS + 1], ret, arg[4];
+	uint32_t g[3], b[3];
+
+	/* cudaMalloc(void **p, size_t n), with its return address. */
+	arch_regs_t r = at_entry();
+	r.rdi = 0x7ffd1000, r.rsi = 4096;
+	stack[0] = 0x401234;
+	memset(a, 0, sizeof a);
+	reads = 0;
+	check("cudaMalloc: arguments and return address read",
+	      decode_args(row("cudaMalloc"), &r, fake_read, NULL, a, &ret) == 0 && a[1] == 0x7ffd1000 &&
+		      a[2] == 4096 && ret == 0x401234);
+	check("cudaMalloc: one memory read (the return address)", reads == 1);
+	decode_frame_args(row("cudaMalloc"), &r, a, fake_read, NULL, device_above_1m, arg);
+	check("cudaMalloc: the frame keeps the out-pointer, the size and height 1",
+	      arg[0] == 0x7ffd1000 && arg[1] == 4096 && arg[3] == 1);
+
+	/* cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra): bz and on
+	 * are on the stack, after the return address. */
+	r = at_entry();
+	r.rdi = 0xabc, r.rsi = 64, r.rdx = 2, r.rcx = 3, r.r8 = 128, r.r9 = 4;
+	stack[0] = 0x401000, stack[1] = 5, stack[2] = 0, stack[3] = 0;
+	memset(a, 0, sizeof a);
+	check("cuLaunchKernel: the 7th argument from the stack",
+	      decode_args(row("cuLaunchKernel"), &r, fake_read, NULL, a, NULL) == 0 && a[1] == 0xabc &&
+		      a[7] == 5);
+	decode_launch_dims(row("cuLaunchKernel"), &r, a, fake_read, NULL, g, b);
+	check("cuLaunchKernel: grid (64,2,3) block (128,4,5)",
+	      g[0] == 64 && g[1] == 2 && g[2] == 3 && b[0] == 128 && b[1] == 4 && b[2] == 5);
+	decode_frame_args(row("cuLaunchKernel"), &r, a, fake_read, NULL, device_above_1m, arg);
+	uint32_t g2[3], b2[3];
+	decode_unpack_dims(arg, g2, b2);
+	check("a launch frame packs the dimensions and unpacks them unchanged",
+	      !memcmp(g, g2, sizeof g) && !memcmp(b, b2, sizeof b));
+
+	/* cudaLaunchKernel(func, dim3 grid, dim3 block, ...): dim3 by value in register pairs. */
+	r = at_entry();
+	r.rdi = 0x4000, r.rsi = 7 | (uint64_t)8 << 32, r.rdx = 9, r.rcx = 32 | (uint64_t)2 << 32, r.r8 = 1;
+	memset(a, 0, sizeof a);
+	decode_args(row("cudaLaunchKernel"), &r, fake_read, NULL, a, NULL);
+	decode_launch_dims(row("cudaLaunchKernel"), &r, a, fake_read, NULL, g, b);
+	check("cudaLaunchKernel: dim3 by value, grid (7,8,9) block (32,2,1)",
+	      g[0] == 7 && g[1] == 8 && g[2] == 9 && b[0] == 32 && b[1] == 2 && b[2] == 1);
+
+	/* cudaLaunchKernelExC(const cudaLaunchConfig_t *config, ...): dims read through it. */
+	r = at_entry();
+	r.rdi = CONFIG;
+	memset(a, 0, sizeof a);
+	decode_args(row("cudaLaunchKernelExC"), &r, fake_read, NULL, a, NULL);
+	decode_launch_dims(row("cudaLaunchKernelExC"), &r, a, fake_read, NULL, g, b);
+	check("cudaLaunchKernelExC: grid (40,2,1) block (256,1,1) from the config",
+	      g[0] == 40 && g[1] == 2 && g[2] == 1 && b[0] == 256 && b[1] == 1 && b[2] == 1);
+	fail_reads = 1;
+	decode_launch_dims(row("cudaLaunchKernelExC"), &r, a, fake_read, NULL, g, b);
+	check("an unreadable config gives zero dimensions, not garbage", g[0] == 0 && b[0] == 0);
+	check("an unreadable stack is an error, not a guess",
+	      decode_args(row("cudaMalloc"), &r, fake_read, NULL, a, &ret) == -EFAULT);
+	fail_reads = 0;
+
+	/* Copy directions: by the kind argument, by the pointers (cudaMemcpyDefault), fixed. */
+	const struct api_spec *memcpy_row = row("cudaMemcpy");
+	uint64_t c[DECODE_MAX_ARGS + 1] = { 0 };
+	c[memcpy_row->arg_dst] = 0x200000, c[memcpy_row->arg_src] = 0x1000, c[memcpy_row->arg_size] = 64;
+	c[memcpy_row->arg_kind] = 2;
+	check("cudaMemcpy kind 2 is D2H", decode_copy_dir(memcpy_row, c, device_above_1m) == DIR_D2H);
+	c[memcpy_row->arg_kind] = 4;	/* cudaMemcpyDefault */
+	check("cudaMemcpyDefault: host source, device destination is H2D",
+	      decode_copy_dir(memcpy_row, c, device_above_1m) == DIR_H2D);
+	c[memcpy_row->arg_src] = 0x300000;
+	check("cudaMemcpyDefault: device to device is D2D",
+	      decode_copy_dir(memcpy_row, c, device_above_1m) == DIR_D2D);
+	check("cuMemcpyHtoD is H2D whatever the pointers",
+	      decode_copy_dir(row("cuMemcpyHtoD_v2"), c, device_above_1m) == DIR_H2D);
+
+	/* Byte counts a frame keeps: 2D copies times the height, memsets times the element. */
+	const struct api_spec *m2 = row("cudaMemcpy2D");
+	memset(c, 0, sizeof c);
+	c[m2->arg_size] = 100, c[m2->arg_height] = 3, c[m2->arg_kind] = 1;
+	decode_frame_args(m2, &r, c, fake_read, NULL, device_above_1m, arg);
+	check("cudaMemcpy2D: width x height bytes, H2D", arg[0] == 300 && arg[1] == DIR_H2D);
+	const struct api_spec *ms = row("cuMemsetD32_v2");
+	memset(c, 0, sizeof c);
+	c[ms->arg_size] = 10;
+	decode_frame_args(ms, &r, c, fake_read, NULL, device_above_1m, arg);
+	check("cuMemsetD32: 4 bytes an element", arg[0] == 40);
+
+	/* Launch ring records: probe + 1, the six register arguments, the first stack one. */
+	uint64_t w[8] = { 1, 0xf00, 16, 1, 1, 64, 1, 1 }, handle = 0;
+	decode_ring_launch(row("cuLaunchKernel"), w, &handle, g, b);
+	check("ring record of cuLaunchKernel: handle, grid (16,1,1), block (64,1,1)",
+	      handle == 0xf00 && g[0] == 16 && b[0] == 64 && b[2] == 1);
+	uint32_t dims[6] = { 3, 2, 1, 96, 1, 1 };
+	uint64_t wx[8] = { 1, CONFIG, 0xbee, 0, 0, 0, 0, 0 };
+	memcpy(&wx[3], dims, sizeof dims);
+	decode_ring_launch(row("cuLaunchKernelEx"), wx, &handle, g, b);
+	check("ring record of cuLaunchKernelEx: the function in the second word, dims in place",
+	      handle == 0xbee && g[0] == 3 && g[1] == 2 && b[0] == 96);
+
+	printf("%d failure(s)\n", failures);
+	return failures != 0;
+}
