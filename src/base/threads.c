@@ -1,110 +1,64 @@
-/* threads.c — the thread table: an open-addressing map from tid to thread. PyTorch runs
- * dozens of threads and short-lived ones come and go, so lookups must stay O(1). */
+/* threads.c — the thread table: a map from tid to thread (hashmap.h). PyTorch runs dozens of
+ * threads and short-lived ones come and go, so lookups must stay O(1). */
 #include "threads.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static struct thread **slots;	/* NULL = empty, TOMBSTONE = deleted */
-static uint32_t cap_slots, used, live;
-#define TOMBSTONE ((struct thread *)1)
+#include "hashmap.h"
 
-static uint32_t hash_tid(pid_t tid)
-{
-	return (uint32_t)tid * 2654435761u;
-}
-
-static struct thread **slot_of(pid_t tid)
-{
-	if (!cap_slots)
-		return NULL;
-	for (uint32_t i = hash_tid(tid) & (cap_slots - 1);; i = (i + 1) & (cap_slots - 1)) {
-		if (!slots[i])
-			return NULL;
-		if (slots[i] != TOMBSTONE && slots[i]->tid == tid)
-			return &slots[i];
-	}
-}
+struct thread_slot {
+	uint64_t tid;		/* the key: tids are > 0 */
+	struct thread *t;	/* its own allocation: callers keep pointers across inserts */
+};
+static struct hashmap table = HASHMAP_INIT(sizeof(struct thread_slot), 64, 0);
 
 struct thread *threads_find(pid_t tid)
 {
-	struct thread **s = slot_of(tid);
-	return s ? *s : NULL;
-}
-
-static int grow(void)
-{
-	uint32_t ncap = cap_slots ? cap_slots * 2 : 64;
-	while (live * 2 >= ncap)
-		ncap *= 2;
-	struct thread **n = calloc(ncap, sizeof *n);
-	if (!n)
-		return -1;
-	for (uint32_t i = 0; i < cap_slots; i++) {
-		struct thread *t = slots[i];
-		if (!t || t == TOMBSTONE)
-			continue;
-		uint32_t j = hash_tid(t->tid) & (ncap - 1);
-		while (n[j])
-			j = (j + 1) & (ncap - 1);
-		n[j] = t;
-	}
-	free(slots);
-	slots = n;
-	cap_slots = ncap;
-	used = live;
-	return 0;
+	struct thread_slot *s = hashmap_find(&table, (uint64_t)tid);
+	return s ? s->t : NULL;
 }
 
 struct thread *threads_add(pid_t tid)
 {
-	struct thread *t = threads_find(tid);
-	if (t)
-		return t;
-	if ((used + 1) * 4 >= cap_slots * 3 && grow() < 0)
+	bool added;
+	struct thread_slot *s = hashmap_insert(&table, (uint64_t)tid, &added);
+	if (!s || !added)
+		return s ? s->t : NULL;
+	struct thread *t = calloc(1, sizeof *t);
+	if (!t) {
+		hashmap_remove(&table, (uint64_t)tid, NULL);
 		return NULL;
-	t = calloc(1, sizeof *t);
-	if (!t)
-		return NULL;
+	}
 	t->tid = tid;
 	t->device = -1;
 	t->state = TS_RUNNING;
-	uint32_t i = hash_tid(tid) & (cap_slots - 1);
-	while (slots[i] && slots[i] != TOMBSTONE)
-		i = (i + 1) & (cap_slots - 1);
-	if (!slots[i])
-		used++;
-	slots[i] = t;
-	live++;
+	s->t = t;
 	return t;
 }
 
 void threads_remove(pid_t tid)
 {
-	struct thread **s = slot_of(tid);
-	if (!s)
+	struct thread_slot gone;
+	if (!hashmap_remove(&table, (uint64_t)tid, &gone))
 		return;
-	free((*s)->frames);
-	free(*s);
-	*s = TOMBSTONE;
-	live--;
+	free(gone.t->frames);
+	free(gone.t);
 }
 
 void threads_clear(void)
 {
-	for (uint32_t i = 0; i < cap_slots; i++)
-		if (slots[i] && slots[i] != TOMBSTONE) {
-			free(slots[i]->frames);
-			free(slots[i]);
-		}
-	free(slots);
-	slots = NULL;
-	cap_slots = used = live = 0;
+	size_t it = 0;
+	for (struct thread_slot *s; (s = hashmap_next(&table, &it));) {
+		free(s->t->frames);
+		free(s->t);
+	}
+	hashmap_clear(&table);
 }
 
 int threads_count_all(void)
 {
-	return (int)live;
+	return (int)hashmap_count(&table);
 }
 
 int threads_count(void)
@@ -118,13 +72,10 @@ int threads_count(void)
 
 struct thread *threads_iter(uint32_t *cursor)
 {
-	for (uint32_t i = *cursor; i < cap_slots; i++)
-		if (slots[i] && slots[i] != TOMBSTONE) {
-			*cursor = i + 1;
-			return slots[i];
-		}
-	*cursor = cap_slots;
-	return NULL;
+	size_t it = *cursor;
+	struct thread_slot *s = hashmap_next(&table, &it);
+	*cursor = (uint32_t)it;
+	return s ? s->t : NULL;
 }
 
 struct frame *thread_push(struct thread *t)

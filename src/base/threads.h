@@ -53,8 +53,8 @@ int threads_count(void);		/* traced threads, guests excluded */
 int threads_count_all(void);
 
 /* Iteration: uint32_t it = 0; for (struct thread *t; (t = threads_iter(&it));) ...
- * Removing the current thread while iterating is allowed (it leaves a tombstone);
- * adding is not (the table may grow). */
+ * Removing the current thread while iterating is allowed (hashmap_next's order makes it
+ * safe); adding is not (the table may grow). */
 struct thread *threads_iter(uint32_t *cursor);
 
 struct frame *thread_push(struct thread *t);	/* NULL if out of memory */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "hashmap.h"
 #include "memory.h"
 #include "stats.h"
 #include "symbols.h"
@@ -20,12 +21,11 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 #define MAX_VALUES (1u << 20)
 
 struct entry {
-	uint64_t value;		/* 0 = empty */
+	uint64_t value;		/* the key */
 	int32_t id;
 	bool unknown;		/* named "kernel@0x…": a later scan may name it */
 };
-static struct entry *map;
-static uint32_t cap, count;
+static struct hashmap map = HASHMAP_INIT(sizeof(struct entry), 1024, 0);
 
 struct handle_var {
 	uint64_t addr;
@@ -37,41 +37,9 @@ static size_t n_vars, cap_vars;
 static uint64_t last_scan_ns;
 static bool unknown_since_scan;
 
-static uint32_t hash_value(uint64_t v)
-{
-	return (uint32_t)((v * 0x9e3779b97f4a7c15ull) >> 32);
-}
-
 static struct entry *lookup(uint64_t v)
 {
-	if (!cap)
-		return NULL;
-	for (uint32_t i = hash_value(v) & (cap - 1);; i = (i + 1) & (cap - 1)) {
-		if (map[i].value == v)
-			return &map[i];
-		if (!map[i].value)
-			return NULL;
-	}
-}
-
-static bool grow(void)
-{
-	uint32_t ncap = cap ? cap * 2 : 1024;
-	struct entry *n = calloc(ncap, sizeof *n);
-	if (!n)
-		return false;
-	for (uint32_t i = 0; i < cap; i++) {
-		if (!map[i].value)
-			continue;
-		uint32_t j = hash_value(map[i].value) & (ncap - 1);
-		while (n[j].value)
-			j = (j + 1) & (ncap - 1);
-		n[j] = map[i];
-	}
-	free(map);
-	map = n;
-	cap = ncap;
-	return true;
+	return hashmap_find(&map, v);
 }
 
 static void remember(uint64_t v, int id, bool unknown)
@@ -86,13 +54,10 @@ static void remember(uint64_t v, int id, bool unknown)
 		}
 		return;
 	}
-	if (count >= MAX_VALUES || ((count + 1) * 2 >= cap && !grow()))
+	if (hashmap_count(&map) >= MAX_VALUES || !(e = hashmap_insert(&map, v, NULL)))
 		return;
-	uint32_t i = hash_value(v) & (cap - 1);
-	while (map[i].value)
-		i = (i + 1) & (cap - 1);
-	map[i] = (struct entry){ .value = v, .id = id, .unknown = unknown };
-	count++;
+	e->id = id;
+	e->unknown = unknown;
 }
 
 bool kernels_seen(uint64_t value)
@@ -256,9 +221,7 @@ int kernels_id_of(pid_t pid, uint64_t value)
 
 void kernels_reset(void)
 {
-	free(map);
-	map = NULL;
-	cap = count = 0;
+	hashmap_clear(&map);
 	free(vars);
 	vars = NULL;
 	n_vars = cap_vars = 0;

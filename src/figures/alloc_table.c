@@ -2,7 +2,7 @@
  * a treap of the device/managed address ranges. It stores and finds; it takes no lock, counts
  * no bytes and never touches the traced program (stats.c does the locking and the counting).
  *
- * Memory bound (part of stats.c's product promise): an open-addressing hash map kept between
+ * Memory bound (part of stats.c's product promise): a hash map (hashmap.h) kept between
  * 1/8 and 1/2 full, so at most 8 slots (40 B each) per live allocation and never below
  * ALLOC_MIN_CAP — it shrinks again when they are freed, so a million malloc/free pairs cost no
  * more than one — plus one 32 B interval-tree node per device/managed allocation live at the
@@ -16,17 +16,15 @@
 #include "alloc_table.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashmap.h"
+
 #define ALLOC_MIN_CAP	256u		/* hash slots; a power of two */
 
-/* Live allocations by address; addr == 0 marks an empty slot (nothing lives at NULL). */
-struct alloc_map {
-	struct stats_alloc *slot;
-	size_t cap;		/* a power of two; load kept in [1/8, 1/2] above the minimum */
-	size_t count;
-};
+_Static_assert(offsetof(struct stats_alloc, addr) == 0, "a hashmap entry begins with its key");
 
 /* Treap of [start, end) intervals of live device/managed allocations, which never overlap. */
 struct itree_node {
@@ -42,95 +40,9 @@ struct itree {
 };
 
 struct alloc_table {
-	struct alloc_map map;
+	struct hashmap map;		/* struct stats_alloc by addr (its first member, never 0) */
 	struct itree tree;
 };
-
-/* ---- live-allocation hash map ---- */
-
-/* CUDA addresses are 256-byte aligned or more: mix all bits before masking. */
-static size_t alloc_map_hash(uint64_t addr)
-{
-	addr ^= addr >> 30;
-	addr *= 0xbf58476d1ce4e5b9ull;
-	addr ^= addr >> 27;
-	addr *= 0x94d049bb133111ebull;
-	addr ^= addr >> 31;
-	return (size_t)addr;
-}
-
-/* Slot holding addr, or m->cap when absent. The load limit guarantees an empty slot. */
-static size_t alloc_map_find(const struct alloc_map *m, uint64_t addr)
-{
-	size_t mask = m->cap - 1;
-
-	for (size_t i = alloc_map_hash(addr) & mask;; i = (i + 1) & mask) {
-		if (m->slot[i].addr == addr)
-			return i;
-		if (!m->slot[i].addr)
-			return m->cap;
-	}
-}
-
-static void alloc_map_place(struct alloc_map *m, const struct stats_alloc *a)
-{
-	size_t mask = m->cap - 1;
-	size_t i = alloc_map_hash(a->addr) & mask;
-
-	while (m->slot[i].addr)
-		i = (i + 1) & mask;
-	m->slot[i] = *a;
-	m->count++;
-}
-
-static int alloc_map_resize(struct alloc_map *m, size_t cap)
-{
-	struct stats_alloc *old = m->slot;
-	size_t old_cap = m->cap;
-	struct stats_alloc *slot = calloc(cap, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	m->slot = slot;
-	m->cap = cap;
-	m->count = 0;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].addr)
-			alloc_map_place(m, &old[i]);
-	free(old);
-	return 0;
-}
-
-static int alloc_map_put(struct alloc_map *m, const struct stats_alloc *a)
-{
-	/* If growing fails, fill up further rather than lose the record; one empty slot must
-	 * stay so that lookups end. */
-	if ((m->count + 1) * 2 > m->cap && alloc_map_resize(m, m->cap * 2) < 0 &&
-	    m->count + 2 > m->cap)
-		return -ENOMEM;
-	alloc_map_place(m, a);
-	return 0;
-}
-
-/* Backward-shift delete: no tombstones, so churn never fills the table. */
-static void alloc_map_remove_at(struct alloc_map *m, size_t i)
-{
-	size_t mask = m->cap - 1;
-
-	for (size_t j = (i + 1) & mask; m->slot[j].addr; j = (j + 1) & mask) {
-		size_t home = alloc_map_hash(m->slot[j].addr) & mask;
-
-		/* The entry at j may fill the hole at i only if i lies between its home and j. */
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			m->slot[i] = m->slot[j];
-			i = j;
-		}
-	}
-	m->slot[i].addr = 0;
-	m->count--;
-	if (m->cap > ALLOC_MIN_CAP && m->count * 8 < m->cap)
-		alloc_map_resize(m, m->cap / 2);	/* on failure it simply stays larger */
-}
 
 /* ---- interval treap ---- */
 
@@ -256,12 +168,10 @@ struct alloc_table *alloc_table_new(void)
 
 	if (!t)
 		return NULL;
-	t->map.slot = calloc(ALLOC_MIN_CAP, sizeof(*t->map.slot));
-	if (!t->map.slot) {
+	if (hashmap_init(&t->map, sizeof(struct stats_alloc), ALLOC_MIN_CAP, HASHMAP_SHRINK) < 0) {
 		free(t);
 		return NULL;
 	}
-	t->map.cap = ALLOC_MIN_CAP;
 	t->tree.rng = 2463534242u;
 	return t;
 }
@@ -270,15 +180,18 @@ void alloc_table_free(struct alloc_table *t)
 {
 	if (!t)
 		return;
-	free(t->map.slot);
+	hashmap_clear(&t->map);
 	free(t->tree.node);
 	free(t);
 }
 
 int alloc_table_put(struct alloc_table *t, const struct stats_alloc *a)
 {
-	if (alloc_map_put(&t->map, a) < 0)
+	struct stats_alloc *rec = hashmap_insert(&t->map, a->addr, NULL);
+
+	if (!rec)
 		return -ENOMEM;
+	*rec = *a;
 	/* If the treap cannot take it, only interior-pointer lookups miss it. */
 	if (alloc_table_in_tree(a))
 		itree_insert(&t->tree, a->addr, alloc_table_end(a));
@@ -287,14 +200,10 @@ int alloc_table_put(struct alloc_table *t, const struct stats_alloc *a)
 
 bool alloc_table_remove(struct alloc_table *t, uint64_t addr, struct stats_alloc *gone)
 {
-	size_t i = alloc_map_find(&t->map, addr);
-
-	if (i == t->map.cap)
+	if (!hashmap_remove(&t->map, addr, gone))
 		return false;
-	*gone = t->map.slot[i];
 	if (alloc_table_in_tree(gone))
 		itree_remove(&t->tree, gone->addr);
-	alloc_map_remove_at(&t->map, i);
 	return true;
 }
 
@@ -326,18 +235,15 @@ bool alloc_table_on_device(const struct alloc_table *t, uint64_t addr)
 
 const struct stats_alloc *alloc_table_next(const struct alloc_table *t, size_t *pos)
 {
-	for (; *pos < t->map.cap; (*pos)++)
-		if (t->map.slot[*pos].addr)
-			return &t->map.slot[(*pos)++];
-	return NULL;
+	return hashmap_next(&t->map, pos);
 }
 
 size_t alloc_table_count(const struct alloc_table *t)
 {
-	return t->map.count;
+	return hashmap_count(&t->map);
 }
 
 size_t alloc_table_capacity(const struct alloc_table *t)
 {
-	return t->map.cap;
+	return hashmap_capacity(&t->map);
 }

@@ -1,24 +1,27 @@
-/* kernel_table.c — owns the kernel names (kernel_table.h): an open-addressing map from name to
- * id, the rows by id, and the names themselves packed in chunks. It takes no lock and counts no
- * launches (stats.c does both); it never touches the traced program.
+/* kernel_table.c — owns the kernel names (kernel_table.h): a map from name to id (hashmap.h,
+ * keyed by the name's 64-bit hash), the rows by id, and the names themselves packed in chunks.
+ * It takes no lock and counts no launches (stats.c does both); it never touches the traced
+ * program.
  *
  * Memory bound (part of stats.c's product promise): at most STATS_MAX_KERNELS + 1 rows (40 B),
- * a name map of at most 2^17 slots (8 B) and at most NAME_BYTES_MAX bytes of names, each cut at
- * NAME_LEN_MAX. So ~36 MiB at worst, however many kernels a program makes. */
+ * a name map of at most 2^17 slots (16 B) and at most NAME_BYTES_MAX bytes of names, each cut at
+ * NAME_LEN_MAX. So ~37 MiB at worst, however many kernels a program makes. */
 #include "kernel_table.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "hashmap.h"
 
 #define NAME_LEN_MAX	4096u		/* bytes kept of one kernel name, NUL included */
 #define NAME_BYTES_MAX	(32u << 20)	/* all kernel names together */
 #define NAME_CHUNK	(64u << 10)	/* names are packed into chunks of this size */
 #define KERNEL_OTHER	"(other kernels)"
 
+/* A name's entry: the key is its hash, or the next in the hash's chain (kernel_table_intern). */
 struct kernel_slot {
-	uint32_t hash;
-	int32_t id;		/* < 0: empty */
+	uint64_t key;
+	int32_t id;
 };
 
 struct name_chunk {
@@ -32,8 +35,7 @@ struct kernel_table {
 	uint32_t n, cap;		/* n counts the "(other kernels)" row once it exists */
 	uint32_t named;			/* rows with an interned name */
 	int32_t other;			/* id of "(other kernels)", -1 until first needed */
-	struct kernel_slot *slot;	/* name -> id, open addressing */
-	uint32_t slot_cap;
+	struct hashmap slot;		/* name -> id: struct kernel_slot */
 	size_t name_bytes;
 	struct name_chunk *chunks;
 };
@@ -51,13 +53,13 @@ static size_t kernel_table_name_len(const char *name)
 	return len;
 }
 
-static uint32_t kernel_table_hash(const char *name, size_t len)
+static uint64_t kernel_table_hash(const char *name, size_t len)
 {
-	uint32_t h = 2166136261u;	/* FNV-1a */
+	uint64_t h = 14695981039346656037ull;	/* FNV-1a */
 
 	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)name[i]) * 16777619u;
-	return h;
+		h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+	return h ? h : 1;	/* 0 is no key */
 }
 
 static const char *kernel_table_name_store(struct kernel_table *k, const char *name, size_t len)
@@ -83,36 +85,6 @@ static const char *kernel_table_name_store(struct kernel_table *k, const char *n
 	return p;
 }
 
-static void kernel_table_slot_place(struct kernel_table *k, uint32_t hash, int32_t id)
-{
-	uint32_t mask = k->slot_cap - 1;
-	uint32_t i = hash & mask;
-
-	while (k->slot[i].id >= 0)
-		i = (i + 1) & mask;
-	k->slot[i] = (struct kernel_slot){ .hash = hash, .id = id };
-}
-
-static int kernel_table_slots_grow(struct kernel_table *k)
-{
-	uint32_t cap = k->slot_cap ? k->slot_cap * 2 : 1024;
-	struct kernel_slot *old = k->slot;
-	uint32_t old_cap = k->slot_cap;
-	struct kernel_slot *slot = malloc((size_t)cap * sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < cap; i++)
-		slot[i].id = -1;
-	k->slot = slot;
-	k->slot_cap = cap;
-	for (uint32_t i = 0; i < old_cap; i++)
-		if (old[i].id >= 0)
-			kernel_table_slot_place(k, old[i].hash, old[i].id);
-	free(old);
-	return 0;
-}
-
 /* A new row with this name; its id, or -1. */
 static int kernel_table_row_add(struct kernel_table *k, const char *name)
 {
@@ -135,25 +107,28 @@ static int kernel_table_row_add(struct kernel_table *k, const char *name)
 int kernel_table_intern(struct kernel_table *k, const char *name)
 {
 	size_t len = kernel_table_name_len(name);
-	uint32_t hash = kernel_table_hash(name, len);
-	uint32_t mask = k->slot_cap - 1;
+	uint64_t key = kernel_table_hash(name, len);
+	struct kernel_slot *s;
 
-	for (uint32_t i = k->slot_cap ? hash & mask : 0; k->slot_cap && k->slot[i].id >= 0;
-	     i = (i + 1) & mask) {
-		const char *have = k->row[k->slot[i].id].name;
+	/* Two names with one hash: the later one takes the next key of the chain. Names are
+	 * never removed, so a name's chain holds every key taken before it, up to its own. */
+	for (; (s = hashmap_find(&k->slot, key)); key = key + 1 ? key + 1 : 1) {
+		const char *have = k->row[s->id].name;
 
-		if (k->slot[i].hash == hash && strncmp(have, name, len) == 0 && !have[len])
-			return k->slot[i].id;
+		if (strncmp(have, name, len) == 0 && !have[len])
+			return s->id;
 	}
 	if (k->named >= STATS_MAX_KERNELS || k->name_bytes + len + 1 > NAME_BYTES_MAX)
 		return -1;
-	if ((k->named + 1) * 2 > k->slot_cap && kernel_table_slots_grow(k) < 0)
+	if (!(s = hashmap_insert(&k->slot, key, NULL)))
 		return -1;
 	const char *copy = kernel_table_name_store(k, name, len);
 	int id = copy ? kernel_table_row_add(k, copy) : -1;
-	if (id < 0)
+	if (id < 0) {
+		hashmap_remove(&k->slot, key, NULL);
 		return -1;
-	kernel_table_slot_place(k, hash, id);
+	}
+	s->id = id;
 	k->named++;
 	return id;
 }
@@ -171,8 +146,10 @@ struct kernel_table *kernel_table_new(void)
 {
 	struct kernel_table *k = calloc(1, sizeof(*k));
 
-	if (k)
+	if (k) {
 		k->other = -1;
+		k->slot = (struct hashmap)HASHMAP_INIT(sizeof(struct kernel_slot), 1024, 0);
+	}
 	return k;
 }
 
@@ -187,7 +164,7 @@ void kernel_table_free(struct kernel_table *k)
 		k->chunks = next;
 	}
 	free(k->row);
-	free(k->slot);
+	hashmap_clear(&k->slot);
 	free(k);
 }
 

@@ -5,7 +5,7 @@
  *
  * Memory bound (a product promise): one row per API function, the live-allocation table (at
  * most ~350 B per allocation the program itself holds live, at its peak: alloc_table.c) and
- * the kernel table (~36 MiB at worst: kernel_table.c); nothing grows with the number of calls. */
+ * the kernel table (~37 MiB at worst: kernel_table.c); nothing grows with the number of calls. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* qsort_r */
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "hashmap.h"
 #include "launchring.h"
 #include "log.h"
 #include "memory.h"
@@ -15,61 +16,24 @@
 #include "threads.h"
 #include "xol.h"
 
-static struct bp **table;	/* open addressing on addr; NULL empty, GONE deleted */
-static uint32_t cap, used, live;
-#define GONE ((struct bp *)1)
-
-static uint32_t hash_addr(uint64_t a)
-{
-	return (uint32_t)((a * 0x9e3779b97f4a7c15ull) >> 32);
-}
+struct bp_slot {
+	uint64_t addr;		/* the key */
+	struct bp *b;		/* its own allocation: callers keep pointers across inserts */
+};
+static struct hashmap table = HASHMAP_INIT(sizeof(struct bp_slot), 256, 0);
 
 struct bp *bp_find(uint64_t addr)
 {
-	if (!cap)
-		return NULL;
-	for (uint32_t i = hash_addr(addr) & (cap - 1);; i = (i + 1) & (cap - 1)) {
-		struct bp *b = table[i];
-		if (!b)
-			return NULL;
-		if (b != GONE && b->addr == addr)
-			return b;
-	}
-}
-
-static int grow(void)
-{
-	uint32_t ncap = cap ? cap * 2 : 256;
-	struct bp **n = calloc(ncap, sizeof *n);
-	if (!n)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < cap; i++) {
-		struct bp *b = table[i];
-		if (!b || b == GONE)
-			continue;
-		uint32_t j = hash_addr(b->addr) & (ncap - 1);
-		while (n[j])
-			j = (j + 1) & (ncap - 1);
-		n[j] = b;
-	}
-	free(table);
-	table = n;
-	cap = ncap;
-	used = live;
-	return 0;
+	struct bp_slot *s = hashmap_find(&table, addr);
+	return s ? s->b : NULL;
 }
 
 static int insert(struct bp *b)
 {
-	if ((used + 1) * 2 >= cap && grow() < 0)
+	struct bp_slot *s = hashmap_insert(&table, b->addr, NULL);
+	if (!s)
 		return -ENOMEM;
-	uint32_t i = hash_addr(b->addr) & (cap - 1);
-	while (table[i] && table[i] != GONE)
-		i = (i + 1) & (cap - 1);
-	if (!table[i])
-		used++;
-	table[i] = b;
-	live++;
+	s->b = b;
 	return 0;
 }
 
@@ -278,9 +242,10 @@ int bp_disarm(struct bp *b)
 
 static void drop_if(bool (*match)(const struct bp *, uint32_t), uint32_t arg)
 {
-	for (uint32_t i = 0; i < cap; i++) {
-		struct bp *b = table[i];
-		if (!b || b == GONE || !match(b, arg))
+	size_t it = 0;
+	for (struct bp_slot *s; (s = hashmap_next(&table, &it));) {
+		struct bp *b = s->b;
+		if (!match(b, arg))
 			continue;
 		rescue_code_disarmed(b->addr);
 		if (b->ring >= 0) {
@@ -289,9 +254,8 @@ static void drop_if(bool (*match)(const struct bp *, uint32_t), uint32_t arg)
 		} else {
 			xol_slot_free(b->slot);
 		}
+		hashmap_remove(&table, b->addr, NULL);	/* the current entry: allowed */
 		free(b);
-		table[i] = GONE;
-		live--;
 	}
 }
 
@@ -329,13 +293,10 @@ int bp_disarm_all(void)
 
 struct bp *bp_iter(uint32_t *cursor)
 {
-	for (uint32_t i = *cursor; i < cap; i++)
-		if (table[i] && table[i] != GONE) {
-			*cursor = i + 1;
-			return table[i];
-		}
-	*cursor = cap;
-	return NULL;
+	size_t it = *cursor;
+	struct bp_slot *s = hashmap_next(&table, &it);
+	*cursor = (uint32_t)it;
+	return s ? s->b : NULL;
 }
 
 uint64_t bp_unwind_pc(uint64_t pc)

@@ -172,7 +172,8 @@ bool launchring_is_trap(uint64_t addr, bool *ex)
 	return at == arch_launch_stub_trap || at == arch_launch_stub_trap_ex;
 }
 
-/* As the stub computes it (arch/x86_64_launch.S). */
+/* As the stub computes it (arch/x86_64_launch.S). Not hashmap.h: the filter lives in the
+ * program's memory, the stub's assembly reads it, and it is a lossy cache that never grows. */
 static uint32_t filter_slot(uint64_t handle)
 {
 	return (uint32_t)((handle * 0x9e3779b97f4a7c15ull) >> 52);

@@ -31,6 +31,8 @@ struct rescue_frame {
 	uint64_t ret;
 };
 
+/* Fixed arrays scanned whole, not hashmap.h: shared with the watchdog and read by the crash
+ * handler, they must never move, grow or allocate. */
 struct rescue_table {
 	int mem_fd;
 	uint64_t trampoline;
