@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "event.h"
-#include "tracee.h"
+#include "tracee_ctl.h"
 #include "tracer.h"
 
 struct thread;

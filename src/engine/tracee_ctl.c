@@ -1,6 +1,6 @@
-/* tracee.c — the traced process and the ptrace steps on its threads (tracee.h). */
+/* tracee_ctl.c — the ptrace steps on the traced process's threads (tracee_ctl.h). */
 #define _GNU_SOURCE
-#include "tracee.h"
+#include "tracee_ctl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,6 @@
 #include "log.h"
 #include "threads.h"
 
-struct tracee *tracee;
 static void (*dispatch)(const struct trace_stop *e, uint64_t now);
 
 int tracee_open(pid_t pid, bool launched)

@@ -1,9 +1,11 @@
-/* tracee.h — the traced process as the engine keeps it, and the ptrace steps every part of the
- * engine takes on its threads: resume, release, wait until all are stopped, run one to a trap
- * of ours; its exit; its CPU time. The bottom of the engine: it calls no other engine file;
- * stops that come while it waits go to the event loop's dispatcher through a hook. */
-#ifndef GPUTOP_TRACEE_H
-#define GPUTOP_TRACEE_H
+/* tracee_ctl.h — the ptrace steps every part of the engine takes on the traced process's
+ * threads: resume, release, wait until all are stopped, run one to a trap of ours; its exit;
+ * its CPU time; starting and ending the keeping of a process (struct tracee, base/tracee.h,
+ * with every layer's part). The bottom of the engine (it calls only hit.c, to let go of calls
+ * that will never return); stops that come while it waits go to the event loop's dispatcher
+ * through a hook. */
+#ifndef GPUTOP_TRACEE_CTL_H
+#define GPUTOP_TRACEE_CTL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,27 +13,12 @@
 
 #include "arch.h"
 #include "event.h"
+#include "tracee.h"
 
 struct thread;
 
-/* Everything the engine keeps about one traced process (its threads are in threads.h, its
- * probes in the probe layer's modules). */
-struct tracee {
-	pid_t pid;			/* the thread group */
-	bool launched;			/* started by gputop */
-	bool stopping_world;		/* detaching: threads that stop are kept stopped */
-	uint64_t stops;			/* every stop at a breakpoint of ours */
-	uint64_t exited_threads_cpu;	/* CPU time of threads gone, so the sum never goes back */
-	bool exited;			/* the process ended: exit_status, term_signal */
-	int exit_status;		/* exit code, or 128 + signal */
-	int term_signal;
-	bool no_cuda_timeout;		/* the timeout came before any CUDA library */
-};
-
-/* The process being traced (gdb's "current inferior"): set by tracee_open. */
-extern struct tracee *tracee;
-
-/* Starts keeping pid (no ptrace request yet). 0 or -ENOMEM. */
+/* Starts keeping pid (no ptrace request yet): a struct tracee with every layer's part, made
+ * the current one. 0 or -ENOMEM. */
 int tracee_open(pid_t pid, bool launched);
 
 /* The event loop's dispatcher, for stops that come while a step below waits for another. */

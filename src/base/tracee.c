@@ -1,0 +1,4 @@
+/* tracee.c — the current traced process (tracee.h). */
+#include "tracee.h"
+
+struct tracee *tracee;
