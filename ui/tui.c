@@ -6,6 +6,7 @@
  * and the tracer thread never waits for it. */
 #include "ui.h"
 #include "tui.h"
+#include "clock.h"
 #include "crt.h"
 #include "keys.h"
 #include "format.h"
@@ -38,6 +39,7 @@ struct tui {
 	int view;
 	struct tui_view_state vs[VIEW_COUNT];
 	struct stats_snapshot cur, prev;	/* shown; prev for the interval rates */
+	struct rows rows;			/* of cur, against prev */
 	bool have_cur;
 	struct session_status st;
 	struct history hist;
@@ -58,57 +60,12 @@ static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
 static char msg_text[256];
 static uint64_t msg_ns;
 
-static uint64_t tui_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void tui_log_sink(const char *msg)
 {
 	pthread_mutex_lock(&msg_lock);
 	snprintf(msg_text, sizeof(msg_text), "%s", msg);
-	msg_ns = tui_now();
+	msg_ns = now_ns();
 	pthread_mutex_unlock(&msg_lock);
-}
-
-/* ---- figures for views ---- */
-
-uint64_t tui_delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;	/* a reset ('z') in between: count from zero */
-}
-
-uint64_t tui_interval_ns(const struct tui_frame *f)
-{
-	return f->prev ? tui_delta(f->cur->t_ns, f->prev->t_ns) : 0;
-}
-
-void tui_launch_count(char *buf, size_t n, uint64_t v, bool estimated)
-{
-	char c[FMT_LEN];
-
-	fmt_count(c, sizeof(c), v);
-	snprintf(buf, n, "%s%s", estimated ? "~" : "", c);
-}
-
-void tui_per_sec(char *buf, size_t n, uint64_t delta, uint64_t ns, bool estimated)
-{
-	char c[FMT_LEN];
-	double v;
-
-	if (!ns) {
-		snprintf(buf, n, "%s", fmt_dash());
-		return;
-	}
-	v = (double)delta * 1e9 / (double)ns;
-	if (v > 0 && v < 9.95)
-		snprintf(c, sizeof(c), "%.1f", v);
-	else
-		fmt_count(c, sizeof(c), (uint64_t)(v + 0.5));
-	snprintf(buf, n, "%s%s", estimated ? "~" : "", c);
 }
 
 /* ---- figures ---- */
@@ -133,6 +90,8 @@ static void tui_take(struct tui *t)
 	}
 	t->cur = s;
 	t->have_cur = true;
+	rows_free(&t->rows);
+	rows_build(&t->rows, &t->cur, &t->prev);	/* on failure empty: tables say so */
 }
 
 static void tui_reset(struct tui *t)
@@ -147,7 +106,7 @@ static void tui_reset(struct tui *t)
 static void tui_say(struct tui *t, const char *what)
 {
 	snprintf(t->info, sizeof(t->info), "%s", what);
-	t->info_ns = tui_now();
+	t->info_ns = now_ns();
 }
 
 /* ---- layout ---- */
@@ -160,7 +119,7 @@ static bool tui_estimated(const struct tui *t)
 static void tui_draw_header(const struct tui *t, int width)
 {
 	char line[512], age[FMT_LEN];
-	uint64_t now = t->have_cur ? t->cur.t_ns : tui_now();
+	uint64_t now = t->have_cur ? t->cur.t_ns : now_ns();
 	int threads = t->have_cur ? t->cur.threads : 0;
 
 	fmt_age(age, sizeof(age), now >= t->st.start_ns ? now - t->st.start_ns : 0);
@@ -202,7 +161,7 @@ static void tui_exit_note(const struct session_status *st, char *buf, size_t n)
 /* The left part of the status line: the most pressing thing to say. */
 static int tui_status_text(const struct tui *t, char *buf, size_t n)
 {
-	uint64_t now = tui_now();
+	uint64_t now = now_ns();
 	char msg[sizeof(msg_text)];
 	uint64_t msg_at;
 
@@ -354,7 +313,7 @@ static void tui_draw(struct tui *t)
 		tui_draw_too_small(h, w);
 	} else {
 		struct tui_frame f = {
-			.cur = &t->cur, .prev = &t->prev, .st = &t->st, .hist = &t->hist,
+			.cur = &t->cur, .rows = &t->rows, .st = &t->st, .hist = &t->hist,
 			.estimated = tui_estimated(t),
 		};
 		struct tui_rect body = { 3, 1, h - 6, w - 2 };
@@ -464,12 +423,12 @@ static void tui_action(struct tui *t, const struct tui_key *k, int ch)
 		tui_say(t, t->paused ? "display paused, tracing goes on: p resumes" : "display resumed");
 		if (!t->paused) {	/* a fresh interval from now, not a sliver of one */
 			tui_take(t);
-			t->next_ns = tui_now() + t->step;
+			t->next_ns = now_ns() + t->step;
 		}
 		break;
 	case ACT_RESET:
 		tui_reset(t);
-		t->next_ns = tui_now() + t->step;
+		t->next_ns = now_ns() + t->step;
 		tui_say(t, "counters reset to zero");
 		break;
 	case ACT_REDRAW: clearok(curscr, TRUE); break;
@@ -577,7 +536,7 @@ static void tui_loop(struct tui *t)
 	int failed_reads = 0;
 
 	t->step = (uint64_t)(delay * 1e9);
-	t->next_ns = tui_now() + t->step;
+	t->next_ns = now_ns() + t->step;
 	tui_take(t);
 	for (;;) {
 		uint64_t now;
@@ -599,13 +558,13 @@ static void tui_loop(struct tui *t)
 		if (dirty || strcmp(status, t->drawn_status) != 0)
 			tui_draw(t);
 		dirty = false;
-		now = tui_now();
+		now = now_ns();
 		wait_ms = t->next_ns > now ? (int)((t->next_ns - now) / 1000000) : 0;
 		wait_ms = wait_ms < TUI_POLL_MS ? wait_ms : TUI_POLL_MS;
 		wtimeout(stdscr, wait_ms);
 		ch = wgetch(stdscr);
 		/* This thread blocks every signal, so a read ends early only when it fails. */
-		if (ch == ERR && wait_ms >= 20 && tui_now() - now < (uint64_t)wait_ms * 250000) {
+		if (ch == ERR && wait_ms >= 20 && now_ns() - now < (uint64_t)wait_ms * 250000) {
 			if (++failed_reads >= TUI_LOST_READS) {
 				tui_lost(t);
 				return;
@@ -617,7 +576,7 @@ static void tui_loop(struct tui *t)
 			tui_key(t, ch);
 			dirty = true;
 		}
-		now = tui_now();
+		now = now_ns();
 		if (now >= t->next_ns && !ended) {
 			tui_tick(t, now);
 			dirty = true;
@@ -643,6 +602,7 @@ int tui_run(const struct options *opt)
 	tui_loop(&t);
 	tui_term_close(t.screen);
 	log_set_sink(NULL);
+	rows_free(&t.rows);
 	stats_snapshot_free(&t.cur);
 	stats_snapshot_free(&t.prev);
 	return 0;
