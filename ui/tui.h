@@ -1,5 +1,5 @@
-/* tui.h — the TUI's view interface: what every view (view_*.c) gets to draw from. tui.c owns
- * the loop and the layout and calls a view's draw function with a window, a rectangle and a
+/* tui.h — the TUI's view interface: what every view (view_*.c) gets to draw from. screen.c
+ * lays the screen out and calls a view's draw function with a window, a rectangle and a
  * frame; views only draw, with the table (table.h), the text of the rows' cells (cells.h)
  * and the terminal's text and colors (crt.h). */
 #ifndef GPUTOP_TUI_H
