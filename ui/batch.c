@@ -2,17 +2,10 @@
  * seconds, then a full summary when the session ends. It reads statistics snapshots and the
  * session status only; it never touches the traced program (a detach is a request). */
 #include "ui.h"
-
-/* Where the tables go: stdout for -b, stderr for the summary of a session without a UI. */
-static FILE *out;
-
-static void fputc_out(int c)
-{
-	fputc(c, out);
-}
-
-#include "cuda_api.h"
+#include "cells.h"
+#include "clock.h"
 #include "format.h"
+#include "rows.h"
 #include "session_state.h"
 #include "stats.h"
 
@@ -26,6 +19,7 @@ static void fputc_out(int c)
 #define BATCH_TOP	10		/* rows per table in a periodic block */
 #define BATCH_LEAKS_MAX	100		/* live allocations listed in the summary */
 #define BATCH_CELL	512		/* bytes of one formatted cell */
+#define BATCH_COLS_MAX	8		/* columns of one table */
 
 struct batch_col {
 	const char *title;
@@ -38,29 +32,13 @@ struct batch {
 	struct session_status st;
 };
 
-/* Kernel row of a periodic block, with its launches during the interval. */
-struct batch_kernel {
-	const struct stats_kernel *k;
-	uint64_t delta;
-};
-
-static uint64_t batch_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t batch_delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;	/* a reset ('z') in between: count from zero */
-}
+/* Where the tables go: stdout for -b, stderr for the summary of a session without a UI. */
+static FILE *out;
 
 /* ---- cells and rows ---- */
 
 /* One row: cells cut to their column, padded by display width (not bytes: "…", "µ"). */
-static void batch_row(const struct batch_col *col, int n, char cell[][BATCH_CELL])
+static void batch_row(const struct batch_col *col, int n, const char *const *cell)
 {
 	for (int i = 0; i < n; i++) {
 		char buf[BATCH_CELL];
@@ -80,88 +58,36 @@ static void batch_row(const struct batch_col *col, int n, char cell[][BATCH_CELL
 
 static void batch_titles(const struct batch_col *col, int n)
 {
-	char cell[8][BATCH_CELL];
+	const char *cell[BATCH_COLS_MAX];
 
-	for (int i = 0; i < n && i < 8; i++)
-		snprintf(cell[i], BATCH_CELL, "%s", col[i].title);
+	for (int i = 0; i < n && i < BATCH_COLS_MAX; i++)
+		cell[i] = col[i].title;
 	batch_row(col, n, cell);
-}
-
-/* "(x,y,z)"; "?" when the launch did not say. */
-static void batch_one_dim3(char *buf, size_t n, const uint32_t d[3])
-{
-	if (d[0])
-		snprintf(buf, n, "(%u,%u,%u)", d[0], d[1], d[2]);
-	else
-		snprintf(buf, n, "?");
-}
-
-static void batch_dim3(char *buf, size_t n, const struct stats_kernel *k)
-{
-	char grid[40], block[40];
-
-	if (!k->grid[0] && !k->block[0]) {
-		snprintf(buf, n, "%s", fmt_dash());
-		return;
-	}
-	batch_one_dim3(grid, sizeof(grid), k->grid);
-	batch_one_dim3(block, sizeof(block), k->block);
-	snprintf(buf, n, "%s%s%s", grid, fmt_times(), block);
 }
 
 /* --max-overhead: launch figures are extrapolated; each one is printed with a "~". */
 static bool estimated;
 
-static void mark_estimate(char *cell, size_t n)
-{
-	size_t len = strnlen(cell, n - 1);
-	if (!estimated || len + 2 > n)
-		return;
-	memmove(cell + 1, cell, len + 1);	/* counts are short: the "~" always fits */
-	cell[0] = '~';
-}
-
-/* ---- tables (a NULL previous snapshot means: the summary, whole-session figures) ---- */
+/* ---- tables (the rows of a summary cover the whole session) ---- */
 
 static const struct batch_col api_cols[] = {
 	{ "API", 36, false }, { "CALLS", 9, true }, { "ERRORS", 8, true },
 	{ "TIME", 10, true }, { "AVG", 10, true },
 };
 
-static void batch_api_row(const struct stats_snapshot *s, int i)
+static void batch_api(const struct rows *rs, size_t max)
 {
-	const struct stats_api *a = &s->api[i];
-	const struct api_spec *spec = cuda_api_get(i);
-	char cell[5][BATCH_CELL];
-
-	snprintf(cell[0], BATCH_CELL, "%s", spec ? spec->name : "?");
-	fmt_count(cell[1], BATCH_CELL, a->calls);
-	if (spec && spec->op == OP_LAUNCH)
-		mark_estimate(cell[1], BATCH_CELL);
-	if (a->returns_seen) {
-		fmt_count(cell[2], BATCH_CELL, a->errors);
-		fmt_duration(cell[3], BATCH_CELL, a->ns);
-		fmt_duration(cell[4], BATCH_CELL, a->ns / a->calls);
-	} else {	/* entry-only probe: errors and time are not known */
-		for (int c = 2; c < 5; c++)
-			snprintf(cell[c], BATCH_CELL, "%s", fmt_dash());
-	}
-	batch_row(api_cols, 5, cell);
-}
-
-static void batch_api(const struct stats_snapshot *s, size_t max)
-{
-	int *idx = malloc((s->n_api ? s->n_api : 1) * sizeof(*idx));
-	size_t n = idx ? stats_sort_api(s, idx) : 0;
-
-	if (!n) {
+	if (!rs->n_api) {
 		fprintf(out, "%s\n", "API: (none)");
-	} else {
-		batch_titles(api_cols, 5);
-		for (size_t i = 0; i < n && i < max; i++)
-			batch_api_row(s, idx[i]);
+		return;
 	}
-	free(idx);
+	batch_titles(api_cols, 5);
+	for (size_t i = 0; i < rs->n_api && i < max; i++) {
+		struct cells_api c;
+
+		cells_api(&c, &rs->api[i], rs, estimated);
+		batch_row(api_cols, 5, (const char *[]){ c.name, c.calls, c.errors, c.time, c.avg });
+	}
 }
 
 static const struct batch_col kernel_cols[] = {
@@ -169,71 +95,54 @@ static const struct batch_col kernel_cols[] = {
 	{ "GRID x BLOCK", 30, false },
 };
 
-static void batch_kernel_row(const struct stats_kernel *k, uint64_t n, uint64_t ns)
+static void batch_kernel_row(const struct row_kernel *k, const struct rows *rs)
 {
-	char cell[4][BATCH_CELL];
+	struct cells_kernel c;
 
-	snprintf(cell[0], BATCH_CELL, "%s", k->name ? k->name : "?");
-	fmt_count(cell[1], BATCH_CELL, k->launches);
-	mark_estimate(cell[1], BATCH_CELL);
-	if (ns) {
-		fmt_count(cell[2], BATCH_CELL, (uint64_t)((double)n * 1e9 / (double)ns + 0.5));
-		mark_estimate(cell[2], BATCH_CELL);
-	} else {
-		snprintf(cell[2], BATCH_CELL, "%s", fmt_dash());
-	}
-	batch_dim3(cell[3], BATCH_CELL, k);
-	batch_row(kernel_cols, 4, cell);
+	cells_kernel(&c, k, rs, estimated);
+	batch_row(kernel_cols, 4, (const char *[]){ c.name, c.launches, c.rate, c.dims });
 }
 
+/* The busiest of the interval first. */
 static int batch_kernel_cmp(const void *a, const void *b)
 {
-	const struct batch_kernel *x = a, *y = b;
+	const struct row_kernel *x = *(const struct row_kernel *const *)a;
+	const struct row_kernel *y = *(const struct row_kernel *const *)b;
 
-	if (x->delta != y->delta)
-		return x->delta > y->delta ? -1 : 1;
-	if (x->k->launches != y->k->launches)
-		return x->k->launches > y->k->launches ? -1 : 1;
-	return strcmp(x->k->name ? x->k->name : "", y->k->name ? y->k->name : "");
+	if (x->launches_delta != y->launches_delta)
+		return x->launches_delta > y->launches_delta ? -1 : 1;
+	if (x->launches != y->launches)
+		return x->launches > y->launches ? -1 : 1;
+	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
 }
 
-/* Busiest kernels of the interval; kernel[i] is id i in both snapshots. */
-static void batch_kernels_interval(const struct stats_snapshot *s, const struct stats_snapshot *p)
+/* Busiest kernels of the interval. */
+static void batch_kernels_interval(const struct rows *rs)
 {
-	struct batch_kernel *row = malloc((s->n_kernel ? s->n_kernel : 1) * sizeof(*row));
-	uint64_t ns = batch_delta(s->t_ns, p->t_ns);
-	size_t n = 0;
+	const struct row_kernel **k = malloc((rs->n_kernel ? rs->n_kernel : 1) * sizeof(*k));
+	size_t n = k ? rs->n_kernel : 0;
 
-	for (size_t i = 0; row && i < s->n_kernel; i++) {
-		uint64_t before = i < p->n_kernel ? p->kernel[i].launches : 0;
-
-		if (s->kernel[i].launches)
-			row[n++] = (struct batch_kernel){ &s->kernel[i],
-							  batch_delta(s->kernel[i].launches, before) };
-	}
-	qsort(row, n, sizeof(*row), batch_kernel_cmp);
+	for (size_t i = 0; i < n; i++)
+		k[i] = &rs->kernel[i];
+	qsort(k, n, sizeof(*k), batch_kernel_cmp);
 	if (!n)
 		fprintf(out, "%s\n", "Kernels: (none)");
 	else
 		batch_titles(kernel_cols, 4);
 	for (size_t i = 0; i < n && i < BATCH_TOP; i++)
-		batch_kernel_row(row[i].k, row[i].delta, ns);
-	free(row);
+		batch_kernel_row(k[i], rs);
+	free(k);
 }
 
 /* Every launched kernel, with its rate over the whole session. */
-static void batch_kernels_all(const struct stats_snapshot *s)
+static void batch_kernels_all(const struct rows *rs)
 {
-	const struct stats_kernel **k = malloc((s->n_kernel ? s->n_kernel : 1) * sizeof(*k));
-	size_t n = k ? stats_sort_kernels(s, k) : 0;
-
-	if (!n)
+	if (!rs->n_kernel)
 		fprintf(out, "%s\n", "Kernels: (none)");
 	else
 		batch_titles(kernel_cols, 4);
-	for (size_t i = 0; i < n; i++)
-		batch_kernel_row(k[i], k[i]->launches, batch_delta(s->t_ns, s->start_ns));
-	free(k);
+	for (size_t i = 0; i < rs->n_kernel; i++)
+		batch_kernel_row(&rs->kernel[i], rs);
 }
 
 /* AVG RATE: bandwidth of all copies so far; RATE: of those in the interval (periodic only). */
@@ -242,48 +151,31 @@ static const struct batch_col xfer_cols[] = {
 	{ "AVG RATE", 11, true }, { "RATE", 11, true },
 };
 
-static void batch_xfer_row(const char *name, const struct stats_xfer *x,
-			   const struct stats_xfer *prev)
+static void batch_xfer_row(const struct row_xfer *x, bool interval)
 {
-	char cell[5][BATCH_CELL];
+	struct cells_xfer c;
 
-	snprintf(cell[0], BATCH_CELL, "%s", name);
-	fmt_count(cell[1], BATCH_CELL, x->calls);
-	fmt_bytes(cell[2], BATCH_CELL, x->bytes);
-	fmt_rate(cell[3], BATCH_CELL, x->bytes, x->ns);
-	if (prev)
-		fmt_rate(cell[4], BATCH_CELL, batch_delta(x->bytes, prev->bytes),
-			 batch_delta(x->ns, prev->ns));
-	batch_row(xfer_cols, prev ? 5 : 4, cell);
+	cells_xfer(&c, x);
+	batch_row(xfer_cols, interval ? 5 : 4,
+		  (const char *[]){ c.name, c.calls, c.bytes, c.avg_rate, c.rate });
 }
 
-static struct stats_xfer batch_dir_total(const struct stats_snapshot *s, int d)
+static void batch_transfers(const struct rows *rs, bool interval)
 {
-	const struct stats_xfer *a = &s->xfer[COPY_SYNC][d], *b = &s->xfer[COPY_ASYNC][d];
-
-	return (struct stats_xfer){ a->calls + b->calls, a->bytes + b->bytes, a->ns + b->ns };
-}
-
-static void batch_transfers(const struct stats_snapshot *s, const struct stats_snapshot *p)
-{
-	bool any = s->memset_.calls;
+	bool any = rs->memset_.total.calls;
 
 	for (int d = 0; d < DIR_COUNT; d++)
-		any |= batch_dir_total(s, d).calls != 0;
+		any |= rs->dir[d].total.calls != 0;
 	if (!any) {
 		fprintf(out, "%s\n", "Transfers: (none)");
 		return;
 	}
-	batch_titles(xfer_cols, p ? 5 : 4);
-	for (int d = 0; d < DIR_COUNT; d++) {
-		struct stats_xfer cur = batch_dir_total(s, d);
-		struct stats_xfer before = p ? batch_dir_total(p, d) : cur;
-
-		if (cur.calls)
-			batch_xfer_row(copy_dir_name[d], &cur, p ? &before : NULL);
-	}
-	if (s->memset_.calls)
-		batch_xfer_row("memset", &s->memset_, p ? &p->memset_ : NULL);
+	batch_titles(xfer_cols, interval ? 5 : 4);
+	for (int d = 0; d < DIR_COUNT; d++)
+		if (rs->dir[d].total.calls)
+			batch_xfer_row(&rs->dir[d], interval);
+	if (rs->memset_.total.calls)
+		batch_xfer_row(&rs->memset_, interval);
 }
 
 static const struct batch_col leak_cols[] = {
@@ -291,42 +183,29 @@ static const struct batch_col leak_cols[] = {
 	{ "API", 30, false }, { "THREAD", 8, true }, { "AGE", 8, true },
 };
 
-static void batch_leak_row(const struct stats_alloc *a, uint64_t now_ns)
-{
-	const struct api_spec *spec = cuda_api_get(a->api);
-	char cell[6][BATCH_CELL];
-
-	snprintf(cell[0], BATCH_CELL, "0x%" PRIx64, a->addr);
-	fmt_bytes(cell[1], BATCH_CELL, a->bytes);
-	snprintf(cell[2], BATCH_CELL, "%s", a->kind < MEM_KIND_COUNT ? mem_kind_name[a->kind] : "?");
-	snprintf(cell[3], BATCH_CELL, "%s", spec ? spec->name : "?");
-	snprintf(cell[4], BATCH_CELL, "%d", (int)a->tid);
-	fmt_age(cell[5], BATCH_CELL, now_ns >= a->t_ns ? now_ns - a->t_ns : 0);
-	batch_row(leak_cols, 6, cell);
-}
-
-static void batch_memory(const struct stats_snapshot *s, size_t max)
+static void batch_memory(const struct stats_snapshot *s, const struct rows *rs, size_t max)
 {
 	char live[FMT_LEN], peak[FMT_LEN], host[FMT_LEN];
-	const struct stats_alloc **a = malloc((s->n_alloc ? s->n_alloc : 1) * sizeof(*a));
 
 	fmt_bytes(live, sizeof(live), s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
 	fmt_bytes(peak, sizeof(peak), s->peak_device_bytes);
 	fmt_bytes(host, sizeof(host), s->live_bytes[MEM_HOST]);
 	fprintf(out, "Memory: %s live on device, peak %s, %" PRIu64 " live allocations, %s pinned host\n",
 	       live, peak, s->live_count, host);
-	if (!s->n_alloc || !a) {
+	if (!rs->n_alloc) {
 		fprintf(out, "%s\n", "Live allocations: (none)");
-		free(a);
 		return;
 	}
-	stats_sort_allocs(s, a);
 	batch_titles(leak_cols, 6);
-	for (size_t i = 0; i < s->n_alloc && i < max; i++)
-		batch_leak_row(a[i], s->t_ns);
-	if (s->n_alloc > max)
-		fprintf(out, "... and %zu more\n", s->n_alloc - max);
-	free(a);
+	for (size_t i = 0; i < rs->n_alloc && i < max; i++) {
+		struct cells_alloc c;
+
+		cells_alloc(&c, &rs->alloc[i]);
+		batch_row(leak_cols, 6,
+			  (const char *[]){ c.address, c.size, c.kind, c.api, c.thread, c.age });
+	}
+	if (rs->n_alloc > max)
+		fprintf(out, "... and %zu more\n", rs->n_alloc - max);
 }
 
 /* ---- blocks ---- */
@@ -338,25 +217,29 @@ static void batch_header(const struct batch *b, const struct stats_snapshot *s)
 	const char *dash = fmt_dash();
 
 	fmt_truncate(cmd, sizeof(cmd), b->st.command, 40);
-	fmt_duration(elapsed, sizeof(elapsed), batch_delta(s->t_ns, start));
+	fmt_duration(elapsed, sizeof(elapsed), s->t_ns >= start ? s->t_ns - start : 0);
 	fprintf(out, "gputop %s PID %d %s %s %s %s %d threads\n", dash, (int)b->st.pid, cmd, dash, elapsed,
 	       dash, s->threads);
 }
 
 static void batch_block(struct batch *b, const struct stats_snapshot *s)
 {
+	struct rows rs;
+
+	rows_build(&rs, s, &b->prev);	/* on failure empty: the tables say "(none)" */
 	estimated = s->launches_estimated;
 	batch_header(b, s);
-	fputc_out('\n');
-	batch_api(s, BATCH_TOP);
-	fputc_out('\n');
-	batch_kernels_interval(s, &b->prev);
-	fputc_out('\n');
-	batch_transfers(s, &b->prev);
-	fputc_out('\n');
-	batch_memory(s, BATCH_TOP);
-	fputc_out('\n');
+	fputc('\n', out);
+	batch_api(&rs, BATCH_TOP);
+	fputc('\n', out);
+	batch_kernels_interval(&rs);
+	fputc('\n', out);
+	batch_transfers(&rs, true);
+	fputc('\n', out);
+	batch_memory(s, &rs, BATCH_TOP);
+	fputc('\n', out);
 	fflush(out);
+	rows_free(&rs);
 }
 
 static void batch_outcome(const struct session_status *st, char *buf, size_t n)
@@ -372,7 +255,9 @@ static void batch_outcome(const struct session_status *st, char *buf, size_t n)
 static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 {
 	char outcome[64], cpu[FMT_LEN], sync[FMT_LEN];
+	struct rows rs;
 
+	rows_build(&rs, s, NULL);	/* the whole session */
 	estimated = s->launches_estimated;
 	fprintf(out, "%s\n", "gputop: summary");
 	batch_header(b, s);
@@ -381,16 +266,17 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	fmt_duration(sync, sizeof(sync), s->sync_ns);
 	fprintf(out, "%s; %" PRIu64 " launches%s; %" PRIu64 " stops, tracer CPU %s\n", outcome,
 	       s->launches, s->launches_estimated ? " (estimated)" : "", s->stops, cpu);
-	fputc_out('\n');
-	batch_api(s, SIZE_MAX);
-	fputc_out('\n');
-	batch_kernels_all(s);
-	fputc_out('\n');
-	batch_transfers(s, NULL);
+	fputc('\n', out);
+	batch_api(&rs, SIZE_MAX);
+	fputc('\n', out);
+	batch_kernels_all(&rs);
+	fputc('\n', out);
+	batch_transfers(&rs, false);
 	fprintf(out, "Synchronize: %" PRIu64 " calls, %s blocked\n", s->sync_calls, sync);
-	fputc_out('\n');
-	batch_memory(s, BATCH_LEAKS_MAX);
+	fputc('\n', out);
+	batch_memory(s, &rs, BATCH_LEAKS_MAX);
 	fflush(out);
+	rows_free(&rs);
 }
 
 /* ---- the loop ---- */
@@ -417,7 +303,7 @@ static bool batch_wait(struct batch *b, uint64_t deadline)
 		batch_poll(b);
 		if (b->st.ended)
 			return true;
-		now = batch_now();
+		now = now_ns();
 		if (now >= deadline)
 			return false;
 		batch_sleep(deadline - now < BATCH_POLL_NS ? deadline - now : BATCH_POLL_NS);
@@ -453,12 +339,12 @@ int batch_run(const struct options *opt)
 {
 	struct batch b = { 0 };
 	double delay = opt->delay_s > 0 ? opt->delay_s : 1;
-	uint64_t step = (uint64_t)(delay * 1e9), next = batch_now() + step;
+	uint64_t step = (uint64_t)(delay * 1e9), next = now_ns() + step;
 	struct stats_snapshot s;
 
 	out = stdout;
 	fmt_set_ascii(fmt_ascii() || !fmt_locale_utf8());
-	b.prev.t_ns = batch_now();
+	b.prev.t_ns = now_ns();
 	for (long done = 0; opt->iterations < 0 || done < opt->iterations; done++) {
 		if (batch_wait(&b, next))
 			break;

@@ -1,6 +1,6 @@
 /* crt.c — owns the terminal under the TUI (crt.h), like htop's CRT.c: taking it and giving
  * it back, colors or plain attributes per role, and text that stays inside its box. It draws
- * no layout and reads no statistics; the loop and the log sink stay in tui.c. */
+ * no layout and reads no statistics; the loop is tui.c's, the layout screen.c's. */
 #include "crt.h"
 #include "format.h"
 

@@ -1,6 +1,7 @@
 /* history.c — per-second ring buffers of a few figures (history.h). Pure bookkeeping on
  * snapshots the caller passes in; the UI thread owns the structure, so no locking. */
 #include "history.h"
+#include "rows.h"
 
 #include <string.h>
 
@@ -60,8 +61,7 @@ void history_sample(struct history *h, const struct stats_snapshot *s)
 		return;
 	double secs = (double)elapsed / 1e9;
 	for (int k = 0; k < HIST_COUNT; k++) {
-		/* A reset ('z') in between: the counter restarted from zero. */
-		uint64_t delta = now[k] >= h->last[k] ? now[k] - h->last[k] : now[k];
+		uint64_t delta = rows_delta(now[k], h->last[k]);
 
 		v[k] = k == HIST_MEMORY ? (double)now[k] : (double)delta / secs;
 	}

@@ -1,5 +1,5 @@
 /* keys.c — the table of the TUI's keys (keys.h). Adding a key is one row here and one case
- * in tui.c's dispatcher; the bar and the help follow by themselves. */
+ * in actions.c's dispatcher; the bar and the help follow by themselves. */
 #include "keys.h"
 
 #include <curses.h>

@@ -1,6 +1,7 @@
 /* table.c — owns the table most views draw with (table.h): filtering by the view's filter,
  * sorting by the chosen column, scrolling, dropping the columns that do not fit and marking
- * the sort column. Views fill rows and format cells; this file never reads statistics. */
+ * the sort column, and the keys that scroll and sort it. Views fill rows and format cells;
+ * this file never reads statistics. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* strcasestr, qsort_r */
 #endif
@@ -8,6 +9,7 @@
 #include "crt.h"
 #include "format.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,5 +152,51 @@ void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
 			tui_put(w, r.y + 1 + i, x + pad, cw[c], tui_attr(TC_NORMAL), buf);
 			x += cw[c] + TABLE_GAP;
 		}
+	}
+}
+
+static void table_scroll(struct tui_view_state *vs, int ch)
+{
+	int page = vs->page > 1 ? vs->page : 1;
+
+	switch (ch) {
+	case KEY_UP: vs->scroll--; break;
+	case KEY_DOWN: vs->scroll++; break;
+	case KEY_PPAGE: vs->scroll -= page; break;
+	case KEY_NPAGE: vs->scroll += page; break;
+	case KEY_HOME: vs->scroll = 0; break;
+	case KEY_END: vs->scroll = INT_MAX / 2; break;	/* the draw clamps it */
+	}
+}
+
+static bool table_sort_next(const struct tui_view *v, struct tui_view_state *vs)
+{
+	for (int i = 1; i <= v->n_cols; i++) {
+		int c = (vs->sort + i) % v->n_cols;
+
+		if (v->cols[c].sort != SORT_NONE) {
+			vs->sort = c;
+			vs->scroll = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool tui_table_key(const struct tui_view *v, struct tui_view_state *vs, enum tui_action a,
+		   int ch)
+{
+	switch (a) {
+	case ACT_SCROLL:
+		table_scroll(vs, ch);
+		return true;
+	case ACT_SORT:
+		return table_sort_next(v, vs);
+	case ACT_REVERSE:
+		vs->reverse = !vs->reverse;
+		vs->scroll = 0;
+		return true;
+	default:
+		return false;
 	}
 }

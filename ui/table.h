@@ -1,6 +1,7 @@
 /* table.h — the table most views draw with: it filters rows by the view's filter, sorts them
  * by the chosen column, scrolls, drops the columns that do not fit and marks the sort column.
- * Views fill the rows and format the cells; the table only lays them out and draws. */
+ * Views fill the rows and format the cells; the table lays them out, draws them and handles
+ * the keys that move through them. */
 #ifndef GPUTOP_TABLE_H
 #define GPUTOP_TABLE_H
 
@@ -8,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "keys.h"
 #include "tui.h"
 
 /* One row of a table: views fill key[] and name, then format cells of visible rows only.
@@ -34,5 +36,10 @@ typedef void tui_cells_fn(const struct tui_frame *f, const struct tui_row *row,
 void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
 		    struct tui_view_state *vs, const struct tui_frame *f, struct tui_row *rows,
 		    size_t n, tui_cells_fn *cells);
+
+/* The keys a table handles itself (keys.h): scrolling (ch says which way), the next sort
+ * column, the reverse order. Returns false for any other action, or when nothing changed. */
+bool tui_table_key(const struct tui_view *v, struct tui_view_state *vs, enum tui_action a,
+		   int ch);
 
 #endif

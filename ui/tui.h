@@ -1,7 +1,7 @@
-/* tui.h — the TUI's view interface: what every view (view_*.c) gets to draw from. tui.c owns
- * the loop and the layout and calls a view's draw function with a window, a rectangle and a
- * frame; views only draw, with the table helper (table.h) and the terminal's text and colors
- * (term.h). */
+/* tui.h — the TUI's view interface: what every view (view_*.c) gets to draw from. screen.c
+ * lays the screen out and calls a view's draw function with a window, a rectangle and a
+ * frame; views only draw, with the table (table.h), the text of the rows' cells (cells.h)
+ * and the terminal's text and colors (crt.h). */
 #ifndef GPUTOP_TUI_H
 #define GPUTOP_TUI_H
 
@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "history.h"
+#include "rows.h"
 #include "session_state.h"
 #include "stats.h"
 
@@ -47,8 +48,9 @@ struct tui_view_state {
 
 /* Everything a view draws from, for one refresh. */
 struct tui_frame {
-	const struct stats_snapshot *cur;	/* what to show */
-	const struct stats_snapshot *prev;	/* the refresh before: interval rates */
+	const struct stats_snapshot *cur;	/* what to show: totals of the header lines */
+	const struct rows *rows;		/* its rows, interval figures since the refresh
+						 * before */
 	const struct session_status *st;
 	const struct history *hist;
 	bool estimated;				/* launch figures are estimates: prefix "~" */
@@ -66,14 +68,5 @@ struct tui_view {
 };
 
 extern const struct tui_view view_overview, view_leaks, view_kernels, view_bandwidth, view_api;
-
-/* ---- figures for views (tui.c) ---- */
-
-/* Launch figures: "~" in front when they are estimates. */
-void tui_launch_count(char *buf, size_t n, uint64_t v, bool estimated);
-/* Per-second rate of delta over ns; the dash when ns is 0. */
-void tui_per_sec(char *buf, size_t n, uint64_t delta, uint64_t ns, bool estimated);
-uint64_t tui_delta(uint64_t cur, uint64_t prev);	/* saturating over a reset */
-uint64_t tui_interval_ns(const struct tui_frame *f);
 
 #endif

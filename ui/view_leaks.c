@@ -1,10 +1,11 @@
 /* view_leaks.c — the Leaks view: every live allocation (address, size, kind, API, device,
  * thread, age), largest or oldest first, with the totals on top. An allocation that stays
- * here while the program runs on is the leak to look at. Draws from snapshots only. */
+ * here while the program runs on is the leak to look at. Draws the frame's rows (rows.h) with
+ * their cells (cells.h) only. */
 #include "tui.h"
 #include "table.h"
+#include "cells.h"
 #include "crt.h"
-#include "cuda_api.h"
 #include "format.h"
 
 #include <inttypes.h>
@@ -25,18 +26,16 @@ static const struct tui_column leak_cols[COL_COUNT] = {
 
 static void leak_cells(const struct tui_frame *f, const struct tui_row *row, char cell[][TUI_CELL])
 {
-	const struct stats_alloc *a = row->item;
+	struct cells_alloc c;
 
-	snprintf(cell[COL_ADDR], TUI_CELL, "%s", row->name_buf);
-	fmt_bytes(cell[COL_SIZE], TUI_CELL, a->bytes);
-	snprintf(cell[COL_KIND], TUI_CELL, "%s", a->kind < MEM_KIND_COUNT ? mem_kind_name[a->kind] : "?");
-	snprintf(cell[COL_API], TUI_CELL, "%s", row->name);
-	if (a->device >= 0)
-		snprintf(cell[COL_DEV], TUI_CELL, "%d", a->device);
-	else
-		snprintf(cell[COL_DEV], TUI_CELL, "%s", fmt_dash());
-	snprintf(cell[COL_TID], TUI_CELL, "%d", (int)a->tid);
-	fmt_age(cell[COL_AGE], TUI_CELL, f->cur->t_ns >= a->t_ns ? f->cur->t_ns - a->t_ns : 0);
+	cells_alloc(&c, row->item);
+	snprintf(cell[COL_ADDR], TUI_CELL, "%s", c.address);
+	snprintf(cell[COL_SIZE], TUI_CELL, "%s", c.size);
+	snprintf(cell[COL_KIND], TUI_CELL, "%s", c.kind);
+	snprintf(cell[COL_API], TUI_CELL, "%s", c.api);
+	snprintf(cell[COL_DEV], TUI_CELL, "%s", c.device);
+	snprintf(cell[COL_TID], TUI_CELL, "%s", c.thread);
+	snprintf(cell[COL_AGE], TUI_CELL, "%s", c.age);
 }
 
 /* "Live: 40.0 MiB on device in 5 allocations (peak 42.0 MiB); 1.00 MiB pinned host". */
@@ -59,31 +58,30 @@ static void leaks_totals(WINDOW *w, struct tui_rect r, const struct stats_snapsh
 static void leaks_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 		       struct tui_view_state *vs)
 {
-	const struct stats_snapshot *s = f->cur;
-	struct tui_row *rows = calloc(s->n_alloc ? s->n_alloc : 1, sizeof(*rows));
+	const struct rows *rs = f->rows;
+	struct tui_row *rows = calloc(rs->n_alloc ? rs->n_alloc : 1, sizeof(*rows));
 
 	if (!rows)
 		return;
-	for (size_t i = 0; i < s->n_alloc; i++) {
-		const struct stats_alloc *a = &s->alloc[i];
-		const struct api_spec *spec = cuda_api_get(a->api);
+	for (size_t i = 0; i < rs->n_alloc; i++) {
+		const struct row_alloc *a = &rs->alloc[i];
 		struct tui_row *row = &rows[i];
 
 		row->item = a;
-		row->name = spec ? spec->name : "?";
-		snprintf(row->name_buf, sizeof(row->name_buf), "0x%" PRIx64, a->addr);
+		row->name = a->api ? a->api : "?";
+		snprintf(row->name_buf, sizeof(row->name_buf), "%s", a->address);
 		row->key[COL_ADDR] = (double)a->addr;
 		row->key[COL_SIZE] = (double)a->bytes;
 		row->key[COL_KIND] = a->kind;
 		row->key[COL_DEV] = a->device;
 		row->key[COL_TID] = a->tid;
-		row->key[COL_AGE] = s->t_ns >= a->t_ns ? (double)(s->t_ns - a->t_ns) : 0;
+		row->key[COL_AGE] = (double)a->age_ns;
 		row->tie = a->addr;
 	}
-	leaks_totals(w, r, s);
+	leaks_totals(w, r, f->cur);
 	r.y += 3;
 	r.h -= 3;
-	tui_table_draw(w, r, &view_leaks, vs, f, rows, s->n_alloc, leak_cells);
+	tui_table_draw(w, r, &view_leaks, vs, f, rows, rs->n_alloc, leak_cells);
 	free(rows);
 }
 

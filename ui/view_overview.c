@@ -1,7 +1,8 @@
 /* view_overview.c — the Overview: what is traced (PID, command, threads, for how long) and
  * the headline figures — live GPU memory and its peak, launches/s, H2D and D2H bandwidth,
- * API calls/s — each with a sparkline of the last minute. Draws from snapshots only. */
+ * API calls/s — each with a sparkline of the last minute. Draws from the frame only. */
 #include "tui.h"
+#include "cells.h"
 #include "crt.h"
 #include "format.h"
 
@@ -12,27 +13,6 @@
 #define LABEL_W	12
 #define NOW_W	12
 #define TOTAL_W	26
-
-static uint64_t overview_xfer(const struct stats_snapshot *s, enum copy_dir d, uint64_t *ns)
-{
-	uint64_t bytes = 0;
-
-	*ns = 0;
-	for (int m = 0; m < COPY_MODE_COUNT; m++) {
-		bytes += s->xfer[m][d].bytes;
-		*ns += s->xfer[m][d].ns;
-	}
-	return bytes;
-}
-
-static uint64_t overview_calls(const struct stats_snapshot *s)
-{
-	uint64_t calls = 0;
-
-	for (size_t i = 0; i < s->n_api; i++)
-		calls += s->api[i].calls;
-	return calls;
-}
 
 /* label | now | total | sparkline of the last minute (as many seconds as fit). */
 static void overview_metric(WINDOW *w, struct tui_rect r, int y, const char *label,
@@ -86,12 +66,10 @@ static void overview_target(WINDOW *w, struct tui_rect r, const struct tui_frame
 static void overview_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 			  struct tui_view_state *vs)
 {
-	const struct stats_snapshot *s = f->cur, *p = f->prev;
-	uint64_t ns = tui_interval_ns(f), h2d_ns, d2h_ns, ph2d_ns = 0, pd2h_ns = 0;
-	uint64_t h2d = overview_xfer(s, DIR_H2D, &h2d_ns), d2h = overview_xfer(s, DIR_D2H, &d2h_ns);
-	uint64_t ph2d = p ? overview_xfer(p, DIR_H2D, &ph2d_ns) : 0;
-	uint64_t pd2h = p ? overview_xfer(p, DIR_D2H, &pd2h_ns) : 0;
-	uint64_t calls = overview_calls(s), pcalls = p ? overview_calls(p) : 0;
+	const struct stats_snapshot *s = f->cur;
+	const struct rows *rs = f->rows;
+	const struct row_xfer *h2d = &rs->dir[DIR_H2D], *d2h = &rs->dir[DIR_D2H];
+	uint64_t ns = rs->interval_ns;
 	char now[TUI_CELL], a[FMT_LEN], b[FMT_LEN], total[TUI_CELL];
 	int y = r.y;
 
@@ -109,26 +87,26 @@ static void overview_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *
 	snprintf(total, sizeof(total), "peak %s, %" PRIu64 " live", a, s->live_count);
 	overview_metric(w, r, y++, "GPU memory", now, total, f->hist, HIST_MEMORY, false);
 
-	tui_per_sec(now, sizeof(now), tui_delta(s->launches, p ? p->launches : 0), ns, f->estimated);
-	tui_launch_count(a, sizeof(a), s->launches, f->estimated);
+	cells_per_sec(now, sizeof(now), rs->launches_delta, ns, f->estimated);
+	cells_launch_count(a, sizeof(a), rs->launches, f->estimated);
 	snprintf(total, sizeof(total), "%s launches", a);
 	overview_metric(w, r, y++, "Launches/s", now, total, f->hist, HIST_LAUNCHES, f->estimated);
 
-	fmt_rate(now, sizeof(now), tui_delta(h2d, ph2d), ns);
-	fmt_bytes(a, sizeof(a), h2d);
-	fmt_rate(b, sizeof(b), h2d, h2d_ns);
+	fmt_rate(now, sizeof(now), h2d->delta.bytes, ns);
+	fmt_bytes(a, sizeof(a), h2d->total.bytes);
+	fmt_rate(b, sizeof(b), h2d->total.bytes, h2d->total.ns);
 	snprintf(total, sizeof(total), "%s, avg %s", a, b);
 	overview_metric(w, r, y++, "H2D", now, total, f->hist, HIST_H2D, false);
 
-	fmt_rate(now, sizeof(now), tui_delta(d2h, pd2h), ns);
-	fmt_bytes(a, sizeof(a), d2h);
-	fmt_rate(b, sizeof(b), d2h, d2h_ns);
+	fmt_rate(now, sizeof(now), d2h->delta.bytes, ns);
+	fmt_bytes(a, sizeof(a), d2h->total.bytes);
+	fmt_rate(b, sizeof(b), d2h->total.bytes, d2h->total.ns);
 	snprintf(total, sizeof(total), "%s, avg %s", a, b);
 	overview_metric(w, r, y++, "D2H", now, total, f->hist, HIST_D2H, false);
 
 	/* Launch calls are among them: estimates too under --max-overhead. */
-	tui_per_sec(now, sizeof(now), tui_delta(calls, pcalls), ns, f->estimated);
-	tui_launch_count(a, sizeof(a), calls, f->estimated);
+	cells_per_sec(now, sizeof(now), rs->calls_delta, ns, f->estimated);
+	cells_launch_count(a, sizeof(a), rs->calls, f->estimated);
 	snprintf(total, sizeof(total), "%s calls", a);
 	overview_metric(w, r, y++, "API calls/s", now, total, f->hist, HIST_CALLS, false);
 

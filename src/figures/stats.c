@@ -11,6 +11,7 @@
 #endif
 #include "stats.h"
 #include "alloc_table.h"
+#include "clock.h"
 #include "cuda_api.h"
 #include "kernel_table.h"
 
@@ -19,7 +20,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 const char *const copy_dir_name[DIR_COUNT] = { "H2H", "H2D", "D2H", "D2D" };
 const char *const mem_kind_name[MEM_KIND_COUNT] = { "device", "managed", "host" };
@@ -53,15 +53,6 @@ static struct stats_state S;
 /* Launch counts at the last extrapolation: per kernel id, and per API row. */
 static uint64_t *kernel_marks, *api_marks;
 static uint32_t n_kernel_marks;
-
-
-static uint64_t stats_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- allocations ---- */
 
@@ -129,7 +120,7 @@ int stats_init(void)
 		S.api[i].stops_per_call = -1;
 	S.allocs = alloc_table_new();
 	S.kernels = kernel_table_new();
-	S.start_ns = stats_now();
+	S.start_ns = now_ns();
 	if (!S.api || !S.allocs || !S.kernels) {
 		stats_release();
 		err = -ENOMEM;
@@ -163,7 +154,7 @@ void stats_reset(void)
 		if (api_marks)
 			memset(api_marks, 0, S.n_api * sizeof(*api_marks));
 		S.peak = S.live_bytes[MEM_DEVICE] + S.live_bytes[MEM_MANAGED];
-		S.start_ns = stats_now();
+		S.start_ns = now_ns();
 		S.cpu_base_ns = S.cpu_ns;
 	}
 	pthread_mutex_unlock(&stats_lock);
@@ -456,7 +447,7 @@ int stats_snapshot(struct stats_snapshot *out)
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&stats_lock);
 	if (S.ready) {
-		out->t_ns = stats_now();
+		out->t_ns = now_ns();
 		snapshot_copy_scalars(out);
 		err = snapshot_copy_arrays(out);
 	}

@@ -1,8 +1,10 @@
-/* json.c — writes the end-of-session summary (--json FILE) from a statistics snapshot, as
- * one pretty-printed JSON object with a fixed key order (json.h). It only formats: it never
- * gathers figures itself, and it writes nothing but the FILE it is given. */
+/* json.c — writes the end-of-session summary (--json FILE) from a statistics snapshot and its
+ * rows (rows.h, as the TUI and -b show them), as one pretty-printed JSON object with a fixed
+ * key order (json.h). It only formats: it never gathers figures itself, and it writes nothing
+ * but the FILE it is given. */
 #include "json.h"
 #include "cuda_api.h"
+#include "rows.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -161,16 +163,13 @@ static double json_seconds(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
-static void json_api_row(struct jw *w, int i, const struct stats_api *a)
+static void json_api_row(struct jw *w, const struct row_api *a)
 {
-	const struct api_spec *spec = cuda_api_get(i);
-	const char *err = NULL;
-
 	jw_open(w, '{');
 	jw_key(w, "name");
-	jw_str(w, spec ? spec->name : NULL);
+	jw_str(w, a->name);
 	jw_key(w, "layer");
-	jw_str(w, spec && spec->layer == LAYER_DRIVER ? "driver" : "runtime");
+	jw_str(w, a->layer == LAYER_DRIVER ? "driver" : "runtime");
 	jw_key(w, "calls");
 	jw_u64(w, a->calls);
 	jw_key(w, "errors");
@@ -178,10 +177,8 @@ static void json_api_row(struct jw *w, int i, const struct stats_api *a)
 	jw_key(w, "seconds");
 	jw_double_if(w, a->returns_seen, json_seconds(a->ns));
 	jw_key(w, "last_error");
-	if (a->last_error && spec)
-		err = cuda_error_name(spec->layer, a->last_error);
-	if (err)
-		jw_str(w, err);
+	if (a->last_error_name)
+		jw_str(w, a->last_error_name);
 	else if (a->last_error)
 		jw_int(w, a->last_error);
 	else
@@ -191,50 +188,38 @@ static void json_api_row(struct jw *w, int i, const struct stats_api *a)
 	jw_close(w, '}');
 }
 
-static int json_api(struct jw *w, const struct stats_snapshot *s)
+static void json_api(struct jw *w, const struct rows *rs)
 {
-	int *idx = malloc((s->n_api ? s->n_api : 1) * sizeof(*idx));
-
-	if (!idx)
-		return -ENOMEM;
-	size_t n = stats_sort_api(s, idx);
 	jw_key(w, "api");
 	jw_open(w, '[');
-	for (size_t i = 0; i < n; i++)
-		json_api_row(w, idx[i], &s->api[idx[i]]);
+	for (size_t i = 0; i < rs->n_api; i++)
+		json_api_row(w, &rs->api[i]);
 	jw_close(w, ']');
-	free(idx);
-	return 0;
 }
 
-static int json_kernels(struct jw *w, const struct stats_snapshot *s)
+static void json_kernels(struct jw *w, const struct rows *rs, const struct stats_snapshot *s)
 {
-	const struct stats_kernel **k = malloc((s->n_kernel ? s->n_kernel : 1) * sizeof(*k));
-
-	if (!k)
-		return -ENOMEM;
-	size_t n = stats_sort_kernels(s, k);
 	jw_key(w, "kernels");
 	jw_open(w, '[');
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < rs->n_kernel; i++) {
+		const struct row_kernel *k = &rs->kernel[i];
+
 		jw_open(w, '{');
 		jw_key(w, "name");
-		jw_str(w, k[i]->name);
+		jw_str(w, k->name);
 		jw_key(w, "launches");
-		jw_u64(w, k[i]->launches);
+		jw_u64(w, k->launches);
 		jw_key(w, "grid");
-		jw_dim3(w, k[i]->grid);
+		jw_dim3(w, k->grid);
 		jw_key(w, "block");
-		jw_dim3(w, k[i]->block);
+		jw_dim3(w, k->block);
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
-	free(k);
 	jw_key(w, "launches");
-	jw_u64(w, s->launches);
+	jw_u64(w, rs->launches);
 	jw_key(w, "launches_estimated");
 	jw_bool(w, s->launches_estimated);
-	return 0;
 }
 
 /* {"calls", "bytes", "seconds"}; bytes left out for synchronize. */
@@ -253,88 +238,82 @@ static void json_xfer(struct jw *w, const char *key, const struct stats_xfer *x,
 	jw_close(w, '}');
 }
 
-static void json_transfer(struct jw *w, enum copy_dir d, const struct stats_snapshot *s)
+static void json_transfer(struct jw *w, const struct rows *rs, enum copy_dir d)
 {
-	const struct stats_xfer *sync = &s->xfer[COPY_SYNC][d], *async = &s->xfer[COPY_ASYNC][d];
-	struct stats_xfer all = {
-		.calls = sync->calls + async->calls,
-		.bytes = sync->bytes + async->bytes,
-		.ns = sync->ns + async->ns,
-	};
+	const struct stats_xfer *all = &rs->dir[d].total;
 
-	if (!all.calls)
+	if (!all->calls)
 		return;
 	jw_open(w, '{');
 	jw_key(w, "kind");
-	jw_str(w, copy_dir_name[d]);
+	jw_str(w, rs->dir[d].name);
 	jw_key(w, "calls");
-	jw_u64(w, all.calls);
+	jw_u64(w, all->calls);
 	jw_key(w, "bytes");
-	jw_u64(w, all.bytes);
+	jw_u64(w, all->bytes);
 	jw_key(w, "seconds");
-	jw_double(w, json_seconds(all.ns));
+	jw_double(w, json_seconds(all->ns));
 	jw_key(w, "gbps");
-	jw_double_if(w, all.ns, all.ns ? (double)all.bytes / json_seconds(all.ns) / 1e9 : 0);
-	json_xfer(w, "sync", sync, true);
-	json_xfer(w, "async", async, true);
+	jw_double_if(w, all->ns, all->ns ? (double)all->bytes / json_seconds(all->ns) / 1e9 : 0);
+	json_xfer(w, "sync", &rs->copy[d][COPY_SYNC].total, true);
+	json_xfer(w, "async", &rs->copy[d][COPY_ASYNC].total, true);
 	jw_close(w, '}');
 }
 
-static void json_transfers(struct jw *w, const struct stats_snapshot *s)
+static void json_transfers(struct jw *w, const struct rows *rs, const struct stats_snapshot *s)
 {
 	struct stats_xfer sync = { .calls = s->sync_calls, .ns = s->sync_ns };
 
 	jw_key(w, "transfers");
 	jw_open(w, '[');
 	for (int d = 0; d < DIR_COUNT; d++)
-		json_transfer(w, d, s);
+		json_transfer(w, rs, d);
 	jw_close(w, ']');
-	json_xfer(w, "memset", &s->memset_, true);
+	json_xfer(w, "memset", &rs->memset_.total, true);
 	json_xfer(w, "synchronize", &sync, false);
 }
 
-static void json_leak(struct jw *w, const struct stats_alloc *a, uint64_t now_ns)
+static void json_leak(struct jw *w, const struct row_alloc *a)
 {
-	const struct api_spec *spec = cuda_api_get(a->api);
-	char addr[24];
-
-	snprintf(addr, sizeof(addr), "0x%" PRIx64, a->addr);
 	jw_open(w, '{');
 	jw_key(w, "address");
-	jw_str(w, addr);
+	jw_str(w, a->address);
 	jw_key(w, "bytes");
 	jw_u64(w, a->bytes);
 	jw_key(w, "api");
-	jw_str(w, spec ? spec->name : NULL);
+	jw_str(w, a->api);
 	jw_key(w, "kind");
-	jw_str(w, a->kind < MEM_KIND_COUNT ? mem_kind_name[a->kind] : NULL);
+	jw_str(w, a->kind_name);
 	jw_key(w, "device");
 	jw_int_if(w, a->device >= 0, a->device);
 	jw_key(w, "thread");
 	jw_int(w, a->tid);
 	jw_key(w, "age_s");
-	jw_double(w, now_ns >= a->t_ns ? json_seconds(now_ns - a->t_ns) : 0);
+	jw_double(w, json_seconds(a->age_ns));
 	jw_key(w, "caller");
-	jw_str(w, a->caller ? a->caller : "");
+	jw_str(w, a->caller);
 	jw_close(w, '}');
 }
 
 /* Live device (and managed) memory per calling module: which library holds the memory, e.g.
- * PyTorch's caching allocator (libc10_cuda.so) against cuBLAS's workspaces. */
-static void json_by_caller(struct jw *w, const struct stats_snapshot *s)
+ * PyTorch's caching allocator (libc10_cuda.so) against cuBLAS's workspaces. Modules in the
+ * order of their largest allocation. */
+static void json_by_caller(struct jw *w, const struct rows *rs)
 {
+	bool *done = calloc(rs->n_alloc ? rs->n_alloc : 1, sizeof(*done));
+
 	jw_key(w, "by_caller");
 	jw_open(w, '[');
-	bool *done = calloc(s->n_alloc ? s->n_alloc : 1, sizeof(*done));
-	for (size_t i = 0; done && i < s->n_alloc; i++) {
-		const struct stats_alloc *a = &s->alloc[i];
+	for (size_t i = 0; done && i < rs->n_alloc; i++) {
+		const struct row_alloc *a = &rs->alloc[i];
+		uint64_t bytes = 0, count = 0;
+
 		if (done[i] || a->kind == MEM_HOST)
 			continue;
-		uint64_t bytes = 0, count = 0;
-		const char *who = a->caller ? a->caller : "";
-		for (size_t j = i; j < s->n_alloc; j++) {
-			const struct stats_alloc *b = &s->alloc[j];
-			if (done[j] || b->kind == MEM_HOST || strcmp(b->caller ? b->caller : "", who) != 0)
+		for (size_t j = i; j < rs->n_alloc; j++) {
+			const struct row_alloc *b = &rs->alloc[j];
+
+			if (done[j] || b->kind == MEM_HOST || strcmp(b->caller, a->caller) != 0)
 				continue;
 			done[j] = true;
 			bytes += b->bytes;
@@ -342,24 +321,19 @@ static void json_by_caller(struct jw *w, const struct stats_snapshot *s)
 		}
 		jw_open(w, '{');
 		jw_key(w, "module");
-		jw_str(w, who);
+		jw_str(w, a->caller);
 		jw_key(w, "live_bytes");
 		jw_u64(w, bytes);
 		jw_key(w, "live_allocations");
 		jw_u64(w, count);
 		jw_close(w, '}');
 	}
-	free(done);
 	jw_close(w, ']');
+	free(done);
 }
 
-static int json_memory(struct jw *w, const struct stats_snapshot *s)
+static void json_memory(struct jw *w, const struct rows *rs, const struct stats_snapshot *s)
 {
-	const struct stats_alloc **a = malloc((s->n_alloc ? s->n_alloc : 1) * sizeof(*a));
-
-	if (!a)
-		return -ENOMEM;
-	stats_sort_allocs(s, a);
 	jw_key(w, "memory");
 	jw_open(w, '{');
 	jw_key(w, "live_bytes");
@@ -376,13 +350,11 @@ static int json_memory(struct jw *w, const struct stats_snapshot *s)
 	jw_u64(w, s->frees);
 	jw_key(w, "leaks");
 	jw_open(w, '[');
-	for (size_t i = 0; i < s->n_alloc; i++)
-		json_leak(w, a[i], s->t_ns);
+	for (size_t i = 0; i < rs->n_alloc; i++)
+		json_leak(w, &rs->alloc[i]);
 	jw_close(w, ']');
-	json_by_caller(w, s);
+	json_by_caller(w, rs);
 	jw_close(w, '}');
-	free(a);
-	return 0;
 }
 
 static void json_header(struct jw *w, const struct report_info *info)
@@ -421,15 +393,18 @@ static void json_cost(struct jw *w, const struct report_info *info, const struct
 int json_write(FILE *f, const struct report_info *info, const struct stats_snapshot *s)
 {
 	struct jw w = { .f = f };
+	struct rows rs;
 	int err;
 
+	if ((err = rows_build(&rs, s, NULL)) < 0)	/* the summary: the whole session */
+		return err;
 	jw_open(&w, '{');
 	json_header(&w, info);
-	if ((err = json_api(&w, s)) < 0 || (err = json_kernels(&w, s)) < 0)
-		return err;
-	json_transfers(&w, s);
-	if ((err = json_memory(&w, s)) < 0)
-		return err;
+	json_api(&w, &rs);
+	json_kernels(&w, &rs, s);
+	json_transfers(&w, &rs, s);
+	json_memory(&w, &rs, s);
+	rows_free(&rs);
 	json_cost(&w, info, s);
 	jw_close(&w, '}');
 	fputc('\n', f);

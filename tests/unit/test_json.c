@@ -1,7 +1,8 @@
-/* test_json.c — unit test of src/json.c: a summary built through the stats API, written with
- * json_write and checked with jq (key order, nulls, sorting, figures, string escaping).
- * Standalone (links src/json.c, src/stats.c, src/cuda_api.c; runs /usr/bin/jq or jq in PATH).
+/* test_json.c — unit test of src/output/json.c: a summary built through the stats API, written
+ * with json_write and checked with jq (key order, nulls, sorting, figures, string escaping).
+ * Standalone (links UNIT_SRCS of tests/Makefile; runs /usr/bin/jq or jq in PATH).
  * One "ok"/"not ok" line per check. */
+#include "clock.h"
 #include "cuda_api.h"
 #include "json.h"
 #include "stats.h"
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static int failures;
@@ -34,14 +34,6 @@ static void jq(const char *filter)
 	}
 	snprintf(cmd, sizeof(cmd), "jq -e -f %s %s >/dev/null 2>&1", filter_path, json_path);
 	check(system(cmd) == 0, filter);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void feed(void)

@@ -1,0 +1,201 @@
+/* rows.c — builds the rows all presenters show (rows.h) from statistics snapshots: what each
+ * row holds, which rows there are and their order. It formats nothing and keeps no state. */
+#include "rows.h"
+#include "cuda_api.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t rows_delta(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;	/* a reset ('z') in between: count from zero */
+}
+
+double rows_per_sec(uint64_t delta, uint64_t ns)
+{
+	return ns ? (double)delta * 1e9 / (double)ns : 0;
+}
+
+static void rows_api_one(struct row_api *r, const struct stats_snapshot *cur,
+			 const struct stats_snapshot *prev, int i)
+{
+	const struct stats_api *a = &cur->api[i];
+	const struct api_spec *spec = cuda_api_get(i);
+	uint64_t before = prev && (size_t)i < prev->n_api ? prev->api[i].calls : 0;
+
+	*r = (struct row_api){
+		.index = i,
+		.name = spec ? spec->name : NULL,
+		.layer = spec ? spec->layer : LAYER_RUNTIME,
+		.launch = spec && spec->op == OP_LAUNCH,
+		.calls = a->calls,
+		.calls_delta = rows_delta(a->calls, before),
+		.returns_seen = a->returns_seen,
+		.errors = a->errors,
+		.ns = a->ns,
+		.avg_ns = a->calls ? a->ns / a->calls : 0,
+		.last_error = a->last_error,
+		.last_error_name = a->last_error && spec ? cuda_error_name(spec->layer, a->last_error)
+							: NULL,
+		.stops_per_call = a->stops_per_call,
+	};
+}
+
+static int rows_api(struct rows *r, const struct stats_snapshot *cur,
+		    const struct stats_snapshot *prev)
+{
+	int *idx = malloc((cur->n_api ? cur->n_api : 1) * sizeof(*idx));
+	size_t n;
+
+	r->api = malloc((cur->n_api ? cur->n_api : 1) * sizeof(*r->api));
+	if (!idx || !r->api) {
+		free(idx);
+		return -ENOMEM;
+	}
+	n = stats_sort_api(cur, idx);
+	for (size_t i = 0; i < n; i++) {
+		struct row_api *a = &r->api[i];
+
+		rows_api_one(a, cur, prev, idx[i]);
+		r->calls += a->calls;
+		r->calls_delta += a->calls_delta;
+		r->errors += a->errors;
+	}
+	r->n_api = n;
+	free(idx);
+	return 0;
+}
+
+static int rows_kernels(struct rows *r, const struct stats_snapshot *cur,
+			const struct stats_snapshot *prev)
+{
+	const struct stats_kernel **k = malloc((cur->n_kernel ? cur->n_kernel : 1) * sizeof(*k));
+	size_t n;
+
+	r->kernel = malloc((cur->n_kernel ? cur->n_kernel : 1) * sizeof(*r->kernel));
+	if (!k || !r->kernel) {
+		free(k);
+		return -ENOMEM;
+	}
+	n = stats_sort_kernels(cur, k);
+	for (size_t i = 0; i < n; i++) {
+		size_t id = (size_t)(k[i] - cur->kernel);	/* kernel[id] is id in both snapshots */
+		uint64_t before = prev && id < prev->n_kernel ? prev->kernel[id].launches : 0;
+		struct row_kernel *row = &r->kernel[i];
+
+		*row = (struct row_kernel){
+			.id = (int)id,
+			.name = k[i]->name,
+			.launches = k[i]->launches,
+			.launches_delta = rows_delta(k[i]->launches, before),
+		};
+		memcpy(row->grid, k[i]->grid, sizeof(row->grid));
+		memcpy(row->block, k[i]->block, sizeof(row->block));
+	}
+	r->n_kernel = n;
+	free(k);
+	return 0;
+}
+
+static int rows_allocs(struct rows *r, const struct stats_snapshot *cur)
+{
+	const struct stats_alloc **a = malloc((cur->n_alloc ? cur->n_alloc : 1) * sizeof(*a));
+
+	r->alloc = malloc((cur->n_alloc ? cur->n_alloc : 1) * sizeof(*r->alloc));
+	if (!a || !r->alloc) {
+		free(a);
+		return -ENOMEM;
+	}
+	stats_sort_allocs(cur, a);
+	for (size_t i = 0; i < cur->n_alloc; i++) {
+		const struct api_spec *spec = cuda_api_get(a[i]->api);
+		struct row_alloc *row = &r->alloc[i];
+
+		*row = (struct row_alloc){
+			.addr = a[i]->addr,
+			.bytes = a[i]->bytes,
+			.kind = a[i]->kind,
+			.kind_name = a[i]->kind < MEM_KIND_COUNT ? mem_kind_name[a[i]->kind] : NULL,
+			.api = spec ? spec->name : NULL,
+			.device = a[i]->device,
+			.tid = a[i]->tid,
+			.age_ns = cur->t_ns >= a[i]->t_ns ? cur->t_ns - a[i]->t_ns : 0,
+			.caller = a[i]->caller ? a[i]->caller : "",
+		};
+		snprintf(row->address, sizeof(row->address), "0x%" PRIx64, a[i]->addr);
+	}
+	r->n_alloc = cur->n_alloc;
+	free(a);
+	return 0;
+}
+
+static void xfer_add(struct stats_xfer *sum, const struct stats_xfer *x)
+{
+	sum->calls += x->calls;
+	sum->bytes += x->bytes;
+	sum->ns += x->ns;
+}
+
+/* total from cur; delta against prev's, or the whole of it without prev. */
+static void xfer_row(struct row_xfer *row, const struct stats_xfer *cur,
+		     const struct stats_xfer *prev)
+{
+	row->total = *cur;
+	row->delta = prev ? (struct stats_xfer){ rows_delta(cur->calls, prev->calls),
+						 rows_delta(cur->bytes, prev->bytes),
+						 rows_delta(cur->ns, prev->ns) }
+			  : *cur;
+}
+
+static void rows_xfers(struct rows *r, const struct stats_snapshot *cur,
+		       const struct stats_snapshot *prev)
+{
+	for (int d = 0; d < DIR_COUNT; d++) {
+		struct stats_xfer all = { 0 }, all_before = { 0 };
+
+		for (int m = 0; m < COPY_MODE_COUNT; m++) {
+			struct row_xfer *row = &r->copy[d][m];
+
+			snprintf(row->name, sizeof(row->name), "%s%s", copy_dir_name[d],
+				 m == COPY_ASYNC ? " async" : "");
+			xfer_row(row, &cur->xfer[m][d], prev ? &prev->xfer[m][d] : NULL);
+			xfer_add(&all, &cur->xfer[m][d]);
+			if (prev)
+				xfer_add(&all_before, &prev->xfer[m][d]);
+		}
+		snprintf(r->dir[d].name, sizeof(r->dir[d].name), "%s", copy_dir_name[d]);
+		xfer_row(&r->dir[d], &all, prev ? &all_before : NULL);
+		xfer_add(&r->copies.total, &r->dir[d].total);
+		xfer_add(&r->copies.delta, &r->dir[d].delta);
+	}
+	snprintf(r->copies.name, sizeof(r->copies.name), "copies");
+	snprintf(r->memset_.name, sizeof(r->memset_.name), "memset");
+	xfer_row(&r->memset_, &cur->memset_, prev ? &prev->memset_ : NULL);
+}
+
+int rows_build(struct rows *r, const struct stats_snapshot *cur,
+	       const struct stats_snapshot *prev)
+{
+	memset(r, 0, sizeof(*r));
+	r->interval_ns = rows_delta(cur->t_ns, prev ? prev->t_ns : cur->start_ns);
+	r->launches = cur->launches;
+	r->launches_delta = rows_delta(cur->launches, prev ? prev->launches : 0);
+	rows_xfers(r, cur, prev);
+	if (rows_api(r, cur, prev) < 0 || rows_kernels(r, cur, prev) < 0 ||
+	    rows_allocs(r, cur) < 0) {
+		rows_free(r);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void rows_free(struct rows *r)
+{
+	free(r->api);
+	free(r->kernel);
+	free(r->alloc);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,86 @@
+/* rows.h — the rows every presenter shows: the TUI's views, batch mode (-b) and --json all
+ * build them here, from a statistics snapshot and the one before it, so that they cannot
+ * disagree on a figure. Rows hold figures, not text: the presenters format them. */
+#ifndef GPUTOP_ROWS_H
+#define GPUTOP_ROWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stats.h"
+
+/* One CUDA function that was called. */
+struct row_api {
+	int index;			/* its row in the API table (cuda_api.h) */
+	const char *name;		/* NULL: the table has no such row */
+	int layer;			/* enum api_layer */
+	bool launch;			/* a launch function: its calls are estimates under
+					 * --max-overhead */
+	uint64_t calls, calls_delta;	/* in all; in the interval */
+	bool returns_seen;		/* the return is probed: errors and time are known */
+	uint64_t errors;
+	uint64_t ns, avg_ns;		/* time inside the calls; per call */
+	int last_error;			/* 0: none */
+	const char *last_error_name;	/* NULL: a code without a name (or none) */
+	int stops_per_call;		/* -1: not probed */
+};
+
+/* One kernel that was launched. */
+struct row_kernel {
+	int id;				/* its index in the snapshot's kernel table */
+	const char *name;		/* demangled; NULL: not known */
+	uint64_t launches, launches_delta;
+	uint32_t grid[3], block[3];	/* of the last launch; 0 when not known */
+};
+
+/* Copies (or memsets) of one kind: in all, and in the interval. */
+struct row_xfer {
+	char name[16];			/* "H2D", "H2D async", "memset" */
+	struct stats_xfer total, delta;
+};
+
+/* One live allocation. */
+struct row_alloc {
+	uint64_t addr;
+	char address[24];		/* "0x7f0000000000": the one way it is written */
+	uint64_t bytes;
+	int kind;			/* enum mem_kind */
+	const char *kind_name;		/* "device"; NULL: not known */
+	const char *api;		/* the allocating function; NULL: not known */
+	int device;			/* -1: not known */
+	pid_t tid;
+	uint64_t age_ns;		/* at the snapshot */
+	const char *caller;		/* calling module, "" when not known */
+};
+
+struct rows {
+	uint64_t interval_ns;			/* the interval the deltas cover */
+	size_t n_api;
+	struct row_api *api;			/* by calls, most first, then by name */
+	size_t n_kernel;
+	struct row_kernel *kernel;		/* by launches, most first, then by name */
+	size_t n_alloc;
+	struct row_alloc *alloc;		/* by size, largest first, then by address */
+	struct row_xfer copy[DIR_COUNT][COPY_MODE_COUNT];	/* with calls or not */
+	struct row_xfer dir[DIR_COUNT];		/* both modes of a direction */
+	struct row_xfer copies;			/* every copy, all directions */
+	struct row_xfer memset_;
+	uint64_t calls, calls_delta, errors;	/* all API rows */
+	uint64_t launches, launches_delta;
+};
+
+/* Builds the rows of cur. prev is the snapshot before it, for the interval figures; NULL
+ * makes the interval the whole session (since cur->start_ns). Returns 0, or -ENOMEM with r
+ * empty. Names point into the API table and the stats module, valid for its life. */
+int rows_build(struct rows *r, const struct stats_snapshot *cur,
+	       const struct stats_snapshot *prev);
+void rows_free(struct rows *r);
+
+/* cur - prev of a counter; cur alone after a reset ('z') in between. */
+uint64_t rows_delta(uint64_t cur, uint64_t prev);
+/* delta per second over ns; 0 when ns is 0. */
+double rows_per_sec(uint64_t delta, uint64_t ns);
+
+#endif

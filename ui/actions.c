@@ -1,0 +1,133 @@
+/* actions.c — what a key does in the TUI: keys.c's table says which action a key is; this
+ * file does it, or hands it to the current view's table (table.c), and runs the two prompts
+ * (the filter being typed, kill or detach). What needs new figures it asks of the loop
+ * (ACTED_*); a detach or kill is a request to the session, never a call into the tracer. */
+#include "tui_internal.h"
+#include "keys.h"
+#include "table.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void actions_quit(struct tui *t)
+{
+	if (t->st.ended)
+		t->leave = true;
+	else if (t->st.launched)
+		t->mode = MODE_ASK_QUIT;
+	else if (t->asked == REQ_NONE)
+		session_request(t->asked = REQ_DETACH);
+}
+
+static bool actions_has_table(struct tui *t)
+{
+	if (tui_views[t->view]->n_cols)
+		return true;
+	screen_say(t, "the Overview has no table: o l k b a switch views");
+	return false;
+}
+
+/* The view's table: scroll, sort, reverse. */
+static void actions_table(struct tui *t, enum tui_action a, int ch)
+{
+	const struct tui_view *v = tui_views[t->view];
+	struct tui_view_state *vs = &t->vs[t->view];
+	char what[96];
+
+	if (a != ACT_SCROLL && !actions_has_table(t))
+		return;
+	if (tui_table_key(v, vs, a, ch) && a == ACT_SORT) {
+		snprintf(what, sizeof(what), "sorted by %s", v->cols[vs->sort].title);
+		screen_say(t, what);
+	}
+}
+
+static int actions_do(struct tui *t, const struct tui_key *k, int ch)
+{
+	struct tui_view_state *vs = &t->vs[t->view];
+
+	switch (k->action) {
+	case ACT_QUIT: actions_quit(t); break;
+	case ACT_HELP: t->mode = MODE_HELP; break;
+	case ACT_VIEW:
+		for (int i = 0; i < TUI_VIEW_COUNT; i++)
+			if (tui_views[i]->key == ch)
+				t->view = i;
+		break;
+	case ACT_NEXT_VIEW: t->view = (t->view + 1) % TUI_VIEW_COUNT; break;
+	case ACT_PREV_VIEW: t->view = (t->view + TUI_VIEW_COUNT - 1) % TUI_VIEW_COUNT; break;
+	case ACT_SCROLL:
+	case ACT_SORT:
+	case ACT_REVERSE: actions_table(t, k->action, ch); break;
+	case ACT_FILTER:
+		if (actions_has_table(t)) {
+			snprintf(t->edit, sizeof(t->edit), "%s", vs->filter);
+			t->mode = MODE_FILTER;
+		}
+		break;
+	case ACT_PAUSE:
+		t->paused = !t->paused;
+		screen_say(t, t->paused ? "display paused, tracing goes on: p resumes"
+					: "display resumed");
+		if (!t->paused)		/* a fresh interval from now, not a sliver of one */
+			return ACTED_TAKE;
+		break;
+	case ACT_RESET:
+		screen_say(t, "counters reset to zero");
+		return ACTED_RESET;
+	case ACT_REDRAW: clearok(curscr, TRUE); break;
+	}
+	return 0;
+}
+
+static void actions_filter_prompt(struct tui *t, int ch)
+{
+	struct tui_view_state *vs = &t->vs[t->view];
+	size_t len = strlen(t->edit);
+
+	if (ch == TUI_ESC) {
+		vs->filter[0] = '\0';
+		vs->scroll = 0;
+		t->mode = MODE_NORMAL;
+	} else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+		snprintf(vs->filter, sizeof(vs->filter), "%s", t->edit);
+		vs->scroll = 0;
+		t->mode = MODE_NORMAL;
+	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+		if (len)
+			t->edit[len - 1] = '\0';
+	} else if (ch >= 0x20 && ch < 0x7f && len + 1 < sizeof(t->edit)) {
+		t->edit[len] = (char)ch;
+		t->edit[len + 1] = '\0';
+	}
+}
+
+static void actions_quit_prompt(struct tui *t, int ch)
+{
+	if (ch == 'k' || ch == 'd') {
+		session_request(t->asked = ch == 'k' ? REQ_KILL : REQ_DETACH);
+		t->mode = MODE_NORMAL;
+	} else if (ch == TUI_ESC || ch == 'q') {
+		t->mode = MODE_NORMAL;
+	}
+}
+
+int actions_key(struct tui *t, int ch)
+{
+	const struct tui_key *k;
+
+	if (ch == KEY_RESIZE) {		/* ncurses resized stdscr: lay out again, all of it */
+		clearok(curscr, TRUE);
+		return 0;
+	}
+	switch (t->mode) {
+	case MODE_HELP: t->mode = MODE_NORMAL; return 0;
+	case MODE_FILTER: actions_filter_prompt(t, ch); return 0;
+	case MODE_ASK_QUIT: actions_quit_prompt(t, ch); return 0;
+	case MODE_NORMAL: break;
+	}
+	if (t->st.ended && ch == TUI_ESC)
+		return 0;
+	k = keys_find(ch);
+	return k ? actions_do(t, k, ch) : 0;
+}

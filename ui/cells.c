@@ -1,0 +1,124 @@
+/* cells.c — the text of every row's cells (cells.h), for the TUI's views and batch mode alike.
+ * Pure functions of a row and the ASCII flag of format.c; nothing here draws or prints. */
+#include "cells.h"
+
+#include <stdio.h>
+
+void cells_launch_count(char *buf, size_t n, uint64_t v, bool estimated)
+{
+	char c[FMT_LEN];
+
+	fmt_count(c, sizeof(c), v);
+	snprintf(buf, n, "%s%s", estimated ? "~" : "", c);
+}
+
+void cells_per_sec(char *buf, size_t n, uint64_t delta, uint64_t ns, bool estimated)
+{
+	char c[FMT_LEN];
+	double v = rows_per_sec(delta, ns);
+
+	if (!ns) {
+		snprintf(buf, n, "%s", fmt_dash());
+		return;
+	}
+	if (v > 0 && v < 9.95)
+		snprintf(c, sizeof(c), "%.1f", v);
+	else
+		fmt_count(c, sizeof(c), (uint64_t)(v + 0.5));
+	snprintf(buf, n, "%s%s", estimated ? "~" : "", c);
+}
+
+/* "256" when y and z are 1, else "(x,y,z)"; "?" when the launch did not say. */
+static void cells_dim3(char *buf, size_t n, const uint32_t d[3])
+{
+	if (!d[0])
+		snprintf(buf, n, "?");
+	else if (d[1] == 1 && d[2] == 1)
+		snprintf(buf, n, "%u", d[0]);
+	else
+		snprintf(buf, n, "(%u,%u,%u)", d[0], d[1], d[2]);
+}
+
+void cells_dims(char *buf, size_t n, const uint32_t grid[3], const uint32_t block[3])
+{
+	char g[40], b[40];	/* "(4294967295,4294967295,4294967295)" */
+
+	if (!grid[0] && !block[0]) {
+		snprintf(buf, n, "%s", fmt_dash());
+		return;
+	}
+	cells_dim3(g, sizeof(g), grid);
+	cells_dim3(b, sizeof(b), block);
+	snprintf(buf, n, "%s %s %s", g, fmt_times(), b);
+}
+
+static void cells_last_error(char *buf, size_t n, const struct row_api *r)
+{
+	if (!r->last_error)
+		snprintf(buf, n, "%s", fmt_dash());
+	else if (r->last_error_name)
+		snprintf(buf, n, "%s", r->last_error_name);
+	else
+		snprintf(buf, n, "error %d", r->last_error);
+}
+
+void cells_api(struct cells_api *c, const struct row_api *r, const struct rows *rs,
+	       bool estimated)
+{
+	bool est = estimated && r->launch;	/* launch calls are what --max-overhead extrapolates */
+
+	c->name = r->name ? r->name : "?";
+	cells_launch_count(c->calls, sizeof(c->calls), r->calls, est);
+	cells_per_sec(c->rate, sizeof(c->rate), r->calls_delta, rs->interval_ns, est);
+	if (!r->returns_seen) {		/* entry-only probe: errors and time are not known */
+		snprintf(c->errors, sizeof(c->errors), "%s", fmt_dash());
+		snprintf(c->last_error, sizeof(c->last_error), "%s", fmt_dash());
+		snprintf(c->time, sizeof(c->time), "%s", fmt_dash());
+		snprintf(c->avg, sizeof(c->avg), "%s", fmt_dash());
+		return;
+	}
+	fmt_count(c->errors, sizeof(c->errors), r->errors);
+	cells_last_error(c->last_error, sizeof(c->last_error), r);
+	fmt_duration(c->time, sizeof(c->time), r->ns);
+	fmt_duration(c->avg, sizeof(c->avg), r->avg_ns);
+}
+
+void cells_kernel(struct cells_kernel *c, const struct row_kernel *r, const struct rows *rs,
+		  bool estimated)
+{
+	char share[FMT_LEN];
+
+	c->name = r->name ? r->name : "?";
+	cells_launch_count(c->launches, sizeof(c->launches), r->launches, estimated);
+	cells_per_sec(c->rate, sizeof(c->rate), r->launches_delta, rs->interval_ns, estimated);
+	cells_dims(c->dims, sizeof(c->dims), r->grid, r->block);
+	fmt_percent(share, sizeof(share), r->launches, rs->launches);
+	snprintf(c->share, sizeof(c->share), "%s%s", estimated && rs->launches ? "~" : "", share);
+}
+
+void cells_xfer(struct cells_xfer *c, const struct row_xfer *r)
+{
+	c->name = r->name;
+	fmt_count(c->calls, sizeof(c->calls), r->total.calls);
+	fmt_bytes(c->bytes, sizeof(c->bytes), r->total.bytes);
+	fmt_duration(c->time, sizeof(c->time), r->total.ns);
+	fmt_rate(c->avg_rate, sizeof(c->avg_rate), r->total.bytes, r->total.ns);
+	if (r->delta.calls)
+		fmt_rate(c->rate, sizeof(c->rate), r->delta.bytes, r->delta.ns);
+	else
+		snprintf(c->rate, sizeof(c->rate), "%s", fmt_dash());	/* no copy in the interval */
+}
+
+void cells_alloc(struct cells_alloc *c, const struct row_alloc *r)
+{
+	c->address = r->address;
+	c->kind = r->kind_name ? r->kind_name : "?";
+	c->api = r->api ? r->api : "?";
+	fmt_bytes(c->size, sizeof(c->size), r->bytes);
+	if (r->device >= 0)
+		snprintf(c->device, sizeof(c->device), "%d", r->device);
+	else
+		snprintf(c->device, sizeof(c->device), "%s", fmt_dash());
+	snprintf(c->thread, sizeof(c->thread), "%d", (int)r->tid);
+	fmt_age(c->age, sizeof(c->age), r->age_ns);
+}

@@ -1,0 +1,56 @@
+/* cells.h — the text of every row's cells (rows.h), written once for the TUI's views and for
+ * batch mode: which figures are estimates ("~"), how a rate per second, a grid x block or a
+ * last error reads, and what a figure that is not known shows. Each presenter picks the cells
+ * it has room for; none writes a figure of a row itself. */
+#ifndef GPUTOP_CELLS_H
+#define GPUTOP_CELLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+#include "rows.h"
+
+#define CELLS_FIG (FMT_LEN + 1)	/* a figure, with its "~" */
+#define CELLS_LEN 96		/* a last error's name, a grid x block */
+
+struct cells_api {
+	const char *name;
+	char calls[CELLS_FIG], rate[CELLS_FIG], errors[CELLS_FIG], last_error[CELLS_LEN];
+	char time[CELLS_FIG], avg[CELLS_FIG];
+};
+
+struct cells_kernel {
+	const char *name;
+	char launches[CELLS_FIG], rate[CELLS_FIG], dims[CELLS_LEN], share[CELLS_FIG];
+};
+
+struct cells_xfer {
+	const char *name;
+	char calls[CELLS_FIG], bytes[CELLS_FIG], time[CELLS_FIG];
+	char avg_rate[CELLS_FIG];		/* of every copy so far */
+	char rate[CELLS_FIG];		/* of the copies in the interval */
+};
+
+struct cells_alloc {
+	const char *address, *kind, *api;
+	char size[CELLS_FIG], device[CELLS_FIG], thread[CELLS_FIG], age[CELLS_FIG];
+};
+
+/* estimated: launch figures are extrapolated (--max-overhead); they get a "~". */
+void cells_api(struct cells_api *c, const struct row_api *r, const struct rows *rs,
+	       bool estimated);
+void cells_kernel(struct cells_kernel *c, const struct row_kernel *r, const struct rows *rs,
+		  bool estimated);
+void cells_xfer(struct cells_xfer *c, const struct row_xfer *r);
+void cells_alloc(struct cells_alloc *c, const struct row_alloc *r);
+
+/* A launch figure: "~" in front when it is an estimate. */
+void cells_launch_count(char *buf, size_t n, uint64_t v, bool estimated);
+/* delta per second over ns, as a launch figure; the dash when ns is 0. */
+void cells_per_sec(char *buf, size_t n, uint64_t delta, uint64_t ns, bool estimated);
+/* "16 x 128", "(2,3,1) x (64,2,1)"; "?" for a side not known, the dash for neither. */
+void cells_dims(char *buf, size_t n, const uint32_t grid[3], const uint32_t block[3]);
+
+#endif

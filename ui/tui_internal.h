@@ -1,0 +1,67 @@
+/* tui_internal.h — the TUI's own state, shared by its parts: tui.c (the loop and the figures),
+ * screen.c (the layout and the status line), help.c (the function bar and the help overlay)
+ * and actions.c (what keys do). Views never see it: they get a frame (tui.h). */
+#ifndef GPUTOP_TUI_INTERNAL_H
+#define GPUTOP_TUI_INTERNAL_H
+
+#include <curses.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "history.h"
+#include "rows.h"
+#include "session_state.h"
+#include "stats.h"
+#include "tui.h"
+
+#define TUI_VIEW_COUNT	5
+#define TUI_ESC		27
+
+/* The views, in the order of their tabs (screen.c). */
+extern const struct tui_view *const tui_views[TUI_VIEW_COUNT];
+
+enum tui_mode { MODE_NORMAL, MODE_HELP, MODE_FILTER, MODE_ASK_QUIT };
+
+struct tui {
+	const struct options *opt;
+	SCREEN *screen;
+	int view;
+	struct tui_view_state vs[TUI_VIEW_COUNT];
+	struct stats_snapshot cur, prev;	/* shown; prev for the interval rates */
+	struct rows rows;			/* of cur, against prev */
+	bool have_cur;
+	struct session_status st;
+	struct history hist;
+	enum tui_mode mode;
+	char edit[TUI_FILTER_LEN];		/* the filter being typed */
+	bool paused;
+	enum session_request asked;		/* what 'q' requested, REQ_NONE before */
+	bool leave;
+	long refreshes;
+	uint64_t next_ns, step;			/* the next refresh; -d in ns */
+	char info[128];				/* a short answer to the last key */
+	uint64_t info_ns;
+	char drawn_status[512];			/* the status line as last drawn */
+};
+
+/* screen.c */
+void screen_draw(struct tui *t);
+/* The left part of the status line into buf; returns its attributes. */
+int screen_status_text(const struct tui *t, char *buf, size_t n);
+void screen_say(struct tui *t, const char *what);	/* a short answer to a key */
+void screen_log_sink(const char *msg);		/* gputop's messages, while the TUI shows */
+bool screen_estimated(const struct tui *t);	/* launch figures are estimates */
+
+/* help.c */
+void help_draw_bar(int y, int width);
+void help_draw_overlay(int h, int width);
+
+/* actions.c: what a key asks of the loop, besides a redraw. */
+enum {
+	ACTED_TAKE = 1,		/* a fresh interval from now (the display resumed) */
+	ACTED_RESET = 2,	/* counters back to zero, then a fresh interval */
+};
+int actions_key(struct tui *t, int ch);
+
+#endif
