@@ -83,7 +83,12 @@ rb_no_trap "$TMP/busy.err" busy
 rm -f "$TMP/stop"
 spawn "$TMP/churn" "$BIN/rb_threads" churn 0 8
 TARGET=$SPAWNED_PID
-sleep 0.3
+# it has started its threads (it prints nothing before its end): a fixed pause could find it
+# not even exec'd yet on a loaded machine
+deadline=$(($(date +%s) + 20))
+while [ "$(ls "/proc/$TARGET/task" 2>/dev/null | wc -l)" -lt 2 ] && [ "$(date +%s)" -lt "$deadline" ]; do
+	sleep 0.02
+done
 cycles churn 30
 # and with --max-overhead, which also stops every thread at its exit (PTRACE_O_TRACEEXIT)
 CYCLE_ARGS=(--max-overhead 5)
@@ -97,7 +102,7 @@ rb_no_trap "$TMP/churn.err" churn
 unset RB_STOP_FILE
 
 # --- 3. detach while calls are in flight ------------------------------------------------------------
-export SIMCUDA_SYNC_US=1500000 RB_GO_FILE=$TMP/go
+export SIMCUDA_SYNC_US=1500000 RB_GO_FILE=$TMP/go SIMCUDA_SYNC_HOOK=rb_busy_in_sync
 SYNC_OK='rb_busy: sync threads=3 returned=3 canaries=3'
 rm -f "$TMP/go"
 touch "$TMP/go"
@@ -107,12 +112,13 @@ printf 'rb_busy: in sync\n%s\n' "$SYNC_OK" >"$TMP/sync.want"
 expect_file_eq "$TMP/sync.expected" "$TMP/sync.want" "without gputop: the sync program's output"
 
 rm -f "$TMP/go"
-rb_spawn sync-attach "$BIN/rb_busy" sync 3
+# The simulated runtime's hook (rb_busy_in_sync) counts the threads inside cudaDeviceSynchronize:
+# the detach comes once all three are in (1.5 s each), not after a pause a loaded machine outlasts.
+RB_COUNT_FILE=$TMP/in-sync rb_spawn sync-attach "$BIN/rb_busy" sync 3
 rb_gputop_bg sync-attach-g -p "$TARGET" --json "$TMP/sync-attach.json"
 rb_wait_attached sync-attach-g
 touch "$TMP/go"
-wait_for_line "$TMP/sync-attach.out" 'in sync' 20
-sleep 0.3	# all three are inside cudaDeviceSynchronize now (1.5 s each)
+wait_for_line "$TMP/in-sync" '^3$' 20 || note "the threads did not all say they are inside the call"
 kill -TERM "$GPUTOP_PID"
 wait_pid "$GPUTOP_PID" 20
 expect_eq "$WAIT_STATUS" 0 "attach: gputop detaches while 3 calls are in flight, status 0"
