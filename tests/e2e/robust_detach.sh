@@ -19,8 +19,8 @@ can_attach_to_others || skip "this user may not ptrace other processes (Yama ptr
 export LD_LIBRARY_PATH=$SIM
 
 # cycles NAME N: N attach/detach cycles to TARGET (with the options in CYCLE_ARGS too); every
-# 10th writes a JSON summary, which must name the target and have seen calls. Fails at the first
-# cycle after which the target is gone.
+# 10th (a 0.5 s session) writes a JSON summary, which must name the target and have seen calls.
+# Fails at the first cycle after which the target is gone.
 CYCLE_ARGS=()
 cycles() {
 	local name=$1 n=$2 i bad=0 status args
@@ -31,7 +31,9 @@ cycles() {
 			args=(--timeout 0.05)
 		fi
 		if ((i % 10 == 0)); then
-			args+=(--json "$TMP/$name-$i.json")
+			# a session long enough to see stops whatever the load: in 50 ms a loaded
+			# machine may not run the program's threads at all
+			args=(--timeout 0.5 --json "$TMP/$name-$i.json")
 		fi
 		args+=("${CYCLE_ARGS[@]}")
 		timeout -k 5 30 "$GPUTOP" -q -p "$TARGET" "${args[@]}" >/dev/null 2>"$TMP/$name-cycle.err" </dev/null

@@ -2,12 +2,12 @@
 # Robustness, a fuzz-ish test (issue 5, acceptance 2): 300 argument vectors drawn at random
 # (fixed seed: the same 300 every run) from valid and invalid options, values, files and
 # programs, each run under a time limit. gputop must never crash (no status above 128 that is
-# not the traced program's own), never hang (it ends within its --timeout, or at the latest soon
-# after the SIGTERM that `timeout` sends 4 s in, which detaches: it is given 10 s more for that,
-# which a detach on a loaded machine needs far less than, and a gputop that ignores the SIGTERM
-# still exceeds; then `timeout` kills it and it counts as a hang), and exit only with a status listed in
-# src/cli.h (0-8) or the traced program's own. A CUDA program (SIMULATED runtime) that the
-# vectors attach to again and again must finish with exactly its normal output.
+# not the traced program's own), never hang (it ends within its --timeout, or at the latest
+# soon after the SIGTERM that `timeout` sends 4 s in, which detaches: it gets 10 s more for
+# that, far more than a detach needs on a loaded machine, which a gputop ignoring the SIGTERM
+# still runs out of; `timeout` then kills it and it counts as a hang), and exit only with a
+# status listed in src/cli.h (0-8) or the traced program's own. A CUDA program (SIMULATED
+# runtime) that the vectors attach to again and again must finish with exactly its normal output.
 # FUZZ_SEED and FUZZ_RUNS override the seed and the count.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/robust_lib.bash"

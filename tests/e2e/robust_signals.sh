@@ -246,7 +246,10 @@ if command -v tmux >/dev/null; then
 	wait_for_line "$TMP/tty.out" '^ready' 20
 	wait_for_line "$TMP/tty.err" 'probing' 20
 	tmux -L "$sock" send-keys C-c
-	wait_for_line "$TMP/tmux.status" '^[0-9]+$' 20
+	if ! wait_for_line "$TMP/tmux.status" '^[0-9]+$' 30; then
+		note "gputop had not ended 30 s after the ^C; its stderr then:"
+		tail -n 15 "$TMP/tty.err" | sed 's/^/#   stderr: /'
+	fi
 	tmux -L "$sock" kill-server 2>/dev/null
 	expect_eq "$(cat "$TMP/tmux.status" 2>/dev/null)" 130 "^C in a terminal: gputop exits with the program's 130" ||
 		tail -n 15 "$TMP/tty.err" | sed 's/^/#   stderr: /'
