@@ -82,7 +82,7 @@ trap cleanup EXIT
 
 # --- checks -----------------------------------------------------------------------------------
 
-# expect_eq ACTUAL EXPECTED WHAT
+# expect_eq ACTUAL EXPECTED WHAT (the expect_* checks return 1 when they fail)
 expect_eq() {
 	if [ "$1" == "$2" ]; then
 		ok "$3 ($1)"
@@ -90,6 +90,7 @@ expect_eq() {
 		not_ok "$3"
 		echo "#   expected: $2"
 		echo "#   actual:   $1"
+		return 1
 	fi
 }
 
@@ -101,6 +102,7 @@ expect_match() {
 		not_ok "$3"
 		echo "#   expected to match: $2"
 		printf '%s\n' "$1" | head -n 20 | sed 's/^/#   actual: /'
+		return 1
 	fi
 }
 
@@ -111,6 +113,7 @@ expect_file_eq() {
 	else
 		not_ok "$3"
 		diff -u "$2" "$1" | head -n 40 | sed 's/^/#   /'
+		return 1
 	fi
 }
 

@@ -24,7 +24,7 @@ expect_match "$(cat "$TMP/plain.lines")" '^wait_then_work: ok iterations=2$' "wo
 start_target() {
 	spawn "$TMP/$1" "$BIN/wait_then_work" --go "$TMP/go-$1" --iters 2
 	TARGET=$SPAWNED_PID
-	wait_for_line "$TMP/$1.out" '^ready [0-9]+$' 10 || bail "$1: the program said ready"
+	wait_for_line "$TMP/$1.out" '^ready [0-9]+$' 30 || bail "$1: the program said ready"
 }
 
 # start_gputop NAME ARGS...: gputop -p TARGET --json $TMP/NAME.json ARGS in the background;
@@ -36,7 +36,7 @@ start_gputop() {
 	spawn "$TMP/gputop-$name" env --default-signal=INT "$GPUTOP" -p "$TARGET" \
 		--json "$TMP/$name.json" "$@"
 	GPUTOP_PID=$SPAWNED_PID
-	if wait_for_line "$TMP/gputop-$name.err" 'attached' 10; then
+	if wait_for_line "$TMP/gputop-$name.err" 'attached' 30; then
 		ok "$name: gputop says it attached"
 	else
 		not_ok "$name: gputop says it attached (a line with \"attached\" on stderr)"
@@ -52,7 +52,7 @@ wait_pid "$TARGET" 30
 expect_eq "$WAIT_STATUS" 0 "stay: the program exits with status 0"
 grep -v '^ready ' "$TMP/stay.out" >"$TMP/stay.lines"
 expect_file_eq "$TMP/stay.lines" "$TMP/plain.lines" "stay: program output as without gputop"
-wait_pid "$GPUTOP_PID" 10
+wait_pid "$GPUTOP_PID" 30
 expect_eq "$WAIT_STATUS" 0 "stay: gputop ends when the program exits, status 0"
 F=$TMP/stay.json
 if jq -e . "$F" >/dev/null 2>&1; then
@@ -84,7 +84,7 @@ fi
 # --- 2. gputop -n 2 detaches first; the program goes on unharmed ----------------------------------
 start_target detach
 start_gputop detach -b -d 0.2 -n 2
-wait_pid "$GPUTOP_PID" 10
+wait_pid "$GPUTOP_PID" 30
 expect_eq "$WAIT_STATUS" 0 "detach: gputop ends after 2 refreshes, status 0"
 expect_running "$TARGET" "detach: the program still runs"
 touch "$TMP/go-detach"
@@ -105,7 +105,7 @@ fi
 start_target sigint
 start_gputop sigint -b -d 0.2
 kill -INT "$GPUTOP_PID"
-wait_pid "$GPUTOP_PID" 10
+wait_pid "$GPUTOP_PID" 30
 expect_eq "$WAIT_STATUS" 0 "sigint: gputop detaches and ends on SIGINT, status 0"
 touch "$TMP/go-sigint"
 wait_pid "$TARGET" 30

@@ -31,10 +31,10 @@ expect_match "$(cat "$GPUTOP_OUT")" '^dlopen_late: ok mallocs=3 frees=1 launches
 if can_attach_to_others; then
 	spawn "$TMP/target" "$BIN/dlopen_late" --go "$TMP/go"
 	TARGET=$SPAWNED_PID
-	wait_for_line "$TMP/target.out" '^ready [0-9]+$' 10 || bail "the program said ready"
+	wait_for_line "$TMP/target.out" '^ready [0-9]+$' 30 || bail "the program said ready"
 	spawn "$TMP/gputop" "$GPUTOP" -p "$TARGET" -b -d 0.2 --json "$TMP/attach.json"
 	GPUTOP_PID=$SPAWNED_PID
-	if wait_for_line "$TMP/gputop.err" 'attached' 10; then
+	if wait_for_line "$TMP/gputop.err" 'attached' 30; then
 		ok "attach: gputop says it attached"
 	else
 		not_ok "attach: gputop says it attached"
@@ -45,7 +45,7 @@ if can_attach_to_others; then
 	expect_eq "$WAIT_STATUS" 0 "attach: the program exits with status 0"
 	expect_match "$(cat "$TMP/target.out")" '^dlopen_late: ok mallocs=3 frees=1 launches=4$' \
 		"attach: program output"
-	wait_pid "$GPUTOP_PID" 10
+	wait_pid "$GPUTOP_PID" 30
 	expect_eq "$WAIT_STATUS" 0 "attach: gputop ends when the program exits"
 	if jq -e . "$TMP/attach.json" >/dev/null 2>&1; then
 		check_late "$TMP/attach.json" attach

@@ -82,14 +82,17 @@ expect_error trace 6 '/nonexistent-dir/t.txt' "--trace into a missing folder" \
 
 # --- no CUDA library in the process before --timeout: 7; the program runs on -------------------
 if can_attach_to_others; then
-	spawn "$TMP/nocuda" "$BIN/no_cuda" --seconds 4
+	# It runs until told to stop (not for a few seconds, which a slow attach on a loaded
+	# machine could outlast: "still runs" would then fail).
+	spawn "$TMP/nocuda" "$BIN/no_cuda" --seconds 100 --stop "$TMP/stop-nocuda"
 	target=$SPAWNED_PID
-	wait_for_line "$TMP/nocuda.out" '^ready [0-9]+$' 10 || bail "no_cuda said ready"
+	wait_for_line "$TMP/nocuda.out" '^ready [0-9]+$' 30 || bail "no_cuda said ready"
 	expect_error nocudalib 7 'cuda' "attach to a program without CUDA, --timeout 1" \
 		-p "$target" -b --timeout 1
 	expect_match "$ERR" '[Ww]ait' "no CUDA: the message says gputop waited for a CUDA library"
 	expect_running "$target" "no CUDA: the program still runs"
-	wait_pid "$target" 15
+	touch "$TMP/stop-nocuda"
+	wait_pid "$target" 30
 	expect_eq "$WAIT_STATUS" 0 "no CUDA: the program ends normally, status 0"
 	expect_match "$(cat "$TMP/nocuda.out")" '^no_cuda: done$' "no CUDA: the program finished its work"
 else
@@ -110,7 +113,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null
 	if as_nobody "$nobody_gputop" --version >/dev/null 2>&1; then
 		spawn "$TMP/rootproc" "$BIN/no_cuda" --seconds 10
 		target=$SPAWNED_PID
-		wait_for_line "$TMP/rootproc.out" '^ready [0-9]+$' 10 || bail "no_cuda said ready"
+		wait_for_line "$TMP/rootproc.out" '^ready [0-9]+$' 30 || bail "no_cuda said ready"
 		note "as nobody: gputop -p $target"
 		timeout -k 5 30 setpriv --reuid=nobody --regid=nogroup --clear-groups \
 			"$nobody_gputop" -p "$target" -b >"$TMP/perm.out" 2>"$TMP/perm.err" </dev/null

@@ -80,6 +80,25 @@ code_of() {	# pid out: the simulated libcuda's executable mapping(s)
 	done < <(awk '{ print $1, $2, $6 }' "/proc/$1/maps")
 }
 
+# jumps_in PID BEFORE OUT: waits (20 s at most) until the simulated libcuda's code in PID (saved
+# to OUT) differs from BEFORE by 0xe9 bytes at 2 entries or more; their count in JUMPS.
+jumps_in() {
+	local deadline=$(($(date +%s) + 20))
+	while :; do
+		code_of "$1" "$3"
+		JUMPS=$(cmp -l "$2" "$3" | awk '$3 == 351' | wc -l)	# 0xe9 in octal
+		[ "$JUMPS" -ge 2 ] && return 0
+		[ "$(date +%s)" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+
+# A gputop -b's tables (in FILE) show ring_a's launches: a fixed pause may see none on a
+# loaded machine, and the JSON must then have some.
+wait_ring_a() {
+	wait_for_line "$1" '^ring_a\(int\*\) +[1-9]' 20 || note "no launch of ring_a in $(basename "$1") after 20 s"
+}
+
 if can_attach_to_others; then
 	rm -f "$TMP/go" "$TMP/stop"
 	# With calls in flight too (each synchronize lasts 200 µs): their returns go back on detach.
@@ -87,15 +106,16 @@ if can_attach_to_others; then
 	rb_spawn att env RB_GO_FILE="$TMP/go" RB_STOP_FILE="$TMP/stop" RB_PAUSE_US=1000 RB_CALLS=1 \
 		SIMCUDA_SYNC_US=200 "$P" 2 0
 	touch "$TMP/go"
-	sleep 0.2	# its threads are there
+	# its threads are there, with their buffers and arenas mapped (not a fixed pause: a thread
+	# that came later than the picture would make the mappings differ after the detach)
+	wait_for_line "$TMP/att.out" '^ring_loop: running$' 20 || note "ring_loop did not say running"
 	code_of "$TARGET" "$TMP/before.code"
 	cp "/proc/$TARGET/maps" "$TMP/before.maps"
-	rb_gputop_bg attg -p "$TARGET" --json "$TMP/att.json" -b
+	rb_gputop_bg attg -p "$TARGET" --json "$TMP/att.json" -b -d 0.1
 	rb_wait_attached attg
-	sleep 0.5
-	code_of "$TARGET" "$TMP/during.code"
-	jumps=$(cmp -l "$TMP/before.code" "$TMP/during.code" | awk '$3 == 351' | wc -l)	# 0xe9 in octal
-	expect_eq "$((jumps >= 2))" 1 "attached: jumps at the launch entries ($jumps)"
+	jumps_in "$TARGET" "$TMP/before.code" "$TMP/during.code"
+	expect_eq "$((JUMPS >= 2))" 1 "attached: jumps at the launch entries ($JUMPS)"
+	wait_ring_a "$TMP/attg.out"
 	kill -TERM "$GPUTOP_PID"
 	wait_pid "$GPUTOP_PID" 20
 	expect_eq "$WAIT_STATUS" 0 "attach: gputop detaches, status 0"
@@ -120,22 +140,24 @@ if can_attach_to_others; then
 	rb_spawn kil env RB_GO_FILE="$TMP/go" RB_STOP_FILE="$TMP/stop" RB_PAUSE_US=1000 RB_CALLS=1 \
 		SIMCUDA_SYNC_US=200 "$P" 2 0
 	touch "$TMP/go"
-	sleep 0.2
+	wait_for_line "$TMP/kil.out" '^ring_loop: running$' 20 || note "ring_loop did not say running"
 	code_of "$TARGET" "$TMP/kil-before.code"
-	rb_gputop_bg kilg -p "$TARGET"
+	rb_gputop_bg kilg -p "$TARGET" -b -d 0.1
 	rb_wait_attached kilg
-	sleep 0.3
+	jumps_in "$TARGET" "$TMP/kil-before.code" "$TMP/kil-during.code"
+	wait_ring_a "$TMP/kilg.out"	# it traced launches for a while
 	kill -KILL "$GPUTOP_PID"
 	wait_pid "$GPUTOP_PID" 20
-	sleep 0.5	# the watchdog's turn
+	# the watchdog's turn: it says when it is done (its stderr is gputop's)
+	wait_for_line "$TMP/kilg.err" 'watchdog: gputop died' 20 || note "the watchdog said nothing in 20 s"
 	expect_running "$TARGET" "SIGKILL: the program runs on"
 	code_of "$TARGET" "$TMP/kil-after.code"
 	left=$(cmp -l "$TMP/kil-before.code" "$TMP/kil-after.code" | awk '$3 == 351' | wc -l)
 	expect_eq "$((left >= 2))" 1 "SIGKILL: the jumps stay (the stub works without gputop)"
 	# Another gputop puts the entries back and traces the launches as the first did.
-	rb_gputop_bg kil2 -p "$TARGET" --json "$TMP/kil2.json"
+	rb_gputop_bg kil2 -p "$TARGET" --json "$TMP/kil2.json" -b -d 0.1
 	rb_wait_attached kil2
-	sleep 0.5
+	wait_ring_a "$TMP/kil2.out"
 	kill -TERM "$GPUTOP_PID"
 	wait_pid "$GPUTOP_PID" 20
 	expect_eq "$WAIT_STATUS" 0 "after SIGKILL: a new gputop attaches and detaches, status 0"

@@ -29,9 +29,11 @@ export RB_STOP_FILE=$TMP/stop
 rm -f "$TMP/stop"
 rb_spawn busy "$BIN/rb_busy" busy 4 0
 for sig in INT TERM HUP QUIT; do
-	rb_gputop_bg "sig$sig" -p "$TARGET" --json "$TMP/sig$sig.json"
+	# -b -d 0.1: its tables show when it has seen calls (a fixed pause may see none on a loaded
+	# machine, and the JSON must show stops)
+	rb_gputop_bg "sig$sig" -p "$TARGET" -b -d 0.1 --json "$TMP/sig$sig.json"
 	rb_wait_attached "sig$sig"
-	sleep 0.2
+	wait_for_line "$TMP/sig$sig.out" '^cudaMalloc +[1-9]' 20 || note "SIG$sig: no cudaMalloc in gputop's tables after 20 s"
 	kill -"$sig" "$GPUTOP_PID"
 	wait_pid "$GPUTOP_PID" 20
 	expect_eq "$WAIT_STATUS" 0 "SIG$sig to gputop: it detaches and exits 0"
@@ -106,14 +108,15 @@ rb_no_trap "$TMP/crash-launch.err" "launch, segv:700"
 unset RB_GO_FILE
 
 # --- 3. SIGKILL: the watchdog ----------------------------------------------------------------------
-export SIMCUDA_SYNC_US=1500000 RB_GO_FILE=$TMP/go
+# The simulated runtime's hook tells when both threads are inside cudaDeviceSynchronize (past
+# its entry breakpoint, return addresses swapped): no fixed pause that a loaded machine outlasts.
+export SIMCUDA_SYNC_US=1500000 RB_GO_FILE=$TMP/go SIMCUDA_SYNC_HOOK=rb_busy_in_sync RB_COUNT_FILE=$TMP/in-sync
 rm -f "$TMP/go"
 rb_spawn kill "$BIN/rb_busy" sync 2
 rb_gputop_bg kill-g -p "$TARGET"
 rb_wait_attached kill-g
 touch "$TMP/go"
-wait_for_line "$TMP/kill.out" 'in sync' 20
-sleep 0.3	# both threads are inside cudaDeviceSynchronize, their return addresses swapped
+wait_for_line "$TMP/in-sync" '^2$' 20 || note "the threads did not both say they are inside the call"
 kill -KILL "$GPUTOP_PID"
 wait_pid "$GPUTOP_PID" 10
 expect_eq "$WAIT_STATUS" 137 "SIGKILL: gputop is gone"
@@ -122,5 +125,10 @@ expect_eq "$WAIT_STATUS" 0 "SIGKILL: the program exits 0"
 printf 'rb_busy: in sync\nrb_busy: sync threads=2 returned=2 canaries=2\n' >"$TMP/kill.want"
 grep -v '^ready' "$TMP/kill.out" >"$TMP/kill.lines"
 expect_file_eq "$TMP/kill.lines" "$TMP/kill.want" "SIGKILL: both calls returned to their callers"
-expect_match "$(cat "$TMP/kill-g.err")" 'watchdog: gputop died; restored' "SIGKILL: the watchdog says it restored the program"
+if wait_for_line "$TMP/kill-g.err" 'watchdog: gputop died; restored' 20; then
+	ok "SIGKILL: the watchdog says it restored the program"
+else
+	not_ok "SIGKILL: the watchdog says it restored the program"
+	tail -n 5 "$TMP/kill-g.err" | sed 's/^/#   stderr: /'
+fi
 finish

@@ -19,8 +19,8 @@ can_attach_to_others || skip "this user may not ptrace other processes (Yama ptr
 export LD_LIBRARY_PATH=$SIM
 
 # cycles NAME N: N attach/detach cycles to TARGET (with the options in CYCLE_ARGS too); every
-# 10th writes a JSON summary, which must name the target and have seen calls. Fails at the first
-# cycle after which the target is gone.
+# 10th (a 0.5 s session) writes a JSON summary, which must name the target and have seen calls.
+# Fails at the first cycle after which the target is gone.
 CYCLE_ARGS=()
 cycles() {
 	local name=$1 n=$2 i bad=0 status args
@@ -31,7 +31,9 @@ cycles() {
 			args=(--timeout 0.05)
 		fi
 		if ((i % 10 == 0)); then
-			args+=(--json "$TMP/$name-$i.json")
+			# a session long enough to see stops whatever the load: in 50 ms a loaded
+			# machine may not run the program's threads at all
+			args=(--timeout 0.5 --json "$TMP/$name-$i.json")
 		fi
 		args+=("${CYCLE_ARGS[@]}")
 		timeout -k 5 30 "$GPUTOP" -q -p "$TARGET" "${args[@]}" >/dev/null 2>"$TMP/$name-cycle.err" </dev/null
@@ -83,7 +85,12 @@ rb_no_trap "$TMP/busy.err" busy
 rm -f "$TMP/stop"
 spawn "$TMP/churn" "$BIN/rb_threads" churn 0 8
 TARGET=$SPAWNED_PID
-sleep 0.3
+# it has started its threads (it prints nothing before its end): a fixed pause could find it
+# not even exec'd yet on a loaded machine
+deadline=$(($(date +%s) + 20))
+while [ "$(ls "/proc/$TARGET/task" 2>/dev/null | wc -l)" -lt 2 ] && [ "$(date +%s)" -lt "$deadline" ]; do
+	sleep 0.02
+done
 cycles churn 30
 # and with --max-overhead, which also stops every thread at its exit (PTRACE_O_TRACEEXIT)
 CYCLE_ARGS=(--max-overhead 5)
@@ -97,7 +104,7 @@ rb_no_trap "$TMP/churn.err" churn
 unset RB_STOP_FILE
 
 # --- 3. detach while calls are in flight ------------------------------------------------------------
-export SIMCUDA_SYNC_US=1500000 RB_GO_FILE=$TMP/go
+export SIMCUDA_SYNC_US=1500000 RB_GO_FILE=$TMP/go SIMCUDA_SYNC_HOOK=rb_busy_in_sync
 SYNC_OK='rb_busy: sync threads=3 returned=3 canaries=3'
 rm -f "$TMP/go"
 touch "$TMP/go"
@@ -107,12 +114,13 @@ printf 'rb_busy: in sync\n%s\n' "$SYNC_OK" >"$TMP/sync.want"
 expect_file_eq "$TMP/sync.expected" "$TMP/sync.want" "without gputop: the sync program's output"
 
 rm -f "$TMP/go"
-rb_spawn sync-attach "$BIN/rb_busy" sync 3
+# The simulated runtime's hook (rb_busy_in_sync) counts the threads inside cudaDeviceSynchronize:
+# the detach comes once all three are in (1.5 s each), not after a pause a loaded machine outlasts.
+RB_COUNT_FILE=$TMP/in-sync rb_spawn sync-attach "$BIN/rb_busy" sync 3
 rb_gputop_bg sync-attach-g -p "$TARGET" --json "$TMP/sync-attach.json"
 rb_wait_attached sync-attach-g
 touch "$TMP/go"
-wait_for_line "$TMP/sync-attach.out" 'in sync' 20
-sleep 0.3	# all three are inside cudaDeviceSynchronize now (1.5 s each)
+wait_for_line "$TMP/in-sync" '^3$' 20 || note "the threads did not all say they are inside the call"
 kill -TERM "$GPUTOP_PID"
 wait_pid "$GPUTOP_PID" 20
 expect_eq "$WAIT_STATUS" 0 "attach: gputop detaches while 3 calls are in flight, status 0"

@@ -21,12 +21,14 @@ rb_same exit42 42 '' -- sh -c 'exit 42'
 jq_eq "$TMP/exit42.json" '.exit_status' 42 "launch, exit 42: exit_status 42 in the JSON"
 expect_match "$(cat "$TMP/exit42.err")" 'exit(ed with)? status 42' "launch, exit 42: gputop reports it"
 
-# SIGKILL of a launched, busy program: gputop exits 137 like a shell would report.
+# SIGKILL of a launched, busy program: gputop exits 137 like a shell would report. (-b -d 0.1:
+# the kill comes once gputop's tables show calls, which the JSON must then have; a fixed pause
+# might see none on a loaded machine.)
 export RB_STOP_FILE=$TMP/never
-rb_gputop_bg kill-launch --json "$TMP/kill-launch.json" -- "$BIN/rb_busy" busy 2 0
+rb_gputop_bg kill-launch -b -d 0.1 --json "$TMP/kill-launch.json" -- "$BIN/rb_busy" busy 2 0
 wait_for_line "$TMP/kill-launch.out" '^ready' 20
 PROG=$(awk '/^ready/ { print $2; exit }' "$TMP/kill-launch.out")
-sleep 0.5
+wait_for_line "$TMP/kill-launch.out" '^cudaMalloc +[1-9]' 20 || note "no cudaMalloc in gputop's tables after 20 s"
 kill -KILL "$PROG"
 wait_pid "$GPUTOP_PID" 20
 expect_eq "$WAIT_STATUS" 137 "launch, SIGKILL: gputop exits with the program's 137"
@@ -79,10 +81,10 @@ jq_eq "$TMP/exit3.json" '.exit_status' 3 "attach, exit 3: exit_status 3 in the J
 export RB_STOP_FILE=$TMP/never
 rm -f "$TMP/go"
 rb_spawn kill-attach "$BIN/rb_busy" busy 4 0
-rb_gputop_bg kill-attach-g -p "$TARGET" --json "$TMP/kill-attach.json"
+rb_gputop_bg kill-attach-g -p "$TARGET" -b -d 0.1 --json "$TMP/kill-attach.json"
 rb_wait_attached kill-attach-g
 touch "$TMP/go"
-sleep 0.5
+wait_for_line "$TMP/kill-attach-g.out" '^cudaMalloc +[1-9]' 20 || note "no cudaMalloc in gputop's tables after 20 s"
 kill -KILL "$TARGET"
 wait_pid "$TARGET" 20
 expect_eq "$WAIT_STATUS" 137 "attach, SIGKILL: the program is killed"

@@ -67,11 +67,13 @@ chmod 755 "$TMP/badelf"
 try prog_badelf 5 "exec format error" "an executable file that is not a program" -- "$TMP/badelf"
 
 # --- processes: 3 (and 4, 8) --------------------------------------------------------------------
-# a zombie: sleep 0 exits and its parent (now sleep 3, after exec) never reaps it
-sh -c 'sleep 0 & echo $! >"$0"; exec sleep 3' "$TMP/zombie.pid" &
+# a zombie: sleep 0 exits and its parent (now sleep 60, after exec) never reaps it. (60 s, ended
+# at the script's end: a few seconds could run out on a loaded machine before gputop looks.)
+sh -c 'sleep 0 & echo $! >"$0"; exec sleep 60' "$TMP/zombie.pid" &
 ZPARENT=$!
 SPAWNED+=("$ZPARENT")
-for i in $(seq 100); do
+deadline=$(($(date +%s) + 20))
+while [ "$(date +%s)" -lt "$deadline" ]; do
 	z=$(cat "$TMP/zombie.pid" 2>/dev/null)
 	[ -n "$z" ] && [ "$(proc_state "$z")" == Z ] && break
 	sleep 0.02
@@ -96,7 +98,8 @@ fi
 # a thread of a process, not the process
 export LD_LIBRARY_PATH=$SIM RB_STOP_FILE=$TMP/stop-threaded
 rb_spawn threaded "$BIN/rb_busy" busy 2 0
-for i in $(seq 100); do
+deadline=$(($(date +%s) + 20))
+while [ "$(date +%s)" -lt "$deadline" ]; do
 	tid=$(ls "/proc/$TARGET/task" | grep -vx "$TARGET" | head -n 1)
 	[ -n "$tid" ] && break
 	sleep 0.02
@@ -123,7 +126,8 @@ if can_attach_to_others; then
 	if command -v strace >/dev/null; then
 		spawn "$TMP/strace" strace -qq -o /dev/null -p "$TARGET"
 		STRACE=$SPAWNED_PID
-		for i in $(seq 100); do
+		deadline=$(($(date +%s) + 20))
+		while [ "$(date +%s)" -lt "$deadline" ]; do
 			[ "$(awk '/^TracerPid:/ { print $2 }' "/proc/$TARGET/status")" != 0 ] && break
 			sleep 0.05
 		done
@@ -138,7 +142,7 @@ if can_attach_to_others; then
 	rb_wait_attached first
 	try second 8 "already traced by [0-9]+ \(gputop\)" "a process under another gputop" -p "$TARGET"
 	kill -TERM "$GPUTOP_PID"
-	wait_pid "$GPUTOP_PID" 10
+	wait_pid "$GPUTOP_PID" 30
 	expect_eq "$WAIT_STATUS" 0 "the first gputop detaches normally"
 
 	# --json that cannot be written, refused before anything touches the program
@@ -164,11 +168,14 @@ if can_attach_to_others; then
 fi
 
 # --- no CUDA ever: 7 with a message (launch mode; errors.sh has attach mode) --------------------
+# (The program runs until told to stop, not for a few seconds that a slow start on a loaded
+# machine could outlast: it would then end before gputop's timeout, and gputop with it, status 0.)
 try nocuda_launch 7 "never loaded a CUDA library" "launch mode, no CUDA before --timeout 1" \
-	--timeout 1 -- "$BIN/no_cuda" --seconds 3
+	--timeout 1 -- "$BIN/no_cuda" --seconds 100 --stop "$TMP/stop-nocuda"
 expect_match "$(cat "$TMP/nocuda_launch.err")" 'waiting for one to load' "launch, no CUDA: it said it was waiting"
 try nocuda_n 7 "never loaded a CUDA library" "launch mode, no CUDA before -n 2 -d 0.3" \
-	-n 2 -d 0.3 -- "$BIN/no_cuda" --seconds 3
+	-n 2 -d 0.3 -- "$BIN/no_cuda" --seconds 100 --stop "$TMP/stop-nocuda"
+touch "$TMP/stop-nocuda"	# both programs, left running by the detach, end
 
 # --- not permitted: 4, as an ordinary user -------------------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then

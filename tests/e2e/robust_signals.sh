@@ -44,6 +44,8 @@ jq_eq "$TMP/segv.json" '.exit_status' 139 "segv: exit_status 139 in the JSON"
 expect_api "$TMP/segv.json" cudaMalloc 5 0
 
 # SIGUSR1 from outside, 8 times, 100 ms apart, while the program sleeps between CUDA calls.
+# (--wait-usr1 8: it waits for the 8th before it ends, should the sender be slowed down past the
+# end of its loops on a loaded machine; a signal lost leaves it at 7 after its 30 s of waiting.)
 send_usr1() {
 	wait_for_line "$1" '^ready [0-9]+$' 20 || return 1
 	local pid i
@@ -53,15 +55,15 @@ send_usr1() {
 		kill -USR1 "$pid"
 	done
 }
-spawn "$TMP/ext-plain" "$BIN/signals" --loops 30 --sleep-ms 50
+spawn "$TMP/ext-plain" "$BIN/signals" --loops 30 --sleep-ms 50 --wait-usr1 8
 send_usr1 "$TMP/ext-plain.out"
-wait_pid "$SPAWNED_PID" 30
+wait_pid "$SPAWNED_PID" 60
 expect_eq "$WAIT_STATUS" 0 "external SIGUSR1, without gputop: status 0"
 expect_eq "$(grep '^signals:' "$TMP/ext-plain.out")" "signals: loops=30 sigusr1=8 failures=0" \
 	"external SIGUSR1, without gputop: 8 received"
-rb_gputop_bg ext -q --json "$TMP/ext.json" -- "$BIN/signals" --loops 30 --sleep-ms 50
+rb_gputop_bg ext -q --json "$TMP/ext.json" -- "$BIN/signals" --loops 30 --sleep-ms 50 --wait-usr1 8
 send_usr1 "$TMP/ext.out"
-wait_pid "$GPUTOP_PID" 30
+wait_pid "$GPUTOP_PID" 60
 expect_eq "$WAIT_STATUS" 0 "external SIGUSR1, under gputop: status 0"
 expect_eq "$(grep '^signals:' "$TMP/ext.out")" "signals: loops=30 sigusr1=8 failures=0" \
 	"external SIGUSR1, under gputop: all 8 received by the handler"
@@ -73,26 +75,52 @@ loop_count() {
 	cat "$TMP/count" 2>/dev/null || echo 0
 }
 
+# wait_stopped PID: waits (20 s at most) until PID's state is T or t; the state in STATE.
+wait_stopped() {
+	local deadline=$(($(date +%s) + 20))
+	while :; do
+		STATE=$(proc_state "$1")
+		[[ $STATE == [Tt] ]] && return 0
+		[ "$(date +%s)" -ge "$deadline" ] && return 1
+		sleep 0.02
+	done
+}
+
 # check_stops NAME PID: STOP, then TSTP, each followed by CONT; the program must stand still
-# while stopped and go on after.
+# while stopped and go on after. Under gputop, state t is also what a thread stopped at one of
+# gputop's breakpoints shows for a moment, and the SIGSTOP goes through gputop before it takes
+# effect: on a loaded machine a loop may still end after t is first seen. So "no loop runs" is
+# looked for in 0.4 s windows for up to 10 s, and holds once a whole window passes without a
+# loop, in state T/t at both ends: a program that keeps running makes a loop every few ms
+# (2 ms of sleep and 3 calls) and never gets such a window.
 check_stops() {
-	local name=$1 pid=$2 sig state c1 c2 c3 t
+	local name=$1 pid=$2 sig state c1 c2 c3 deadline still
 	for sig in STOP TSTP; do
 		kill -"$sig" "$pid"
-		for t in $(seq 100); do
-			state=$(proc_state "$pid")
-			[[ $state == [Tt] ]] && break
-			sleep 0.02
-		done
+		wait_stopped "$pid"
+		state=$STATE
 		expect_match "$state" '^[Tt]$' "$name: SIG$sig stops it (state $state)"
-		c1=$(loop_count)
-		sleep 0.4
-		c2=$(loop_count)
-		expect_eq "$c2" "$c1" "$name: SIG$sig: no loop runs while it is stopped"
+		deadline=$(($(date +%s) + 10))
+		still=no
+		while :; do
+			c1=$(loop_count)
+			sleep 0.4
+			c2=$(loop_count)
+			state=$(proc_state "$pid")
+			[ "$c2" == "$c1" ] && [[ $state == [Tt] ]] && still=yes && break
+			[ "$(date +%s)" -ge "$deadline" ] && break
+		done
+		if [ "$still" == yes ]; then
+			ok "$name: SIG$sig: no loop runs while it is stopped (0.4 s at $c2 loops)"
+		else
+			not_ok "$name: SIG$sig: no loop runs while it is stopped ($c1 -> $c2 loops in 0.4 s, state $state, for 10 s)"
+		fi
 		kill -CONT "$pid"
-		for t in $(seq 200); do
+		deadline=$(($(date +%s) + 20))
+		while :; do
 			c3=$(loop_count)
 			[ "$c3" -gt "$c2" ] && break
+			[ "$(date +%s)" -ge "$deadline" ] && break
 			sleep 0.02
 		done
 		if [ "$c3" -gt "$c2" ]; then
@@ -145,7 +173,7 @@ if can_attach_to_others; then
 	rb_wait_attached stop-attach-g
 	check_stops attach "$TARGET"
 	kill -STOP "$TARGET"
-	sleep 0.2
+	wait_stopped "$TARGET"	# (not a fixed pause: it is stopped, or on its way through gputop)
 	kill -TERM "$GPUTOP_PID"
 	wait_pid "$GPUTOP_PID" 20
 	expect_eq "$WAIT_STATUS" 0 "attach: gputop detaches from a stopped program, status 0"
@@ -165,6 +193,7 @@ if can_attach_to_others; then
 	rb_spawn stopped "$P" loop
 	wait_for_line "$TMP/count" '^[1-9]' 20
 	kill -STOP "$TARGET"
+	wait_stopped "$TARGET"	# stopped already when gputop comes (a loaded machine may be slow to)
 	timeout -k 5 20 "$GPUTOP" -p "$TARGET" --timeout 2 >"$TMP/stopped-g.out" 2>"$TMP/stopped-g.err" </dev/null
 	expect_eq "$?" 1 "attach to a stopped program: refused, status 1"
 	expect_match "$(cat "$TMP/stopped-g.err")" 'stopped by a signal: continue it' "... saying why and what to do"
@@ -217,9 +246,13 @@ if command -v tmux >/dev/null; then
 	wait_for_line "$TMP/tty.out" '^ready' 20
 	wait_for_line "$TMP/tty.err" 'probing' 20
 	tmux -L "$sock" send-keys C-c
-	wait_for_line "$TMP/tmux.status" '^[0-9]+$' 20
+	if ! wait_for_line "$TMP/tmux.status" '^[0-9]+$' 30; then
+		note "gputop had not ended 30 s after the ^C; its stderr then:"
+		tail -n 15 "$TMP/tty.err" | sed 's/^/#   stderr: /'
+	fi
 	tmux -L "$sock" kill-server 2>/dev/null
-	expect_eq "$(cat "$TMP/tmux.status" 2>/dev/null)" 130 "^C in a terminal: gputop exits with the program's 130"
+	expect_eq "$(cat "$TMP/tmux.status" 2>/dev/null)" 130 "^C in a terminal: gputop exits with the program's 130" ||
+		tail -n 15 "$TMP/tty.err" | sed 's/^/#   stderr: /'
 	jq_eq "$TMP/tty.json" '.term_signal' 2 "^C in a terminal: the JSON says signal 2"
 else
 	note "^C part not run: no tmux"

@@ -54,7 +54,7 @@ if can_attach_to_others; then
 	touch "$TMP/go"
 	wait_for_line "$TMP/jmp-attach.out" 'jumps=' 20
 	kill -TERM "$GPUTOP_PID"
-	wait_pid "$GPUTOP_PID" 10
+	wait_pid "$GPUTOP_PID" 30
 	expect_eq "$WAIT_STATUS" 0 "longjmp, attach and detach: gputop status 0"
 	touch "$TMP/stop"
 	wait_pid "$TARGET" 30

@@ -63,7 +63,7 @@ fi
 tui_keys q
 tui_wait_status
 expect_eq "$TUI_STATUS" 0 "ends: q leaves, status 0"
-wait_pid "$TARGET" 10
+wait_pid "$TARGET" 30
 expect_eq "$WAIT_STATUS" 0 "ends: the program's exit status 0"
 
 # --- 3. the terminal goes away ---

@@ -64,6 +64,6 @@ expect_screen_gone 'waiting for one to load' "late: no more waiting notice"
 tui_keys q
 tui_wait_status
 expect_eq "$TUI_STATUS" 0 "late: exit status 0"
-wait_for_line "$TMP/late.out" '^dlopen_late: ok' 5 && ok "late: the program's last line in the -o file" ||
+wait_for_line "$TMP/late.out" '^dlopen_late: ok' 30 && ok "late: the program's last line in the -o file" ||
 	not_ok "late: the program's last line in the -o file"
 finish

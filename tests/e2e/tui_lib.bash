@@ -58,10 +58,12 @@ tui_gputop() {
 	tui_start "$w" "$h" env "${envs[@]}" "$GPUTOP" "$@"
 }
 
-# TUI_HISTORY=1: the scrollback too (for plain output that scrolls, not for the TUI's screen).
+# TUI_HISTORY=1: the scrollback too (for plain output that scrolls, not for the TUI's screen),
+# with lines the terminal wrapped joined again (-J): where a line of plain output starts, and so
+# where it wraps, depends on what other threads printed before it, and when.
 tui_capture() {
 	if [ -n "${TUI_HISTORY:-}" ]; then
-		set -- -S - "$@"
+		set -- -S - -J "$@"
 	fi
 	SCREEN=$(tui_tmux capture-pane -p "$@" 2>/dev/null)
 }

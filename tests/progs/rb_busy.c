@@ -12,6 +12,10 @@
  *         and call cudaDeviceSynchronize (which lasts SIMCUDA_SYNC_US on the SIMULATED
  *         runtime), check that their stack canary survived the return, cudaFree. Prints
  *         "rb_busy: sync threads=T returned=<threads back with success> canaries=<intact>".
+ *         With SIMCUDA_SYNC_HOOK=rb_busy_in_sync and RB_COUNT_FILE set, the simulated runtime
+ *         calls rb_busy_in_sync from inside each synchronize call, which writes the number of
+ *         threads inside one so far to RB_COUNT_FILE: a test can wait until every thread is in
+ *         its call instead of sleeping and hoping they are (a loaded machine may be slow).
  * Exit status 0. */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
@@ -68,6 +72,36 @@ static void *busy_thread(void *arg)
 		record("cudaFree", cudaFree(p));
 	}
 	return NULL;
+}
+
+/* The simulated runtime's test hook (SIMCUDA_SYNC_HOOK), called inside a synchronize call. */
+void rb_busy_in_sync(void)
+{
+	static long inside;
+	const char *count_file = getenv("RB_COUNT_FILE");
+	long n = __atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+	if (!count_file)
+		return;
+	char tmp[4096];		/* written aside and renamed: a reader never sees it half done */
+	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", count_file, n);
+	FILE *c = fopen(tmp, "w");
+	if (c) {
+		fprintf(c, "%ld\n", n);
+		fclose(c);
+		pthread_mutex_lock(&lock);	/* a smaller count never replaces a larger one */
+		char cur[32] = "";
+		FILE *r = fopen(count_file, "r");
+		if (r) {
+			if (!fgets(cur, sizeof(cur), r))
+				cur[0] = 0;
+			fclose(r);
+		}
+		if (atol(cur) < n)
+			rename(tmp, count_file);
+		else
+			unlink(tmp);
+		pthread_mutex_unlock(&lock);
+	}
 }
 
 static void *sync_thread(void *arg)

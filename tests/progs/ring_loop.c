@@ -9,7 +9,9 @@
  * (the call stub's calls). Prints "ring_loop: launches=<n> calls=<c> failures=<f>".
  * With RB_GO_FILE set it first prints "ready <pid>" and waits for that file (to be attached
  * to); with RB_STOP_FILE set it then keeps launching until that file exists, counting; with
- * RB_PAUSE_US it sleeps that long after each round (a launch rate like a real program's). */
+ * RB_PAUSE_US it sleeps that long after each round (a launch rate like a real program's).
+ * With RB_GO_FILE set it also prints "ring_loop: running" once every thread has made its first
+ * round (its allocations and mappings are then all there: a test may take its picture). */
 #include <cuda.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,7 +23,8 @@ static CUfunction fa, fb;
 static long rounds;
 static const char *stop_file;
 static long pause_us;
-static int with_calls;
+static int with_calls, threads, started;
+static const char *go;
 
 static void *worker(void *arg)
 {
@@ -38,6 +41,10 @@ static void *worker(void *arg)
 			*fails += cuMemsetD8Async(buf, (unsigned char)i, 256, NULL) != CUDA_SUCCESS;
 			*fails += cuStreamSynchronize(NULL) != CUDA_SUCCESS;
 		}
+		if (i == 0 && go && __atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST) == threads) {
+			printf("ring_loop: running\n");
+			fflush(stdout);
+		}
 		if (pause_us)
 			usleep((useconds_t)pause_us);
 	}
@@ -49,7 +56,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	int threads = argc > 1 ? atoi(argv[1]) : 4;
+	threads = argc > 1 ? atoi(argv[1]) : 4;
 	rounds = argc > 2 ? atol(argv[2]) : 10000;
 	if (threads < 1 || threads > 64)
 		return 2;
@@ -62,7 +69,7 @@ int main(int argc, char **argv)
 		printf("ring_loop: set-up failed\n");
 		return 1;
 	}
-	const char *go = getenv("RB_GO_FILE");
+	go = getenv("RB_GO_FILE");
 	stop_file = getenv("RB_STOP_FILE");
 	pause_us = getenv("RB_PAUSE_US") ? atol(getenv("RB_PAUSE_US")) : 0;
 	with_calls = getenv("RB_CALLS") && atoi(getenv("RB_CALLS"));

@@ -1,8 +1,10 @@
 /* signals.c — CUDA calls while signals arrive, for robustness tests: gputop must pass every
  * signal on to the program (none lost, none added) and keep counting.
- * Usage: signals [--loops N=50] [--sleep-ms MS=20]
+ * Usage: signals [--loops N=50] [--sleep-ms MS=20] [--wait-usr1 K]
  * Installs a SIGUSR1 handler that counts, prints "ready <pid>", then N times:
  *   cudaMalloc 4096 B, sleep MS (restarted when a signal interrupts it), cudaFree it.
+ * With --wait-usr1, it then waits (no CUDA call; 30 s at most) until K signals have come, so that
+ * a sender slowed down by a loaded machine cannot find it gone before its last signal.
  * Calls, exactly: cudaMalloc xN (4096 B), cudaFree xN. Prints
  * "signals: loops=N sigusr1=<signals received> failures=<failed calls>", exit 0. */
 #include <cuda_runtime_api.h>
@@ -19,7 +21,7 @@ static void on_usr1(int sig)
 
 int main(int argc, char **argv)
 {
-	int loops = 50;
+	int loops = 50, wait_usr1 = 0;
 	long sleep_ms = 20;
 	struct fails f = { 0 };
 
@@ -28,6 +30,8 @@ int main(int argc, char **argv)
 			loops = atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--sleep-ms") == 0)
 			sleep_ms = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--wait-usr1") == 0)
+			wait_usr1 = atoi(argv[i + 1]);
 	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -41,6 +45,8 @@ int main(int argc, char **argv)
 		progs_sleep_ms(sleep_ms);
 		progs_check(&f, "cudaFree", cudaFree(p));
 	}
+	for (double end = progs_now() + 30; received < wait_usr1 && progs_now() < end;)
+		progs_sleep_ms(10);
 	progs_print_fails("signals", &f);
 	printf("signals: loops=%d sigusr1=%d failures=%ld\n", loops, (int)received, f.total);
 	return 0;

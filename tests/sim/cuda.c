@@ -3,7 +3,8 @@
  * It exists so that tests on machines without a GPU can trace the driver API's success paths
  * (pointers returned and freed, copies that take time, launches) with the real signatures from
  * cuda.h. Built as tests/bin/simdrv/libcuda.so.1; used only when a test puts that folder on
- * LD_LIBRARY_PATH. Environment: SIMCUDA_GBPS (copy bandwidth), SIMCUDA_SYNC_US (synchronize). */
+ * LD_LIBRARY_PATH. Environment: SIMCUDA_GBPS (copy bandwidth), SIMCUDA_SYNC_US (synchronize),
+ * SIMCUDA_TIMES (its own account of those times: simmem.h). */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
@@ -14,6 +15,8 @@
 #include "simmem.h"
 
 #define EXPORT __attribute__((visibility("default")))
+
+SIM_HIDDEN const char simmem_library[] = "driver";	/* for SIMCUDA_TIMES */
 
 /* The simulated runtime forwards to a libcuda.so.1 only when it finds this marker. */
 EXPORT const int cuSimulatedDriver = 1;
@@ -332,21 +335,21 @@ EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int value, si
 
 EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
 {
-	simmem_sync_wait();
+	simmem_sync_wait(simmem_now());
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream stream)
 {
 	(void)stream;
-	simmem_sync_wait();
+	simmem_sync_wait(simmem_now());
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent event)
 {
 	(void)event;
-	simmem_sync_wait();
+	simmem_sync_wait(simmem_now());
 	return CUDA_SUCCESS;
 }
 

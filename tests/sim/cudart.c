@@ -7,7 +7,7 @@
  * every operation to it through cuGetProcAddress pointers; without it, it does the work itself.
  * This file: memory, copies, memsets, synchronization, devices, streams, errors.
  * Kernels and the nvcc glue: cudart_kernels.c. Environment: SIMCUDA_GBPS, SIMCUDA_SYNC_US,
- * SIMCUDA_SYNC_HOOK (a test hook: see sync_hook).
+ * SIMCUDA_TIMES (simmem.h), SIMCUDA_SYNC_HOOK (a test hook: see sync_hook).
  * Rule: exported functions never call each other (a nested probed call would count twice);
  * the one exception is __cudaLaunchKernel, which jumps to cudaLaunchKernel like NVIDIA's. */
 #define _GNU_SOURCE
@@ -19,6 +19,8 @@
 #include "cudart_internal.h"
 
 /* --- the driver below, and errors ------------------------------------------------------- */
+
+SIM_HIDDEN const char simmem_library[] = "runtime";	/* for SIMCUDA_TIMES */
 
 static struct driver driver;
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
@@ -562,10 +564,11 @@ static void sync_hook(void)
 
 static cudaError_t synchronize(enum sync_what what, void *handle)
 {
+	double t0 = simmem_now();
 	const struct driver *d = rt_driver();
 	sync_hook();
 	if (!d->loaded) {
-		simmem_sync_wait();
+		simmem_sync_wait(t0);
 		return cudaSuccess;
 	}
 	CUresult r = what == S_DEVICE   ? d->CtxSynchronize()

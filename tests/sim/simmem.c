@@ -3,8 +3,10 @@
 #define _GNU_SOURCE
 #include "simmem.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -104,6 +106,81 @@ static void busy_wait_until(double deadline)
 		;
 }
 
+/* --- SIMCUDA_TIMES: the library's own account of its timed operations ---------------------- */
+
+enum { T_H2D, T_D2H, T_D2D, T_H2H, T_SYNC, T_COUNT };
+static const char *const t_names[T_COUNT] = { "H2D", "D2H", "D2D", "H2H", "sync" };
+static uint64_t t_calls[T_COUNT], t_bytes[T_COUNT], t_ns[T_COUNT];
+
+static const char *times_file(void)
+{
+	static const char *file;
+	static int known;
+	if (!__atomic_load_n(&known, __ATOMIC_ACQUIRE)) {
+		const char *s = getenv("SIMCUDA_TIMES");
+		file = s && *s ? s : NULL;
+		__atomic_store_n(&known, 1, __ATOMIC_RELEASE);
+	}
+	return file;
+}
+
+/* Whether a lies in a device or managed block (interior pointers too). */
+static int on_device(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	int found = -1;
+	pthread_mutex_lock(&table_lock);
+	for (struct block *b = buckets[bucket_of(a)]; b && found < 0; b = b->next)
+		if (a >= b->addr && a < b->addr + b->mapped)
+			found = b->kind != SIMMEM_HOST;
+	for (size_t i = 0; i < NBUCKETS && found < 0; i++)
+		for (struct block *b = buckets[i]; b && found < 0; b = b->next)
+			if (a >= b->addr && a < b->addr + b->mapped)
+				found = b->kind != SIMMEM_HOST;
+	pthread_mutex_unlock(&table_lock);
+	return found > 0;
+}
+
+/* Adds one operation that started at t0 and ends now (the time is read first: the bookkeeping
+ * after it is not part of the operation). */
+static void account(int what, double t0, const void *dst, const void *src, size_t n)
+{
+	double end = simmem_now();
+	if (what != T_SYNC) {
+		int d = on_device(dst), s = on_device(src);
+		what = s ? (d ? T_D2D : T_D2H) : (d ? T_H2D : T_H2H);
+	}
+	uint64_t ns = end > t0 ? (uint64_t)((end - t0) * 1e9 + 0.5) : 0;
+	__atomic_add_fetch(&t_calls[what], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t_bytes[what], (uint64_t)n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t_ns[what], ns, __ATOMIC_RELAXED);
+}
+
+__attribute__((destructor)) static void write_times(void)
+{
+	const char *file = times_file();
+	if (!file)
+		return;
+	char line[1024];
+	int len = snprintf(line, sizeof line, "{\"library\":\"%s\",\"pid\":%d", simmem_library,
+			   (int)getpid());
+	for (int i = 0; i < T_COUNT && len < (int)sizeof line; i++)
+		len += snprintf(line + len, sizeof line - (size_t)len,
+				",\"%s\":{\"calls\":%llu,\"bytes\":%llu,\"seconds\":%.9f}", t_names[i],
+				(unsigned long long)t_calls[i], (unsigned long long)t_bytes[i],
+				(double)t_ns[i] * 1e-9);
+	if (len >= (int)sizeof line - 2)
+		return;
+	line[len++] = '}';
+	line[len++] = '\n';
+	int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	ssize_t w = write(fd, line, (size_t)len);
+	(void)w;
+	close(fd);
+}
+
 void simmem_transfer_wait(double t0, size_t n)
 {
 	static double gbps;
@@ -113,13 +190,15 @@ void simmem_transfer_wait(double t0, size_t n)
 		busy_wait_until(t0 + (double)n / (v * 1e9));
 }
 
-void simmem_sync_wait(void)
+void simmem_sync_wait(double t0)
 {
 	static double us;
 	static int known;
 	double v = env_number("SIMCUDA_SYNC_US", &us, &known);
 	if (v > 0)
 		busy_wait_until(simmem_now() + v * 1e-6);
+	if (times_file())
+		account(T_SYNC, t0, NULL, NULL, 0);
 }
 
 void simmem_copy(double t0, void *dst, const void *src, size_t n)
@@ -127,6 +206,8 @@ void simmem_copy(double t0, void *dst, const void *src, size_t n)
 	if (n && dst != src)
 		memmove(dst, src, n);
 	simmem_transfer_wait(t0, n);
+	if (times_file())
+		account(T_H2H, t0, dst, src, n);
 }
 
 void simmem_copy_2d(double t0, void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -135,6 +216,8 @@ void simmem_copy_2d(double t0, void *dst, size_t dpitch, const void *src, size_t
 	for (size_t r = 0; r < height; r++)
 		memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
 	simmem_transfer_wait(t0, width * height);
+	if (times_file())
+		account(T_H2H, t0, dst, src, width * height);
 }
 
 void simmem_set(void *dst, int value, size_t n)

@@ -25,13 +25,25 @@ SIM_HIDDEN double simmem_now(void);
 /* SIMCUDA_GBPS: a copy of n bytes that started at t0 lasts at least n / (GBPS * 1e9) s in all
  * (busy-wait, so the time is spent running, as in a driver's spin-wait). No-op when unset. */
 SIM_HIDDEN void simmem_transfer_wait(double t0, size_t n);
-/* SIMCUDA_SYNC_US: a synchronize call busy-waits that many microseconds. No-op when unset. */
-SIM_HIDDEN void simmem_sync_wait(void);
+/* SIMCUDA_SYNC_US: a synchronize call busy-waits that many microseconds. No-op when unset.
+ * t0 = the entry's simmem_now() (for SIMCUDA_TIMES). */
+SIM_HIDDEN void simmem_sync_wait(double t0);
 /* memcpy / memset; copies follow the SIMCUDA_GBPS model (t0 = the entry's simmem_now()). */
 SIM_HIDDEN void simmem_copy(double t0, void *dst, const void *src, size_t n);
 SIM_HIDDEN void simmem_copy_2d(double t0, void *dst, size_t dpitch, const void *src, size_t spitch,
 			       size_t width, size_t height);
 SIM_HIDDEN void simmem_set(void *dst, int value, size_t n);
+
+/* SIMCUDA_TIMES=FILE: the library's own account of how long its copies and synchronize calls
+ * lasted, each measured inside the call (from the entry's t0 to the end of its wait), for the
+ * tests that compare gputop's times with the real ones: on a loaded machine a call preempted
+ * in the middle lasts longer, and then both this account and gputop's figure say so. At exit
+ * one JSON line is appended to FILE:
+ *   {"library":"runtime","pid":P,"H2D":{"calls":C,"bytes":B,"seconds":S},"D2H":{...},
+ *    "D2D":{...},"H2H":{...},"sync":{"calls":C,"bytes":0,"seconds":S}}
+ * A copy's direction is told from the allocation table (device and managed blocks are the
+ * device side, as with unified addressing). Nothing is measured or written when unset. */
+SIM_HIDDEN extern const char simmem_library[];	/* "runtime" or "driver" */
 
 /* A stable, unique, never-freed handle per (space, key), for kernel handles. In space
  * SIM_KEY_ADDR keys are compared as addresses; in the others as strings (copied), so that the
