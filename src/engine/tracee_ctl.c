@@ -14,9 +14,21 @@
 #include "clock.h"
 #include "hit.h"
 #include "log.h"
+#include "memory.h"
+#include "symbols.h"
 #include "threads.h"
 
 static void (*dispatch)(const struct trace_stop *e, uint64_t now);
+
+static void tracee_free(struct tracee *t)
+{
+	if (!t)
+		return;
+	threads_state_free(t->threads);
+	memory_state_free(t->memory);
+	symbols_state_free(t->symbols);
+	free(t);
+}
 
 int tracee_open(pid_t pid, bool launched)
 {
@@ -25,7 +37,14 @@ int tracee_open(pid_t pid, bool launched)
 		return -ENOMEM;
 	t->pid = pid;
 	t->launched = launched;
-	free(tracee);	/* one process at a time for now: the previous one is over */
+	t->threads = threads_state_new();
+	t->memory = memory_state_new();
+	t->symbols = symbols_state_new();
+	if (!t->threads || !t->memory || !t->symbols) {
+		tracee_free(t);
+		return -ENOMEM;
+	}
+	tracee_free(tracee);	/* one process at a time for now: the previous one is over */
 	tracee = t;
 	return 0;
 }
