@@ -11,12 +11,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "breakpoints.h"
 #include "clock.h"
 #include "hit.h"
+#include "launchring.h"
 #include "log.h"
 #include "memory.h"
+#include "retfast.h"
 #include "symbols.h"
 #include "threads.h"
+#include "xol.h"
 
 static void (*dispatch)(const struct trace_stop *e, uint64_t now);
 
@@ -27,6 +31,10 @@ static void tracee_free(struct tracee *t)
 	threads_state_free(t->threads);
 	memory_state_free(t->memory);
 	symbols_state_free(t->symbols);
+	xol_state_free(t->xol);
+	breakpoints_state_free(t->breakpoints);
+	launchring_state_free(t->launchring);
+	retfast_state_free(t->retfast);
 	free(t);
 }
 
@@ -40,7 +48,12 @@ int tracee_open(pid_t pid, bool launched)
 	t->threads = threads_state_new();
 	t->memory = memory_state_new();
 	t->symbols = symbols_state_new();
-	if (!t->threads || !t->memory || !t->symbols) {
+	t->xol = xol_state_new();
+	t->breakpoints = breakpoints_state_new();
+	t->launchring = launchring_state_new();
+	t->retfast = retfast_state_new();
+	if (!t->threads || !t->memory || !t->symbols || !t->xol || !t->breakpoints || !t->launchring ||
+	    !t->retfast) {
 		tracee_free(t);
 		return -ENOMEM;
 	}
