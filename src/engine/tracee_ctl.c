@@ -14,9 +14,11 @@
 #include "breakpoints.h"
 #include "clock.h"
 #include "hit.h"
+#include "kernels.h"
 #include "launchring.h"
 #include "log.h"
 #include "memory.h"
+#include "probes.h"
 #include "retfast.h"
 #include "symbols.h"
 #include "threads.h"
@@ -35,6 +37,9 @@ static void tracee_free(struct tracee *t)
 	breakpoints_state_free(t->breakpoints);
 	launchring_state_free(t->launchring);
 	retfast_state_free(t->retfast);
+	probes_state_free(t->probes);
+	kernels_state_free(t->kernels);
+	hit_state_free(t->hit);
 	free(t);
 }
 
@@ -52,8 +57,11 @@ int tracee_open(pid_t pid, bool launched)
 	t->breakpoints = breakpoints_state_new();
 	t->launchring = launchring_state_new();
 	t->retfast = retfast_state_new();
+	t->probes = probes_state_new();
+	t->kernels = kernels_state_new();
+	t->hit = hit_state_new();
 	if (!t->threads || !t->memory || !t->symbols || !t->xol || !t->breakpoints || !t->launchring ||
-	    !t->retfast) {
+	    !t->retfast || !t->probes || !t->kernels || !t->hit) {
 		tracee_free(t);
 		return -ENOMEM;
 	}
