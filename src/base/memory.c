@@ -5,31 +5,57 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-static int proc_mem_fd = -1;
+#include "tracee.h"
+
+/* The process's part (tracee->memory). */
+struct memory_state {
+	int proc_mem_fd;
+};
+
+struct memory_state *memory_state_new(void)
+{
+	struct memory_state *st = malloc(sizeof *st);
+	if (st)
+		st->proc_mem_fd = -1;
+	return st;
+}
+
+void memory_state_free(struct memory_state *st)
+{
+	if (!st)
+		return;
+	if (st->proc_mem_fd >= 0)
+		close(st->proc_mem_fd);
+	free(st);
+}
 
 int mem_open(pid_t pid)
 {
+	struct memory_state *st = tracee->memory;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/mem", pid);
 	mem_close();
-	proc_mem_fd = open(path, O_RDWR | O_CLOEXEC);
-	return proc_mem_fd < 0 ? -errno : 0;
+	st->proc_mem_fd = open(path, O_RDWR | O_CLOEXEC);
+	return st->proc_mem_fd < 0 ? -errno : 0;
 }
 
 void mem_close(void)
 {
-	if (proc_mem_fd >= 0)
-		close(proc_mem_fd);
-	proc_mem_fd = -1;
+	struct memory_state *st = tracee->memory;
+	if (st->proc_mem_fd >= 0)
+		close(st->proc_mem_fd);
+	st->proc_mem_fd = -1;
 }
 
 int mem_fd(void)
 {
-	return proc_mem_fd;
+	struct memory_state *st = tracee->memory;
+	return st->proc_mem_fd;
 }
 
 int mem_readv(pid_t pid, const struct mem_range *r, int n)
@@ -95,7 +121,8 @@ int mem_write_fd(int fd, uint64_t addr, const void *buf, size_t len)
 
 int mem_write_code(uint64_t addr, const void *buf, size_t len)
 {
-	if (proc_mem_fd < 0)
+	struct memory_state *st = tracee->memory;
+	if (st->proc_mem_fd < 0)
 		return -EBADF;
-	return mem_write_fd(proc_mem_fd, addr, buf, len);
+	return mem_write_fd(st->proc_mem_fd, addr, buf, len);
 }

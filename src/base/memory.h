@@ -8,11 +8,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct memory_state;
+
 struct mem_range {
 	uint64_t addr;
 	void *buf;
 	size_t len;
 };
+
+/* The current process's part (tracee->memory, base/tracee.h): its /proc/PID/mem; made and
+ * freed (closed) with it. */
+struct memory_state *memory_state_new(void);
+void memory_state_free(struct memory_state *st);
 
 int mem_open(pid_t pid);	/* opens /proc/PID/mem for code writes; 0 or -errno */
 void mem_close(void);

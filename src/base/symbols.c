@@ -11,10 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static Dwfl *dwfl;
-static pid_t traced_pid;
-static struct module **mods;
-static size_t n_mods, cap_mods;
+#include "tracee.h"
+
+/* The process's part (tracee->symbols). */
+struct symbols_state {
+	Dwfl *dwfl;
+	pid_t traced_pid;
+	struct module **mods;
+	size_t n_mods, cap_mods;
+};
+/* gputop-wide: a module id is never reused in the session, whichever process it is in. */
 static uint32_t next_id = 1;
 
 static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -29,28 +35,47 @@ static const Dwfl_Callbacks callbacks = {
 	.find_debuginfo = no_debuginfo,
 };
 
+struct symbols_state *symbols_state_new(void)
+{
+	return calloc(1, sizeof(struct symbols_state));
+}
+
+static void close_state(struct symbols_state *st)
+{
+	if (st->dwfl)
+		dwfl_end(st->dwfl);
+	st->dwfl = NULL;
+	for (size_t i = 0; i < st->n_mods; i++) {
+		free((char *)st->mods[i]->path);
+		free(st->mods[i]);
+	}
+	free(st->mods);
+	st->mods = NULL;
+	st->n_mods = st->cap_mods = 0;
+}
+
+void symbols_state_free(struct symbols_state *st)
+{
+	if (!st)
+		return;
+	close_state(st);
+	free(st);
+}
+
 int sym_open(pid_t pid)
 {
+	struct symbols_state *st = tracee->symbols;
 	sym_close();
-	dwfl = dwfl_begin(&callbacks);
-	if (!dwfl)
+	st->dwfl = dwfl_begin(&callbacks);
+	if (!st->dwfl)
 		return -ENOMEM;
-	traced_pid = pid;
+	st->traced_pid = pid;
 	return 0;
 }
 
 void sym_close(void)
 {
-	if (dwfl)
-		dwfl_end(dwfl);
-	dwfl = NULL;
-	for (size_t i = 0; i < n_mods; i++) {
-		free((char *)mods[i]->path);
-		free(mods[i]);
-	}
-	free(mods);
-	mods = NULL;
-	n_mods = cap_mods = 0;
+	close_state(tracee->symbols);
 }
 
 struct refresh_ctx {
@@ -62,14 +87,15 @@ struct refresh_ctx {
 static int visit_module(Dwfl_Module *dm, void **userdata, const char *name, Dwarf_Addr start,
 			void *arg)
 {
+	struct symbols_state *st = tracee->symbols;
 	struct refresh_ctx *ctx = arg;
 	Dwarf_Addr end;
 	dwfl_module_info(dm, NULL, NULL, &end, NULL, NULL, NULL, NULL);
-	for (size_t i = 0; i < n_mods; i++)
-		if (mods[i]->start == start && strcmp(mods[i]->path, name) == 0) {
+	for (size_t i = 0; i < st->n_mods; i++)
+		if (st->mods[i]->start == start && strcmp(st->mods[i]->path, name) == 0) {
 			ctx->seen[i] = true;
-			mods[i]->dwfl_module = dm;
-			mods[i]->end = end;
+			st->mods[i]->dwfl_module = dm;
+			st->mods[i]->end = end;
 			return DWARF_CB_OK;
 		}
 	if (name[0] != '/' || strstr(name, " (deleted)"))
@@ -98,48 +124,49 @@ static int visit_module(Dwfl_Module *dm, void **userdata, const char *name, Dwar
 int sym_refresh(void (*on_new)(struct module *m, void *arg),
 		void (*on_gone)(struct module *m, void *arg), void *arg)
 {
-	if (!dwfl)
+	struct symbols_state *st = tracee->symbols;
+	if (!st->dwfl)
 		return -EINVAL;
-	dwfl_report_begin(dwfl);
-	int r = dwfl_linux_proc_report(dwfl, traced_pid);
-	dwfl_report_end(dwfl, NULL, NULL);
+	dwfl_report_begin(st->dwfl);
+	int r = dwfl_linux_proc_report(st->dwfl, st->traced_pid);
+	dwfl_report_end(st->dwfl, NULL, NULL);
 	if (r != 0)
 		return r > 0 ? -r : -ESRCH;
 
-	struct refresh_ctx ctx = { .seen = calloc(n_mods + 1, sizeof(bool)) };
+	struct refresh_ctx ctx = { .seen = calloc(st->n_mods + 1, sizeof(bool)) };
 	if (!ctx.seen)
 		return -ENOMEM;
-	dwfl_getmodules(dwfl, visit_module, &ctx, 0);
+	dwfl_getmodules(st->dwfl, visit_module, &ctx, 0);
 
 	size_t kept = 0;
-	for (size_t i = 0; i < n_mods; i++) {
+	for (size_t i = 0; i < st->n_mods; i++) {
 		if (ctx.seen[i]) {
-			mods[kept++] = mods[i];
+			st->mods[kept++] = st->mods[i];
 			continue;
 		}
 		if (on_gone)
-			on_gone(mods[i], arg);
-		free((char *)mods[i]->path);
-		free(mods[i]);
+			on_gone(st->mods[i], arg);
+		free((char *)st->mods[i]->path);
+		free(st->mods[i]);
 	}
-	n_mods = kept;
+	st->n_mods = kept;
 	free(ctx.seen);
 
 	int err = 0;
 	for (size_t i = 0; i < ctx.n_added; i++) {
-		if (n_mods == cap_mods) {
-			size_t ncap = cap_mods ? cap_mods * 2 : 64;
-			struct module **n = realloc(mods, ncap * sizeof *n);
+		if (st->n_mods == st->cap_mods) {
+			size_t ncap = st->cap_mods ? st->cap_mods * 2 : 64;
+			struct module **n = realloc(st->mods, ncap * sizeof *n);
 			if (!n) {
 				free((char *)ctx.added[i]->path);
 				free(ctx.added[i]);
 				err = -ENOMEM;
 				continue;
 			}
-			mods = n;
-			cap_mods = ncap;
+			st->mods = n;
+			st->cap_mods = ncap;
 		}
-		mods[n_mods++] = ctx.added[i];
+		st->mods[st->n_mods++] = ctx.added[i];
 	}
 	for (size_t i = 0; i < ctx.n_added && !err; i++)
 		if (on_new)
@@ -173,9 +200,10 @@ int sym_foreach(const struct module *m,
 
 const struct module *sym_module_at(uint64_t addr)
 {
-	for (size_t i = 0; i < n_mods; i++)
-		if (addr >= mods[i]->start && addr < mods[i]->end)
-			return mods[i];
+	struct symbols_state *st = tracee->symbols;
+	for (size_t i = 0; i < st->n_mods; i++)
+		if (addr >= st->mods[i]->start && addr < st->mods[i]->end)
+			return st->mods[i];
 	return NULL;
 }
 

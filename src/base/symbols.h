@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct symbols_state;
+
 struct module {
 	uint32_t id;		/* stable for the module's life, never reused */
 	const char *path;
@@ -17,6 +19,11 @@ struct module {
 };
 
 enum sym_type { SYM_FUNC, SYM_OBJECT };
+
+/* The current process's part (tracee->symbols, base/tracee.h): libdw's view of it and its
+ * modules; made and freed with it. */
+struct symbols_state *symbols_state_new(void);
+void symbols_state_free(struct symbols_state *st);
 
 int sym_open(pid_t pid);
 void sym_close(void);

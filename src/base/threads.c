@@ -6,28 +6,61 @@
 #include <string.h>
 
 #include "hashmap.h"
+#include "tracee.h"
 
 struct thread_slot {
 	uint64_t tid;		/* the key: tids are > 0 */
 	struct thread *t;	/* its own allocation: callers keep pointers across inserts */
 };
-static struct hashmap table = HASHMAP_INIT(sizeof(struct thread_slot), 64, 0);
+
+/* The process's part (tracee->threads). */
+struct threads_state {
+	struct hashmap table;
+};
+
+struct threads_state *threads_state_new(void)
+{
+	struct threads_state *st = malloc(sizeof *st);
+	if (st)
+		*st = (struct threads_state){ .table = HASHMAP_INIT(sizeof(struct thread_slot), 64, 0) };
+	return st;
+}
+
+static void free_all(struct threads_state *st)
+{
+	size_t it = 0;
+	for (struct thread_slot *s; (s = hashmap_next(&st->table, &it));) {
+		free(s->t->frames);
+		free(s->t);
+	}
+	hashmap_clear(&st->table);
+}
+
+void threads_state_free(struct threads_state *st)
+{
+	if (!st)
+		return;
+	free_all(st);
+	free(st);
+}
 
 struct thread *threads_find(pid_t tid)
 {
-	struct thread_slot *s = hashmap_find(&table, (uint64_t)tid);
+	struct threads_state *st = tracee->threads;
+	struct thread_slot *s = hashmap_find(&st->table, (uint64_t)tid);
 	return s ? s->t : NULL;
 }
 
 struct thread *threads_add(pid_t tid)
 {
+	struct threads_state *st = tracee->threads;
 	bool added;
-	struct thread_slot *s = hashmap_insert(&table, (uint64_t)tid, &added);
+	struct thread_slot *s = hashmap_insert(&st->table, (uint64_t)tid, &added);
 	if (!s || !added)
 		return s ? s->t : NULL;
 	struct thread *t = calloc(1, sizeof *t);
 	if (!t) {
-		hashmap_remove(&table, (uint64_t)tid, NULL);
+		hashmap_remove(&st->table, (uint64_t)tid, NULL);
 		return NULL;
 	}
 	t->tid = tid;
@@ -39,8 +72,9 @@ struct thread *threads_add(pid_t tid)
 
 void threads_remove(pid_t tid)
 {
+	struct threads_state *st = tracee->threads;
 	struct thread_slot gone;
-	if (!hashmap_remove(&table, (uint64_t)tid, &gone))
+	if (!hashmap_remove(&st->table, (uint64_t)tid, &gone))
 		return;
 	free(gone.t->frames);
 	free(gone.t);
@@ -48,17 +82,13 @@ void threads_remove(pid_t tid)
 
 void threads_clear(void)
 {
-	size_t it = 0;
-	for (struct thread_slot *s; (s = hashmap_next(&table, &it));) {
-		free(s->t->frames);
-		free(s->t);
-	}
-	hashmap_clear(&table);
+	free_all(tracee->threads);
 }
 
 int threads_count_all(void)
 {
-	return (int)hashmap_count(&table);
+	struct threads_state *st = tracee->threads;
+	return (int)hashmap_count(&st->table);
 }
 
 int threads_count(void)
@@ -72,8 +102,9 @@ int threads_count(void)
 
 struct thread *threads_iter(uint32_t *cursor)
 {
+	struct threads_state *st = tracee->threads;
 	size_t it = *cursor;
-	struct thread_slot *s = hashmap_next(&table, &it);
+	struct thread_slot *s = hashmap_next(&st->table, &it);
 	*cursor = (uint32_t)it;
 	return s ? s->t : NULL;
 }

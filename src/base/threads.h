@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct threads_state;
+
 enum thread_state {
 	TS_RUNNING,	/* resumed; a stop will be reported */
 	TS_STOPPED,	/* in a ptrace stop we have not resumed yet */
@@ -44,6 +46,10 @@ struct thread {
 	uint32_t depth, cap;
 	struct frame *frames;
 };
+
+/* The current process's table (tracee->threads, base/tracee.h); made and freed with it. */
+struct threads_state *threads_state_new(void);
+void threads_state_free(struct threads_state *st);
 
 struct thread *threads_find(pid_t tid);
 struct thread *threads_add(pid_t tid);	/* finds or adds */

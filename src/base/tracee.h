@@ -9,6 +9,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Each module's part of a process, defined in the module's .c file and made and freed with the
+ * process (X_state_new, X_state_free in the module's header) by engine/tracee_ctl.c. */
+struct threads_state;
+struct memory_state;
+struct symbols_state;
+struct xol_state;
+struct breakpoints_state;
+struct launchring_state;
+struct retfast_state;
+struct probes_state;
+struct kernels_state;
+struct hit_state;
+
 struct tracee {
 	pid_t pid;			/* the thread group */
 	bool launched;			/* started by gputop */
@@ -21,6 +34,18 @@ struct tracee {
 	int exit_status;		/* exit code, or 128 + signal */
 	int term_signal;
 	bool no_cuda_timeout;		/* the timeout came before any CUDA library */
+
+	/* The other modules' parts: only the module named looks inside its own. */
+	struct threads_state *threads;		/* base/threads.c: the thread table */
+	struct memory_state *memory;		/* base/memory.c: /proc/PID/mem */
+	struct symbols_state *symbols;		/* base/symbols.c: libdw's view, the modules */
+	struct xol_state *xol;			/* probe/xol.c: trampoline areas, slots */
+	struct breakpoints_state *breakpoints;	/* probe/breakpoints.c: the breakpoint table */
+	struct launchring_state *launchring;	/* probe/launchring.c: the ring, its probes */
+	struct retfast_state *retfast;		/* probe/retfast.c: the record table */
+	struct probes_state *probes;		/* probe/probes.c: CUDA modules, launch policy */
+	struct kernels_state *kernels;		/* probe/kernels.c: value -> kernel map */
+	struct hit_state *hit;			/* engine/hit.c: stop cost, records in flight */
 };
 
 /* The process being handled; NULL before the first. */

@@ -16,6 +16,10 @@
 #define PERIOD_NS 200000000ull	/* 5 periods a second: short enough to follow the program */
 #define MIN_DUTY 0.02		/* never blind: always sample a little */
 
+/* gputop-wide, not in struct tracee: --max-overhead is one budget for the session, and the
+ * launches it extrapolates are the figures' (figures/stats), which are gputop-wide too. The
+ * program's CPU time and stops come in through budget_init's callback and budget_poll. */
+
 static bool active, armed = true;
 static double share;		/* e.g. 0.05 for --max-overhead 5 */
 static uint64_t calibrated_cost;	/* round trip of a stop, from xol_calibrate */

@@ -42,7 +42,8 @@ bool tracer_shares_memory(pid_t child)
 }
 
 /* Forked children already cleaned (at the parent's fork event, or at their own first stop,
- * whichever came first): a small ring is enough, the two come close together. */
+ * whichever came first): a small ring is enough, the two come close together. gputop-wide,
+ * not in struct tracee: a pid names one child whichever traced process forked it. */
 static pid_t cleaned_children[64];
 static unsigned cleaned_next;
 

@@ -283,6 +283,8 @@ static void emergency_catch(struct thread *t, uint64_t tramp, uint64_t deadline)
  * brought to a stop, its pc put back into the program's code, and let go. */
 static void emergency_detach(void)
 {
+	if (!tracee)
+		return;	/* a crash before any process was taken: nothing of ours is anywhere */
 	uint32_t it = 0;
 	uint64_t tramp = xol_ready() ? xol_trampoline() : 0;
 	uint64_t deadline = now_ns() + 2000000000u;

@@ -27,16 +27,35 @@
 #include "symbols.h"
 #include "threads.h"
 #include "trace.h"
+#include "tracee.h"
 #include "xol.h"
 
-static uint64_t stop_cost;
-static int default_dev = -1;
-static int recs_in_flight;	/* frames whose return the stub will record */
+/* The process's part (tracee->hit). The static buffers in the functions below are scratch,
+ * static only to keep them off the stack, and `nobody` a stand-in never written. */
+struct hit_state {
+	uint64_t stop_cost;
+	int default_dev;
+	int recs_in_flight;	/* frames whose return the stub will record */
+};
+
+struct hit_state *hit_state_new(void)
+{
+	struct hit_state *st = calloc(1, sizeof *st);
+	if (st)
+		st->default_dev = -1;
+	return st;
+}
+
+void hit_state_free(struct hit_state *st)
+{
+	free(st);
+}
 
 void hit_init(uint64_t stop_cost_ns, int default_device)
 {
-	stop_cost = stop_cost_ns;
-	default_dev = default_device;
+	struct hit_state *st = tracee->hit;
+	st->stop_cost = stop_cost_ns;
+	st->default_dev = default_device;
 }
 
 static int read_mem(void *ctx, uint64_t addr, void *buf, size_t n)
@@ -110,17 +129,19 @@ void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s,
 
 void hit_reset(void)
 {
-	recs_in_flight = 0;
+	struct hit_state *st = tracee->hit;
+	st->recs_in_flight = 0;
 }
 
 void hit_forget_frames(struct thread *t, uint32_t from)
 {
+	struct hit_state *st = tracee->hit;
 	for (uint32_t k = from; k < t->depth; k++) {
 		rescue_frame_done(t->frames[k].rescue);
 		if (t->frames[k].rec >= 0) {
 			retfast_free(t->tid, &t->frames[k].rec, 1);
 			t->frames[k].rec = -1;
-			recs_in_flight--;
+			st->recs_in_flight--;
 		}
 	}
 	if (from < t->depth)
@@ -160,13 +181,14 @@ static bool is_nested(struct thread *t, const arch_regs_t *r)
 static int swap_return(struct thread *t, struct frame *f, const struct api_spec *s, const struct bp *b,
 		       arch_regs_t *r)
 {
+	struct hit_state *st = tracee->hit;
 	if (retfast_ready() && s->name_src != NAME_FROM_STRING) {
 		uint64_t out = s->op == OP_ALLOC || s->op == OP_KERNEL_NAME ? f->arg[0] : 0;
 		uint64_t out2 = s->flags & API_PITCH ? f->arg[2] : 0;
 		f->rec = retfast_begin(t->tid, arch_sp_after_return(f->entry_sp), f->ret_addr, out, out2,
 				       f->ret_slot, b->slot);
 		if (f->rec >= 0) {
-			recs_in_flight++;
+			st->recs_in_flight++;
 			f->swapped = retfast_stub();
 			/* It resumes through the entry stamp, which then runs the slot. */
 			arch_set_scratch(r, retfast_record_addr(f->rec));
@@ -302,12 +324,13 @@ static uint64_t out_param(pid_t tid, uint64_t addr, bool read, uint64_t value)
 static void on_alloc_return(struct thread *t, int api, const struct api_spec *s, const struct frame *f,
 			    const struct ret_info *ri, uint64_t now)
 {
+	struct hit_state *st = tracee->hit;
 	uint64_t ptr = out_param(t->tid, f->arg[0], ri->outs_read, ri->out), bytes = f->arg[1];
 	if (!ptr)
 		return;
 	if (s->flags & API_PITCH)
 		bytes = out_param(t->tid, f->arg[2], ri->outs_read, ri->out2) * f->arg[3];
-	int dev = t->device >= 0 ? t->device : default_dev;
+	int dev = t->device >= 0 ? t->device : st->default_dev;
 	const struct module *caller = sym_module_at(f->ret_addr);
 	stats_on_alloc(api, ptr, bytes, alloc_kind(s), dev, t->tid, now, caller ? caller->base : NULL);
 	trace_alloc(t->tid, s->name, ptr, bytes);
@@ -395,6 +418,7 @@ static void on_return(struct thread *t, const struct frame *f, const struct ret_
 
 int hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 {
+	struct hit_state *st = tracee->hit;
 	int i = find_frame(t, arch_sp(r));
 	if (i < 0) {
 		if (!t->depth) {
@@ -411,7 +435,7 @@ int hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 
 	uint64_t elapsed = now - f.t_entry;
 	struct ret_info ri = { .err = (int)(uint32_t)arch_retval(r),
-			       .ns = elapsed > stop_cost ? elapsed - stop_cost : 0 };
+			       .ns = elapsed > st->stop_cost ? elapsed - st->stop_cost : 0 };
 	on_return(t, &f, &ri, now);
 	return f.api;
 }
@@ -510,6 +534,7 @@ static int read_batch(struct thread *const *who, const int32_t *idx, int n, stru
 
 void hit_collect_returns(uint64_t now)
 {
+	struct hit_state *st = tracee->hit;
 	enum { BATCH = 64 };
 	static struct done done[BATCH];
 	struct thread *who[BATCH];
@@ -519,7 +544,7 @@ void hit_collect_returns(uint64_t now)
 	static struct lr_call calls[LR_CALL_RECORDS];
 	int n = 0, nd = 0;
 
-	if (!retfast_ready() || (recs_in_flight <= 0 && !launchring_has_calls()))
+	if (!retfast_ready() || (st->recs_in_flight <= 0 && !launchring_has_calls()))
 		return;
 	uint32_t it = 0;
 	for (struct thread *t; (t = threads_iter(&it));) {

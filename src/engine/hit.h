@@ -13,6 +13,12 @@
 struct thread;
 struct bp;
 struct frame;
+struct hit_state;
+
+/* The current process's part (tracee->hit, base/tracee.h): what a stop costs there, its
+ * default device, the returns the stub is to record; made and freed with it. */
+struct hit_state *hit_state_new(void);
+void hit_state_free(struct hit_state *st);
 
 void hit_init(uint64_t stop_cost_ns, int default_device);
 

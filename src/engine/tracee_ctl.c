@@ -11,12 +11,37 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "breakpoints.h"
 #include "clock.h"
 #include "hit.h"
+#include "kernels.h"
+#include "launchring.h"
 #include "log.h"
+#include "memory.h"
+#include "probes.h"
+#include "retfast.h"
+#include "symbols.h"
 #include "threads.h"
+#include "xol.h"
 
 static void (*dispatch)(const struct trace_stop *e, uint64_t now);
+
+static void tracee_free(struct tracee *t)
+{
+	if (!t)
+		return;
+	threads_state_free(t->threads);
+	memory_state_free(t->memory);
+	symbols_state_free(t->symbols);
+	xol_state_free(t->xol);
+	breakpoints_state_free(t->breakpoints);
+	launchring_state_free(t->launchring);
+	retfast_state_free(t->retfast);
+	probes_state_free(t->probes);
+	kernels_state_free(t->kernels);
+	hit_state_free(t->hit);
+	free(t);
+}
 
 int tracee_open(pid_t pid, bool launched)
 {
@@ -25,7 +50,22 @@ int tracee_open(pid_t pid, bool launched)
 		return -ENOMEM;
 	t->pid = pid;
 	t->launched = launched;
-	free(tracee);	/* one process at a time for now: the previous one is over */
+	t->threads = threads_state_new();
+	t->memory = memory_state_new();
+	t->symbols = symbols_state_new();
+	t->xol = xol_state_new();
+	t->breakpoints = breakpoints_state_new();
+	t->launchring = launchring_state_new();
+	t->retfast = retfast_state_new();
+	t->probes = probes_state_new();
+	t->kernels = kernels_state_new();
+	t->hit = hit_state_new();
+	if (!t->threads || !t->memory || !t->symbols || !t->xol || !t->breakpoints || !t->launchring ||
+	    !t->retfast || !t->probes || !t->kernels || !t->hit) {
+		tracee_free(t);
+		return -ENOMEM;
+	}
+	tracee_free(tracee);	/* one process at a time for now: the previous one is over */
 	tracee = t;
 	return 0;
 }

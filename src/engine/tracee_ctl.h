@@ -1,9 +1,9 @@
 /* tracee_ctl.h — the ptrace steps every part of the engine takes on the traced process's
  * threads: resume, release, wait until all are stopped, run one to a trap of ours; its exit;
  * its CPU time; starting and ending the keeping of a process (struct tracee, base/tracee.h,
- * with every layer's part). The bottom of the engine (it calls only hit.c, to let go of calls
- * that will never return); stops that come while it waits go to the event loop's dispatcher
- * through a hook. */
+ * with every layer's part, made and freed here). The bottom of the engine (it calls only hit.c,
+ * to let go of calls that will never return, and to make and free hit's part); stops that come
+ * while it waits go to the event loop's dispatcher through a hook. */
 #ifndef GPUTOP_TRACEE_CTL_H
 #define GPUTOP_TRACEE_CTL_H
 

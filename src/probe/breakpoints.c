@@ -14,23 +14,49 @@
 #include "memory.h"
 #include "rescue.h"
 #include "threads.h"
+#include "tracee.h"
 #include "xol.h"
 
 struct bp_slot {
 	uint64_t addr;		/* the key */
 	struct bp *b;		/* its own allocation: callers keep pointers across inserts */
 };
-static struct hashmap table = HASHMAP_INIT(sizeof(struct bp_slot), 256, 0);
+
+/* The process's part (tracee->breakpoints). */
+struct breakpoints_state {
+	struct hashmap table;
+};
+
+struct breakpoints_state *breakpoints_state_new(void)
+{
+	struct breakpoints_state *st = malloc(sizeof *st);
+	if (st)
+		*st = (struct breakpoints_state){ .table = HASHMAP_INIT(sizeof(struct bp_slot), 256, 0) };
+	return st;
+}
+
+void breakpoints_state_free(struct breakpoints_state *st)
+{
+	if (!st)
+		return;
+	size_t it = 0;
+	for (struct bp_slot *s; (s = hashmap_next(&st->table, &it));)
+		free(s->b);
+	hashmap_clear(&st->table);
+	free(st);
+}
 
 struct bp *bp_find(uint64_t addr)
 {
-	struct bp_slot *s = hashmap_find(&table, addr);
+	struct breakpoints_state *st = tracee->breakpoints;
+	struct bp_slot *s = hashmap_find(&st->table, addr);
 	return s ? s->b : NULL;
 }
 
 static int insert(struct bp *b)
 {
-	struct bp_slot *s = hashmap_insert(&table, b->addr, NULL);
+	struct breakpoints_state *st = tracee->breakpoints;
+	struct bp_slot *s = hashmap_insert(&st->table, b->addr, NULL);
 	if (!s)
 		return -ENOMEM;
 	s->b = b;
@@ -242,8 +268,9 @@ int bp_disarm(struct bp *b)
 
 static void drop_if(bool (*match)(const struct bp *, uint32_t), uint32_t arg)
 {
+	struct breakpoints_state *st = tracee->breakpoints;
 	size_t it = 0;
-	for (struct bp_slot *s; (s = hashmap_next(&table, &it));) {
+	for (struct bp_slot *s; (s = hashmap_next(&st->table, &it));) {
 		struct bp *b = s->b;
 		if (!match(b, arg))
 			continue;
@@ -254,7 +281,7 @@ static void drop_if(bool (*match)(const struct bp *, uint32_t), uint32_t arg)
 		} else {
 			xol_slot_free(b->slot);
 		}
-		hashmap_remove(&table, b->addr, NULL);	/* the current entry: allowed */
+		hashmap_remove(&st->table, b->addr, NULL);	/* the current entry: allowed */
 		free(b);
 	}
 }
@@ -293,8 +320,9 @@ int bp_disarm_all(void)
 
 struct bp *bp_iter(uint32_t *cursor)
 {
+	struct breakpoints_state *st = tracee->breakpoints;
 	size_t it = *cursor;
-	struct bp_slot *s = hashmap_next(&table, &it);
+	struct bp_slot *s = hashmap_next(&st->table, &it);
 	*cursor = (uint32_t)it;
 	return s ? s->b : NULL;
 }

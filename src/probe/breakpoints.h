@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct thread;
+struct breakpoints_state;
 
 enum bp_kind {
 	BP_PROBE,	/* entry of a CUDA API function: api says which */
@@ -29,6 +30,11 @@ struct bp {
 	int16_t api;		/* row of the API table for BP_PROBE */
 	uint32_t module;	/* module id (symbols.h), to forget it when the module goes */
 };
+
+/* The current process's part (tracee->breakpoints, base/tracee.h): its breakpoint table; made
+ * and freed with it. */
+struct breakpoints_state *breakpoints_state_new(void);
+void breakpoints_state_free(struct breakpoints_state *st);
 
 struct bp *bp_find(uint64_t addr);
 /* Creates a disarmed breakpoint (reads the code, builds and writes its slot). t is a stopped

@@ -15,6 +15,7 @@
 #include "memory.h"
 #include "stats.h"
 #include "symbols.h"
+#include "tracee.h"
 
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
@@ -25,25 +26,49 @@ struct entry {
 	int32_t id;
 	bool unknown;		/* named "kernel@0x…": a later scan may name it */
 };
-static struct hashmap map = HASHMAP_INIT(sizeof(struct entry), 1024, 0);
 
 struct handle_var {
 	uint64_t addr;
 	uint32_t module;
 	int32_t id;
 };
-static struct handle_var *vars;
-static size_t n_vars, cap_vars;
-static uint64_t last_scan_ns;
-static bool unknown_since_scan;
+
+/* The process's part (tracee->kernels): its values and handle variables (the kernel ids they
+ * map to are the figures', gputop-wide). */
+struct kernels_state {
+	struct hashmap map;
+	struct handle_var *vars;
+	size_t n_vars, cap_vars;
+	uint64_t last_scan_ns;
+	bool unknown_since_scan;
+};
+
+struct kernels_state *kernels_state_new(void)
+{
+	struct kernels_state *st = malloc(sizeof *st);
+	if (st)
+		*st = (struct kernels_state){ .map = HASHMAP_INIT(sizeof(struct entry), 1024, 0) };
+	return st;
+}
+
+void kernels_state_free(struct kernels_state *st)
+{
+	if (!st)
+		return;
+	hashmap_clear(&st->map);
+	free(st->vars);
+	free(st);
+}
 
 static struct entry *lookup(uint64_t v)
 {
-	return hashmap_find(&map, v);
+	struct kernels_state *st = tracee->kernels;
+	return hashmap_find(&st->map, v);
 }
 
 static void remember(uint64_t v, int id, bool unknown)
 {
+	struct kernels_state *st = tracee->kernels;
 	if (!v || id < 0)
 		return;
 	struct entry *e = lookup(v);
@@ -54,7 +79,7 @@ static void remember(uint64_t v, int id, bool unknown)
 		}
 		return;
 	}
-	if (hashmap_count(&map) >= MAX_VALUES || !(e = hashmap_insert(&map, v, NULL)))
+	if (hashmap_count(&st->map) >= MAX_VALUES || !(e = hashmap_insert(&st->map, v, NULL)))
 		return;
 	e->id = id;
 	e->unknown = unknown;
@@ -150,43 +175,46 @@ int kernels_stub_symbol_to_mangled(const char *symbol, char *out, size_t size)
 
 void kernels_add_handle_var(const struct module *m, uint64_t var_addr, const char *symbol)
 {
+	struct kernels_state *st = tracee->kernels;
 	char mangled[1024];
 	if (kernels_stub_symbol_to_mangled(symbol, mangled, sizeof mangled) < 0)
 		return;
 	int id = id_for_mangled(mangled);
 	if (id < 0)
 		return;
-	if (n_vars == cap_vars) {
-		size_t ncap = cap_vars ? cap_vars * 2 : 256;
-		struct handle_var *n = realloc(vars, ncap * sizeof *n);
+	if (st->n_vars == st->cap_vars) {
+		size_t ncap = st->cap_vars ? st->cap_vars * 2 : 256;
+		struct handle_var *n = realloc(st->vars, ncap * sizeof *n);
 		if (!n)
 			return;
-		vars = n;
-		cap_vars = ncap;
+		st->vars = n;
+		st->cap_vars = ncap;
 	}
-	vars[n_vars++] = (struct handle_var){ var_addr, m->id, id };
+	st->vars[st->n_vars++] = (struct handle_var){ var_addr, m->id, id };
 }
 
 void kernels_forget_module(const struct module *m)
 {
+	struct kernels_state *st = tracee->kernels;
 	size_t kept = 0;
-	for (size_t i = 0; i < n_vars; i++)
-		if (vars[i].module != m->id)
-			vars[kept++] = vars[i];
-	n_vars = kept;
+	for (size_t i = 0; i < st->n_vars; i++)
+		if (st->vars[i].module != m->id)
+			st->vars[kept++] = st->vars[i];
+	st->n_vars = kept;
 }
 
 void kernels_scan_handle_vars(pid_t pid)
 {
+	struct kernels_state *st = tracee->kernels;
 	enum { BATCH = 64 };
 	uint64_t vals[BATCH];
 	struct mem_range r[BATCH];
-	last_scan_ns = now_ns();
-	unknown_since_scan = false;
-	for (size_t i = 0; i < n_vars; i += BATCH) {
-		int n = n_vars - i < BATCH ? (int)(n_vars - i) : BATCH;
+	st->last_scan_ns = now_ns();
+	st->unknown_since_scan = false;
+	for (size_t i = 0; i < st->n_vars; i += BATCH) {
+		int n = st->n_vars - i < BATCH ? (int)(st->n_vars - i) : BATCH;
 		for (int k = 0; k < n; k++)
-			r[k] = (struct mem_range){ vars[i + k].addr, &vals[k], 8 };
+			r[k] = (struct mem_range){ st->vars[i + k].addr, &vals[k], 8 };
 		if (mem_readv(pid, r, n) < 0) {
 			/* One unreadable variable must not hide the others. */
 			for (int k = 0; k < n; k++)
@@ -194,25 +222,26 @@ void kernels_scan_handle_vars(pid_t pid)
 					vals[k] = 0;
 		}
 		for (int k = 0; k < n; k++)
-			remember(vals[k], vars[i + k].id, false);
+			remember(vals[k], st->vars[i + k].id, false);
 	}
 }
 
 int kernels_id_of(pid_t pid, uint64_t value)
 {
+	struct kernels_state *st = tracee->kernels;
 	struct entry *e = lookup(value);
 	if (e && !e->unknown)
 		return e->id;
 	/* Unknown: maybe a handle made before we attached, whose static we have not read since
 	 * it was filled in. Rescan, but not more than once a second. */
-	if (n_vars && (!e || unknown_since_scan) && now_ns() - last_scan_ns > 1000000000ull) {
+	if (st->n_vars && (!e || st->unknown_since_scan) && now_ns() - st->last_scan_ns > 1000000000ull) {
 		kernels_scan_handle_vars(pid);
 		if ((e = lookup(value)) && !e->unknown)
 			return e->id;
 	}
 	if (e)
 		return e->id;
-	unknown_since_scan = true;
+	st->unknown_since_scan = true;
 	bool unknown;
 	int id = id_for_stub(value, &unknown);
 	remember(value, id, unknown);
@@ -221,9 +250,10 @@ int kernels_id_of(pid_t pid, uint64_t value)
 
 void kernels_reset(void)
 {
-	hashmap_clear(&map);
-	free(vars);
-	vars = NULL;
-	n_vars = cap_vars = 0;
-	last_scan_ns = 0;
+	struct kernels_state *st = tracee->kernels;
+	hashmap_clear(&st->map);
+	free(st->vars);
+	st->vars = NULL;
+	st->n_vars = st->cap_vars = 0;
+	st->last_scan_ns = 0;
 }

@@ -12,6 +12,12 @@
 #include <sys/types.h>
 
 struct module;
+struct kernels_state;
+
+/* The current process's part (tracee->kernels, base/tracee.h): the values it launches and its
+ * handle variables; made and freed with it. */
+struct kernels_state *kernels_state_new(void);
+void kernels_state_free(struct kernels_state *st);
 
 /* Kernel id (stats.h) for a launched value. Hot path: one hash lookup once it is known. */
 int kernels_id_of(pid_t pid, uint64_t value);

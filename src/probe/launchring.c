@@ -16,6 +16,7 @@
 #include "log.h"
 #include "memory.h"
 #include "threads.h"
+#include "tracee.h"
 #include "xol.h"
 
 /* The layout arch/x86_64_launch.S uses. */
@@ -33,49 +34,70 @@ _Static_assert(sizeof(struct lr_call) == LR_CALL_SIZE && offsetof(struct lr_call
 	       "struct lr_call and arch/x86_64_launch.S disagree");
 #define BATCH 512	/* records read at once */
 
-static uint64_t ring;		/* its address in the program, 0 if not mapped */
-static bool launches_used;	/* a launch probe went through the ring this session */
-static uint64_t tail;		/* the next record to read (the program sees it at OFF_TAIL) */
-static int16_t api_of[LR_PROBES];	/* -1: free */
-static uint64_t lost_seen[LR_PROBES];
-static int n_probes;		/* indexes handed out so far (the high-water mark) */
-static uint64_t stuck_since;	/* when the record at tail was first seen not committed */
-static bool calls_used;		/* a probe calls the call stub */
+/* The process's part (tracee->launchring). The static buffers in the functions below are
+ * scratch, static only to keep them off the stack: nothing is kept in them from one call to
+ * the next. */
+struct launchring_state {
+	uint64_t ring;		/* its address in the program, 0 if not mapped */
+	bool launches_used;	/* a launch probe went through the ring this session */
+	uint64_t tail;		/* the next record to read (the program sees it at OFF_TAIL) */
+	int16_t api_of[LR_PROBES];	/* -1: free */
+	uint64_t lost_seen[LR_PROBES];
+	int n_probes;		/* indexes handed out so far (the high-water mark) */
+	uint64_t stuck_since;	/* when the record at tail was first seen not committed */
+	bool calls_used;	/* a probe calls the call stub */
+};
+
+struct launchring_state *launchring_state_new(void)
+{
+	return calloc(1, sizeof(struct launchring_state));
+}
+
+void launchring_state_free(struct launchring_state *st)
+{
+	free(st);
+}
 
 bool launchring_ready(void)
 {
-	return ring != 0;
+	struct launchring_state *st = tracee->launchring;
+	return st->ring != 0;
 }
 
 bool launchring_used(void)
 {
-	return launches_used;
+	struct launchring_state *st = tracee->launchring;
+	return st->launches_used;
 }
 
 uint64_t launchring_present_flag(void)
 {
-	return ring ? ring + OFF_PRESENT : 0;
+	struct launchring_state *st = tracee->launchring;
+	return st->ring ? st->ring + OFF_PRESENT : 0;
 }
 
 static int ring_write(uint64_t addr, const void *buf, size_t len);
 
 void launchring_say_absent(void)
 {
+	struct launchring_state *st = tracee->launchring;
 	static const uint64_t zero;
-	if (ring)
-		ring_write(ring + OFF_PRESENT, &zero, sizeof zero);
+	if (st->ring)
+		ring_write(st->ring + OFF_PRESENT, &zero, sizeof zero);
 }
 
 void launchring_forget(void)
 {
-	calls_used = false;
-	ring = tail = 0;
-	n_probes = 0;
-	stuck_since = 0;
+	struct launchring_state *st = tracee->launchring;
+	st->calls_used = false;
+	st->ring = st->tail = 0;
+	st->n_probes = 0;
+	st->stuck_since = 0;
 }
 
 int launchring_init(struct thread *t)
 {
+	struct launchring_state *st = tracee->launchring;
 	if (!config.launch_ring)
 		return 0;
 	long addr = xol_mmap_rw(t, RING_SIZE);
@@ -101,71 +123,78 @@ int launchring_init(struct thread *t)
 		xol_munmap(t, (uint64_t)addr, RING_SIZE);
 		return err;
 	}
-	ring = (uint64_t)addr;
-	tail = 0;
-	n_probes = 0;
-	log_debug("launches recorded in the ring at %#llx", (unsigned long long)ring);
+	st->ring = (uint64_t)addr;
+	st->tail = 0;
+	st->n_probes = 0;
+	log_debug("launches recorded in the ring at %#llx", (unsigned long long)st->ring);
 	return 0;
 }
 
 int launchring_unmap(struct thread *t)
 {
-	if (!ring)
+	struct launchring_state *st = tracee->launchring;
+	if (!st->ring)
 		return 0;
-	int err = xol_munmap(t, ring, RING_SIZE);
+	int err = xol_munmap(t, st->ring, RING_SIZE);
 	launchring_forget();
 	return err;
 }
 
 int launchring_add_probe(int api)
 {
-	if (!ring)
+	struct launchring_state *st = tracee->launchring;
+	if (!st->ring)
 		return -1;
-	for (int i = 0; i < n_probes; i++)
-		if (api_of[i] < 0) {
-			api_of[i] = (int16_t)api;
+	for (int i = 0; i < st->n_probes; i++)
+		if (st->api_of[i] < 0) {
+			st->api_of[i] = (int16_t)api;
 			return i;
 		}
-	if (n_probes == LR_PROBES)
+	if (st->n_probes == LR_PROBES)
 		return -1;
-	api_of[n_probes] = (int16_t)api;
-	lost_seen[n_probes] = 0;	/* a fresh mapping: its counter is 0 */
-	return n_probes++;
+	st->api_of[st->n_probes] = (int16_t)api;
+	st->lost_seen[st->n_probes] = 0;	/* a fresh mapping: its counter is 0 */
+	return st->n_probes++;
 }
 
 void launchring_drop_probe(int probe)
 {
+	struct launchring_state *st = tracee->launchring;
 	/* Its lost counter stays where it is: the index, reused, carries on from there. */
-	if (probe >= 0 && probe < n_probes)
-		api_of[probe] = -1;
+	if (probe >= 0 && probe < st->n_probes)
+		st->api_of[probe] = -1;
 }
 
 int launchring_probe_api(int probe)
 {
-	return probe >= 0 && probe < n_probes ? api_of[probe] : -1;
+	struct launchring_state *st = tracee->launchring;
+	return probe >= 0 && probe < st->n_probes ? st->api_of[probe] : -1;
 }
 
 uint64_t launchring_stub(uint64_t slot, enum lr_stub which)
 {
+	struct launchring_state *st = tracee->launchring;
 	static const uint8_t *const stubs[] = { arch_launch_stub, arch_launch_stub_ex, arch_call_stub };
 	uint64_t base = xol_shared_code(slot);
 	if (which == LR_STUB_CALL)
-		calls_used = true;
+		st->calls_used = true;
 	else
-		launches_used = true;
+		st->launches_used = true;
 	return base ? base + (uint64_t)(stubs[which] - arch_launch_stub) : 0;
 }
 
 bool launchring_in_stub(uint64_t pc)
 {
+	struct launchring_state *st = tracee->launchring;
 	uint64_t off;
-	return ring && xol_in_shared_code(pc, &off);
+	return st->ring && xol_in_shared_code(pc, &off);
 }
 
 bool launchring_is_trap(uint64_t addr, bool *ex)
 {
+	struct launchring_state *st = tracee->launchring;
 	uint64_t off;
-	if (!ring || !xol_in_shared_code(addr, &off))
+	if (!st->ring || !xol_in_shared_code(addr, &off))
 		return false;
 	const uint8_t *at = arch_launch_stub + off;
 	*ex = at == arch_launch_stub_trap_ex;
@@ -181,15 +210,16 @@ static uint32_t filter_slot(uint64_t handle)
 
 void launchring_seen(pid_t tid, uint64_t handle)
 {
+	struct launchring_state *st = tracee->launchring;
 	uint32_t i = filter_slot(handle);
 	uint64_t pair[2];
-	if (!ring || mem_read(tid, ring + OFF_FILTER + 8 * (i & ~1u), pair, sizeof pair) < 0)
+	if (!st->ring || mem_read(tid, st->ring + OFF_FILTER + 8 * (i & ~1u), pair, sizeof pair) < 0)
 		return;
 	/* The slot of the pair that is free, else the handle's own (the other handle there then
 	 * traps once more, at its next launch). */
 	if (pair[i & 1] && !pair[(i & 1) ^ 1])
 		i ^= 1;
-	mem_write(tid, ring + OFF_FILTER + 8 * i, &handle, 8);
+	mem_write(tid, st->ring + OFF_FILTER + 8 * i, &handle, 8);
 }
 
 /* Memory access through a thread that has some: the group leader may be a zombie. */
@@ -215,31 +245,33 @@ static int ring_write(uint64_t addr, const void *buf, size_t len)
 
 static void drain_lost(void (*on_lost)(int, uint64_t, void *), void *arg)
 {
+	struct launchring_state *st = tracee->launchring;
 	static uint64_t lost[LR_PROBES];
-	if (!n_probes || ring_read(ring + OFF_LOST, lost, 8 * (size_t)n_probes) < 0)
+	if (!st->n_probes || ring_read(st->ring + OFF_LOST, lost, 8 * (size_t)st->n_probes) < 0)
 		return;
-	for (int i = 0; i < n_probes; i++)
-		if (lost[i] != lost_seen[i]) {
-			if (api_of[i] >= 0)
-				on_lost(api_of[i], lost[i] - lost_seen[i], arg);
-			lost_seen[i] = lost[i];
+	for (int i = 0; i < st->n_probes; i++)
+		if (lost[i] != st->lost_seen[i]) {
+			if (st->api_of[i] >= 0)
+				on_lost(st->api_of[i], lost[i] - st->lost_seen[i], arg);
+			st->lost_seen[i] = lost[i];
 		}
 }
 
 void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg)
 {
+	struct launchring_state *st = tracee->launchring;
 	static uint64_t buf[BATCH * LR_WORDS];
 	static const uint8_t zero[BATCH * RECORD_SIZE];
 	uint64_t head;
-	if (!ring || ring_read(ring + OFF_HEAD, &head, 8) < 0)
+	if (!st->ring || ring_read(st->ring + OFF_HEAD, &head, 8) < 0)
 		return;
-	uint64_t start = tail;
-	while (tail != head) {
-		uint64_t at = tail & (LR_CAP - 1), n = head - tail;
+	uint64_t start = st->tail;
+	while (st->tail != head) {
+		uint64_t at = st->tail & (LR_CAP - 1), n = head - st->tail;
 		n = n > BATCH ? BATCH : n;
 		n = n > LR_CAP - at ? LR_CAP - at : n;	/* up to the end of the ring */
-		uint64_t addr = ring + OFF_RECORDS + at * RECORD_SIZE;
+		uint64_t addr = st->ring + OFF_RECORDS + at * RECORD_SIZE;
 		if (ring_read(addr, buf, n * RECORD_SIZE) < 0)
 			break;
 		uint64_t k = 0;
@@ -248,31 +280,31 @@ void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 			if (!w[0])
 				break;	/* taken, not written yet: the next drain reads it */
 			int probe = (int)w[0] - 1;
-			if (probe >= 0 && probe < n_probes && api_of[probe] >= 0)
-				on_record(api_of[probe], w, arg);
+			if (probe >= 0 && probe < st->n_probes && st->api_of[probe] >= 0)
+				on_record(st->api_of[probe], w, arg);
 		}
 		if (k < n) {
 			/* A record taken but never written (its thread killed inside the stub)
 			 * would hold the ring up forever: after a second, skip it. */
 			uint64_t now = now_ns();
-			if (k == 0 && stuck_since && now - stuck_since > 1000000000u) {
+			if (k == 0 && st->stuck_since && now - st->stuck_since > 1000000000u) {
 				log_debug("launch ring: skipping a record never written");
 				k = 1;
-				stuck_since = 0;
-			} else if (k == 0 && !stuck_since) {
-				stuck_since = now;
+				st->stuck_since = 0;
+			} else if (k == 0 && !st->stuck_since) {
+				st->stuck_since = now;
 			}
 		}
 		if (k && ring_write(addr, zero, k * RECORD_SIZE) < 0)
 			break;
-		tail += k;
+		st->tail += k;
 		if (k)
-			stuck_since = 0;
+			st->stuck_since = 0;
 		if (k < n)
 			break;
 	}
-	if (tail != start)
-		ring_write(ring + OFF_TAIL, &tail, 8);	/* after the keys are cleared */
+	if (st->tail != start)
+		ring_write(st->ring + OFF_TAIL, &st->tail, 8);	/* after the keys are cleared */
 	drain_lost(on_lost, arg);
 }
 
@@ -280,7 +312,8 @@ void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 
 bool launchring_has_calls(void)
 {
-	return ring && calls_used;
+	struct launchring_state *st = tracee->launchring;
+	return st->ring && st->calls_used;
 }
 
 bool launchring_is_calls_full(uint64_t addr)
@@ -292,8 +325,9 @@ bool launchring_is_calls_full(uint64_t addr)
 
 bool launchring_calls_can_free(void)
 {
+	struct launchring_state *st = tracee->launchring;
 	static struct lr_call all[LR_CALL_RECORDS];
-	if (!launchring_has_calls() || ring_read(ring + OFF_CALLS, all, sizeof all) < 0)
+	if (!launchring_has_calls() || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
 		return false;
 	/* Free, being written, or returned (the next look frees it): only calls in flight hold
 	 * their records for as long as they run. */
@@ -305,11 +339,12 @@ bool launchring_calls_can_free(void)
 
 int launchring_take_calls(struct lr_call *out)
 {
+	struct launchring_state *st = tracee->launchring;
 	static struct lr_call all[LR_CALL_RECORDS];
 	static const struct lr_call zero;
 	struct iovec local[2 * LR_CALL_RECORDS], remote[2 * LR_CALL_RECORDS];
 	int n = 0, m = 0;
-	if (!launchring_has_calls() || ring_read(ring + OFF_CALLS, all, sizeof all) < 0)
+	if (!launchring_has_calls() || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
 		return 0;
 	for (int i = 0; i < LR_CALL_RECORDS; i++) {
 		if (!all[i].key || (all[i].state != LR_CALL_RETURNED && all[i].state != LR_CALL_ABANDONED))
@@ -318,7 +353,7 @@ int launchring_take_calls(struct lr_call *out)
 			out[n++] = all[i];
 		/* Everything but the key first, then the key: once the key is 0 a thread may claim
 		 * the record and write it, which a later clear must not undo. */
-		uint64_t at = ring + OFF_CALLS + i * sizeof zero;
+		uint64_t at = st->ring + OFF_CALLS + i * sizeof zero;
 		local[m] = (struct iovec){ (void *)&zero, sizeof zero - 8 };
 		remote[m++] = (struct iovec){ (void *)(uintptr_t)(at + 8), sizeof zero - 8 };
 		local[m] = (struct iovec){ (void *)&zero, 8 };
@@ -333,8 +368,9 @@ int launchring_take_calls(struct lr_call *out)
 
 void launchring_restore_calls(void)
 {
+	struct launchring_state *st = tracee->launchring;
 	static struct lr_call all[LR_CALL_RECORDS];
-	if (!launchring_has_calls() || ring_read(ring + OFF_CALLS, all, sizeof all) < 0)
+	if (!launchring_has_calls() || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
 		return;
 	for (int i = 0; i < LR_CALL_RECORDS; i++) {
 		uint64_t slot = all[i].key - 8, cur = 0;

@@ -17,9 +17,15 @@
 #include "stub_layout.h"
 
 struct thread;
+struct launchring_state;
 
 #define LR_PROBES 1024		/* probes with a ring index */
 #define LR_WORDS 8		/* a record: probe + 1, six register arguments, first stack arg */
+
+/* The current process's part (tracee->launchring, base/tracee.h): its ring and the probes'
+ * indexes in it; made and freed with it. */
+struct launchring_state *launchring_state_new(void);
+void launchring_state_free(struct launchring_state *st);
 
 /* Maps the ring and puts the stub into every trampoline area, through the stopped thread t
  * (after xol_init). Does nothing where GPUTOP_LAUNCH_RING=0. 0 or -errno. */

@@ -19,58 +19,84 @@
 #include "stats.h"
 #include "symbols.h"
 #include "threads.h"
+#include "tracee.h"
 #include "xol.h"
 
-static bool cuda_seen;
-static bool driver_launch_probed;
-static bool launches_armed = true;
-static uint64_t rtld_state_addr;
-static uint64_t func_get_name, kernel_get_name;
-
-/* The modules holding probed functions: a call made from inside one of them, while a traced
- * call of the same thread is in flight, is part of that call (cudart calling the driver). */
 #define CUDA_MODULES_MAX 64
-static struct range {
+struct range {
 	uint64_t start, end;
 	uint32_t module;
-} cuda_modules[CUDA_MODULES_MAX];
-static int n_cuda_modules;
+};
+
+/* The process's part (tracee->probes). */
+struct probes_state {
+	bool cuda_seen;
+	bool driver_launch_probed;
+	bool launches_armed;	/* true until --max-overhead disarms them */
+	uint64_t rtld_state_addr;
+	uint64_t func_get_name, kernel_get_name;
+	/* The modules holding probed functions: a call made from inside one of them, while a
+	 * traced call of the same thread is in flight, is part of that call (cudart calling the
+	 * driver). */
+	struct range cuda_modules[CUDA_MODULES_MAX];
+	int n_cuda_modules;
+	bool ring_failed;	/* mapping the launch ring failed: not tried again */
+};
+
+struct probes_state *probes_state_new(void)
+{
+	struct probes_state *st = calloc(1, sizeof *st);
+	if (st)
+		st->launches_armed = true;
+	return st;
+}
+
+void probes_state_free(struct probes_state *st)
+{
+	free(st);
+}
 
 bool probes_in_cuda_module(uint64_t addr)
 {
-	for (int i = 0; i < n_cuda_modules; i++)
-		if (addr - cuda_modules[i].start < cuda_modules[i].end - cuda_modules[i].start)
+	struct probes_state *st = tracee->probes;
+	for (int i = 0; i < st->n_cuda_modules; i++)
+		if (addr - st->cuda_modules[i].start < st->cuda_modules[i].end - st->cuda_modules[i].start)
 			return true;
 	return false;
 }
 
 uint64_t probes_func_get_name(void)
 {
-	return func_get_name;
+	struct probes_state *st = tracee->probes;
+	return st->func_get_name;
 }
 
 uint64_t probes_kernel_get_name(void)
 {
-	return kernel_get_name;
+	struct probes_state *st = tracee->probes;
+	return st->kernel_get_name;
 }
 
 bool probes_cuda_seen(void)
 {
-	return cuda_seen;
+	struct probes_state *st = tracee->probes;
+	return st->cuda_seen;
 }
 
 uint64_t probes_rtld_state_addr(void)
 {
-	return rtld_state_addr;
+	struct probes_state *st = tracee->probes;
+	return st->rtld_state_addr;
 }
 
 void probes_reset(void)
 {
+	struct probes_state *st = tracee->probes;
 	bp_forget_all();
 	kernels_reset();
-	cuda_seen = driver_launch_probed = false;
-	n_cuda_modules = 0;
-	rtld_state_addr = func_get_name = kernel_get_name = 0;
+	st->cuda_seen = st->driver_launch_probed = false;
+	st->n_cuda_modules = 0;
+	st->rtld_state_addr = st->func_get_name = st->kernel_get_name = 0;
 }
 
 struct found {
@@ -88,6 +114,7 @@ struct scan {
 
 static int on_symbol(const char *name, uint64_t addr, uint64_t size, enum sym_type type, void *arg)
 {
+	struct probes_state *st = tracee->probes;
 	struct scan *s = arg;
 	if (type == SYM_OBJECT) {
 		if (strstr(name, "__device_stub_") && strstr(name, "8__handle")) {
@@ -99,9 +126,9 @@ static int on_symbol(const char *name, uint64_t addr, uint64_t size, enum sym_ty
 	int api = cuda_api_find(name);
 	if (api < 0) {
 		if (strcmp(name, "cuFuncGetName") == 0)
-			func_get_name = addr;
+			st->func_get_name = addr;
 		else if (strcmp(name, "cuKernelGetName") == 0)
-			kernel_get_name = addr;
+			st->kernel_get_name = addr;
 		else if (type == SYM_FUNC && strcmp(name, "execve") == 0)
 			s->exec_fn[0] = addr;
 		else if (type == SYM_FUNC && strcmp(name, "execveat") == 0)
@@ -125,13 +152,14 @@ static int on_symbol(const char *name, uint64_t addr, uint64_t size, enum sym_ty
 
 static bool launch_wanted(const struct api_spec *spec)
 {
+	struct probes_state *st = tracee->probes;
 	if (!(spec->flags & API_LAUNCH_PROBE))
 		return true;
-	if (!launches_armed)
+	if (!st->launches_armed)
 		return false;
 	if (config.launch_layer == LAUNCH_LAYER_BOTH)
 		return true;
-	bool at_driver = driver_launch_probed;
+	bool at_driver = st->driver_launch_probed;
 	if (config.launch_layer == LAUNCH_LAYER_RUNTIME)
 		at_driver = false;
 	else if (config.launch_layer == LAUNCH_LAYER_DRIVER)
@@ -163,12 +191,14 @@ void probes_apply_launch_policy(void)
 
 void probes_set_launches_armed(bool armed)
 {
-	launches_armed = armed;
+	struct probes_state *st = tracee->probes;
+	st->launches_armed = armed;
 	probes_apply_launch_policy();
 }
 
 static void probe_rtld(struct thread *t, const struct module *m)
 {
+	struct probes_state *st = tracee->probes;
 	uint64_t hook = sym_find(m, "_dl_debug_state");
 	uint64_t r_debug = sym_find(m, "_r_debug");
 	struct bp *b;
@@ -180,7 +210,7 @@ static void probe_rtld(struct thread *t, const struct module *m)
 		return;
 	}
 	/* glibc's struct r_debug: r_state (RT_CONSISTENT = 0) is at offset 24 on 64-bit. */
-	rtld_state_addr = r_debug ? r_debug + 24 : 0;
+	st->rtld_state_addr = r_debug ? r_debug + 24 : 0;
 }
 
 /* An exec replaces the memory where the return stub keeps its records: the tracer reads them
@@ -213,17 +243,17 @@ static int stub_for(const struct api_spec *spec)
 
 static bool ring_wanted(struct thread *t, const struct api_spec *spec)
 {
-	static bool failed;
+	struct probes_state *st = tracee->probes;
 	if (stub_for(spec) < 0)
 		return false;
-	if (!launchring_ready() && !failed && xol_ready()) {
+	if (!launchring_ready() && !st->ring_failed && xol_ready()) {
 		/* Mapped when the first launch function is found: nothing for programs without. */
 		int err = launchring_init(t);
 		if (err < 0)
 			log_warn("launches will stop the program: no launch ring (%s)", strerror(-err));
 		else
 			rescue_set_flag(launchring_present_flag());
-		failed = !launchring_ready();
+		st->ring_failed = !launchring_ready();
 	}
 	return launchring_ready();
 }
@@ -236,6 +266,7 @@ static bool is_rtld(const struct module *m)
 
 static void on_new_module(struct module *m, void *arg)
 {
+	struct probes_state *st = tracee->probes;
 	struct thread *t = arg;
 	struct scan s = { .m = m };
 
@@ -272,15 +303,15 @@ static void on_new_module(struct module *m, void *arg)
 		}
 		planted++;
 		if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER)
-			driver_launch_probed = true;
+			st->driver_launch_probed = true;
 	}
 	free(s.funcs);
 	if (retfast_ready())
 		probe_exec(t, m, s.exec_fn);
-	if (planted && n_cuda_modules < CUDA_MODULES_MAX)
-		cuda_modules[n_cuda_modules++] = (struct range){ m->start, m->end, m->id };
+	if (planted && st->n_cuda_modules < CUDA_MODULES_MAX)
+		st->cuda_modules[st->n_cuda_modules++] = (struct range){ m->start, m->end, m->id };
 	if (planted) {
-		cuda_seen = true;
+		st->cuda_seen = true;
 		log_info("probing %d CUDA functions in %s%s", planted, m->base,
 			 refused ? " (some refused, see above)" : "");
 	}
@@ -288,11 +319,12 @@ static void on_new_module(struct module *m, void *arg)
 
 static void on_gone_module(struct module *m, void *arg)
 {
-	for (int i = 0; i < n_cuda_modules; i++)
-		if (cuda_modules[i].module == m->id)
-			cuda_modules[i--] = cuda_modules[--n_cuda_modules];
-	if (func_get_name - m->start < m->end - m->start)
-		func_get_name = kernel_get_name = 0;
+	struct probes_state *st = tracee->probes;
+	for (int i = 0; i < st->n_cuda_modules; i++)
+		if (st->cuda_modules[i].module == m->id)
+			st->cuda_modules[i--] = st->cuda_modules[--st->n_cuda_modules];
+	if (st->func_get_name - m->start < m->end - m->start)
+		st->func_get_name = st->kernel_get_name = 0;
 	bp_forget_module(m->id);
 	kernels_forget_module(m);
 }

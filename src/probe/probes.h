@@ -9,6 +9,12 @@
 #include <stdint.h>
 
 struct thread;
+struct probes_state;
+
+/* The current process's part (tracee->probes, base/tracee.h): its CUDA modules and the launch
+ * policy's state; made and freed with it. */
+struct probes_state *probes_state_new(void);
+void probes_state_free(struct probes_state *st);
 
 /* Looks at the program's modules again, probing the new ones; t is a stopped thread (used to
  * map trampoline areas). 0 or -errno. */

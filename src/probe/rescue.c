@@ -42,7 +42,7 @@ struct rescue_table {
 	uint32_t frame_hint;
 };
 
-static struct rescue_table *R;
+static struct rescue_table *R;	/* the current process's: fixed and global, not in struct tracee */
 static pid_t watchdog_pid;
 static int watchdog_pipe = -1;
 static void (*crash_detach)(void);

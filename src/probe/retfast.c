@@ -16,6 +16,7 @@
 #include "config.h"
 #include "log.h"
 #include "memory.h"
+#include "tracee.h"
 #include "xol.h"
 
 #define TABLE_SIZE (RET_RECORDS * RET_RECORD_SIZE)
@@ -25,54 +26,77 @@ _Static_assert(offsetof(struct ret_record, retval) == RET_OFF_RETVAL &&
 	       "struct ret_record and arch/x86_64_ret.S disagree");
 #define RECORD_BYTES sizeof(struct ret_record)
 
-static uint64_t table;		/* the table's address in the program, 0 if not mapped */
-static uint64_t stub, stub_size;
-static bool used[RET_RECORDS];	/* gputop's own view of which records are taken */
-/* Records read and let go whose keys are still to be cleared in the program: cleared by the
- * next retfast_begin's own write (one system call for both), or by retfast_flush. */
 #define PENDING_MAX 64
-static int32_t pending[PENDING_MAX];
-static int n_pending;
-static bool ever_ready;
 
-/* Two (time stamp, monotonic ns) points; conversion is linear between and beyond them. */
+/* The process's part (tracee->retfast). */
+struct retfast_state {
+	uint64_t table;		/* the table's address in the program, 0 if not mapped */
+	uint64_t stub, stub_size;
+	bool used[RET_RECORDS];	/* gputop's own view of which records are taken */
+	/* Records read and let go whose keys are still to be cleared in the program: cleared by
+	 * the next retfast_begin's own write (one system call for both), or by retfast_flush. */
+	int32_t pending[PENDING_MAX];
+	int n_pending;
+	bool ever_ready;
+};
+
+struct retfast_state *retfast_state_new(void)
+{
+	return calloc(1, sizeof(struct retfast_state));
+}
+
+void retfast_state_free(struct retfast_state *st)
+{
+	free(st);
+}
+
+/* Two (time stamp, monotonic ns) points; conversion is linear between and beyond them.
+ * gputop-wide: the counter's rate is the machine's, not a process's (each retfast_init
+ * measures it again). */
 static uint64_t tsc0, ns0, tsc1, ns1;
 
 bool retfast_ready(void)
 {
-	return table != 0;
+	struct retfast_state *st = tracee->retfast;
+	return st->table != 0;
 }
 
 bool retfast_used(void)
 {
-	return ever_ready;
+	struct retfast_state *st = tracee->retfast;
+	return st->ever_ready;
 }
 
 uint64_t retfast_stub(void)
 {
-	return stub;
+	struct retfast_state *st = tracee->retfast;
+	return st->stub;
 }
 
 bool retfast_in_stub(uint64_t pc)
 {
-	return table && pc - stub < stub_size;
+	struct retfast_state *st = tracee->retfast;
+	return st->table && pc - st->stub < st->stub_size;
 }
 
 uint64_t retfast_entry_stamp(void)
 {
-	return stub + (uint64_t)(arch_entry_stamp - arch_ret_stub);
+	struct retfast_state *st = tracee->retfast;
+	return st->stub + (uint64_t)(arch_entry_stamp - arch_ret_stub);
 }
 
 uint64_t retfast_fallback_trap(void)
 {
-	return stub + (uint64_t)(arch_ret_stub_trap - arch_ret_stub);
+	struct retfast_state *st = tracee->retfast;
+	return st->stub + (uint64_t)(arch_ret_stub_trap - arch_ret_stub);
 }
 
 void retfast_forget(void)
 {
-	table = stub = stub_size = 0;
-	n_pending = 0;
-	memset(used, 0, sizeof used);
+	struct retfast_state *st = tracee->retfast;
+	st->table = st->stub = st->stub_size = 0;
+	st->n_pending = 0;
+	memset(st->used, 0, sizeof st->used);
 }
 
 /* A time stamp and the monotonic time read together (retried if something came between). */
@@ -102,6 +126,7 @@ uint64_t retfast_ticks_to_ns(uint64_t ticks)
 
 int retfast_init(struct thread *t)
 {
+	struct retfast_state *st = tracee->retfast;
 	size_t room;
 	if (!config.retfast || !arch_timestamp_reliable())
 		return 0;
@@ -126,28 +151,30 @@ int retfast_init(struct thread *t)
 	clock_pair(&tsc1, &ns1);
 	if (tsc1 <= tsc0)
 		return -EINVAL;
-	table = (uint64_t)addr;
-	ever_ready = true;
-	stub = at;
-	stub_size = size;
-	memset(used, 0, sizeof used);
-	log_debug("returns recorded by the stub at %#llx, table at %#llx", (unsigned long long)stub,
-		  (unsigned long long)table);
+	st->table = (uint64_t)addr;
+	st->ever_ready = true;
+	st->stub = at;
+	st->stub_size = size;
+	memset(st->used, 0, sizeof st->used);
+	log_debug("returns recorded by the stub at %#llx, table at %#llx", (unsigned long long)st->stub,
+		  (unsigned long long)st->table);
 	return 0;
 }
 
 int retfast_unmap(struct thread *t)
 {
-	if (!table)
+	struct retfast_state *st = tracee->retfast;
+	if (!st->table)
 		return 0;
-	int err = xol_munmap(t, table, TABLE_SIZE);
+	int err = xol_munmap(t, st->table, TABLE_SIZE);
 	retfast_forget();
 	return err;
 }
 
 static uint64_t record_addr(int i)
 {
-	return table + (uint64_t)i * RET_RECORD_SIZE;
+	struct retfast_state *st = tracee->retfast;
+	return st->table + (uint64_t)i * RET_RECORD_SIZE;
 }
 
 uint64_t retfast_record_addr(int rec)
@@ -160,30 +187,33 @@ static const uint64_t zero_key;
 /* The clears of the pending records as iovecs (into local/remote from index 0). */
 static int pending_iov(struct iovec *local, struct iovec *remote)
 {
-	for (int k = 0; k < n_pending; k++) {
+	struct retfast_state *st = tracee->retfast;
+	for (int k = 0; k < st->n_pending; k++) {
 		local[k] = (struct iovec){ (void *)&zero_key, sizeof zero_key };
-		remote[k] = (struct iovec){ (void *)(uintptr_t)record_addr(pending[k]), sizeof zero_key };
+		remote[k] = (struct iovec){ (void *)(uintptr_t)record_addr(st->pending[k]), sizeof zero_key };
 	}
-	return n_pending;
+	return st->n_pending;
 }
 
 /* The first `cleared` pending records are clear in the program: they may be given out again. */
 static void pending_done(int cleared)
 {
+	struct retfast_state *st = tracee->retfast;
 	for (int k = 0; k < cleared; k++)
-		used[pending[k]] = false;
-	memmove(pending, pending + cleared, (size_t)(n_pending - cleared) * sizeof pending[0]);
-	n_pending -= cleared;
+		st->used[st->pending[k]] = false;
+	memmove(st->pending, st->pending + cleared, (size_t)(st->n_pending - cleared) * sizeof st->pending[0]);
+	st->n_pending -= cleared;
 }
 
 int retfast_begin(pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t out2, uint64_t slot,
 		  uint64_t next)
 {
-	if (!table)
+	struct retfast_state *st = tracee->retfast;
+	if (!st->table)
 		return -1;
 	/* The stub looks from the same place on: the first free record from there. */
 	int i = (int)((key >> 4) & (RET_RECORDS - 1));
-	for (int n = 0; used[i]; i = (i + 1) & (RET_RECORDS - 1))
+	for (int n = 0; st->used[i]; i = (i + 1) & (RET_RECORDS - 1))
 		if (++n == RET_RECORDS)
 			return -1;
 	struct ret_record r = { .key = key, .ret = ret, .out = out, .out2 = out2, .state = RET_IN_FLIGHT,
@@ -194,13 +224,13 @@ int retfast_begin(pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t 
 	int m = pending_iov(local, remote);
 	local[m] = (struct iovec){ &r, RECORD_BYTES };
 	remote[m] = (struct iovec){ (void *)(uintptr_t)record_addr(i), RECORD_BYTES };
-	local[m + 1] = (struct iovec){ &stub, sizeof stub };
-	remote[m + 1] = (struct iovec){ (void *)(uintptr_t)slot, sizeof stub };
+	local[m + 1] = (struct iovec){ &st->stub, sizeof st->stub };
+	remote[m + 1] = (struct iovec){ (void *)(uintptr_t)slot, sizeof st->stub };
 	ssize_t w = process_vm_writev(tid, local, (unsigned long)m + 2, remote, (unsigned long)m + 2, 0);
 	pending_done(w < 0 ? 0 : (int)(w / (ssize_t)sizeof zero_key) < m ? (int)(w / (ssize_t)sizeof zero_key) : m);
-	if (w != (ssize_t)(8 * (size_t)m + RECORD_BYTES + sizeof stub))
+	if (w != (ssize_t)(8 * (size_t)m + RECORD_BYTES + sizeof st->stub))
 		return -1;	/* (a partial write leaves the slot alone: the record came first) */
-	used[i] = true;
+	st->used[i] = true;
 	return i;
 }
 
@@ -227,14 +257,15 @@ int retfast_read(pid_t pid, const int32_t *idx, int n, struct ret_record *out)
 
 void retfast_free(pid_t pid, const int32_t *idx, int n)
 {
+	struct retfast_state *st = tracee->retfast;
 	/* Only once its key is cleared may a record be given out again: a stale key would send
 	 * some later return to the wrong address. */
 	for (int k = 0; k < n; k++) {
-		if (idx[k] < 0 || idx[k] >= RET_RECORDS || !used[idx[k]])
+		if (idx[k] < 0 || idx[k] >= RET_RECORDS || !st->used[idx[k]])
 			continue;
-		if (n_pending == PENDING_MAX)
+		if (st->n_pending == PENDING_MAX)
 			retfast_flush(pid);
-		if (n_pending < PENDING_MAX)
-			pending[n_pending++] = idx[k];
+		if (st->n_pending < PENDING_MAX)
+			st->pending[st->n_pending++] = idx[k];
 	}
 }

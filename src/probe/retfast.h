@@ -15,6 +15,12 @@
 #include "stub_layout.h"
 
 struct thread;
+struct retfast_state;
+
+/* The current process's part (tracee->retfast, base/tracee.h): its record table and which
+ * records are taken; made and freed with it. */
+struct retfast_state *retfast_state_new(void);
+void retfast_state_free(struct retfast_state *st);
 
 
 /* What the stub left in a record. */

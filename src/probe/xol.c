@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "memory.h"
 #include "threads.h"
+#include "tracee.h"
 
 #define AREA_SIZE (64 * 1024)
 #define OFF_TRAMP 0
@@ -43,6 +44,7 @@ struct area {
 };
 
 
+/* The engine's, set once: gputop-wide. */
 static xol_runner run_to_trap;
 
 void xol_set_runner(xol_runner run)
@@ -50,46 +52,67 @@ void xol_set_runner(xol_runner run)
 	run_to_trap = run;
 }
 
-static struct area areas[MAX_AREAS];
-static int n_areas;
-static uint64_t call_stack;	/* read-write mapping for xol_call, 0 until first needed */
-static uint64_t *free_slots;	/* slots given back, reused first */
-static uint8_t shared[OFF_SLOTS - OFF_SHARED];	/* what every area carries at OFF_SHARED */
-static size_t shared_len;
-static size_t n_free, cap_free;
+/* The process's part (tracee->xol). */
+struct xol_state {
+	struct area areas[MAX_AREAS];
+	int n_areas;
+	uint64_t call_stack;	/* read-write mapping for xol_call, 0 until first needed */
+	uint64_t *free_slots;	/* slots given back, reused first */
+	uint8_t shared[OFF_SLOTS - OFF_SHARED];	/* what every area carries at OFF_SHARED */
+	size_t shared_len;
+	size_t n_free, cap_free;
+};
+
+struct xol_state *xol_state_new(void)
+{
+	return calloc(1, sizeof(struct xol_state));
+}
+
+void xol_state_free(struct xol_state *st)
+{
+	if (!st)
+		return;
+	free(st->free_slots);
+	free(st);
+}
 
 bool xol_ready(void)
 {
-	return n_areas > 0;
+	struct xol_state *st = tracee->xol;
+	return st->n_areas > 0;
 }
 
 uint64_t xol_ret_stub(size_t *room)
 {
+	struct xol_state *st = tracee->xol;
 	*room = OFF_RET_STUB_END - OFF_RET_STUB;
-	return areas[0].base + OFF_RET_STUB;
+	return st->areas[0].base + OFF_RET_STUB;
 }
 
 uint64_t xol_trampoline(void)
 {
-	return areas[0].base + OFF_TRAMP;
+	struct xol_state *st = tracee->xol;
+	return st->areas[0].base + OFF_TRAMP;
 }
 
 bool xol_contains(uint64_t addr)
 {
-	for (int i = 0; i < n_areas; i++)
-		if (addr - areas[i].base < AREA_SIZE)
+	struct xol_state *st = tracee->xol;
+	for (int i = 0; i < st->n_areas; i++)
+		if (addr - st->areas[i].base < AREA_SIZE)
 			return true;
 	return false;
 }
 
 int xol_set_shared_code(const uint8_t *code, size_t len)
 {
-	if (len > sizeof shared)
+	struct xol_state *st = tracee->xol;
+	if (len > sizeof st->shared)
 		return -ENOSPC;
-	memcpy(shared, code, len);
-	shared_len = len;
-	for (int i = 0; i < n_areas; i++) {
-		int err = mem_write_code(areas[i].base + OFF_SHARED, shared, shared_len);
+	memcpy(st->shared, code, len);
+	st->shared_len = len;
+	for (int i = 0; i < st->n_areas; i++) {
+		int err = mem_write_code(st->areas[i].base + OFF_SHARED, st->shared, st->shared_len);
 		if (err < 0)
 			return err;
 	}
@@ -98,17 +121,19 @@ int xol_set_shared_code(const uint8_t *code, size_t len)
 
 uint64_t xol_shared_code(uint64_t addr)
 {
-	for (int i = 0; i < n_areas; i++)
-		if (addr - areas[i].base < AREA_SIZE)
-			return shared_len ? areas[i].base + OFF_SHARED : 0;
+	struct xol_state *st = tracee->xol;
+	for (int i = 0; i < st->n_areas; i++)
+		if (addr - st->areas[i].base < AREA_SIZE)
+			return st->shared_len ? st->areas[i].base + OFF_SHARED : 0;
 	return 0;
 }
 
 bool xol_in_shared_code(uint64_t pc, uint64_t *offset)
 {
-	for (int i = 0; i < n_areas && shared_len; i++)
-		if (pc - (areas[i].base + OFF_SHARED) < shared_len) {
-			*offset = pc - (areas[i].base + OFF_SHARED);
+	struct xol_state *st = tracee->xol;
+	for (int i = 0; i < st->n_areas && st->shared_len; i++)
+		if (pc - (st->areas[i].base + OFF_SHARED) < st->shared_len) {
+			*offset = pc - (st->areas[i].base + OFF_SHARED);
 			return true;
 		}
 	return false;
@@ -116,10 +141,11 @@ bool xol_in_shared_code(uint64_t pc, uint64_t *offset)
 
 void xol_forget(void)
 {
-	n_areas = 0;
-	shared_len = 0;
-	n_free = 0;
-	call_stack = 0;
+	struct xol_state *st = tracee->xol;
+	st->n_areas = 0;
+	st->shared_len = 0;
+	st->n_free = 0;
+	st->call_stack = 0;
 }
 
 static int area_fill_header(uint64_t base)
@@ -156,9 +182,10 @@ static long run_syscall_at(struct thread *t, uint64_t gadget, long nr, const uin
 
 long xol_syscall(struct thread *t, long nr, const uint64_t args[6])
 {
-	if (!n_areas)
+	struct xol_state *st = tracee->xol;
+	if (!st->n_areas)
 		return -ENOEXEC;
-	return run_syscall_at(t, areas[0].base + OFF_GADGET, nr, args);
+	return run_syscall_at(t, st->areas[0].base + OFF_GADGET, nr, args);
 }
 
 long xol_mmap_rw(struct thread *t, size_t size)
@@ -184,12 +211,13 @@ static long map_area(struct thread *t, uint64_t gadget, uint64_t hint)
 
 static int add_area(uint64_t base)
 {
+	struct xol_state *st = tracee->xol;
 	int err = area_fill_header(base);
-	if (err == 0 && shared_len)
-		err = mem_write_code(base + OFF_SHARED, shared, shared_len);
+	if (err == 0 && st->shared_len)
+		err = mem_write_code(base + OFF_SHARED, st->shared, st->shared_len);
 	if (err < 0)
 		return err;
-	areas[n_areas++] = (struct area){ .base = base, .next_slot = OFF_SLOTS };
+	st->areas[st->n_areas++] = (struct area){ .base = base, .next_slot = OFF_SLOTS };
 	return 0;
 }
 
@@ -218,21 +246,22 @@ static bool within_2g(uint64_t a, uint64_t b)
 
 static int area_near(struct thread *t, uint64_t near)
 {
-	for (int i = 0; i < n_areas; i++)
-		if (!near || within_2g(areas[i].base, near))
-			if (areas[i].next_slot + ARCH_XOL_SLOT <= AREA_SIZE)
+	struct xol_state *st = tracee->xol;
+	for (int i = 0; i < st->n_areas; i++)
+		if (!near || within_2g(st->areas[i].base, near))
+			if (st->areas[i].next_slot + ARCH_XOL_SLOT <= AREA_SIZE)
 				return i;
-	if (n_areas == MAX_AREAS)
+	if (st->n_areas == MAX_AREAS)
 		return -ENOSPC;
 	/* Try below and above the code, a step further each time, until the kernel gives us a
 	 * free range (MAP_FIXED_NOREPLACE never clobbers a mapping). */
 	for (uint64_t step = 16u << 20; step < (1u << 30); step *= 2) {
 		uint64_t tries[2] = { (near - step) & ~0xffffull, (near + step) & ~0xffffull };
 		for (int k = 0; k < 2; k++) {
-			long addr = map_area(t, areas[0].base + OFF_GADGET, tries[k]);
+			long addr = map_area(t, st->areas[0].base + OFF_GADGET, tries[k]);
 			if (addr > 0 && within_2g((uint64_t)addr, near)) {
 				int err = add_area((uint64_t)addr);
-				return err < 0 ? err : n_areas - 1;
+				return err < 0 ? err : st->n_areas - 1;
 			}
 		}
 	}
@@ -241,47 +270,50 @@ static int area_near(struct thread *t, uint64_t near)
 
 int xol_slot_alloc(struct thread *t, uint64_t near, uint64_t *slot_out)
 {
-	for (size_t i = 0; i < n_free; i++)
-		if (!near || within_2g(free_slots[i], near)) {
-			*slot_out = free_slots[i];
-			free_slots[i] = free_slots[--n_free];
+	struct xol_state *st = tracee->xol;
+	for (size_t i = 0; i < st->n_free; i++)
+		if (!near || within_2g(st->free_slots[i], near)) {
+			*slot_out = st->free_slots[i];
+			st->free_slots[i] = st->free_slots[--st->n_free];
 			return 0;
 		}
 	int a = area_near(t, near);
 	if (a < 0)
 		return a;
-	*slot_out = areas[a].base + areas[a].next_slot;
-	areas[a].next_slot += ARCH_XOL_SLOT;
+	*slot_out = st->areas[a].base + st->areas[a].next_slot;
+	st->areas[a].next_slot += ARCH_XOL_SLOT;
 	return 0;
 }
 
 void xol_slot_free(uint64_t slot)
 {
-	if (n_free == cap_free) {
-		size_t ncap = cap_free ? cap_free * 2 : 64;
-		uint64_t *n = realloc(free_slots, ncap * sizeof *n);
+	struct xol_state *st = tracee->xol;
+	if (st->n_free == st->cap_free) {
+		size_t ncap = st->cap_free ? st->cap_free * 2 : 64;
+		uint64_t *n = realloc(st->free_slots, ncap * sizeof *n);
 		if (!n)
 			return;	/* the slot is just not reused */
-		free_slots = n;
-		cap_free = ncap;
+		st->free_slots = n;
+		st->cap_free = ncap;
 	}
-	free_slots[n_free++] = slot;
+	st->free_slots[st->n_free++] = slot;
 }
 
 int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret,
 	     uint64_t *scratch_out)
 {
-	if (!n_areas)
+	struct xol_state *st = tracee->xol;
+	if (!st->n_areas)
 		return -ENOEXEC;
-	if (!call_stack) {
+	if (!st->call_stack) {
 		long addr = xol_mmap_rw(t, CALL_STACK_SIZE);
 		if (addr < 0 && addr > -4096)
 			return (int)addr;
-		call_stack = (uint64_t)addr;
+		st->call_stack = (uint64_t)addr;
 	}
 	/* Layout of the mapping: 256 bytes of scratch at the bottom, the stack above. */
-	uint64_t scratch = call_stack, trap = areas[0].base + OFF_CALL_TRAP;
-	uint64_t sp = (call_stack + CALL_STACK_SIZE - 64) & ~15ull;
+	uint64_t scratch = st->call_stack, trap = st->areas[0].base + OFF_CALL_TRAP;
+	uint64_t sp = (st->call_stack + CALL_STACK_SIZE - 64) & ~15ull;
 	sp -= 8;	/* as after a call: the return address on top, sp + 8 aligned */
 	int err = mem_write(t->tid, sp, &trap, sizeof trap);
 	if (err < 0)
@@ -308,21 +340,22 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 
 int xol_unmap_all(struct thread *t)
 {
+	struct xol_state *st = tracee->xol;
 	int err = 0;
-	if (call_stack) {
-		xol_munmap(t, call_stack, CALL_STACK_SIZE);
-		call_stack = 0;
+	if (st->call_stack) {
+		xol_munmap(t, st->call_stack, CALL_STACK_SIZE);
+		st->call_stack = 0;
 	}
 	/* The gadget lives in area 0: unmap it last. */
-	for (int i = n_areas - 1; i >= 0; i--) {
-		uint64_t args[6] = { areas[i].base, AREA_SIZE, 0, 0, 0, 0 };
+	for (int i = st->n_areas - 1; i >= 0; i--) {
+		uint64_t args[6] = { st->areas[i].base, AREA_SIZE, 0, 0, 0, 0 };
 		long r = xol_syscall(t, SYS_munmap, args);
 		if (r < 0 && !err)
 			err = (int)r;
 	}
-	n_areas = 0;
-	n_free = 0;
-	shared_len = 0;
+	st->n_areas = 0;
+	st->n_free = 0;
+	st->shared_len = 0;
 	return err;
 }
 
@@ -334,17 +367,18 @@ static int cmp_u64(const void *a, const void *b)
 
 uint64_t xol_calibrate(struct thread *t)
 {
+	struct xol_state *st = tracee->xol;
 	enum { N = XOL_CALIBRATION_STOPS };
 	uint64_t samples[N];
 	arch_regs_t saved, r;
-	if (!n_areas || arch_get_regs(t->tid, &saved) < 0)
+	if (!st->n_areas || arch_get_regs(t->tid, &saved) < 0)
 		return 0;
 	int n = 0;
 	for (int i = 0; i < N; i++) {
 		/* A `ret` whose "stack" is a word of our own page holding the trampoline's
 		 * address: the thread's own stack is not touched. */
 		r = saved;
-		arch_prepare_return(&r, areas[0].base + OFF_RET, areas[0].base + OFF_RETADDR);
+		arch_prepare_return(&r, st->areas[0].base + OFF_RET, st->areas[0].base + OFF_RETADDR);
 		if (arch_set_regs(t->tid, &r) < 0)
 			break;
 		uint64_t t0 = now_ns();

@@ -13,6 +13,12 @@
 #include "arch.h"
 
 struct thread;
+struct xol_state;
+
+/* The current process's part (tracee->xol, base/tracee.h): its areas and slots; made and freed
+ * with it. */
+struct xol_state *xol_state_new(void);
+void xol_state_free(struct xol_state *st);
 
 /* Maps the first area. tid is stopped and every other thread too (at attach, or the exec stop
  * in launch mode): scratch is code nobody runs then (the program's entry point), borrowed
