@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "log.h"
+#include "seccomp.h"
 #include "tracer.h"
 
 #define PF_KTHREAD 0x00200000
@@ -161,11 +162,15 @@ static int check_pid(pid_t pid)
 int target_attach(pid_t pid)
 {
 	int code = check_pid(pid);
+	if (!code)
+		code = seccomp_check_target(pid);	/* before anything touches it */
 	if (code)
 		return code;
 	int err = tracer_attach(pid);
+	if (err == 0 && (code = seccomp_check_stopped(pid)) != 0)
+		tracer_detach();	/* held, nothing written: let it go */
 	if (err == 0)
-		return 0;
+		return code;
 	if (err == -EPERM) {
 		/* Another tracer may have won the race since the check. */
 		if (status_field(pid, "TracerPid:") > 0)
@@ -220,6 +225,9 @@ int target_launch(char **argv, int output_fd, pid_t *pid_out)
 		log_error("cannot run '%s': %s", argv[0], strerror(errno));
 		return EXIT_NO_PROGRAM;
 	}
+	int code = seccomp_check_target(0);	/* gputop's own filters, which it would inherit */
+	if (code)
+		return code;
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		log_error("pipe: %s", strerror(errno));

@@ -25,6 +25,7 @@
 #include "launchring.h"
 #include "log.h"
 #include "probes.h"
+#include "reap.h"
 #include "rescue.h"
 #include "retfast.h"
 #include "session_state.h"
@@ -243,9 +244,13 @@ int tracer_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 	for (;;) {
 		pid_t w = waitpid(t->tid, &status, __WALL);
 		if (w < 0) {
-			if (errno == EINTR)
+			int err = errno;
+			/* Issue 17 (reap.c): a program that died meanwhile is never waited on forever. */
+			if (err == EINTR && reap_after_interrupted_wait(tracer_pid, t->tid, tracer_stop_signal))
+				return -ESRCH;
+			if (err == EINTR)
 				continue;
-			return -errno;
+			return -err;
 		}
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			on_exit_status(t->tid, status);
