@@ -558,13 +558,19 @@ static bool tui_done(struct tui *t)
 	return t->asked != REQ_NONE || !t->st.exited;
 }
 
-/* The terminal went away (its window closed, ssh dropped) and nobody can quit: detach, as a
- * SIGHUP does, and wait for the end without touching the terminal again. */
+/* The terminal went away (its window closed, ssh dropped) and nobody can quit. Attached: detach,
+ * as a SIGHUP does. Launched: the program goes on exactly as it would without gputop (a hangup
+ * reaches it only the way it would have, signals.c), and gputop traces it to its end: a shell
+ * waiting for gputop must not move on, exit and so hang up a program that still runs (issue 17).
+ * Either way, wait for the end without touching the terminal again. */
 static void tui_lost(struct tui *t)
 {
 	struct timespec pause = { 0, 50000000 };
 
-	if (t->asked == REQ_NONE)
+	log_set_sink(NULL);
+	log_info("the terminal is gone: %s", t->st.launched ? "tracing on until the program ends"
+							    : "detaching");
+	if (t->asked == REQ_NONE && !t->st.launched)
 		session_request(t->asked = REQ_DETACH);
 	for (session_status_get(&t->st); !t->st.ended; session_status_get(&t->st))
 		nanosleep(&pause, NULL);

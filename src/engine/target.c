@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -233,6 +234,7 @@ int target_launch(char **argv, int output_fd, pid_t *pid_out)
 		log_error("pipe: %s", strerror(errno));
 		return EXIT_FAILURE_;
 	}
+	pid_t parent = getpid();
 	pid_t child = fork();
 	if (child < 0) {
 		log_error("fork: %s", strerror(errno));
@@ -245,7 +247,14 @@ int target_launch(char **argv, int output_fd, pid_t *pid_out)
 		close(pipefd[0]);
 		if (output_fd >= 0 && (dup2(output_fd, STDOUT_FILENO) < 0 || dup2(output_fd, STDERR_FILENO) < 0))
 			_exit(127);
+		/* Stopped until gputop has seized us; were gputop to die meanwhile, we would stay
+		 * stopped for ever: the kernel kills us instead (issue 17). Cleared before the exec:
+		 * the program must not die with gputop. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
 		raise(SIGSTOP);	/* gputop seizes us here */
+		prctl(PR_SET_PDEATHSIG, 0);
 		execv(found, argv);
 		int err = errno;
 		if (write(pipefd[1], &err, sizeof err) < 0)
