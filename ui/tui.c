@@ -568,8 +568,9 @@ static void tui_lost(struct tui *t)
 	struct timespec pause = { 0, 50000000 };
 
 	log_set_sink(NULL);
-	log_info("the terminal is gone: %s", t->st.launched ? "tracing on until the program ends"
-							    : "detaching");
+	if (!t->st.ended)
+		log_info("the terminal is gone: %s", t->st.launched ? "tracing on until the program ends"
+								    : "detaching");
 	if (t->asked == REQ_NONE && !t->st.launched)
 		session_request(t->asked = REQ_DETACH);
 	for (session_status_get(&t->st); !t->st.ended; session_status_get(&t->st))
@@ -607,7 +608,9 @@ static void tui_loop(struct tui *t)
 		dirty = false;
 		now = tui_now();
 		wait_ms = t->next_ns > now ? (int)((t->next_ns - now) / 1000000) : 0;
-		wait_ms = wait_ms < TUI_POLL_MS ? wait_ms : TUI_POLL_MS;
+		/* Once it ended no refresh is due: wait for a key, not 0 ms (that spun a core, and a
+		 * lost terminal, whose reads fail at once, went unnoticed: gputop never left). */
+		wait_ms = wait_ms < TUI_POLL_MS && !ended ? wait_ms : TUI_POLL_MS;
 		wtimeout(stdscr, wait_ms);
 		ch = wgetch(stdscr);
 		/* This thread blocks every signal, so a read ends early only when it fails. */

@@ -4,7 +4,7 @@ would, hangs the terminal up while the program runs, and writes down what became
 For tests/e2e/robust_hangup.sh (issue 17: a hangup reaches a program under gputop exactly as
 it reaches it without gputop). Not a test itself; Python's standard library only.
 
-Usage: pty_hangup.py CASE DIR [--settle FILE REGEX | --until-gone] -- CMD...
+Usage: pty_hangup.py CASE DIR [--settle FILE REGEX | --until-gone | --ended-first] -- CMD...
 
 CASE says who leads the terminal's session:
   shell-catches  a shell that survives SIGHUP through a handler (what it runs gets the default
@@ -18,7 +18,9 @@ The shell is this script, non-interactive like sh -c: CMD runs in the shell's pr
 CMD's stdin and stdout are the terminal, its stderr DIR/cmd.err. The program (CMD itself, or
 the one gputop runs) must be `rb_signals loop`: RB_COUNT_FILE=DIR/count, RB_STOP_FILE=DIR/stop
 and RB_DONE_FILE=DIR/done are set here, and its pid is read from its "ready PID" line on the
-terminal. Steps: wait until it has looped twice; note process groups; hang up (close the
+terminal. Steps: wait until it has looped twice; note process groups; (--ended-first: create
+DIR/stop, wait until the program has finished its loop and is gone, then a second more for a
+TUI to show its final screen); hang up (close the
 terminal's master side); wait until the program is gone, or FILE matches REGEX (--settle), or
 (--until-gone) only until it is gone, or else half a second; create DIR/stop; reap everything
 (this script is a child subreaper, so orphans come to it). Every wait has a deadline of 60 s.
@@ -100,6 +102,15 @@ def run_shell(case, d, cmd):
     os._exit(0)
 
 
+def drain_once(fd, timeout):
+    r, _, _ = select.select([fd], [], [], timeout)
+    if r:
+        try:
+            os.read(fd, 65536)
+        except OSError:
+            pass
+
+
 def read_int(path):
     try:
         with open(path) as f:
@@ -117,6 +128,7 @@ def main():
     opts, cmd = args[2:sep], args[sep + 1:]
     settle = (opts[1], re.compile(opts[2])) if opts[:1] == ["--settle"] else None
     until_gone = opts[:1] == ["--until-gone"]
+    ended_first = opts[:1] == ["--ended-first"]
     if case not in ("shell-catches", "shell-ignores", "shell-dies", "cmd-leads"):
         sys.exit("unknown case " + case)
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -155,6 +167,13 @@ def main():
         st = stat_fields(cmd_pid) or {}
         result.update(cmd_pid=cmd_pid, cmd_pgrp=st.get("pgrp"))
 
+    if ended_first and prog is not None:
+        open(os.path.join(d, "stop"), "w").close()
+        while time.time() < end and (alive(prog) or not os.path.exists(os.path.join(d, "done"))):
+            drain_once(master, 0.02)
+        pause = time.time() + 1.0
+        while time.time() < min(pause, end):
+            drain_once(master, 0.02)
     os.close(master)  # the hangup
     hung_up = time.time()
     while time.time() < end:

@@ -12,7 +12,10 @@
 #  3. the shell dies of SIGHUP, so the kernel hangs up the foreground group: without gputop the
 #     program dies of SIGHUP; under gputop too, and gputop exits 129 (the JSON says signal 1);
 #  4. the command leads the session itself: without gputop the program gets the hangup and dies;
-#     under gputop, which then gets it alone, gputop passes it on: the same, and 129.
+#     under gputop, which then gets it alone, gputop passes it on: the same, and 129;
+#  5. the program has ended and the TUI shows its final screen ("press q") when the terminal
+#     goes: gputop leaves with the program's status (it used to spin on the dead terminal for
+#     ever, a core busy, the shell waiting).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/robust_lib.bash"
 need_bin rb_signals sim/libcudart.so.13
@@ -118,5 +121,13 @@ for i in 1 2 3; do
 	dies "$W"
 	expect_eq "${R_reaped_cmd:-}" "exit 129" "$W: gputop exits 129, as the program died of SIGHUP"
 	jq_eq "$D/g.json" '.term_signal' 1 "$W: the JSON says signal 1"
+done
+
+# --- 5. the program has ended; the TUI waits for q when the terminal goes ---------------------------
+for i in 1 2; do
+	hangup shell-catches --ended-first -- "$GPUTOP" -- "$P" loop
+	W="program ended, TUI at its final screen, trial $i"
+	survives "$W"
+	expect_eq "${R_shell_saw_cmd:-}" "exit 0" "$W: gputop leaves when the terminal goes, with status 0"
 done
 finish
