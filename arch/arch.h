@@ -55,6 +55,10 @@ extern const uint8_t arch_syscall_gadget[];	/* syscall instruction followed by a
 extern const size_t arch_syscall_gadget_len;
 void arch_prepare_syscall(arch_regs_t *r, uint64_t gadget_addr, long nr, const uint64_t args[6]);
 long arch_syscall_result(const arch_regs_t *r);
+/* What a seccomp filter sees of such a call: its architecture (seccomp_data.arch, an
+ * AUDIT_ARCH_* value) and the instruction pointer, which is past the syscall instruction. */
+extern const uint32_t arch_seccomp_arch;
+uint64_t arch_syscall_ip(uint64_t gadget_addr);
 
 /* A function call made by the tracer: pc = func, sp = sp (the return address is already at
  * [sp]), integer arguments in their registers; no system call restarts. */

@@ -6,6 +6,7 @@
 
 #include <capstone/capstone.h>
 #include <errno.h>
+#include <linux/audit.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -118,6 +119,13 @@ void arch_prepare_syscall(arch_regs_t *r, uint64_t gadget_addr, long nr, const u
 	r->r8 = args[4];
 	r->r9 = args[5];
 	r->rip = gadget_addr;
+}
+
+const uint32_t arch_seccomp_arch = AUDIT_ARCH_X86_64;
+
+uint64_t arch_syscall_ip(uint64_t gadget_addr)
+{
+	return gadget_addr + 2;	/* after the 2-byte syscall instruction */
 }
 
 void arch_prepare_call(arch_regs_t *r, uint64_t func, uint64_t sp, const uint64_t args[6])

@@ -32,6 +32,8 @@ static const char usage_text[] =
 	"      --timeout SECONDS   end the session after SECONDS (then detach)\n"
 	"      --max-overhead PCT  keep gputop's cost under PCT% of the program's time by\n"
 	"                          sampling launches (launch counts become estimates)\n"
+	"      --trust-seccomp     make the program run gputop's mmap/munmap calls even under a\n"
+	"                          seccomp filter gputop cannot read (it may kill the program)\n"
 	"      --no-color          no colors (also when NO_COLOR is set or TERM=dumb)\n"
 	"  -q, --quiet             no progress messages on stderr\n"
 	"  -h, --help              show this help and exit\n"
@@ -52,6 +54,7 @@ static const struct option long_options[] = {
 	{ "timeout", required_argument, NULL, 't' },
 	{ "max-overhead", required_argument, NULL, 'O' },
 	{ "no-color", no_argument, NULL, 'C' },
+	{ "trust-seccomp", no_argument, NULL, 'S' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -135,6 +138,9 @@ int cli_parse(int argc, char **argv, struct options *opt)
 			break;
 		case 'C':
 			opt->no_color = true;
+			break;
+		case 'S':
+			opt->trust_seccomp = true;
 			break;
 		case 'q':
 			opt->quiet = true;

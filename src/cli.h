@@ -19,6 +19,7 @@ struct options {
 	double max_overhead;	/* --max-overhead PCT; 0 = no budget */
 	bool no_color;		/* --no-color, or NO_COLOR in the environment */
 	bool quiet;		/* -q: no progress messages on stderr */
+	bool trust_seccomp;	/* --trust-seccomp: inject under a filter gputop cannot read */
 };
 
 /* Exit statuses (man/gputop.1, EXIT STATUS). In launch mode gputop exits with the program's. */
@@ -32,6 +33,8 @@ enum exit_code {
 	EXIT_OUTPUT = 6,	/* --json/--trace file cannot be written */
 	EXIT_NO_CUDA = 7,	/* the program never loaded CUDA before -n/--timeout ran out */
 	EXIT_BUSY = 8,		/* another tracer (gdb, strace, ...) already traces it */
+	EXIT_SECCOMP = 9,	/* a seccomp filter forbids, or gputop cannot show that it allows,
+				 * the system calls gputop makes the program run */
 };
 
 /* Parses argv into opt. Prints --help/--version itself and returns 1 (exit 0);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "arch.h"
@@ -23,7 +24,9 @@
 #include "launchring.h"
 #include "log.h"
 #include "probes.h"
+#include "reap.h"
 #include "rescue.h"
+#include "seccomp.h"
 #include "session_state.h"
 #include "retfast.h"
 #include "stats.h"
@@ -132,6 +135,35 @@ static void mark_ended(void)
 	session_set_ended(exited, code, sig);
 }
 
+/* tracer_start failed. If the program died meanwhile (a seccomp filter's SIGSYS at an injected
+ * call, kill -9...), say how, once its threads are reaped. A launched program still alive is
+ * stopped before its first instruction: it is killed rather than left to run behind gputop's
+ * back once gputop has exited; an attached one is let go as it was. */
+static int start_failed(const struct options *opt, pid_t pid, int err)
+{
+	int code = 0, sig = 0;
+	bool dead = tracer_exited(&code, &sig);
+	/* ESRCH: a thread of it vanished under gputop; the rest of it may still be on its way out. */
+	if (!dead && reap_dead_program(pid, &code, &sig, err == -ESRCH ? 2000 : 0))
+		dead = true;
+	if (dead && sig)
+		log_error("%d was killed by SIG%s while gputop was attaching%s", pid,
+			  sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+			  sig == SIGSYS ? ": a seccomp filter (it forbids a system call gputop made it run)" : "");
+	else if (dead)
+		log_error("%d exited with status %d while gputop was attaching", pid, code);
+	if (dead)
+		return opt->pid ? EXIT_FAILURE_ : code;
+	if (opt->pid) {
+		tracer_detach();
+	} else {
+		kill(pid, SIGKILL);
+		reap_dead_program(pid, &code, &sig, 2000);
+		log_error("'%s' was not run", opt->argv[0]);
+	}
+	return seccomp_refused() ? EXIT_SECCOMP : EXIT_FAILURE_;
+}
+
 static int get_target(const struct options *opt, int output_fd, pid_t *pid)
 {
 	if (opt->pid) {
@@ -149,6 +181,7 @@ int session_run(const struct options *opt)
 	int code;
 
 	log_set_quiet(opt->quiet);
+	seccomp_set_trust(opt->trust_seccomp);
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
 	/* AT_SECURE: the kernel says this exec gained privilege, which also covers file
 	 * capabilities (setcap cap_sys_ptrace+ep), where the ids stay the user's. */
@@ -202,9 +235,8 @@ int session_run(const struct options *opt)
 	}
 	int err = tracer_start(!opt->pid, opt->max_overhead);
 	if (err < 0) {
-		tracer_detach();
 		output_discard(&json);
-		return EXIT_FAILURE_;
+		return start_failed(opt, pid, err);
 	}
 	rescue_watchdog_start(pid);
 	if (opt->pid)

@@ -92,13 +92,20 @@ static bool tui_done(struct tui *t)
 	return t->asked != REQ_NONE || !t->st.exited;
 }
 
-/* The terminal went away (its window closed, ssh dropped) and nobody can quit: detach, as a
- * SIGHUP does, and wait for the end without touching the terminal again. */
+/* The terminal went away (its window closed, ssh dropped) and nobody can quit. Attached: detach,
+ * as a SIGHUP does. Launched: the program goes on exactly as it would without gputop (a hangup
+ * reaches it only the way it would have, signals.c), and gputop traces it to its end: a shell
+ * waiting for gputop must not move on, exit and so hang up a program that still runs (issue 17).
+ * Either way, wait for the end without touching the terminal again. */
 static void tui_lost(struct tui *t)
 {
 	struct timespec pause = { 0, 50000000 };
 
-	if (t->asked == REQ_NONE)
+	log_set_sink(NULL);
+	if (!t->st.ended)
+		log_info("the terminal is gone: %s", t->st.launched ? "tracing on until the program ends"
+								    : "detaching");
+	if (t->asked == REQ_NONE && !t->st.launched)
 		session_request(t->asked = REQ_DETACH);
 	for (session_status_get(&t->st); !t->st.ended; session_status_get(&t->st))
 		nanosleep(&pause, NULL);
@@ -134,7 +141,9 @@ static void tui_loop(struct tui *t)
 		dirty = false;
 		now = now_ns();
 		wait_ms = t->next_ns > now ? (int)((t->next_ns - now) / 1000000) : 0;
-		wait_ms = wait_ms < TUI_POLL_MS ? wait_ms : TUI_POLL_MS;
+		/* Once it ended no refresh is due: wait for a key, not 0 ms (that spun a core, and a
+		 * lost terminal, whose reads fail at once, went unnoticed: gputop never left). */
+		wait_ms = wait_ms < TUI_POLL_MS && !ended ? wait_ms : TUI_POLL_MS;
 		wtimeout(stdscr, wait_ms);
 		ch = wgetch(stdscr);
 		/* This thread blocks every signal, so a read ends early only when it fails. */

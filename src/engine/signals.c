@@ -18,11 +18,20 @@ static bool tick_armed;
 
 static void on_stop_signal(int sig, siginfo_t *si, void *ctx)
 {
-	tracer_stop_signal = sig;
+	bool from_terminal = si && si->si_code == SI_KERNEL;
 	/* ^C and ^\ signal the whole foreground process group: in launch mode the program got the
-	 * same signal (kill(1) says SI_USER instead). A hangup too, but then nobody is left to
-	 * report to. */
-	tracer_stop_from_terminal = si && si->si_code == SI_KERNEL && sig != SIGHUP;
+	 * same signal (kill(1) says SI_USER instead). So does a hangup (the session leader exited,
+	 * or the group was orphaned), unless gputop leads the session itself (a terminal or ssh ran
+	 * it directly): then the kernel hangs up gputop alone, where without gputop the program
+	 * would have led the session and got SIGHUP and SIGCONT; pass them on (issue 17). Either
+	 * way gputop waits for the program and exits with its status. */
+	const struct tracee *tr = tracee;	/* set once before any signal can matter */
+	if (from_terminal && sig == SIGHUP && tr && tr->launched && tr->pid > 0 && getsid(0) == getpid()) {
+		kill(tr->pid, SIGHUP);
+		kill(tr->pid, SIGCONT);
+	}
+	tracer_stop_from_terminal = from_terminal;
+	tracer_stop_signal = sig;
 }
 
 static void on_tick(int sig)

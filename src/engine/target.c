@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -18,6 +19,7 @@
 
 #include "cli.h"
 #include "log.h"
+#include "seccomp.h"
 #include "tracer.h"
 
 #define PF_KTHREAD 0x00200000
@@ -161,11 +163,15 @@ static int check_pid(pid_t pid)
 int target_attach(pid_t pid)
 {
 	int code = check_pid(pid);
+	if (!code)
+		code = seccomp_check_target(pid);	/* before anything touches it */
 	if (code)
 		return code;
 	int err = tracer_attach(pid);
+	if (err == 0 && (code = seccomp_check_stopped(pid)) != 0)
+		tracer_detach();	/* held, nothing written: let it go */
 	if (err == 0)
-		return 0;
+		return code;
 	if (err == -EPERM) {
 		/* Another tracer may have won the race since the check. */
 		if (status_field(pid, "TracerPid:") > 0)
@@ -220,11 +226,15 @@ int target_launch(char **argv, int output_fd, pid_t *pid_out)
 		log_error("cannot run '%s': %s", argv[0], strerror(errno));
 		return EXIT_NO_PROGRAM;
 	}
+	int code = seccomp_check_target(0);	/* gputop's own filters, which it would inherit */
+	if (code)
+		return code;
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		log_error("pipe: %s", strerror(errno));
 		return EXIT_FAILURE_;
 	}
+	pid_t parent = getpid();
 	pid_t child = fork();
 	if (child < 0) {
 		log_error("fork: %s", strerror(errno));
@@ -237,7 +247,14 @@ int target_launch(char **argv, int output_fd, pid_t *pid_out)
 		close(pipefd[0]);
 		if (output_fd >= 0 && (dup2(output_fd, STDOUT_FILENO) < 0 || dup2(output_fd, STDERR_FILENO) < 0))
 			_exit(127);
+		/* Stopped until gputop has seized us; were gputop to die meanwhile, we would stay
+		 * stopped for ever: the kernel kills us instead (issue 17). Cleared before the exec:
+		 * the program must not die with gputop. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
 		raise(SIGSTOP);	/* gputop seizes us here */
+		prctl(PR_SET_PDEATHSIG, 0);
 		execv(found, argv);
 		int err = errno;
 		if (write(pipefd[1], &err, sizeof err) < 0)

@@ -19,9 +19,11 @@
 #include "log.h"
 #include "memory.h"
 #include "probes.h"
+#include "reap.h"
 #include "retfast.h"
 #include "symbols.h"
 #include "threads.h"
+#include "tracer_internal.h"
 #include "xol.h"
 
 static void (*dispatch)(const struct trace_stop *e, uint64_t now);
@@ -155,8 +157,12 @@ int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 		return -errno;
 	for (;;) {
 		pid_t w = event_wait(t->tid, 0, &e);
-		if (w == -EINTR)
+		if (w == -EINTR) {
+			/* A program that died meanwhile is never waited on forever (reap.h). */
+			if (reap_after_interrupted_wait(tracee->pid, t->tid, tracer_stop_signal))
+				return -ESRCH;
 			continue;
+		}
 		if (w < 0)
 			return (int)w;
 		if (event_is_end(&e)) {

@@ -26,6 +26,7 @@
 #include "launchring.h"
 #include "log.h"
 #include "probes.h"
+#include "reap.h"
 #include "rescue.h"
 #include "retfast.h"
 #include "session_state.h"

@@ -22,6 +22,7 @@
 #include "arch.h"
 #include "clock.h"
 #include "memory.h"
+#include "seccomp.h"
 #include "threads.h"
 #include "tracee.h"
 
@@ -166,6 +167,9 @@ static long run_syscall_at(struct thread *t, uint64_t gadget, long nr, const uin
 	arch_regs_t saved, r;
 	int err = arch_get_regs(t->tid, &saved);
 	if (err < 0)
+		return err;
+	/* Issue 17 (probe/seccomp.c): never a call the program's seccomp filter may refuse. */
+	if ((err = seccomp_check_inject(t->tid, nr, args, gadget)) < 0)
 		return err;
 	r = saved;
 	arch_prepare_syscall(&r, gadget, nr, args);

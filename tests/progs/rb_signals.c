@@ -18,7 +18,8 @@
  *   loop      "ready <pid>", then cudaMalloc + cudaMemcpy H2D + cudaFree and 2 ms of sleep,
  *             over and over, until the file named by RB_STOP_FILE exists; default SIGINT,
  *             SIGTSTP... Each loop also writes its count to RB_COUNT_FILE when set (so a test
- *             can see whether it runs). Prints "rb_signals: loop done failures=<f>", exit 0.
+ *             can see whether it runs). Prints "rb_signals: loop done failures=<f>", exit 0;
+ *             writes the same line to RB_DONE_FILE when set (the terminal may be gone).
  * Exit status 0 unless said otherwise. */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
@@ -189,6 +190,12 @@ static int mode_loop(void)
 	}
 	progs_print_fails("rb_signals", &f);
 	printf("rb_signals: loop done failures=%ld\n", f.total);
+	const char *done_file = getenv("RB_DONE_FILE");
+	FILE *done = done_file ? fopen(done_file, "w") : NULL;
+	if (done) {
+		fprintf(done, "rb_signals: loop done failures=%ld\n", f.total);
+		fclose(done);
+	}
 	return 0;
 }
 
