@@ -47,8 +47,11 @@ uint64_t arch_return_slot(const arch_regs_t *r);
 /* The sp a function returns with, given the sp at its entry (x86-64: sp + 8 after ret). */
 uint64_t arch_sp_after_return(uint64_t entry_sp);
 
-/* dim3-by-value arguments of cudaLaunchKernel: grid and block as two register pairs. */
-void arch_rt_launch_dims(const arch_regs_t *r, uint32_t grid[3], uint32_t block[3]);
+/* dim3-by-value arguments of cudaLaunchKernel(func, grid, block, ...): grid and block from its
+ * integer argument slots a[1..] (as arch_arg reads them; a call record holds the same words).
+ * ARCH_RT_LAUNCH_SLOTS: the highest slot they use. */
+#define ARCH_RT_LAUNCH_SLOTS 5
+void arch_rt_launch_dims(const uint64_t *a, uint32_t grid[3], uint32_t block[3]);
 
 /* Injected system calls: a stopped thread runs `syscall` at gadget_addr, then traps. */
 extern const uint8_t arch_syscall_gadget[];	/* syscall instruction followed by a breakpoint */
@@ -103,7 +106,7 @@ extern const uint8_t arch_launch_stub[], arch_launch_stub_ex[], arch_launch_stub
 extern const uint8_t arch_launch_stub_trap[], arch_launch_stub_trap_ex[];
 /* The call stub and its return (same block of code): a driver copy, memset or synchronize
  * recorded in the ring's call records, entry and return, without a stop. */
-extern const uint8_t arch_call_stub[], arch_call_ret[], arch_call_stub_full[];
+extern const uint8_t arch_call_stub[], arch_call_ret[];
 /* The thread pointer a thread's registers hold (what %fs:0 reads on x86-64). */
 uint64_t arch_thread_pointer(const arch_regs_t *r);
 
@@ -130,9 +133,6 @@ uint64_t arch_scratch(const arch_regs_t *r);	/* at the launch stub's trap: the p
 #define ARCH_LAUNCH_TRAP_SAVED 3
 void arch_launch_trap_entry(const arch_regs_t *r, const uint64_t saved[ARCH_LAUNCH_TRAP_SAVED],
 			    arch_regs_t *entry);
-/* At the call stub's "every record taken" trap: the answer the stub reads when it goes on
- * (0: try again, 1: run the call untraced). */
-void arch_set_stub_answer(arch_regs_t *r, uint64_t answer);
 /* The CPU's time stamp counter, as the stub reads it. */
 uint64_t arch_timestamp(void);
 /* Whether that counter runs at a constant rate on every CPU (else the stub is not used). */

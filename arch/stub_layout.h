@@ -10,7 +10,11 @@
 #define LR_OFF_TAIL		64	/* the tracer */
 #define LR_OFF_PRESENT		128	/* 1 while gputop traces */
 #define LR_OFF_CAPACITY		192	/* records in use, at most LR_CAP (smaller in tests) */
-#define LR_OFF_LOST		4096	/* u64 per probe: launches a full ring dropped */
+#define LR_OFF_HEARTBEAT	256	/* time stamp counter at the tracer's last drain */
+#define LR_OFF_FRESH		264	/* ticks: a heartbeat younger than this is a tracer that reads;
+					 * a full ring or table waits that long at most for it */
+#define LR_OFF_LOST		4096	/* u64 per probe: calls a full ring or table dropped */
+#define LR_OFF_OUTS		12288	/* u8 pairs per probe: out-parameter argument positions */
 #define LR_OFF_CALLS		16384	/* the call stub's records */
 #define LR_OFF_FILTER		65536	/* seen handles: 4096 u64, two ways at the hash */
 #define LR_OFF_RECORDS		98304	/* LR_CAP launch records */
@@ -20,9 +24,12 @@
 #define LR_SIZE			(LR_OFF_RECORDS + LR_CAP * LR_RECORD_SIZE)
 
 /* A call record (the call stub): struct lr_call in launchring.h. */
-#define LR_CALL_RECORDS		64
+#define LR_CALL_RECORDS		128
 #define LR_CALL_SIZE		128
+#define LR_CALL_OFF_ARGS	24	/* six words */
 #define LR_CALL_OFF_STATE	104
+#define LR_CALL_OFF_OUT_VALUE	112	/* what the out-parameters point to, at a successful return */
+#define LR_CALL_OFF_OUT2_VALUE	120
 
 /* The launch stub's stack at its trap: the entry sp is sp + this; the program's first three
  * saved registers at [sp], [sp + 8], [sp + 16] (arch_launch_trap_entry reads them). */

@@ -97,15 +97,15 @@ uint64_t arch_sp_after_return(uint64_t entry_sp)
 	return entry_sp + 8;
 }
 
-void arch_rt_launch_dims(const arch_regs_t *r, uint32_t grid[3], uint32_t block[3])
+void arch_rt_launch_dims(const uint64_t *a, uint32_t grid[3], uint32_t block[3])
 {
-	/* A 12-byte dim3 by value travels in two registers: x | y << 32, then z. */
-	grid[0] = (uint32_t)r->rsi;
-	grid[1] = (uint32_t)(r->rsi >> 32);
-	grid[2] = (uint32_t)r->rdx;
-	block[0] = (uint32_t)r->rcx;
-	block[1] = (uint32_t)(r->rcx >> 32);
-	block[2] = (uint32_t)r->r8;
+	/* A 12-byte dim3 by value travels in two integer slots (registers): x | y << 32, then z. */
+	grid[0] = (uint32_t)a[2];
+	grid[1] = (uint32_t)(a[2] >> 32);
+	grid[2] = (uint32_t)a[3];
+	block[0] = (uint32_t)a[4];
+	block[1] = (uint32_t)(a[4] >> 32);
+	block[2] = (uint32_t)a[5];
 }
 
 void arch_prepare_syscall(arch_regs_t *r, uint64_t gadget_addr, long nr, const uint64_t args[6])
@@ -161,11 +161,6 @@ void arch_launch_trap_entry(const arch_regs_t *r, const uint64_t saved[ARCH_LAUN
 	entry->rdx = saved[1];
 	entry->rax = saved[2];
 	entry->rsp = r->rsp + LR_TRAP_SP_OFFSET;
-}
-
-void arch_set_stub_answer(arch_regs_t *r, uint64_t answer)
-{
-	r->rax = answer;
 }
 
 void arch_fill_breakpoints(uint8_t *buf, size_t n)

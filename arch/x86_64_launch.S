@@ -6,9 +6,10 @@
  * the ring on its tick (every 10 ms). One case traps instead (int3, while gputop is there,
  * `present`): a function handle the filter has not seen yet (the tracer names the kernel
  * then, asking the driver if it must, and adds the handle). A full ring is waited on for a
- * few milliseconds (pause, no system call), then the record is dropped and counted as lost
- * for its probe: the launch count stays exact, and nothing waits long, nor for a tracer
- * that is gone.
+ * A full ring is waited on only while gputop drains it (its heartbeat, the time stamp of its
+ * last drain, is fresh), and for that long at most; else, or then, the record is dropped and
+ * counted as lost for its probe (the launch count stays exact): a frozen, starved or dead
+ * gputop is never waited for.
  * At a function's entry r11 is dead (the ABI's scratch register, no argument); everything else
  * the stub touches it saves on the stack below the return address, as the function would.
  * At the trap: [rsp] rcx, [rsp+8] rdx, [rsp+16] rax, [rsp+24] the slot, [rsp+32] the
@@ -27,6 +28,8 @@
 	.set LR_TAIL, LR_OFF_TAIL
 	.set LR_PRESENT, LR_OFF_PRESENT
 	.set LR_CAPACITY, LR_OFF_CAPACITY
+	.set LR_HEARTBEAT, LR_OFF_HEARTBEAT
+	.set LR_FRESH, LR_OFF_FRESH
 	.set LR_LOST, LR_OFF_LOST
 	.set LR_CALLS, LR_OFF_CALLS		/* call records (the call stub) */
 	.set RB_RECORDS, LR_CALL_RECORDS
@@ -34,11 +37,22 @@
 	.set LR_FILTER, LR_OFF_FILTER
 	.set LR_HASH, LR_FILTER_HASH
 	.set LR_RECORDS, LR_OFF_RECORDS
-	.set LR_SPINS, 524288		/* pauses a full ring waits: a few ms, the tracer drains every 10 */
 
 	.section .rodata
 	.globl arch_launch_stub, arch_launch_stub_ring, arch_launch_stub_ex, arch_launch_stub_end
-	.globl arch_launch_stub_trap, arch_launch_stub_trap_ex, arch_call_stub, arch_call_ret, arch_call_stub_full
+	.globl arch_launch_stub_trap, arch_launch_stub_trap_ex, arch_call_stub, arch_call_ret
+
+/* While waiting for gputop's drain: give the CPU up (sched_yield), so that on a machine with
+ * fewer cores than waiting threads gputop gets to drain. The system call keeps everything but
+ * rax, rcx and r11. */
+.macro YIELD
+	push %rcx
+	push %r11
+	mov $24, %eax			/* SYS_sched_yield */
+	syscall
+	pop %r11
+	pop %rcx
+.endm
 
 /* One variant: \handle is the register holding the launched function, \ex selects the
  * dimensions by pointer. Stack at entry: [rsp] the slot to go back to, [rsp+8] the caller's
@@ -98,25 +112,53 @@
 	pop %rdx
 	pop %rax
 	ret
-4:	cmpq $0, LR_PRESENT(%rdx)
+4:	cmpq $0, LR_PRESENT(%rdx)	/* full: wait for a drain only while gputop drains */
 	je 9f
-	push %r8			/* full while gputop traces: wait for its next drain */
-	mov $LR_SPINS, %r8d
-10:	pause
-	mov (%rdx), %rax
+	push %r8
+	push %r9
+	mov %rdx, %r9			/* the ring */
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, %r8
+	sub LR_HEARTBEAT(%r9), %rax
+	cmp LR_FRESH(%r9), %rax
+	jae 12f				/* no drain lately: frozen, starved or gone; no wait */
+	add LR_FRESH(%r9), %r8		/* at most that long */
+10:	YIELD
+	mov (%r9), %rax
 	mov %rax, %rcx
-	sub LR_TAIL(%rdx), %rcx
-	cmp LR_CAPACITY(%rdx), %rcx
+	sub LR_TAIL(%r9), %rcx
+	cmp LR_CAPACITY(%r9), %rcx
 	jb 11f				/* room again */
-	dec %r8d
-	jnz 10b
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	cmp %r8, %rax
+	jb 10b
+12:	mov %r9, %rdx
+	pop %r9
 	pop %r8
 9:	lock incq LR_LOST(%rdx,%r11,8)	/* still full: counted, not recorded */
 	jmp 3b
-11:	pop %r8
+11:	mov %r9, %rdx			/* rax: the head */
+	pop %r9
+	pop %r8
 	jmp 2b
 5:	cmpq $0, LR_PRESENT(%rdx)
 	je 1b				/* gputop is gone: record it unnamed */
+	cmpq $0, LR_FRESH(%rdx)
+	je \trap			/* no heartbeat to tell by (no reliable time stamp counter) */
+	push %r8
+	mov %rdx, %r8
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	sub LR_HEARTBEAT(%r8), %rax
+	cmp LR_FRESH(%r8), %rax
+	mov %r8, %rdx
+	pop %r8
+	jae 1b				/* no drain lately (frozen, starved): unnamed, never waited for */
 \trap:	int3				/* the tracer counts and names it */
 	jmp 3b
 .endm
@@ -134,12 +176,12 @@ arch_launch_stub_ex:
  * the probe, the argument registers, the thread pointer (%fs:0) and a TSC stamp in it, and
  * swaps the call's return address for arch_call_ret. A record of the same thread and stack
  * depth still in flight (its call was left by longjmp) is marked abandoned first, so that no
- * return can find it. No free record: a trap, where gputop frees the records of the calls that
- * returned, and the stub tries again; if none could be freed (or gputop is gone) the call runs
- * untraced and is counted as lost.
+ * return can find it. No free record (gputop has not read them yet): waited for as the full
+ * ring is, only while gputop's heartbeat is fresh, then the call runs untraced and is counted
+ * as lost. It never traps.
  * Record: 0 key (the sp the call returns with)  8 return address  16 probe + 1  24 rdi  32 rsi
  * 40 rdx  48 rcx  56 r8  64 r9  72 %fs:0  80 entry TSC  88 return TSC  96 rax  104 state
- * (1 in flight, 2 returned, 3 abandoned). */
+ * (1 in flight, 2 returned, 3 abandoned)  112, 120 what the out-parameters point to. */
 arch_call_stub:
 	push %rax
 	push %rdx
@@ -167,17 +209,41 @@ arch_call_stub:
 	add $(LR_CALLS + RB_RECORDS * RB_SIZE), %rax
 	cmp %rax, %rdx
 	jb 3b
-	mov 0f(%rip), %rax		/* none free */
+	mov 0f(%rip), %rax		/* none free: wait only while gputop reads them */
 	cmpq $0, LR_PRESENT(%rax)
-	je 7f
-	xor %eax, %eax
-arch_call_stub_full:
-	int3				/* gputop reads the returned records and frees them; */
-	test %eax, %eax			/* rax = 1: none could be, every one is in flight */
-	jz 6b
-7:	mov 0f(%rip), %rax		/* untraced, counted */
+	je 9f
+	push %r8
+	push %r9
+	mov %rax, %r9			/* the ring */
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, %r8
+	sub LR_HEARTBEAT(%r9), %rax
+	cmp LR_FRESH(%r9), %rax
+	jae 12f				/* no drain lately: frozen, starved or gone; no wait */
+	add LR_FRESH(%r9), %r8		/* at most that long */
+10:	YIELD
+	lea LR_CALLS(%r9), %rdx
+	lea (LR_CALLS + RB_RECORDS * RB_SIZE)(%r9), %rax
+11:	cmpq $0, (%rdx)
+	je 13f				/* one is free: claim it */
+	add $RB_SIZE, %rdx
+	cmp %rax, %rdx
+	jb 11b
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	cmp %r8, %rax
+	jb 10b
+12:	pop %r9
+	pop %r8
+9:	mov 0f(%rip), %rax		/* still none: untraced, counted */
 	lock incq LR_LOST(%rax,%r11,8)
 	jmp 5f
+13:	pop %r9
+	pop %r8
+	jmp 6b
 4:	mov 32(%rsp), %rax		/* the caller's return address */
 	mov %rax, 8(%rdx)
 	lea 1(%r11), %rax
@@ -205,8 +271,10 @@ arch_call_stub_full:
 	pop %rax
 	ret
 
-/* Where such a call returns: its record (key == sp, in flight) gets rax, a TSC stamp and
- * "returned", and the caller gets control. Uses what a return leaves dead: rcx, rdx, r10, r11. */
+/* Where such a call returns: its record (key == sp, in flight) gets rax, a TSC stamp, on
+ * success what its out-parameters point to (LR_OFF_OUTS: the positions, 1-6, of the probe's
+ * out-pointer arguments; 0 none) and "returned", and the caller gets control. Uses what a
+ * return leaves dead: rcx, rdx, rsi, r10, r11 (CUDA API functions return an int in eax). */
 arch_call_ret:
 	mov 0f(%rip), %r10
 	add $LR_CALLS, %r10
@@ -226,7 +294,23 @@ arch_call_ret:
 	or %rdx, %rax
 	mov %rax, 88(%r10)
 	mov %rcx, %rax
-	mov 8(%r10), %rcx
+	test %eax, %eax			/* read out-parameters only when the call succeeded: */
+	jnz 5f				/* a failed call may not have written a valid pointer */
+	mov 16(%r10), %r11		/* probe + 1 */
+	mov 0f(%rip), %rsi
+	movzbl (LR_OFF_OUTS - 2)(%rsi,%r11,2), %ecx	/* the first out position */
+	test %ecx, %ecx
+	jz 4f
+	mov (LR_CALL_OFF_ARGS - 8)(%r10,%rcx,8), %rdx
+	mov (%rdx), %rdx
+	mov %rdx, LR_CALL_OFF_OUT_VALUE(%r10)
+4:	movzbl (LR_OFF_OUTS - 1)(%rsi,%r11,2), %ecx	/* the second */
+	test %ecx, %ecx
+	jz 5f
+	mov (LR_CALL_OFF_ARGS - 8)(%r10,%rcx,8), %rdx
+	mov (%rdx), %rdx
+	mov %rdx, LR_CALL_OFF_OUT2_VALUE(%r10)
+5:	mov 8(%r10), %rcx
 	movq $2, 104(%r10)		/* returned: x86 keeps this store after the ones above */
 	jmp *%rcx
 

@@ -266,6 +266,9 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	fmt_duration(sync, sizeof(sync), s->sync_ns);
 	fprintf(out, "%s; %" PRIu64 " launches%s; %" PRIu64 " stops, tracer CPU %s\n", outcome,
 	       s->launches, s->launches_estimated ? " (estimated)" : "", s->stops, cpu);
+	if (s->lost)
+		fprintf(out, "lost events: %" PRIu64 " calls counted but not recorded (gputop fell behind)\n",
+			s->lost);
 	fputc('\n', out);
 	batch_api(&rs, SIZE_MAX);
 	fputc('\n', out);

@@ -14,6 +14,8 @@ static int max_arg(const struct api_spec *s)
 			m = pos[i];
 	if (s->op == OP_LAUNCH && s->launch == LAUNCH_DRV)
 		m = m > 7 ? m : 7;	/* blockDimZ is the 7th */
+	if (s->op == OP_LAUNCH && s->launch == LAUNCH_RT)
+		m = m > ARCH_RT_LAUNCH_SLOTS ? m : ARCH_RT_LAUNCH_SLOTS;
 	return m;
 }
 
@@ -61,14 +63,14 @@ enum copy_dir decode_copy_dir(const struct api_spec *s, const uint64_t *a, decod
 	return src_dev ? (dst_dev ? DIR_D2D : DIR_D2H) : (dst_dev ? DIR_H2D : DIR_H2H);
 }
 
-void decode_launch_dims(const struct api_spec *s, const arch_regs_t *r, const uint64_t *a,
+void decode_launch_dims(const struct api_spec *s, const uint64_t *a,
 			decode_read_fn read, void *ctx, uint32_t grid[3], uint32_t block[3])
 {
 	memset(grid, 0, 3 * sizeof grid[0]);
 	memset(block, 0, 3 * sizeof block[0]);
 	switch (s->launch) {
 	case LAUNCH_RT:
-		arch_rt_launch_dims(r, grid, block);
+		arch_rt_launch_dims(a, grid, block);
 		break;
 	case LAUNCH_DRV:
 		for (int i = 0; i < 3; i++) {
@@ -103,7 +105,7 @@ void decode_unpack_dims(const uint64_t arg[4], uint32_t g[3], uint32_t b[3])
 	b[1] = (uint32_t)arg[3], b[2] = (uint32_t)(arg[3] >> 32);
 }
 
-void decode_frame_args(const struct api_spec *s, const arch_regs_t *r, const uint64_t *a,
+void decode_frame_args(const struct api_spec *s, const uint64_t *a,
 		       decode_read_fn read, void *ctx, decode_is_device_fn is_device, uint64_t arg[4])
 {
 	switch (s->op) {
@@ -118,7 +120,7 @@ void decode_frame_args(const struct api_spec *s, const arch_regs_t *r, const uin
 		break;
 	case OP_LAUNCH: {
 		uint32_t g[3], b[3];
-		decode_launch_dims(s, r, a, read, ctx, g, b);
+		decode_launch_dims(s, a, read, ctx, g, b);
 		pack_dims(arg, g, b);
 		break;
 	}

@@ -28,15 +28,16 @@ int decode_args(const struct api_spec *s, const arch_regs_t *r, decode_read_fn r
 /* A copy's direction: fixed by the function, the kind argument, or the pointers. */
 enum copy_dir decode_copy_dir(const struct api_spec *s, const uint64_t *a, decode_is_device_fn is_device);
 
-/* A launch's grid and block (zeros where they cannot be read). */
-void decode_launch_dims(const struct api_spec *s, const arch_regs_t *r, const uint64_t *a,
+/* A launch's grid and block (zeros where they cannot be read), from its arguments a[] (and
+ * memory, for a config passed by pointer). */
+void decode_launch_dims(const struct api_spec *s, const uint64_t *a,
 			decode_read_fn read, void *ctx, uint32_t grid[3], uint32_t block[3]);
 
 /* What a frame keeps of a call for its return, by op (threads.h struct frame's arg[4]):
  * ALLOC out-pointer, size, pitch out-pointer, height; FREE the pointer; COPY bytes, direction;
  * MEMSET bytes; SET_DEVICE the device; KERNEL_NAME out-pointer, name source; LAUNCH packed
  * dims in 1..3 (arg[0] is the kernel, which the caller fills). */
-void decode_frame_args(const struct api_spec *s, const arch_regs_t *r, const uint64_t *a,
+void decode_frame_args(const struct api_spec *s, const uint64_t *a,
 		       decode_read_fn read, void *ctx, decode_is_device_fn is_device, uint64_t arg[4]);
 void decode_unpack_dims(const uint64_t arg[4], uint32_t grid[3], uint32_t block[3]);
 

@@ -4,6 +4,7 @@
  * which are always read. No ptrace here beyond memory reads and writes. */
 #define _GNU_SOURCE
 #include "hit.h"
+#include "hit_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -30,14 +31,8 @@
 #include "tracee.h"
 #include "xol.h"
 
-/* The process's part (tracee->hit). The static buffers in the functions below are scratch,
- * static only to keep them off the stack, and `nobody` a stand-in never written. */
-struct hit_state {
-	uint64_t stop_cost;
-	int default_dev;
-	int recs_in_flight;	/* frames whose return the stub will record */
-};
-
+/* The process's part (tracee->hit, struct hit_state in hit_internal.h). The static buffers in
+ * the functions below are scratch, static only to keep them off the stack. */
 struct hit_state *hit_state_new(void)
 {
 	struct hit_state *st = calloc(1, sizeof *st);
@@ -69,7 +64,7 @@ static int load_args(pid_t tid, const struct api_spec *s, const arch_regs_t *r,
 	return decode_args(s, r, read_mem, &tid, a, ret);
 }
 
-static void count_launch(pid_t tid, const struct api_spec *s, int kernel, const uint32_t g[3],
+void hit_count_launch(pid_t tid, const struct api_spec *s, int kernel, const uint32_t g[3],
 			 const uint32_t b[3])
 {
 	stats_on_launch(kernel, g, b);
@@ -109,9 +104,9 @@ static void entry_only(struct thread *t, int api, const struct api_spec *s, cons
 {
 	if (s->op == OP_LAUNCH) {
 		uint32_t g[3], b[3];
-		decode_launch_dims(s, r, a, read_mem, &t->tid, g, b);
+		decode_launch_dims(s, a, read_mem, &t->tid, g, b);
 		stats_on_call(api, 0, false, 0);
-		count_launch(t->tid, s, launched_kernel(t, a[s->arg_ptr]), g, b);
+		hit_count_launch(t->tid, s, launched_kernel(t, a[s->arg_ptr]), g, b);
 	} else if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER) {
 		char name[1024];
 		if (mem_read_string(t->tid, a[s->arg_name], name, sizeof name) == 0)
@@ -119,10 +114,9 @@ static void entry_only(struct thread *t, int api, const struct api_spec *s, cons
 	}
 }
 
-void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s, const arch_regs_t *r,
-		    const uint64_t *a)
+void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s, const uint64_t *a)
 {
-	decode_frame_args(s, r, a, read_mem, &t->tid, stats_is_device_ptr, f->arg);
+	decode_frame_args(s, a, read_mem, &t->tid, stats_is_device_ptr, f->arg);
 	if (s->op == OP_LAUNCH)
 		f->arg[0] = (uint64_t)(int64_t)kernels_id_of(t->tid, a[s->arg_ptr]);
 }
@@ -162,17 +156,29 @@ static void drop_dead_frames(struct thread *t)
 	}
 }
 
+/* Whether a thread (by its thread pointer) is inside a call the call stub recorded that had not
+ * returned at the last look (hit_records.c keeps in_flight). */
+static bool in_recorded_call(uint64_t thread_pointer)
+{
+	const struct hit_state *st = tracee->hit;
+	for (int i = 0; thread_pointer && i < st->n_in_flight; i++)
+		if (st->in_flight[i].thread == thread_pointer)
+			return true;
+	return false;
+}
+
 /* Part of a traced call in flight, not a call of the program's own: a call made from inside
- * a CUDA module (cudart calling the driver) while the thread is in a traced call. A CUDA call
- * made by a signal handler or a callback of the program's is its own, and counts. */
+ * a CUDA module (cudart calling the driver) while the thread is in a traced call, stopped at or
+ * recorded by the call stub. A CUDA call made by a signal handler or a callback of the
+ * program's is its own, and counts. */
 static bool is_nested(struct thread *t, const arch_regs_t *r)
 {
-	if (!t->depth)
+	if (t->depth)
+		drop_dead_frames(t);
+	if (!t->depth && !in_recorded_call(t->thread_pointer))
 		return false;
-	drop_dead_frames(t);
 	uint64_t caller = 0;
-	return t->depth && mem_read(t->tid, arch_return_slot(r), &caller, sizeof caller) == 0 &&
-	       probes_in_cuda_module(caller);
+	return mem_read(t->tid, arch_return_slot(r), &caller, sizeof caller) == 0 && probes_in_cuda_module(caller);
 }
 
 /* Swaps the call's return address: for the return stub where it can record this call's
@@ -229,39 +235,6 @@ void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
 	launchring_seen(t->tid, handle);
 }
 
-struct ring_ctx {
-	pid_t pid;
-};
-
-static void on_ring_record(int api, const uint64_t *w, void *arg)
-{
-	const struct ring_ctx *c = arg;
-	const struct api_spec *s = cuda_api_get(api);
-	uint32_t g[3], b[3];
-	uint64_t handle;
-	decode_ring_launch(s, w, &handle, g, b);
-	stats_on_call(api, 0, false, 0);
-	count_launch(0, s, kernels_id_of(c->pid, handle), g, b);
-}
-
-static void on_ring_lost(int api, uint64_t n, void *arg)
-{
-	(void)arg;
-	const struct api_spec *s = cuda_api_get(api);
-	int id = stats_kernel_id("(not recorded: the launch ring was full)");
-	for (uint64_t i = 0; i < n; i++) {
-		stats_on_call(api, 0, false, 0);
-		if (s->op == OP_LAUNCH)
-			stats_on_launch(id, NULL, NULL);
-	}
-}
-
-void hit_drain_launches(pid_t pid)
-{
-	struct ring_ctx c = { pid };
-	launchring_drain(on_ring_record, on_ring_lost, &c);
-}
-
 void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed)
 {
 	const struct api_spec *s = cuda_api_get(b->api);
@@ -289,7 +262,7 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 	f->api = b->api;
 	f->counted = !nested;
 	f->rescue = f->rec = -1;
-	hit_fill_frame(f, t, s, r, a);
+	hit_fill_frame(f, t, s, a);
 	if (swap_return(t, f, s, b, r) < 0) {
 		t->depth--;
 		return;
@@ -302,14 +275,6 @@ static enum mem_kind alloc_kind(const struct api_spec *s)
 	return s->flags & API_HOST ? MEM_HOST : s->flags & API_MANAGED ? MEM_MANAGED : MEM_DEVICE;
 }
 
-/* What a return says: its value, the call's time, and the out-parameters when the return stub
- * already read them (else they are read now, at a trapping return). */
-struct ret_info {
-	int err;
-	uint64_t ns;
-	bool outs_read;
-	uint64_t out, out2;
-};
 
 static uint64_t out_param(pid_t tid, uint64_t addr, bool read, uint64_t value)
 {
@@ -368,7 +333,7 @@ static int find_frame(const struct thread *t, uint64_t sp)
 }
 
 /* A call came back: count it, by its API table row. */
-static void on_return(struct thread *t, const struct frame *f, const struct ret_info *ri, uint64_t now)
+void hit_on_return(struct thread *t, const struct frame *f, const struct ret_info *ri, uint64_t now)
 {
 	const struct api_spec *s = cuda_api_get(f->api);
 	int err = ri->err;
@@ -397,7 +362,7 @@ static void on_return(struct thread *t, const struct frame *f, const struct ret_
 	case OP_LAUNCH: {
 		uint32_t g[3], b[3];
 		decode_unpack_dims(f->arg, g, b);
-		count_launch(t->tid, s, (int)(int64_t)f->arg[0], g, b);
+		hit_count_launch(t->tid, s, (int)(int64_t)f->arg[0], g, b);
 		break;
 	}
 	case OP_COPY:
@@ -436,140 +401,7 @@ int hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 	uint64_t elapsed = now - f.t_entry;
 	struct ret_info ri = { .err = (int)(uint32_t)arch_retval(r),
 			       .ns = elapsed > st->stop_cost ? elapsed - st->stop_cost : 0 };
-	on_return(t, &f, &ri, now);
+	hit_on_return(t, &f, &ri, now);
 	return f.api;
 }
 
-/* ---- returns the stub recorded --------------------------------------------------------- */
-
-struct done {
-	struct thread *t;
-	uint32_t frame;
-	struct ret_record rec;
-};
-
-static int by_time(const void *a, const void *b)
-{
-	const struct done *x = a, *y = b;
-	return x->rec.tsc < y->rec.tsc ? -1 : x->rec.tsc > y->rec.tsc;
-}
-
-static struct thread *thread_with_pointer(uint64_t tp)
-{
-	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));)
-		if (t->thread_pointer == tp)
-			return t;
-	return NULL;
-}
-
-/* A driver call the call stub recorded (launchring.h), counted like any return. Part of a traced
- * call of the same thread still in flight (made from inside a CUDA module), it is not: that call
- * counts. Its thread is the one whose last stop showed its thread pointer; one that never
- * stopped can have no traced call in flight. */
-static void on_call_record(const struct lr_call *c, uint64_t now)
-{
-	static struct thread nobody = { .device = -1 };
-	int api = launchring_probe_api((int)c->probe - 1);
-	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
-	struct thread *t = thread_with_pointer(c->thread);
-	if (!s || (t && t->depth && probes_in_cuda_module(c->ret)))
-		return;
-	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 };
-	for (int i = 0; i < 6; i++)
-		a[i + 1] = c->arg[i];
-	struct frame f = { .ret_addr = c->ret, .api = (int16_t)api, .counted = true, .rescue = -1, .rec = -1 };
-	hit_fill_frame(&f, t ? t : &nobody, s, NULL, a);
-	uint64_t ticks = c->ret_tsc > c->entry_tsc ? c->ret_tsc - c->entry_tsc : 0;
-	struct ret_info ri = { .err = (int)(uint32_t)c->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true };
-	on_return(t ? t : &nobody, &f, &ri, now);
-}
-
-static int call_by_time(const void *a, const void *b)
-{
-	const struct lr_call *x = a, *y = b;
-	return x->ret_tsc < y->ret_tsc ? -1 : x->ret_tsc > y->ret_tsc;
-}
-
-/* Counts the calls whose returns the stub recorded since the last look, in the order they
- * returned (a free on one thread and the allocation that reuses its address on another must
- * be seen in that order). Frames above a returned one were left (longjmp) and go too. */
-static void collect_batch(struct done *d, int n, struct lr_call *c, int nc, uint64_t now)
-{
-	qsort(d, (size_t)n, sizeof *d, by_time);
-	qsort(c, (size_t)nc, sizeof *c, call_by_time);
-	/* Innermost first within a thread: a later return stamps a later time. The driver calls
-	 * the call stub recorded go in among them, by time: one made inside a traced call finds
-	 * that call still in flight. */
-	int kc = 0;
-	for (int k = 0; k < n; k++) {
-		while (kc < nc && c[kc].ret_tsc < d[k].rec.tsc)
-			on_call_record(&c[kc++], now);
-		struct thread *t = d[k].t;
-		if (d[k].frame >= t->depth || t->frames[d[k].frame].rec < 0)
-			continue;
-		struct frame f = t->frames[d[k].frame];
-		/* The program's own time, stamp to stamp: no stop of ours in it. */
-		const struct ret_record *rr = &d[k].rec;
-		uint64_t ticks = rr->entry_tsc && rr->tsc > rr->entry_tsc ? rr->tsc - rr->entry_tsc : 0;
-		struct ret_info ri = { .err = (int)(uint32_t)rr->retval, .ns = retfast_ticks_to_ns(ticks),
-				       .outs_read = true, .out = rr->out_value, .out2 = rr->out2_value };
-		hit_forget_frames(t, d[k].frame);
-		on_return(t, &f, &ri, now);
-	}
-	while (kc < nc)
-		on_call_record(&c[kc++], now);
-}
-
-/* Through a thread of the batch whose memory is there: a thread that has exited (the group
- * leader after pthread_exit stays a zombie) has none. */
-static int read_batch(struct thread *const *who, const int32_t *idx, int n, struct ret_record *rec)
-{
-	int err = -ESRCH;
-	for (int k = 0; k < n && err; k++)
-		if (k == 0 || who[k]->tid != who[k - 1]->tid)
-			err = retfast_read(who[k]->tid, idx, n, rec);
-	return err;
-}
-
-void hit_collect_returns(uint64_t now)
-{
-	struct hit_state *st = tracee->hit;
-	enum { BATCH = 64 };
-	static struct done done[BATCH];
-	struct thread *who[BATCH];
-	uint32_t frame[BATCH];
-	int32_t idx[BATCH];
-	struct ret_record rec[BATCH];
-	static struct lr_call calls[LR_CALL_RECORDS];
-	int n = 0, nd = 0;
-
-	if (!retfast_ready() || (st->recs_in_flight <= 0 && !launchring_has_calls()))
-		return;
-	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));) {
-		for (uint32_t i = 0; i < t->depth; i++) {
-			if (t->frames[i].rec < 0)
-				continue;
-			who[n] = t;
-			frame[n] = i;
-			idx[n] = t->frames[i].rec;
-			if (++n < BATCH)
-				continue;
-			/* A full batch: read it, keep what returned, go on. */
-			if (read_batch(who, idx, n, rec) == 0)
-				for (int k = 0; k < n && nd < BATCH; k++)
-					if (rec[k].state == RET_DONE)
-						done[nd++] = (struct done){ who[k], frame[k], rec[k] };
-			n = 0;
-		}
-	}
-	if (n && read_batch(who, idx, n, rec) == 0)
-		for (int k = 0; k < n && nd < BATCH; k++)
-			if (rec[k].state == RET_DONE)
-				done[nd++] = (struct done){ who[k], frame[k], rec[k] };
-	/* After the returns above: a call made inside one of them returned before it did. */
-	int nc = launchring_take_calls(calls);
-	if (nd || nc)
-		collect_batch(done, nd, calls, nc, now);
-}

@@ -86,6 +86,10 @@ void tracee_resume(struct thread *t, int sig)
 
 void tracee_note_stop(struct thread *t, const struct trace_stop *e)
 {
+	arch_regs_t r;
+	/* Its thread pointer, once: calls the call stub records name their thread by it. */
+	if (!t->thread_pointer && !t->guest && arch_get_regs(t->tid, &r) == 0)
+		t->thread_pointer = arch_thread_pointer(&r);
 	t->state = TS_STOPPED;
 	t->stop_event = (uint8_t)e->event;
 	t->group_stopped = e->event == TE_GROUP_STOP;

@@ -239,6 +239,7 @@ int tracer_loop(double timeout_s, bool need_cuda)
 			housekeeping();
 			last_house = last_drain = now;
 		} else if (now - last_drain >= LR_DRAIN_NS) {
+			hit_collect_returns(now);	/* calls recorded whole: no stop brings them */
 			hit_drain_launches(tracee->pid);
 			last_drain = now;
 		}

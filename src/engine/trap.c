@@ -78,18 +78,6 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		tracee_release(t);
 		return true;
 	}
-	if (launchring_is_calls_full(addr)) {
-		/* Every call record taken: the returned ones were freed above; try again, or run
-		 * the call untraced if every one is held by a call in flight. */
-		stats_on_stop();
-		tracee->stops++;
-		arch_set_stub_answer(&r, launchring_calls_can_free() ? 0 : 1);
-		arch_set_regs(t->tid, &r);
-		if (budget_active())
-			budget_on_stop(now_ns() - now, STOP_OTHER);
-		tracee_release(t);
-		return true;
-	}
 	bool ex;
 	if (launchring_is_trap(addr, &ex)) {
 		/* A launch of a handle not seen yet: counted and named now. Bookkeeping for the

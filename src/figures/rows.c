@@ -41,6 +41,7 @@ static void rows_api_one(struct row_api *r, const struct stats_snapshot *cur,
 		.last_error_name = a->last_error && spec ? cuda_error_name(spec->layer, a->last_error)
 							: NULL,
 		.stops_per_call = a->stops_per_call,
+		.lost = a->lost,
 	};
 }
 

@@ -28,7 +28,7 @@ struct counters {
 	struct stats_xfer xfer[COPY_MODE_COUNT][DIR_COUNT];
 	struct stats_xfer memset_;
 	uint64_t sync_calls, sync_ns;
-	uint64_t launches, allocs, frees, stops;
+	uint64_t launches, allocs, frees, stops, lost;
 };
 
 struct stats_state {
@@ -316,6 +316,17 @@ void stats_on_sync(uint64_t ns)
 	pthread_mutex_unlock(&stats_lock);
 }
 
+void stats_on_lost(int api, uint64_t n)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (S.ready && api >= 0 && (size_t)api < S.n_api) {
+		S.api[api].calls += n;
+		S.api[api].lost += n;
+		S.c.lost += n;
+	}
+	pthread_mutex_unlock(&stats_lock);
+}
+
 void stats_on_stop(void)
 {
 	pthread_mutex_lock(&stats_lock);
@@ -435,6 +446,7 @@ static void snapshot_copy_scalars(struct stats_snapshot *out)
 	out->allocs = S.c.allocs;
 	out->frees = S.c.frees;
 	out->stops = S.c.stops;
+	out->lost = S.c.lost;
 	out->tracer_cpu_ns = S.cpu_ns >= S.cpu_base_ns ? S.cpu_ns - S.cpu_base_ns : S.cpu_ns;
 	out->threads = S.threads;
 	out->launches_estimated = S.estimated;

@@ -23,6 +23,8 @@ struct stats_api {
 	uint64_t errors;	/* calls that returned non-zero (only for probes with a return) */
 	uint64_t ns;		/* time inside the call, stop overhead subtracted */
 	int last_error;		/* last non-zero return code, 0 if none */
+	uint64_t lost;		/* calls counted but not recorded (a full ring or call table while
+				 * gputop fell behind): their bytes, times and kernels are missing */
 	bool returns_seen;	/* the return is probed, so errors and time are known */
 	int8_t stops_per_call;	/* what a call costs the program in stops: 0 (ring or call stub),
 				 * 1 or 2; -1 when not probed */
@@ -70,6 +72,7 @@ struct stats_snapshot {
 	uint64_t launches;		/* all kernel launches */
 	uint64_t allocs, frees;		/* successful allocation and free calls */
 	uint64_t stops;			/* times the program was stopped by gputop */
+	uint64_t lost;			/* calls counted but not recorded, all functions */
 	uint64_t tracer_cpu_ns;		/* gputop's own CPU time (user + system) */
 	int threads;			/* threads of the program being traced */
 	bool launches_estimated;	/* launch figures are extrapolated (--max-overhead) */
@@ -81,6 +84,8 @@ void stats_free(void);
 
 /* Feeding (tracer thread). api is an index into the API table. */
 void stats_on_call(int api, uint64_t ns, bool returned, int error);
+/* n calls of api that the stubs counted but could not record. */
+void stats_on_lost(int api, uint64_t n);
 void stats_on_alloc(int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
 		    pid_t tid, uint64_t now_ns, const char *caller);
 bool stats_on_free(uint64_t addr);	/* false if addr was not a known allocation */

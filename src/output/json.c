@@ -185,6 +185,8 @@ static void json_api_row(struct jw *w, const struct row_api *a)
 		jw_null(w);
 	jw_key(w, "stops_per_call");
 	jw_int_if(w, a->stops_per_call >= 0, a->stops_per_call);
+	jw_key(w, "lost");
+	jw_u64(w, a->lost);
 	jw_close(w, '}');
 }
 
@@ -385,6 +387,8 @@ static void json_cost(struct jw *w, const struct report_info *info, const struct
 	jw_int(w, info->stops_per_launch);
 	jw_key(w, "tracer_cpu_s");
 	jw_double(w, json_seconds(s->tracer_cpu_ns));
+	jw_key(w, "lost_records");
+	jw_u64(w, s->lost);
 	jw_close(w, '}');
 	jw_key(w, "threads");
 	jw_int(w, s->threads);

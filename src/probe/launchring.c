@@ -12,9 +12,11 @@
 
 #include "arch.h"
 #include "clock.h"
+#include "cuda_api.h"
 #include "config.h"
 #include "log.h"
 #include "memory.h"
+#include "retfast.h"
 #include "threads.h"
 #include "tracee.h"
 #include "xol.h"
@@ -30,7 +32,10 @@
 #define OFF_RECORDS LR_OFF_RECORDS
 #define RECORD_SIZE LR_RECORD_SIZE
 #define RING_SIZE LR_SIZE
-_Static_assert(sizeof(struct lr_call) == LR_CALL_SIZE && offsetof(struct lr_call, state) == LR_CALL_OFF_STATE,
+_Static_assert(sizeof(struct lr_call) == LR_CALL_SIZE && offsetof(struct lr_call, state) == LR_CALL_OFF_STATE &&
+		       offsetof(struct lr_call, arg) == LR_CALL_OFF_ARGS &&
+		       offsetof(struct lr_call, out_value) == LR_CALL_OFF_OUT_VALUE &&
+		       offsetof(struct lr_call, out2_value) == LR_CALL_OFF_OUT2_VALUE,
 	       "struct lr_call and arch/x86_64_launch.S disagree");
 #define BATCH 512	/* records read at once */
 
@@ -95,6 +100,15 @@ void launchring_forget(void)
 	st->stuck_since = 0;
 }
 
+/* The stubs wait for room only while the tracer drains: the time stamp of this drain, and how
+ * old one may be (LR_FRESH_NS) for the tracer to count as reading. Without a calibrated
+ * time stamp counter, 0: never wait. */
+static void heartbeat(void)
+{
+	uint64_t hb[2] = { arch_timestamp(), retfast_ns_to_ticks(LR_FRESH_NS) };
+	ring_write(tracee->launchring->ring + LR_OFF_HEARTBEAT, hb, sizeof hb);
+}
+
 int launchring_init(struct thread *t)
 {
 	struct launchring_state *st = tracee->launchring;
@@ -126,6 +140,7 @@ int launchring_init(struct thread *t)
 	st->ring = (uint64_t)addr;
 	st->tail = 0;
 	st->n_probes = 0;
+	heartbeat();	/* fresh from the start: the first calls may come before the first drain */
 	log_debug("launches recorded in the ring at %#llx", (unsigned long long)st->ring);
 	return 0;
 }
@@ -140,11 +155,21 @@ int launchring_unmap(struct thread *t)
 	return err;
 }
 
-int launchring_add_probe(int api)
+/* Where the call stub's return half finds the row's out-parameters: argument positions 1-6
+ * (register arguments, which it recorded), 0 for none. */
+static void out_positions(int api, uint8_t pos[2])
+{
+	const struct api_spec *s = cuda_api_get(api);
+	pos[0] = pos[1] = 0;
+	if (s && (s->op == OP_ALLOC || s->op == OP_KERNEL_NAME) && s->arg_out >= 1 && s->arg_out <= 6)
+		pos[0] = (uint8_t)s->arg_out;
+	if (s && s->op == OP_ALLOC && (s->flags & API_PITCH) && s->arg_pitch_out >= 1 && s->arg_pitch_out <= 6)
+		pos[1] = (uint8_t)s->arg_pitch_out;
+}
+
+static int claim_probe(int api)
 {
 	struct launchring_state *st = tracee->launchring;
-	if (!st->ring)
-		return -1;
 	for (int i = 0; i < st->n_probes; i++)
 		if (st->api_of[i] < 0) {
 			st->api_of[i] = (int16_t)api;
@@ -155,6 +180,21 @@ int launchring_add_probe(int api)
 	st->api_of[st->n_probes] = (int16_t)api;
 	st->lost_seen[st->n_probes] = 0;	/* a fresh mapping: its counter is 0 */
 	return st->n_probes++;
+}
+
+int launchring_add_probe(int api)
+{
+	struct launchring_state *st = tracee->launchring;
+	if (!st->ring)
+		return -1;
+	int i = claim_probe(api);
+	uint8_t pos[2];
+	out_positions(api, pos);
+	if (i >= 0 && ring_write(st->ring + LR_OFF_OUTS + 2 * (uint64_t)i, pos, sizeof pos) < 0) {
+		st->api_of[i] = -1;
+		return -1;
+	}
+	return i;
 }
 
 void launchring_drop_probe(int probe)
@@ -306,6 +346,7 @@ void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 	if (st->tail != start)
 		ring_write(st->ring + OFF_TAIL, &st->tail, 8);	/* after the keys are cleared */
 	drain_lost(on_lost, arg);
+	heartbeat();
 }
 
 /* ---- call records ---------------------------------------------------------------------- */
@@ -316,37 +357,19 @@ bool launchring_has_calls(void)
 	return st->ring && st->calls_used;
 }
 
-bool launchring_is_calls_full(uint64_t addr)
-{
-	uint64_t off;
-	return launchring_has_calls() && xol_in_shared_code(addr, &off) &&
-	       arch_launch_stub + off == arch_call_stub_full;
-}
-
-bool launchring_calls_can_free(void)
-{
-	struct launchring_state *st = tracee->launchring;
-	static struct lr_call all[LR_CALL_RECORDS];
-	if (!launchring_has_calls() || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
-		return false;
-	/* Free, being written, or returned (the next look frees it): only calls in flight hold
-	 * their records for as long as they run. */
-	for (int i = 0; i < LR_CALL_RECORDS; i++)
-		if (!all[i].key || all[i].state != LR_CALL_IN_FLIGHT)
-			return true;
-	return false;
-}
-
-int launchring_take_calls(struct lr_call *out)
+int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n_in_flight)
 {
 	struct launchring_state *st = tracee->launchring;
 	static struct lr_call all[LR_CALL_RECORDS];
 	static const struct lr_call zero;
 	struct iovec local[2 * LR_CALL_RECORDS], remote[2 * LR_CALL_RECORDS];
 	int n = 0, m = 0;
+	*n_in_flight = 0;
 	if (!launchring_has_calls() || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
 		return 0;
 	for (int i = 0; i < LR_CALL_RECORDS; i++) {
+		if (all[i].key && all[i].state == LR_CALL_IN_FLIGHT)
+			in_flight[(*n_in_flight)++] = all[i];
 		if (!all[i].key || (all[i].state != LR_CALL_RETURNED && all[i].state != LR_CALL_ABANDONED))
 			continue;
 		if (all[i].state == LR_CALL_RETURNED)

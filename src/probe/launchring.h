@@ -7,6 +7,9 @@
  * A full ring, after a short wait, drops records but counts them per probe: the launch count
  * stays exact. The tracer drains it every LR_DRAIN_NS. */
 #define LR_DRAIN_NS 10000000ull
+/* A full ring or call table waits for the tracer only if it drained this recently, and at most
+ * this long: a frozen, starved or dead gputop is never waited for. */
+#define LR_FRESH_NS 250000000ull
 #ifndef GPUTOP_LAUNCHRING_H
 #define GPUTOP_LAUNCHRING_H
 
@@ -42,6 +45,8 @@ void launchring_say_absent(void);	/* detach: the stubs trap no more, from now on
  * return (the call records, below). */
 enum lr_stub { LR_STUB_LAUNCH, LR_STUB_LAUNCH_EX, LR_STUB_CALL };
 /* A ring index for a probe of API row api; -1 when none is left. */
+/* A ring index for a probe of the API table's row api; the call stub's return half learns
+ * where the row's out-parameters are. -1 if none is left. */
 int launchring_add_probe(int api);
 void launchring_drop_probe(int probe);
 int launchring_probe_api(int probe);	/* -1 if none */
@@ -70,20 +75,18 @@ struct lr_call {
 	uint64_t entry_tsc, ret_tsc;
 	uint64_t retval;
 	uint64_t state;		/* LR_CALL_* */
-	uint64_t pad[2];
+	uint64_t out_value;	/* what the out-parameters point to, at a successful return */
+	uint64_t out2_value;
 };
 #define LR_CALL_IN_FLIGHT 1
 #define LR_CALL_RETURNED 2
 #define LR_CALL_ABANDONED 3
 bool launchring_has_calls(void);	/* some probe uses the call stub */
-/* addr (an int3 that trapped) is the call stub's: every call record taken. The tracer frees
- * those of calls that returned, then tells the thread whether to try again (0) or to run
- * the call untraced (1: all are in flight); arch_set_stub_answer puts it where the stub reads it. */
-bool launchring_is_calls_full(uint64_t addr);
-bool launchring_calls_can_free(void);	/* some call record is not held by a call in flight */
 /* The call records that returned, into out (room for LR_CALL_RECORDS), and frees them and
- * the abandoned ones; returns how many. The api of each: launchring_probe_api(probe - 1). */
-int launchring_take_calls(struct lr_call *out);
+ * the abandoned ones; returns how many. The calls still in flight go to in_flight (room for
+ * LR_CALL_RECORDS), *n_in_flight of them: a call made inside one of them is part of it. The api
+ * of each: launchring_probe_api(probe - 1). */
+int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n_in_flight);
 /* Detach, every thread stopped: the calls still in flight get their return addresses back. */
 void launchring_restore_calls(void);
 

@@ -225,20 +225,31 @@ static void probe_exec(struct thread *t, const struct module *m, const uint64_t 
 	}
 }
 
-/* Which stub, if any, a driver function's jump probe calls: launches go through the launch
- * ring; copies, memsets and synchronizes through the call records, where the time stamp
- * counter times them (GPUTOP_CALL_STUB=0: they stop). Neither when every call is traced
- * (--trace wants each with its thread, in order) or an experiment picks the launch layers. */
+/* Which stub, if any, a function's jump probe calls, so that calling it costs no stop:
+ * driver launches go through the launch ring; every other call probed at its return (and the
+ * registration of kernels) through the call records, where the time stamp counter times it
+ * (GPUTOP_CALL_STUB=0: they stop). The int3 stays for runtime launches (below), for a name
+ * read from the caller's buffer at the return, for out-parameters beyond the registers, and for
+ * everything when every call is traced (--trace wants each with its thread, in order) or an
+ * experiment picks the launch layers. */
 static int stub_for(const struct api_spec *spec)
 {
-	if (spec->layer != LAYER_DRIVER || config.tracing || config.launch_layer_forced)
+	if (config.tracing || config.launch_layer_forced)
 		return -1;
-	if (spec->op == OP_LAUNCH && !(spec->flags & API_RETURN))
+	if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER && !(spec->flags & API_RETURN))
 		return spec->launch == LAUNCH_DRV_EX ? LR_STUB_LAUNCH_EX : spec->launch == LAUNCH_DRV ? LR_STUB_LAUNCH : -1;
-	if ((spec->op == OP_COPY || spec->op == OP_MEMSET || spec->op == OP_SYNC) && retfast_ready() &&
-	    config.call_stub)
-		return LR_STUB_CALL;
-	return -1;
+	if (!retfast_ready() || !config.call_stub || spec->name_src == NAME_FROM_STRING)
+		return -1;
+	/* Runtime launches are armed only where the driver's are not probed (no libcuda: the
+	 * simulated runtime alone), and keep their stop: the first launch of each kernel names it,
+	 * and a launch loop would overrun the call records. */
+	if (spec->op == OP_LAUNCH)
+		return -1;
+	if (!(spec->flags & API_RETURN) && spec->name_src != NAME_REGISTER)
+		return -1;
+	if ((spec->op == OP_ALLOC || spec->op == OP_KERNEL_NAME) && (spec->arg_out > 6 || spec->arg_pitch_out > 6))
+		return -1;	/* the stub records the register arguments only */
+	return LR_STUB_CALL;
 }
 
 static bool ring_wanted(struct thread *t, const struct api_spec *spec)

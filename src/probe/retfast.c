@@ -112,15 +112,30 @@ static void clock_pair(uint64_t *tsc, uint64_t *ns)
 	}
 }
 
-uint64_t retfast_ticks_to_ns(uint64_t ticks)
+/* Stretches the baseline as the session goes on: the rate gets more exact. */
+static void update_rate(void)
 {
-	/* Stretch the baseline as the session goes on: the rate gets more exact. */
 	uint64_t t, n;
 	clock_pair(&t, &n);
 	if (n - ns1 > 100000000u) {
 		tsc1 = t;
 		ns1 = n;
 	}
+}
+
+uint64_t retfast_ns_to_ticks(uint64_t ns)
+{
+	if (!tracee->retfast->table)
+		return 0;
+	update_rate();
+	if (ns1 <= ns0 || tsc1 <= tsc0)
+		return 0;
+	return (uint64_t)((double)ns * (double)(tsc1 - tsc0) / (double)(ns1 - ns0));
+}
+
+uint64_t retfast_ticks_to_ns(uint64_t ticks)
+{
+	update_rate();
 	return (uint64_t)((double)ticks * (double)(ns1 - ns0) / (double)(tsc1 - tsc0));
 }
 

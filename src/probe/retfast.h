@@ -66,7 +66,8 @@ int retfast_read(pid_t pid, const int32_t *idx, int n, struct ret_record *out);
 void retfast_free(pid_t pid, const int32_t *idx, int n);
 void retfast_flush(pid_t pid);
 
-/* Time stamp counter ticks as ns. */
+/* Time stamp counter ticks as ns, and back (0 while the rate is not known). */
 uint64_t retfast_ticks_to_ns(uint64_t ticks);
+uint64_t retfast_ns_to_ticks(uint64_t ns);
 
 #endif

@@ -81,7 +81,7 @@ int main(void)
 	      decode_args(row("cudaMalloc"), &r, fake_read, NULL, a, &ret) == 0 && a[1] == 0x7ffd1000 &&
 		      a[2] == 4096 && ret == 0x401234);
 	check("cudaMalloc: one memory read (the return address)", reads == 1);
-	decode_frame_args(row("cudaMalloc"), &r, a, fake_read, NULL, device_above_1m, arg);
+	decode_frame_args(row("cudaMalloc"), a, fake_read, NULL, device_above_1m, arg);
 	check("cudaMalloc: the frame keeps the out-pointer, the size and height 1",
 	      arg[0] == 0x7ffd1000 && arg[1] == 4096 && arg[3] == 1);
 
@@ -94,10 +94,10 @@ int main(void)
 	check("cuLaunchKernel: the 7th argument from the stack",
 	      decode_args(row("cuLaunchKernel"), &r, fake_read, NULL, a, NULL) == 0 && a[1] == 0xabc &&
 		      a[7] == 5);
-	decode_launch_dims(row("cuLaunchKernel"), &r, a, fake_read, NULL, g, b);
+	decode_launch_dims(row("cuLaunchKernel"), a, fake_read, NULL, g, b);
 	check("cuLaunchKernel: grid (64,2,3) block (128,4,5)",
 	      g[0] == 64 && g[1] == 2 && g[2] == 3 && b[0] == 128 && b[1] == 4 && b[2] == 5);
-	decode_frame_args(row("cuLaunchKernel"), &r, a, fake_read, NULL, device_above_1m, arg);
+	decode_frame_args(row("cuLaunchKernel"), a, fake_read, NULL, device_above_1m, arg);
 	uint32_t g2[3], b2[3];
 	decode_unpack_dims(arg, g2, b2);
 	check("a launch frame packs the dimensions and unpacks them unchanged",
@@ -108,7 +108,7 @@ int main(void)
 	r.rdi = 0x4000, r.rsi = 7 | (uint64_t)8 << 32, r.rdx = 9, r.rcx = 32 | (uint64_t)2 << 32, r.r8 = 1;
 	memset(a, 0, sizeof a);
 	decode_args(row("cudaLaunchKernel"), &r, fake_read, NULL, a, NULL);
-	decode_launch_dims(row("cudaLaunchKernel"), &r, a, fake_read, NULL, g, b);
+	decode_launch_dims(row("cudaLaunchKernel"), a, fake_read, NULL, g, b);
 	check("cudaLaunchKernel: dim3 by value, grid (7,8,9) block (32,2,1)",
 	      g[0] == 7 && g[1] == 8 && g[2] == 9 && b[0] == 32 && b[1] == 2 && b[2] == 1);
 
@@ -117,11 +117,11 @@ int main(void)
 	r.rdi = CONFIG;
 	memset(a, 0, sizeof a);
 	decode_args(row("cudaLaunchKernelExC"), &r, fake_read, NULL, a, NULL);
-	decode_launch_dims(row("cudaLaunchKernelExC"), &r, a, fake_read, NULL, g, b);
+	decode_launch_dims(row("cudaLaunchKernelExC"), a, fake_read, NULL, g, b);
 	check("cudaLaunchKernelExC: grid (40,2,1) block (256,1,1) from the config",
 	      g[0] == 40 && g[1] == 2 && g[2] == 1 && b[0] == 256 && b[1] == 1 && b[2] == 1);
 	fail_reads = 1;
-	decode_launch_dims(row("cudaLaunchKernelExC"), &r, a, fake_read, NULL, g, b);
+	decode_launch_dims(row("cudaLaunchKernelExC"), a, fake_read, NULL, g, b);
 	check("an unreadable config gives zero dimensions, not garbage", g[0] == 0 && b[0] == 0);
 	check("an unreadable stack is an error, not a guess",
 	      decode_args(row("cudaMalloc"), &r, fake_read, NULL, a, &ret) == -EFAULT);
@@ -146,12 +146,12 @@ int main(void)
 	const struct api_spec *m2 = row("cudaMemcpy2D");
 	memset(c, 0, sizeof c);
 	c[m2->arg_size] = 100, c[m2->arg_height] = 3, c[m2->arg_kind] = 1;
-	decode_frame_args(m2, &r, c, fake_read, NULL, device_above_1m, arg);
+	decode_frame_args(m2, c, fake_read, NULL, device_above_1m, arg);
 	check("cudaMemcpy2D: width x height bytes, H2D", arg[0] == 300 && arg[1] == DIR_H2D);
 	const struct api_spec *ms = row("cuMemsetD32_v2");
 	memset(c, 0, sizeof c);
 	c[ms->arg_size] = 10;
-	decode_frame_args(ms, &r, c, fake_read, NULL, device_above_1m, arg);
+	decode_frame_args(ms, c, fake_read, NULL, device_above_1m, arg);
 	check("cuMemsetD32: 4 bytes an element", arg[0] == 40);
 
 	/* Launch ring records: probe + 1, the six register arguments, the first stack one. */

@@ -95,7 +95,7 @@ static void checks(void)
 	jq(".duration_s == 12.5 and .exit_status == null and .term_signal == null");
 	jq("[.api[].name] == [\"cudaMalloc\",\"cuLaunchKernel\",\"cudaFree\",\"cudaMemcpy\"]");
 	jq(".api[0] == {\"name\":\"cudaMalloc\",\"layer\":\"runtime\",\"calls\":4,\"errors\":1,"
-	   "\"seconds\":4e-06,\"last_error\":\"cudaErrorMemoryAllocation\",\"stops_per_call\":null}");
+	   "\"seconds\":4e-06,\"last_error\":\"cudaErrorMemoryAllocation\",\"stops_per_call\":null,\"lost\":0}");
 	jq(".api[1] | .layer == \"driver\" and .errors == null and .seconds == null and .last_error == null");
 	jq(".api[2].last_error == 999999");
 	jq("[.kernels[].name] == [\"void add<float>(float*)\",\"say \\\"hi\\\"\\\\\\n\\u0001 caf\u00e9\"]");
@@ -116,7 +116,7 @@ static void checks(void)
 	jq(".memory.leaks[1] | .kind == \"host\" and .api == \"cudaMallocHost\" and .device == null");
 	jq(".memory.leaks[0].caller == \"libcaller.so\"");
 	jq(".memory.by_caller == [{\"module\":\"libcaller.so\",\"live_bytes\":6144,\"live_allocations\":3}]");
-	jq(".cost == {\"stops\":1,\"stops_per_return\":0,\"stops_per_launch\":1,\"tracer_cpu_s\":1.5} and .threads == 7");
+	jq(".cost == {\"stops\":1,\"stops_per_return\":0,\"stops_per_launch\":1,\"tracer_cpu_s\":1.5,\"lost_records\":0} and .threads == 7");
 	check(file_has("\\u0001") && file_has("\\u000a") && file_has("\\\"hi\\\"\\\\"),
 	      "control characters written as \\u00XX, quotes and backslash escaped");
 	check(file_has("\n  \"pid\": 1234,\n"), "pretty-printed with a 2-space indent");

@@ -138,6 +138,11 @@ static void test_calls_and_reset(void)
 	check(s.launches == 1 && s.n_kernel == 1 && s.kernel[0].launches == 1 &&
 	      s.kernel[0].grid[0] == 4 && s.kernel[0].block[0] == 256, "launch with its dimensions");
 	stats_snapshot_free(&s);
+	stats_on_lost(malloc_, 3);	/* counted by a stub, not recorded */
+	s = snap();
+	check(s.api[malloc_].calls == 5 && s.api[malloc_].lost == 3 && s.lost == 3 && s.api[malloc_].ns == 4000,
+	      "lost calls: counted as calls, and as lost, with no time");
+	stats_snapshot_free(&s);
 
 	stats_reset();
 	stats_set_tracer_cpu(7000);

@@ -1,0 +1,43 @@
+/* hit_internal.h — what hit.c (stops at probes) gives hit_records.c (what the stubs recorded
+ * without a stop): counting a return and a launch, the frame of a call, the process's part. */
+#ifndef GPUTOP_HIT_INTERNAL_H
+#define GPUTOP_HIT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch.h"
+#include "cuda_api.h"
+#include "launchring.h"
+
+struct thread;
+struct frame;
+
+/* What a return says: its value, the call's time, and the out-parameters when a stub already
+ * read them (else they are read now, at a trapping return). */
+struct ret_info {
+	int err;
+	uint64_t ns;
+	bool outs_read;
+	uint64_t out, out2;
+};
+
+/* A call came back: counted by its API table row (and traced). */
+void hit_on_return(struct thread *t, const struct frame *f, const struct ret_info *ri, uint64_t now);
+void hit_count_launch(pid_t tid, const struct api_spec *s, int kernel, const uint32_t g[3], const uint32_t b[3]);
+/* What the frame keeps of a call for its return (decode.h), the launched kernel resolved. */
+void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s, const uint64_t *a);
+
+/* The process's part (tracee->hit). */
+struct hit_state {
+	uint64_t stop_cost;
+	int default_dev;
+	int recs_in_flight;	/* frames whose return the return stub will record */
+	/* The call stub's calls still in flight at the last look (a call made inside one of them
+	 * is part of it), rebuilt at every look. */
+	struct lr_call in_flight[LR_CALL_RECORDS];
+	int n_in_flight;
+};
+
+#endif

@@ -1,0 +1,224 @@
+/* hit_records.c — what the stubs recorded in the program without a stop, counted: the returns
+ * the return stub recorded for calls that stopped at their entry, the calls the call stub
+ * recorded whole (entry and return), in the order they returned, and the launches in the ring.
+ * Memory reads only; nothing here stops a thread. */
+#define _GNU_SOURCE
+#include "hit.h"
+#include "hit_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_api.h"
+#include "decode.h"
+#include "kernels.h"
+#include "launchring.h"
+#include "memory.h"
+#include "probes.h"
+#include "retfast.h"
+#include "stats.h"
+#include "threads.h"
+#include "tracee.h"
+
+/* ---- launches through the ring (launchring.h) ------------------------------------------ */
+
+struct ring_ctx {
+	pid_t pid;
+};
+
+static void on_ring_record(int api, const uint64_t *w, void *arg)
+{
+	const struct ring_ctx *c = arg;
+	const struct api_spec *s = cuda_api_get(api);
+	uint32_t g[3], b[3];
+	uint64_t handle;
+	decode_ring_launch(s, w, &handle, g, b);
+	stats_on_call(api, 0, false, 0);
+	hit_count_launch(0, s, kernels_id_of(c->pid, handle), g, b);
+}
+
+static void on_ring_lost(int api, uint64_t n, void *arg)
+{
+	(void)arg;
+	const struct api_spec *s = cuda_api_get(api);
+	stats_on_lost(api, n);
+	if (s->op == OP_LAUNCH) {
+		int id = stats_kernel_id("(not recorded: the launch ring was full)");
+		for (uint64_t i = 0; i < n; i++)
+			stats_on_launch(id, NULL, NULL);
+	}
+}
+
+void hit_drain_launches(pid_t pid)
+{
+	struct ring_ctx c = { pid };
+	launchring_drain(on_ring_record, on_ring_lost, &c);
+}
+
+/* ---- returns and calls the stubs recorded ------------------------------------------------ */
+
+
+struct done {
+	struct thread *t;
+	uint32_t frame;
+	struct ret_record rec;
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct done *x = a, *y = b;
+	return x->rec.tsc < y->rec.tsc ? -1 : x->rec.tsc > y->rec.tsc;
+}
+
+static struct thread *thread_with_pointer(uint64_t tp)
+{
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		if (t->thread_pointer == tp)
+			return t;
+	return NULL;
+}
+
+/* A call the call stub recorded inside another recorded call of the same thread: one that
+ * began before it and had not returned when it did (still in flight, or returned later). */
+static bool inside_recorded_call(const struct lr_call *c, const struct lr_call *ret, int n_ret)
+{
+	const struct hit_state *st = tracee->hit;
+	for (int i = 0; i < st->n_in_flight; i++)
+		if (st->in_flight[i].thread == c->thread && st->in_flight[i].entry_tsc < c->entry_tsc)
+			return true;
+	for (int i = 0; i < n_ret; i++)
+		if (&ret[i] != c && ret[i].thread == c->thread && ret[i].entry_tsc < c->entry_tsc &&
+		    ret[i].ret_tsc > c->ret_tsc)
+			return true;
+	return false;
+}
+
+/* __cudaRegisterFunction, recorded: its name string lives as long as the module. */
+static void on_registration(const struct api_spec *s, const uint64_t *a)
+{
+	char name[1024];
+	if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER &&
+	    mem_read_string(tracee->pid, a[s->arg_name], name, sizeof name) == 0)
+		kernels_learn_name(a[s->arg_out], name);
+}
+
+/* A call the call stub recorded (launchring.h), entry and return, counted like any return.
+ * Part of a traced call of the same thread (made from inside a CUDA module while that call was
+ * in flight: stopped at its entry, or recorded), it is not: that call counts. Its thread is the
+ * one whose thread pointer it recorded (learnt at each thread's first stop). */
+static void on_call_record(const struct lr_call *c, const struct lr_call *all, int n_all, uint64_t now)
+{
+	struct thread nobody = { .tid = tracee->pid, .device = -1 };	/* a thread never seen */
+	int api = launchring_probe_api((int)c->probe - 1);
+	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
+	struct thread *t = thread_with_pointer(c->thread);
+	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 };
+	for (int i = 0; i < 6; i++)
+		a[i + 1] = c->arg[i];
+	if (!s)
+		return;
+	if (!(s->flags & API_RETURN)) {
+		on_registration(s, a);
+		return;
+	}
+	bool nested = probes_in_cuda_module(c->ret) && ((t && t->depth) || inside_recorded_call(c, all, n_all));
+	struct frame f = { .ret_addr = c->ret, .api = (int16_t)api, .counted = !nested, .rescue = -1, .rec = -1 };
+	hit_fill_frame(&f, t ? t : &nobody, s, a);
+	uint64_t ticks = c->ret_tsc > c->entry_tsc ? c->ret_tsc - c->entry_tsc : 0;
+	struct ret_info ri = { .err = (int)(uint32_t)c->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true,
+			       .out = c->out_value, .out2 = c->out2_value };
+	hit_on_return(t ? t : &nobody, &f, &ri, now);
+}
+
+static int call_by_time(const void *a, const void *b)
+{
+	const struct lr_call *x = a, *y = b;
+	return x->ret_tsc < y->ret_tsc ? -1 : x->ret_tsc > y->ret_tsc;
+}
+
+/* Counts the calls whose returns the stub recorded since the last look, in the order they
+ * returned (a free on one thread and the allocation that reuses its address on another must
+ * be seen in that order). Frames above a returned one were left (longjmp) and go too. */
+static void collect_batch(struct done *d, int n, struct lr_call *c, int nc, uint64_t now)
+{
+	qsort(d, (size_t)n, sizeof *d, by_time);
+	qsort(c, (size_t)nc, sizeof *c, call_by_time);
+	/* Innermost first within a thread: a later return stamps a later time. The driver calls
+	 * the call stub recorded go in among them, by time: one made inside a traced call finds
+	 * that call still in flight. */
+	int kc = 0;
+	for (int k = 0; k < n; k++) {
+		while (kc < nc && c[kc].ret_tsc < d[k].rec.tsc)
+			on_call_record(&c[kc++], c, nc, now);
+		struct thread *t = d[k].t;
+		if (d[k].frame >= t->depth || t->frames[d[k].frame].rec < 0)
+			continue;
+		struct frame f = t->frames[d[k].frame];
+		/* The program's own time, stamp to stamp: no stop of ours in it. */
+		const struct ret_record *rr = &d[k].rec;
+		uint64_t ticks = rr->entry_tsc && rr->tsc > rr->entry_tsc ? rr->tsc - rr->entry_tsc : 0;
+		struct ret_info ri = { .err = (int)(uint32_t)rr->retval, .ns = retfast_ticks_to_ns(ticks),
+				       .outs_read = true, .out = rr->out_value, .out2 = rr->out2_value };
+		hit_forget_frames(t, d[k].frame);
+		hit_on_return(t, &f, &ri, now);
+	}
+	while (kc < nc)
+		on_call_record(&c[kc++], c, nc, now);
+}
+
+/* Through a thread of the batch whose memory is there: a thread that has exited (the group
+ * leader after pthread_exit stays a zombie) has none. */
+static int read_batch(struct thread *const *who, const int32_t *idx, int n, struct ret_record *rec)
+{
+	int err = -ESRCH;
+	for (int k = 0; k < n && err; k++)
+		if (k == 0 || who[k]->tid != who[k - 1]->tid)
+			err = retfast_read(who[k]->tid, idx, n, rec);
+	return err;
+}
+
+void hit_collect_returns(uint64_t now)
+{
+	enum { BATCH = 64 };
+	static struct done done[BATCH];
+	struct thread *who[BATCH];
+	uint32_t frame[BATCH];
+	int32_t idx[BATCH];
+	struct ret_record rec[BATCH];
+	static struct lr_call calls[LR_CALL_RECORDS];
+	int n = 0, nd = 0;
+
+	struct hit_state *st = tracee->hit;
+	if (!retfast_ready() || (st->recs_in_flight <= 0 && !launchring_has_calls())) {
+		st->n_in_flight = 0;
+		return;
+	}
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		for (uint32_t i = 0; i < t->depth; i++) {
+			if (t->frames[i].rec < 0)
+				continue;
+			who[n] = t;
+			frame[n] = i;
+			idx[n] = t->frames[i].rec;
+			if (++n < BATCH)
+				continue;
+			/* A full batch: read it, keep what returned, go on. */
+			if (read_batch(who, idx, n, rec) == 0)
+				for (int k = 0; k < n && nd < BATCH; k++)
+					if (rec[k].state == RET_DONE)
+						done[nd++] = (struct done){ who[k], frame[k], rec[k] };
+			n = 0;
+		}
+	}
+	if (n && read_batch(who, idx, n, rec) == 0)
+		for (int k = 0; k < n && nd < BATCH; k++)
+			if (rec[k].state == RET_DONE)
+				done[nd++] = (struct done){ who[k], frame[k], rec[k] };
+	/* After the returns above: a call made inside one of them returned before it did. */
+	int nc = launchring_take_calls(calls, st->in_flight, &st->n_in_flight);
+	if (nd || nc)
+		collect_batch(done, nd, calls, nc, now);
+}
