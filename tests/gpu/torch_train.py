@@ -3,7 +3,7 @@
 #
 # Three phases: set-up (model, optimizer, data on the GPU), warm-up (WARMUP steps), then the
 # measured STEPS steps, timed. It ends with one line
-#   RESULT {"steps", "steps_per_s", "reserved", "allocated", "loss", "torch", "cuda"}
+#   RESULT {"steps", "steps_per_s", "checksum", "reserved", "allocated", "loss", "torch", "cuda"}
 # (reserved/allocated: torch.cuda.memory_reserved()/memory_allocated() at the end).
 #
 # --wait-go FILE  after the warm-up, print "ready PID" and wait for FILE: gputop -p attaches
@@ -103,7 +103,10 @@ if window:
 else:
     loss = run(steps)
 dt = time.time() - t0
-print("RESULT " + json.dumps({"steps": steps, "steps_per_s": round(steps / dt, 1),
+# The parameters' sum, in full: the same steps on the same GPU give the same bits (the loss alone
+# rounds to 0 once the fixed batch is learnt).
+checksum = float(sum(p.double().sum() for p in model.parameters()))
+print("RESULT " + json.dumps({"steps": steps, "steps_per_s": round(steps / dt, 1), "checksum": checksum,
                               "reserved": torch.cuda.memory_reserved(), "allocated": torch.cuda.memory_allocated(),
                               "loss": round(loss.item(), 6), "torch": torch.__version__,
                               "cuda": torch.version.cuda}), flush=True)
