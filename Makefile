@@ -48,6 +48,12 @@ check: deps all
 	$(Q)$(MAKE) -s -C tests
 	$(Q)tests/run
 
+# The long run of the tests of a killed or frozen gputop: 20 SIGKILLs per row of
+# tests/e2e/robust_kill9.sh's matrix (make check runs 2), and robust_frozen.sh.
+check-robust: deps all
+	$(Q)$(MAKE) -s -C tests
+	$(Q)KILL9_TRIALS=20 TEST_TIMEOUT=1800 tests/run robust_kill9 robust_frozen
+
 demo: deps all
 	$(Q)$(MAKE) -s -C tests progs
 	$(Q)scripts/demo
@@ -75,4 +81,4 @@ clean:
 	-$(MAKE) -s -C tests clean
 	-$(MAKE) -s -C bench clean
 
-.PHONY: all deps check demo bench dist install clean
+.PHONY: all deps check check-robust demo bench dist install clean

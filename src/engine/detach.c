@@ -33,26 +33,42 @@ static bool in_stub(uint64_t pc)
 	return retfast_in_stub(pc) || launchring_in_stub(pc);
 }
 
-/* A thread caught inside the return stub or the launch stub (a few dozen instructions) is
- * single-stepped to its end, where it jumps to its caller or back to the launch function's
- * slot: the page can then go. Signals that arrive meanwhile are kept for the detach. 0 once
- * out, -errno. */
-static int step_out_of_stub(struct thread *t, arch_regs_t *r)
+/* A thread caught inside a stub (a few hundred instructions at most; every jump and int3 is
+ * removed by now, and the stubs no longer wait: gputop said it is going) is let run a few
+ * microseconds at a time and stopped again with PTRACE_INTERRUPT until its pc has left the stub:
+ * event stops only, never a single step, so a gputop killed meanwhile leaves a thread that runs
+ * on, not one with the trap flag set (which would die of it). A return that traps at the
+ * trampoline on the way is left there for restore_thread to finish; the program's own signals
+ * are kept for the detach. 0 once out, -errno. */
+static int run_out_of_stub(struct thread *t, arch_regs_t *r)
 {
-	/* The call stub walks its 64 records twice: a thousand instructions at the most. */
-	for (int n = 0; n < 8192 && in_stub(arch_pc(r)); n++) {
-		struct trace_stop e;
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+	for (int n = 0; n < 4000 && in_stub(arch_pc(r)); n++) {
+		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
 			return -errno;
-		pid_t w;
-		while ((w = event_wait(t->tid, 0, &e)) == -EINTR)
-			;
-		if (w < 0 || event_is_end(&e))
-			return -ESRCH;
-		if (e.event == TE_SIGNAL && e.sig != SIGTRAP && !t->pending_sig)
-			t->pending_sig = e.sig;
-		if (arch_get_regs(t->tid, r) < 0)
-			return -ESRCH;
+		struct timespec nap = { 0, 20000 };
+		nanosleep(&nap, NULL);
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
+			return -errno;
+		for (;;) {
+			struct trace_stop e;
+			pid_t w;
+			while ((w = event_wait(t->tid, 0, &e)) == -EINTR)
+				;
+			if (w < 0 || event_is_end(&e))
+				return -ESRCH;
+			if (arch_get_regs(t->tid, r) < 0)
+				return -ESRCH;
+			if (e.event != TE_SIGNAL)
+				break;	/* our interrupt */
+			if (e.sig == SIGTRAP && xol_ready() && arch_breakpoint_addr(r) == xol_trampoline()) {
+				arch_set_pc(r, xol_trampoline());	/* as if it had not trapped yet */
+				return arch_set_regs(t->tid, r) < 0 ? -ESRCH : 0;
+			}
+			if (!t->pending_sig)
+				t->pending_sig = e.sig;
+			if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)	/* on to the interrupt */
+				return -errno;
+		}
 	}
 	return in_stub(arch_pc(r)) ? -EAGAIN : 0;
 }
@@ -65,7 +81,7 @@ static bool restore_thread(struct thread *t)
 		return true;
 	uint64_t pc = arch_pc(&r);
 	if (in_stub(pc)) {
-		if (step_out_of_stub(t, &r) < 0)
+		if (run_out_of_stub(t, &r) < 0)
 			return false;
 		pc = arch_pc(&r);	/* it finished its return (or its record) in the stub */
 		hit_collect_returns(now_ns());
@@ -174,9 +190,9 @@ int tracer_detach(void)
 	launchring_restore_calls();	/* calls in flight through the call stub: their returns back */
 	struct thread *injector = tracer_injectable_thread();
 	if (xol_ready()) {
-		hit_drain_launches(tracee->pid);	/* the last launches, those stepped out included */
+		hit_drain_launches(tracee->pid);	/* the last launches, those of threads brought out included */
 		if (!all_out)
-			log_warn("a thread of %d could not be stepped out of gputop's code: its pages stay "
+			log_warn("a thread of %d could not be brought out of gputop's code: its pages stay "
 				 "mapped (they work without gputop)", tracee->pid);
 		else if (injector) {
 			retfast_unmap(injector);

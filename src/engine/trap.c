@@ -64,6 +64,16 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		return true;	/* gone */
 	uint64_t addr = arch_breakpoint_addr(&r);
 	t->thread_pointer = arch_thread_pointer(&r);	/* names it in call records */
+	struct bp *early = bp_find(addr);
+	if (early && early->kind == BP_PROBE && early->armed && !tracee->stopping_world &&
+	    !(early->ambiguous && !trap_is_breakpoint(t->tid))) {
+		/* Out of the int3 before anything slow: a gputop killed from here on leaves the
+		 * thread running the displaced instructions (the call untraced), not resuming
+		 * inside them. */
+		arch_regs_t at_slot = r;
+		arch_set_pc(&at_slot, early->slot);
+		arch_set_regs(t->tid, &at_slot);
+	}
 
 	/* Returns the stub recorded come first: they happened before this stop. */
 	hit_collect_returns(now);
