@@ -1,6 +1,6 @@
 /* config.h — gputop's own settings that are not on the command line: the GPUTOP_* variables of
  * its environment (experiments, tests, debugging; man/gputop.1 ENVIRONMENT), read once at start
- * into one structure. Every module reads `config`, none calls getenv. */
+ * into one structure. Every module reads `config`; none reads a GPUTOP_* variable itself. */
 #ifndef GPUTOP_CONFIG_H
 #define GPUTOP_CONFIG_H
 
