@@ -54,6 +54,24 @@
 	pop %rcx
 .endm
 
+/* rax = the time stamp counter (rdx is clobbered). */
+.macro TSC_RAX
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+.endm
+
+/* A wait for gputop's next drain, r9 holding the ring: r8 = its deadline (the heartbeat's
+ * freshness from now); to \stale at once if gputop has not drained lately. */
+.macro WAIT_BEGIN stale
+	TSC_RAX
+	mov %rax, %r8
+	sub LR_HEARTBEAT(%r9), %rax
+	cmp LR_FRESH(%r9), %rax
+	jae \stale
+	add LR_FRESH(%r9), %r8
+.endm
+
 /* One variant: \handle is the register holding the launched function, \ex selects the
  * dimensions by pointer. Stack at entry: [rsp] the slot to go back to, [rsp+8] the caller's
  * return address (the function's entry sp), [rsp+16] its first stack argument. */
@@ -117,14 +135,7 @@
 	push %r8
 	push %r9
 	mov %rdx, %r9			/* the ring */
-	rdtsc
-	shl $32, %rdx
-	or %rdx, %rax
-	mov %rax, %r8
-	sub LR_HEARTBEAT(%r9), %rax
-	cmp LR_FRESH(%r9), %rax
-	jae 12f				/* no drain lately: frozen, starved or gone; no wait */
-	add LR_FRESH(%r9), %r8		/* at most that long */
+	WAIT_BEGIN 12f			/* no drain lately: frozen, starved or gone; no wait */
 10:	YIELD
 	mov (%r9), %rax
 	mov %rax, %rcx
@@ -215,14 +226,7 @@ arch_call_stub:
 	push %r8
 	push %r9
 	mov %rax, %r9			/* the ring */
-	rdtsc
-	shl $32, %rdx
-	or %rdx, %rax
-	mov %rax, %r8
-	sub LR_HEARTBEAT(%r9), %rax
-	cmp LR_FRESH(%r9), %rax
-	jae 12f				/* no drain lately: frozen, starved or gone; no wait */
-	add LR_FRESH(%r9), %r8		/* at most that long */
+	WAIT_BEGIN 12f			/* no drain lately: frozen, starved or gone; no wait */
 10:	YIELD
 	lea LR_CALLS(%r9), %rdx
 	lea (LR_CALLS + RB_RECORDS * RB_SIZE)(%r9), %rax
