@@ -212,13 +212,20 @@ out:
  * whole: the int3 first (a thread then traps, and is handled as at any breakpoint), the four
  * bytes it hides, then the first byte. No thread is inside the range (checked at creation;
  * afterwards nothing but the jump leads there). */
-static int write_jump_bytes(struct bp *b, const uint8_t *bytes)
+static int write_jump_bytes(struct bp *b, const uint8_t *from, const uint8_t *bytes)
 {
+	/* Meanwhile the int3 is in the rescue table, with the first byte that makes the four
+	 * behind it whole again: a gputop dying between two writes leaves no int3 behind (the
+	 * watchdog writes that byte), only the old or the new instruction. */
+	rescue_code_armed(b->addr, from[0]);
 	int err = mem_write_code(b->addr, arch_breakpoint, arch_breakpoint_len);
 	if (err == 0)
 		err = mem_write_code(b->addr + 1, bytes + 1, ARCH_JUMP_LEN - 1);
 	if (err == 0)
+		rescue_code_armed(b->addr, bytes[0]);
+	if (err == 0)
 		err = mem_write_code(b->addr, bytes, 1);
+	rescue_code_disarmed(b->addr);
 	return err;
 }
 
@@ -231,7 +238,7 @@ int bp_arm(struct bp *b)
 		 * (the rescue clears the ring's "present" word, so the stub never traps). */
 		uint8_t jump[ARCH_JUMP_LEN];
 		arch_jump_encode(jump, b->addr, b->jump_slot);
-		int err = write_jump_bytes(b, jump);
+		int err = write_jump_bytes(b, b->orig, jump);
 		if (err == 0)
 			b->armed = true;
 		else
@@ -253,7 +260,9 @@ int bp_disarm(struct bp *b)
 	if (!b->armed)
 		return 0;
 	if (b->ring >= 0) {
-		int err = write_jump_bytes(b, b->orig);
+		uint8_t jump[ARCH_JUMP_LEN];
+		arch_jump_encode(jump, b->addr, b->jump_slot);
+		int err = write_jump_bytes(b, jump, b->orig);
 		if (err == 0)
 			b->armed = false;
 		return err;

@@ -71,8 +71,10 @@ void rescue_code_armed(uint64_t addr, uint8_t orig)
 		return;
 	int free_at = -1;
 	for (int i = 0; i < CODE_MAX; i++) {
-		if (R->code[i].addr == addr)
+		if (R->code[i].addr == addr) {
+			__atomic_store_n(&R->code[i].orig, orig, __ATOMIC_RELEASE);	/* a jump's next step */
 			return;
+		}
 		if (!R->code[i].addr && free_at < 0)
 			free_at = i;
 	}

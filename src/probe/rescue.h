@@ -13,7 +13,9 @@
 int rescue_init(void);		/* the shared mapping; 0 or -errno */
 void rescue_set_target(int mem_fd, uint64_t trampoline);
 
-/* Code: the byte the program had at addr (kept while the breakpoint is armed). */
+/* Code: the byte a rescue writes at addr (the program's, while an int3 is armed there; while a
+ * jump is written or removed, the first byte of whichever instruction the bytes behind it
+ * complete). Armed again, the entry takes the new byte. */
 void rescue_code_armed(uint64_t addr, uint8_t orig);
 void rescue_code_disarmed(uint64_t addr);
 /* A word in the program the rescue sets to 0 (the launch ring's "present": its stub then never
