@@ -18,6 +18,8 @@
 
 #include "arch.h"
 #include "clock.h"
+#include "config.h"
+#include "devices.h"
 #include "hit.h"
 #include "trace.h"
 #include "json.h"
@@ -239,6 +241,8 @@ int session_run(const struct options *opt)
 		return start_failed(opt, pid, err);
 	}
 	rescue_watchdog_start(pid);
+	devices_watch(pid, !opt->pid);
+	devices_start(config.nvml_poll_ms);	/* no thread: no meters, tracing goes on */
 	if (opt->pid)
 		log_info("attached to %d (%s)", pid, command);
 	if (!probes_cuda_seen())
@@ -259,6 +263,7 @@ int session_run(const struct options *opt)
 	mark_ended();
 	if (ui_running)
 		pthread_join(ui, NULL);
+	devices_stop();		/* the last figures of the GPUs, for the summary and the JSON */
 	if (mode == UI_SUMMARY)
 		batch_print_final(stderr);
 
@@ -270,7 +275,10 @@ int session_run(const struct options *opt)
 		log_info("detached from %d", pid);
 	trace_close();
 	if (json.fd >= 0) {
+		struct devices_snapshot devices;
+		devices_snapshot(&devices);
 		struct report_info info = {
+			.devices = &devices,
 			.pid = pid, .command = command, .launched = !opt->pid,
 			.duration_s = (double)(now_ns() - start_ns) / 1e9,
 			.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,

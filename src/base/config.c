@@ -32,6 +32,11 @@ void config_load(void)
 	config.spin_us = e ? atol(e) : -1;
 	e = getenv("GPUTOP_DUTY");
 	config.duty = e ? atof(e) : -1;
+	e = getenv("GPUTOP_NVML");
+	config.nvml_off = e && strcmp(e, "0") == 0;
+	config.nvml_path = e && *e && !config.nvml_off ? e : NULL;
+	e = getenv("GPUTOP_NVML_POLL_MS");
+	config.nvml_poll_ms = e && atol(e) > 0 ? (unsigned)atol(e) : 500;
 	e = getenv("GPUTOP_TEST_CRASH");
 	char name[16];
 	unsigned long long n;

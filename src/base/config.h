@@ -19,6 +19,10 @@ struct config {
 	bool launch_layer_forced;	/* GPUTOP_LAUNCH_LAYER is set at all */
 	long spin_us;			/* GPUTOP_SPIN_US, -1 = by the number of CPUs */
 	double duty;			/* GPUTOP_DUTY, -1 = the budget decides */
+	const char *nvml_path;		/* GPUTOP_NVML=PATH: this libnvidia-ml.so.1 (tests: the
+					 * simulated one); NULL: the dynamic linker's */
+	bool nvml_off;			/* GPUTOP_NVML=0: no device meters */
+	unsigned nvml_poll_ms;		/* GPUTOP_NVML_POLL_MS: NVML polled this often (500) */
 	bool tracing;			/* --trace is on: every call is wanted, in order */
 	/* GPUTOP_TEST_CRASH=SIG:N (tests only): gputop crashes at its Nth stop. */
 	uint64_t crash_at;

@@ -4,6 +4,7 @@
  * but the FILE it is given. */
 #include "json.h"
 #include "cuda_api.h"
+#include "device_rows.h"
 #include "rows.h"
 
 #include <errno.h>
@@ -334,7 +335,80 @@ static void json_by_caller(struct jw *w, const struct rows *rs)
 	free(done);
 }
 
-static void json_memory(struct jw *w, const struct rows *rs, const struct stats_snapshot *s)
+/* The process's device memory as the GPU tells it, and the part gputop did not see allocated
+ * (device_rows.h): device_bytes = seen_bytes + unseen_bytes. */
+static void json_process_memory(struct jw *w, const struct report_info *info,
+				const struct stats_snapshot *s)
+{
+	struct row_unseen u;
+
+	device_rows_unseen(&u, info->devices, info->pid,
+			   s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
+	jw_key(w, "process");
+	jw_open(w, '{');
+	jw_key(w, "device_bytes");
+	jw_u64_if(w, u.known, u.process_bytes);
+	jw_key(w, "seen_bytes");
+	jw_u64(w, u.seen_bytes);
+	jw_key(w, "unseen_bytes");
+	jw_u64_if(w, u.known, u.unseen_bytes);
+	jw_key(w, "unseen");
+	jw_str(w, u.known ? u.label : NULL);
+	jw_key(w, "context_made_while_traced");
+	jw_bool(w, u.known && u.from_start);
+	jw_key(w, "sm_utilization_pct");
+	jw_int_if(w, u.sm_util >= 0, u.sm_util);
+	jw_key(w, "why");
+	jw_str(w, u.known ? NULL : u.why);
+	jw_close(w, '}');
+}
+
+static void json_device(struct jw *w, const struct device_meter *m)
+{
+	const struct nvml_device_reading *r = &m->r;
+
+	jw_open(w, '{');
+	jw_key(w, "index");
+	jw_int(w, m->index);
+	jw_key(w, "name");
+	jw_str(w, m->readable ? r->name : NULL);
+	jw_key(w, "uuid");
+	jw_str(w, m->readable && r->uuid[0] ? r->uuid : NULL);
+	jw_key(w, "utilization_pct");
+	jw_int_if(w, r->util_gpu >= 0, r->util_gpu);
+	jw_key(w, "memory_utilization_pct");
+	jw_int_if(w, r->util_mem >= 0, r->util_mem);
+	jw_key(w, "memory_used_bytes");
+	jw_u64_if(w, r->mem_known, r->mem_used);
+	jw_key(w, "memory_total_bytes");
+	jw_u64_if(w, r->mem_known, r->mem_total);
+	jw_key(w, "temperature_c");
+	jw_int_if(w, r->temp_c >= 0, r->temp_c);
+	jw_key(w, "power_w");
+	jw_double_if(w, r->power_mw >= 0, r->power_mw / 1000.0);
+	jw_key(w, "sm_clock_mhz");
+	jw_int_if(w, r->sm_mhz >= 0, r->sm_mhz);
+	jw_key(w, "pcie_tx_bytes_per_s");	/* NVML counts KB/s */
+	jw_u64_if(w, r->pcie_tx_kbs >= 0, (uint64_t)r->pcie_tx_kbs * 1024);
+	jw_key(w, "pcie_rx_bytes_per_s");
+	jw_u64_if(w, r->pcie_rx_kbs >= 0, (uint64_t)r->pcie_rx_kbs * 1024);
+	jw_close(w, '}');
+}
+
+/* Every GPU's meters at the end (NVML), or why there are none. */
+static void json_devices(struct jw *w, const struct devices_snapshot *d)
+{
+	jw_key(w, "devices");
+	jw_open(w, '[');
+	for (int i = 0; d && d->available && i < d->n_dev; i++)
+		json_device(w, &d->dev[i]);
+	jw_close(w, ']');
+	jw_key(w, "nvml");
+	jw_str(w, d && d->available ? NULL : d && d->why[0] ? d->why : "not polled");
+}
+
+static void json_memory(struct jw *w, const struct report_info *info, const struct rows *rs,
+			const struct stats_snapshot *s)
 {
 	jw_key(w, "memory");
 	jw_open(w, '{');
@@ -356,6 +430,7 @@ static void json_memory(struct jw *w, const struct rows *rs, const struct stats_
 		json_leak(w, &rs->alloc[i]);
 	jw_close(w, ']');
 	json_by_caller(w, rs);
+	json_process_memory(w, info, s);
 	jw_close(w, '}');
 }
 
@@ -407,9 +482,10 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	json_api(&w, &rs);
 	json_kernels(&w, &rs, s);
 	json_transfers(&w, &rs, s);
-	json_memory(&w, &rs, s);
+	json_memory(&w, info, &rs, s);
 	rows_free(&rs);
 	json_cost(&w, info, s);
+	json_devices(&w, info->devices);
 	jw_close(&w, '}');
 	fputc('\n', f);
 	if (fflush(f) == EOF || ferror(f))

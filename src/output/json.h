@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "devices.h"
 #include "stats.h"
 
 struct report_info {
@@ -18,6 +19,7 @@ struct report_info {
 	bool launched;
 	int stops_per_return;	/* 0: returns recorded by the stub (retfast.h), 1: they trap */
 	int stops_per_launch;	/* 0: driver launches through the launch ring, 1: they trap */
+	const struct devices_snapshot *devices;	/* what NVML said last; NULL: not polled */
 };
 
 /* Writes the summary as one JSON object to f. Returns 0, or -errno. */

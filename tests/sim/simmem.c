@@ -53,6 +53,8 @@ void *simmem_alloc(size_t bytes, enum simmem_kind kind)
 	b->next = buckets[i];
 	buckets[i] = b;
 	pthread_mutex_unlock(&table_lock);
+	if (kind != SIMMEM_HOST)
+		simnvml_account((long long)bytes);
 	return p;
 }
 
@@ -73,6 +75,8 @@ int simmem_free(void *ptr, int host)
 	pthread_mutex_unlock(&table_lock);
 	if (!found)
 		return -1;
+	if (found->kind != SIMMEM_HOST)
+		simnvml_account(-(long long)found->bytes);
 	munmap((void *)found->addr, found->mapped);
 	free(found);
 	return 0;

@@ -45,6 +45,10 @@ SIM_HIDDEN void simmem_set(void *dst, int value, size_t n);
  * device side, as with unified addressing). Nothing is measured or written when unset. */
 SIM_HIDDEN extern const char simmem_library[];	/* "runtime" or "driver" */
 
+/* SIMNVML_DIR: device bytes allocated (delta > 0) or freed, for the SIMULATED NVML
+ * (simnvml_account.c). No-op when unset. */
+SIM_HIDDEN void simnvml_account(long long delta);
+
 /* A stable, unique, never-freed handle per (space, key), for kernel handles. In space
  * SIM_KEY_ADDR keys are compared as addresses; in the others as strings (copied), so that the
  * driver can give a CUkernel and a CUfunction of the same name different handles. */

@@ -1,0 +1,18 @@
+/* nspid.h — a process's IDs in the PID namespaces it belongs to (NSpid in /proc/PID/status):
+ * how the PID gputop knows is matched with the one another view of the machine reports
+ * (NVML in a container may name processes by another namespace's PIDs). */
+#ifndef GPUTOP_NSPID_H
+#define GPUTOP_NSPID_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define NSPID_MAX	8	/* nesting levels read */
+
+/* pid's IDs, from gputop's namespace (out[0] == pid) inward; the count, or 0 when /proc/PID
+ * cannot be read. A kernel without NSpid (before 4.1) gives just pid. */
+int nspid_read(pid_t pid, pid_t *out, int max);
+/* Whether /proc has pid at all, i.e. it is a process of gputop's PID namespace. */
+bool nspid_visible(pid_t pid);
+
+#endif

@@ -1,0 +1,241 @@
+/* nvml_lib.c — libnvidia-ml.so.1 through dlopen (nvml_lib.h). There is no nvml.h to build
+ * against: the few entry points and structures gputop uses are declared here as NVML's API
+ * reference gives them (a wrong layout reads garbage, so each one says which version it is). */
+#include "nvml_lib.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+enum {
+	NVML_SUCCESS = 0,
+	NVML_ERROR_NOT_FOUND = 6,
+	NVML_ERROR_INSUFFICIENT_SIZE = 7,
+};
+enum { NVML_TEMPERATURE_GPU = 0 };
+enum { NVML_CLOCK_SM = 1 };
+enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };
+#define NVML_VALUE_NOT_AVAILABLE	(~0ULL)
+
+typedef struct {		/* nvmlUtilization_t */
+	unsigned int gpu, memory;
+} nvml_utilization;
+
+typedef struct {		/* nvmlMemory_t (v1) */
+	unsigned long long total, free, used;
+} nvml_memory;
+
+typedef struct {		/* nvmlProcessInfo_t as _v3 takes it: the v2 layout */
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId, computeInstanceId;
+} nvml_process_info;
+
+typedef struct {		/* nvmlProcessUtilizationSample_t */
+	unsigned int pid;
+	unsigned long long timeStamp;	/* µs, CPU time */
+	unsigned int smUtil, memUtil, encUtil, decUtil;
+} nvml_process_sample;
+
+_Static_assert(sizeof(nvml_process_info) == 24, "nvmlProcessInfo_v2_t is 24 bytes");
+_Static_assert(sizeof(nvml_process_sample) == 32, "nvmlProcessUtilizationSample_t is 32 bytes");
+
+static struct {
+	void *lib;
+	nvmlReturn_t (*init)(void);
+	nvmlReturn_t (*shutdown)(void);
+	const char *(*error_string)(nvmlReturn_t);
+	nvmlReturn_t (*count)(unsigned int *);
+	nvmlReturn_t (*handle)(unsigned int, nvmlDevice_t *);
+	nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned int);
+	nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned int);
+	nvmlReturn_t (*utilization)(nvmlDevice_t, nvml_utilization *);
+	nvmlReturn_t (*memory)(nvmlDevice_t, nvml_memory *);
+	nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int *);
+	nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *);
+	nvmlReturn_t (*pcie)(nvmlDevice_t, int, unsigned int *);
+	nvmlReturn_t (*processes)(nvmlDevice_t, unsigned int *, nvml_process_info *);
+	nvmlReturn_t (*process_util)(nvmlDevice_t, nvml_process_sample *, unsigned int *,
+				     unsigned long long);
+} N;
+
+/* Big enough for any one GPU's processes; kept off the stack (one caller at a time). */
+#define NVML_PROCS_MAX	1024
+static nvml_process_info proc_buf[NVML_PROCS_MAX];
+static nvml_process_sample sample_buf[NVML_PROCS_MAX];
+static unsigned long long newest_buf[NVML_PROCS_MAX];	/* per process read: its newest sample */
+
+static void say(char *why, size_t n, const char *what, nvmlReturn_t r)
+{
+	const char *s = N.error_string ? N.error_string(r) : NULL;
+	snprintf(why, n, "%s: %s", what, s ? s : "error");
+}
+
+static bool resolve(void **slot, const char *name, char *why, size_t n)
+{
+	*slot = dlsym(N.lib, name);
+	if (!*slot)
+		snprintf(why, n, "libnvidia-ml.so.1 has no %s", name);
+	return *slot != NULL;
+}
+
+int nvml_open(const char *path, char *why, size_t why_len)
+{
+	static const struct { size_t offset; const char *name; } entries[] = {
+#define ENTRY(field, name) { offsetof(__typeof__(N), field), name }
+		ENTRY(init, "nvmlInit_v2"), ENTRY(shutdown, "nvmlShutdown"),
+		ENTRY(error_string, "nvmlErrorString"), ENTRY(count, "nvmlDeviceGetCount_v2"),
+		ENTRY(handle, "nvmlDeviceGetHandleByIndex_v2"), ENTRY(name, "nvmlDeviceGetName"),
+		ENTRY(uuid, "nvmlDeviceGetUUID"), ENTRY(utilization, "nvmlDeviceGetUtilizationRates"),
+		ENTRY(memory, "nvmlDeviceGetMemoryInfo"), ENTRY(temperature, "nvmlDeviceGetTemperature"),
+		ENTRY(power, "nvmlDeviceGetPowerUsage"), ENTRY(clock, "nvmlDeviceGetClockInfo"),
+		ENTRY(pcie, "nvmlDeviceGetPcieThroughput"),
+		ENTRY(processes, "nvmlDeviceGetComputeRunningProcesses_v3"),
+		ENTRY(process_util, "nvmlDeviceGetProcessUtilization"),
+#undef ENTRY
+	};
+	const char *file = path && *path ? path : "libnvidia-ml.so.1";
+
+	memset(&N, 0, sizeof(N));
+	N.lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+	if (!N.lib) {
+		snprintf(why, why_len, "%s not found (no NVIDIA driver)", file);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+		if (!resolve((void **)((char *)&N + entries[i].offset), entries[i].name, why, why_len)) {
+			nvml_close();
+			return -1;
+		}
+	}
+	nvmlReturn_t r = N.init();
+	unsigned int n = 0;
+	if (r != NVML_SUCCESS) {
+		say(why, why_len, "NVML cannot start", r);
+		N.shutdown = NULL;	/* not initialized: nothing to shut down */
+		nvml_close();
+		return -1;
+	}
+	if ((r = N.count(&n)) != NVML_SUCCESS) {
+		say(why, why_len, "NVML cannot count the GPUs", r);
+		nvml_close();
+		return -1;
+	}
+	return (int)n;
+}
+
+void nvml_close(void)
+{
+	if (N.lib && N.shutdown)
+		N.shutdown();
+	if (N.lib)
+		dlclose(N.lib);
+	memset(&N, 0, sizeof(N));
+}
+
+static int unsigned_or_unknown(nvmlReturn_t r, unsigned int v)
+{
+	return r == NVML_SUCCESS ? (int)v : -1;
+}
+
+int nvml_read_device(int i, struct nvml_device_reading *out, char *why, size_t why_len)
+{
+	nvmlDevice_t d;
+	nvmlReturn_t r = N.lib ? N.handle((unsigned)i, &d) : NVML_ERROR_NOT_FOUND;
+	nvml_utilization u;
+	nvml_memory m;
+	unsigned int v;
+
+	memset(out, 0, sizeof(*out));
+	if (r != NVML_SUCCESS) {
+		say(why, why_len, "NVML cannot open the GPU", r);
+		return -1;
+	}
+	if (N.name(d, out->name, sizeof(out->name)) != NVML_SUCCESS)
+		snprintf(out->name, sizeof(out->name), "GPU %d", i);
+	if (N.uuid(d, out->uuid, sizeof(out->uuid)) != NVML_SUCCESS)
+		out->uuid[0] = '\0';
+	r = N.utilization(d, &u);
+	out->util_gpu = unsigned_or_unknown(r, u.gpu);
+	out->util_mem = unsigned_or_unknown(r, u.memory);
+	out->mem_known = N.memory(d, &m) == NVML_SUCCESS;
+	out->mem_used = out->mem_known ? m.used : 0;
+	out->mem_total = out->mem_known ? m.total : 0;
+	r = N.temperature(d, NVML_TEMPERATURE_GPU, &v);
+	out->temp_c = unsigned_or_unknown(r, v);
+	r = N.power(d, &v);
+	out->power_mw = unsigned_or_unknown(r, v);
+	r = N.clock(d, NVML_CLOCK_SM, &v);
+	out->sm_mhz = unsigned_or_unknown(r, v);
+	/* Each PCIe counter is sampled over 20 ms inside NVML: why this runs in a thread. */
+	r = N.pcie(d, NVML_PCIE_UTIL_TX_BYTES, &v);
+	out->pcie_tx_kbs = unsigned_or_unknown(r, v);
+	r = N.pcie(d, NVML_PCIE_UTIL_RX_BYTES, &v);
+	out->pcie_rx_kbs = unsigned_or_unknown(r, v);
+	return 0;
+}
+
+static unsigned long long realtime_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000;
+}
+
+/* SM utilization of each process since *last_us: the newest sample of each PID. NOT_FOUND
+ * means no sample since then: nothing of theirs ran, 0%. */
+static void read_utilization(nvmlDevice_t d, struct nvml_process_reading *out, int n,
+			     unsigned long long *last_us)
+{
+	unsigned int count = NVML_PROCS_MAX;
+	unsigned long long since = *last_us ? *last_us : realtime_us() - 1000000ull;
+	nvmlReturn_t r = N.process_util(d, sample_buf, &count, since);
+	int known = r == NVML_SUCCESS || r == NVML_ERROR_NOT_FOUND;
+
+	for (int k = 0; k < n; k++) {
+		out[k].sm_util = known ? 0 : -1;
+		newest_buf[k] = 0;
+	}
+	if (r != NVML_SUCCESS)
+		return;
+	for (unsigned int s = 0; s < count && s < NVML_PROCS_MAX; s++) {
+		const nvml_process_sample *p = &sample_buf[s];
+
+		if (p->timeStamp > *last_us)
+			*last_us = p->timeStamp;
+		for (int k = 0; k < n; k++) {
+			if (out[k].pid != p->pid || p->timeStamp < newest_buf[k])
+				continue;
+			newest_buf[k] = p->timeStamp;
+			out[k].sm_util = (int)(p->smUtil > 100 ? 100 : p->smUtil);
+		}
+	}
+}
+
+int nvml_read_processes(int i, struct nvml_process_reading *out, int max,
+			unsigned long long *last_us, char *why, size_t why_len)
+{
+	nvmlDevice_t d;
+	unsigned int count = NVML_PROCS_MAX;
+	nvmlReturn_t r = N.lib ? N.handle((unsigned)i, &d) : NVML_ERROR_NOT_FOUND;
+	int n = 0;
+
+	if (r == NVML_SUCCESS)
+		r = N.processes(d, &count, proc_buf);
+	if (r != NVML_SUCCESS) {
+		say(why, why_len, "NVML cannot list the GPU's processes", r);
+		return -1;
+	}
+	for (unsigned int k = 0; k < count && k < NVML_PROCS_MAX && n < max; k++, n++) {
+		out[n].pid = proc_buf[k].pid;
+		out[n].bytes_known = proc_buf[k].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE;
+		out[n].bytes = out[n].bytes_known ? proc_buf[k].usedGpuMemory : 0;
+	}
+	read_utilization(d, out, n, last_us);
+	return n;
+}

@@ -1,0 +1,34 @@
+/* device_rows.h — the rows built from what the GPUs say (devices.h) that every presenter
+ * shows the same way: the device memory gputop did not see allocated. Pure: it reads a
+ * devices snapshot and a figure of the statistics, nothing else. */
+#ifndef GPUTOP_DEVICE_ROWS_H
+#define GPUTOP_DEVICE_ROWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "devices.h"
+
+/* A process's device memory (NVML) = what gputop saw allocated + this row. */
+struct row_unseen {
+	bool known;			/* the process's device memory is known now */
+	const char *why;		/* !known: why not */
+	uint64_t process_bytes;		/* NVML's figure, all its GPUs */
+	uint64_t seen_bytes;		/* live device and managed bytes gputop saw allocated */
+	uint64_t unseen_bytes;		/* process - seen; 0 where seen is larger (a free not yet
+					 * reflected by the driver) */
+	bool from_start;		/* gputop watched since before its CUDA context: the row is
+					 * the context itself and memory outside the CUDA API */
+	const char *label;		/* what the row is, for every presenter */
+	int sm_util;			/* its SM utilization, percent; -1: not known */
+};
+
+#define UNSEEN_LABEL_ATTACHED	"allocated before gputop attached (or outside the CUDA API), " \
+				"the CUDA context's own memory included"
+#define UNSEEN_LABEL_FROM_START	"the CUDA context's own memory (and any outside the CUDA API)"
+
+void device_rows_unseen(struct row_unseen *r, const struct devices_snapshot *d, pid_t pid,
+			uint64_t seen_bytes);
+
+#endif

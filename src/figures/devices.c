@@ -1,0 +1,182 @@
+/* devices.c — the NVML polling thread and its snapshot (devices.h). The tracer never waits for
+ * it: it only reads /proc and NVML, and publishes each poll whole under a lock. */
+#include "devices.h"
+#include "clock.h"
+#include "config.h"
+#include "log.h"
+#include "nspid.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#define DEVICES_PROCS_READ	256	/* processes read per device */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake;		/* on CLOCK_MONOTONIC: devices_start */
+static struct devices_snapshot shown;	/* under lock: the last poll */
+static struct device_process watched[DEVICES_WATCH_MAX];	/* under lock */
+static int n_watched;
+static bool running, stopping;
+static pthread_t poller;
+static unsigned interval;
+
+/* The poller's own (one thread): what NVML said about each device's processes. */
+static struct nvml_process_reading procs[DEVICES_MAX][DEVICES_PROCS_READ];
+static int n_procs[DEVICES_MAX];
+static unsigned long long last_sample_us[DEVICES_MAX];
+
+void devices_watch(pid_t pid, bool from_start)
+{
+	pthread_mutex_lock(&lock);
+	if (n_watched < DEVICES_WATCH_MAX)
+		watched[n_watched++] = (struct device_process){ .pid = pid, .from_start = from_start,
+								.sm_util = -1 };
+	pthread_mutex_unlock(&lock);
+}
+
+/* The traced process p in this poll's process lists, by any of its namespaces' PIDs. */
+static void match_process(struct device_process *p, int n_dev)
+{
+	pid_t ids[NSPID_MAX];
+	int n_ids = nspid_read(p->pid, ids, NSPID_MAX);
+	bool foreign = false, was_polled = p->polled;
+
+	p->on_gpu = p->bytes_known = false;
+	p->bytes = 0;
+	p->sm_util = -1;
+	p->device_mask = 0;
+	for (int d = 0; d < n_dev; d++) {
+		for (int k = 0; k < n_procs[d]; k++) {
+			const struct nvml_process_reading *r = &procs[d][k];
+			bool mine = false;
+
+			for (int j = 0; j < n_ids && !mine; j++)
+				mine = (unsigned)ids[j] == r->pid;
+			if (!mine) {
+				foreign |= !nspid_visible((pid_t)r->pid);
+				continue;
+			}
+			p->on_gpu = true;
+			p->device_mask |= 1u << d;
+			p->bytes_known |= r->bytes_known;
+			p->bytes += r->bytes;
+			if (r->sm_util > p->sm_util)
+				p->sm_util = r->sm_util;
+		}
+	}
+	p->unmatched = !p->on_gpu && foreign;
+	p->polled = true;
+	/* Not on a GPU at the first look: its context comes while gputop watches. */
+	if (!was_polled && !p->on_gpu && !p->unmatched)
+		p->from_start = true;
+}
+
+static void poll_once(struct devices_snapshot *s)
+{
+	int n = s->n_dev;
+
+	for (int d = 0; d < n; d++) {
+		struct device_meter *m = &s->dev[d];
+		char why[160];
+
+		m->index = d;
+		m->readable = nvml_read_device(d, &m->r, why, sizeof(why)) == 0;
+		n_procs[d] = m->readable ? nvml_read_processes(d, procs[d], DEVICES_PROCS_READ,
+							       &last_sample_us[d], why, sizeof(why)) : 0;
+		if (n_procs[d] < 0)
+			n_procs[d] = 0;
+	}
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < n_watched; i++)
+		match_process(&watched[i], n);
+	s->n_proc = n_watched;
+	memcpy(s->proc, watched, sizeof(watched[0]) * (size_t)n_watched);
+	s->t_ns = now_ns();
+	shown = *s;
+	pthread_mutex_unlock(&lock);
+}
+
+static bool wait_interval(void)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += interval / 1000;
+	until.tv_nsec += (long)(interval % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L)
+		until.tv_sec++, until.tv_nsec -= 1000000000L;
+	pthread_mutex_lock(&lock);
+	while (!stopping && pthread_cond_timedwait(&wake, &lock, &until) != ETIMEDOUT)
+		;
+	bool go_on = !stopping;
+	pthread_mutex_unlock(&lock);
+	return go_on;
+}
+
+static void *poll_loop(void *arg)
+{
+	static struct devices_snapshot s;	/* the poll being made (large: off the stack) */
+	int n = nvml_open(config.nvml_path, s.why, sizeof(s.why));
+
+	if (n < 0) {
+		log_info("no GPU meters: %s", s.why);
+		pthread_mutex_lock(&lock);
+		memcpy(shown.why, s.why, sizeof(shown.why));
+		pthread_mutex_unlock(&lock);
+		return NULL;
+	}
+	s.available = true;
+	s.n_dev = n < DEVICES_MAX ? n : DEVICES_MAX;
+	do
+		poll_once(&s);
+	while (wait_interval());
+	poll_once(&s);		/* the figures the session ends with */
+	nvml_close();
+	return NULL;
+}
+
+int devices_start(unsigned interval_ms)
+{
+	sigset_t all, old;
+	int err;
+
+	if (config.nvml_off) {
+		snprintf(shown.why, sizeof(shown.why), "GPUTOP_NVML=0");
+		return 0;
+	}
+	interval = interval_ms ? interval_ms : 500;
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&wake, &attr);
+	pthread_condattr_destroy(&attr);
+	/* Signals to gputop belong to the tracer thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&poller, NULL, poll_loop, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	running = err == 0;
+	return -err;
+}
+
+void devices_stop(void)
+{
+	if (!running)
+		return;
+	pthread_mutex_lock(&lock);
+	stopping = true;
+	pthread_cond_signal(&wake);
+	pthread_mutex_unlock(&lock);
+	pthread_join(poller, NULL);
+	running = false;
+}
+
+void devices_snapshot(struct devices_snapshot *out)
+{
+	pthread_mutex_lock(&lock);
+	*out = shown;
+	pthread_mutex_unlock(&lock);
+}
