@@ -4,7 +4,9 @@
 #include "ui.h"
 #include "cells.h"
 #include "clock.h"
+#include "devices.h"
 #include "format.h"
+#include "meters.h"
 #include "rows.h"
 #include "session_state.h"
 #include "stats.h"
@@ -183,7 +185,21 @@ static const struct batch_col leak_cols[] = {
 	{ "API", 30, false }, { "THREAD", 8, true }, { "AGE", 8, true },
 };
 
-static void batch_memory(const struct stats_snapshot *s, const struct rows *rs, size_t max)
+/* With NVML: the process's device memory, and the part gputop did not see allocated. */
+static void batch_unseen(const struct devices_snapshot *d, const struct stats_snapshot *s, pid_t pid)
+{
+	struct row_unseen u;
+	char line[1024];
+
+	if (!d->available)
+		return;
+	device_rows_unseen(&u, d, pid, s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
+	meters_unseen_text(line, sizeof(line), &u);
+	fprintf(out, "%s\n", line);
+}
+
+static void batch_memory(const struct stats_snapshot *s, const struct rows *rs, size_t max,
+			 const struct devices_snapshot *d, pid_t pid)
 {
 	char live[FMT_LEN], peak[FMT_LEN], host[FMT_LEN];
 
@@ -192,6 +208,7 @@ static void batch_memory(const struct stats_snapshot *s, const struct rows *rs, 
 	fmt_bytes(host, sizeof(host), s->live_bytes[MEM_HOST]);
 	fprintf(out, "Memory: %s live on device, peak %s, %" PRIu64 " live allocations, %s pinned host\n",
 	       live, peak, s->live_count, host);
+	batch_unseen(d, s, pid);
 	if (!rs->n_alloc) {
 		fprintf(out, "%s\n", "Live allocations: (none)");
 		return;
@@ -225,10 +242,13 @@ static void batch_header(const struct batch *b, const struct stats_snapshot *s)
 static void batch_block(struct batch *b, const struct stats_snapshot *s)
 {
 	struct rows rs;
+	struct devices_snapshot d;
 
 	rows_build(&rs, s, &b->prev);	/* on failure empty: the tables say "(none)" */
+	devices_snapshot(&d);
 	estimated = s->launches_estimated;
 	batch_header(b, s);
+	meters_print(out, &d, b->st.pid);
 	fputc('\n', out);
 	batch_api(&rs, BATCH_TOP);
 	fputc('\n', out);
@@ -236,7 +256,7 @@ static void batch_block(struct batch *b, const struct stats_snapshot *s)
 	fputc('\n', out);
 	batch_transfers(&rs, true);
 	fputc('\n', out);
-	batch_memory(s, &rs, BATCH_TOP);
+	batch_memory(s, &rs, BATCH_TOP, &d, b->st.pid);
 	fputc('\n', out);
 	fflush(out);
 	rows_free(&rs);
@@ -256,8 +276,10 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 {
 	char outcome[64], cpu[FMT_LEN], sync[FMT_LEN];
 	struct rows rs;
+	struct devices_snapshot d;
 
 	rows_build(&rs, s, NULL);	/* the whole session */
+	devices_snapshot(&d);
 	estimated = s->launches_estimated;
 	fprintf(out, "%s\n", "gputop: summary");
 	batch_header(b, s);
@@ -266,6 +288,7 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	fmt_duration(sync, sizeof(sync), s->sync_ns);
 	fprintf(out, "%s; %" PRIu64 " launches%s; %" PRIu64 " stops, tracer CPU %s\n", outcome,
 	       s->launches, s->launches_estimated ? " (estimated)" : "", s->stops, cpu);
+	meters_print(out, &d, b->st.pid);
 	if (s->lost)
 		fprintf(out, "lost events: %" PRIu64 " calls counted but not recorded (gputop fell behind)\n",
 			s->lost);
@@ -277,7 +300,7 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	batch_transfers(&rs, false);
 	fprintf(out, "Synchronize: %" PRIu64 " calls, %s blocked\n", s->sync_calls, sync);
 	fputc('\n', out);
-	batch_memory(s, &rs, BATCH_LEAKS_MAX);
+	batch_memory(s, &rs, BATCH_LEAKS_MAX, &d, b->st.pid);
 	fflush(out);
 	rows_free(&rs);
 }

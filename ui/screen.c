@@ -5,6 +5,7 @@
 #include "clock.h"
 #include "crt.h"
 #include "format.h"
+#include "meters.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -55,7 +56,7 @@ static void screen_header(const struct tui *t, int width)
 	tui_put(stdscr, 0, 0, width, A_BOLD, line);
 }
 
-static void screen_tabs(const struct tui *t, int width)
+static void screen_tabs(const struct tui *t, int y, int width)
 {
 	int x = 0;
 
@@ -63,9 +64,9 @@ static void screen_tabs(const struct tui *t, int width)
 		char tab[32];
 
 		snprintf(tab, sizeof(tab), " %s ", tui_views[i]->name);
-		tui_put(stdscr, 1, x, width - x, i == t->view ? tui_attr(TC_TAB) : 0, tab);
+		tui_put(stdscr, y, x, width - x, i == t->view ? tui_attr(TC_TAB) : 0, tab);
 		/* The key is the name's first letter (in lower case): underline it. */
-		tui_put(stdscr, 1, x + 1, 1, (i == t->view ? tui_attr(TC_TAB) : 0) | A_UNDERLINE,
+		tui_put(stdscr, y, x + 1, 1, (i == t->view ? tui_attr(TC_TAB) : 0) | A_UNDERLINE,
 			(char[]){ tui_views[i]->name[0], 0 });
 		x += fmt_width(tab) + 1;
 	}
@@ -186,12 +187,15 @@ void screen_draw(struct tui *t)
 	} else {
 		struct tui_frame f = {
 			.cur = &t->cur, .rows = &t->rows, .st = &t->st, .hist = &t->hist,
-			.estimated = screen_estimated(t),
+			.estimated = screen_estimated(t), .dev = &t->dev,
 		};
-		struct tui_rect body = { 3, 1, h - 6, w - 2 };
+		/* The GPUs' meters under the header, as many as leave the views their room. */
+		int meters = meters_lines(&t->dev) < h - TUI_MIN_H ? meters_lines(&t->dev) : h - TUI_MIN_H;
+		meters = meters_draw(stdscr, 1, w, meters, &t->dev, t->st.pid);
+		struct tui_rect body = { 3 + meters, 1, h - 6 - meters, w - 2 };
 
 		screen_header(t, w);
-		screen_tabs(t, w);
+		screen_tabs(t, 1 + meters, w);
 		if (t->have_cur)
 			tui_views[t->view]->draw(stdscr, body, &f, &t->vs[t->view]);
 		else

@@ -39,6 +39,7 @@ static void tui_take(struct tui *t)
 	}
 	t->cur = s;
 	t->have_cur = true;
+	devices_snapshot(&t->dev);
 	rows_free(&t->rows);
 	rows_build(&t->rows, &t->cur, &t->prev);	/* on failure empty: tables say so */
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "devices.h"
 #include "history.h"
 #include "rows.h"
 #include "session_state.h"
@@ -54,6 +55,7 @@ struct tui_frame {
 	const struct session_status *st;
 	const struct history *hist;
 	bool estimated;				/* launch figures are estimates: prefix "~" */
+	const struct devices_snapshot *dev;	/* what the GPUs say (NVML) */
 };
 
 struct tui_view {

@@ -30,6 +30,7 @@ struct tui {
 	struct tui_view_state vs[TUI_VIEW_COUNT];
 	struct stats_snapshot cur, prev;	/* shown; prev for the interval rates */
 	struct rows rows;			/* of cur, against prev */
+	struct devices_snapshot dev;		/* the GPUs' meters, taken with cur */
 	bool have_cur;
 	struct session_status st;
 	struct history hist;

@@ -7,6 +7,7 @@
 #include "cells.h"
 #include "crt.h"
 #include "format.h"
+#include "meters.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,6 +37,22 @@ static void leak_cells(const struct tui_frame *f, const struct tui_row *row, cha
 	snprintf(cell[COL_DEV], TUI_CELL, "%s", c.device);
 	snprintf(cell[COL_TID], TUI_CELL, "%s", c.thread);
 	snprintf(cell[COL_AGE], TUI_CELL, "%s", c.age);
+}
+
+/* With NVML: the process's device memory = what gputop saw allocated + the row of what it did
+ * not see (before the attach, or outside the CUDA API). */
+static int leaks_unseen(WINDOW *w, struct tui_rect r, const struct tui_frame *f)
+{
+	const struct stats_snapshot *s = f->cur;
+	struct row_unseen u;
+	char line[TUI_CELL * 2];
+
+	if (!f->dev || !f->dev->available)
+		return 0;
+	device_rows_unseen(&u, f->dev, f->st->pid, s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
+	meters_unseen_text(line, sizeof(line), &u);
+	tui_put(w, r.y, r.x, r.w, tui_attr(u.known && u.unseen_bytes ? TC_WARN : TC_DIM), line);
+	return 1;
 }
 
 /* "Live: 40.0 MiB on device in 5 allocations (peak 42.0 MiB); 1.00 MiB pinned host". */
@@ -79,8 +96,11 @@ static void leaks_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 		row->tie = a->addr;
 	}
 	leaks_totals(w, r, f->cur);
-	r.y += 3;
-	r.h -= 3;
+	r.y += 2;
+	r.h -= 2;
+	int unseen = leaks_unseen(w, r, f);
+	r.y += 1 + unseen;
+	r.h -= 1 + unseen;
 	tui_table_draw(w, r, &view_leaks, vs, f, rows, rs->n_alloc, leak_cells);
 	free(rows);
 }

@@ -11,6 +11,7 @@ void device_rows_unseen(struct row_unseen *r, const struct devices_snapshot *d, 
 	memset(r, 0, sizeof(*r));
 	r->seen_bytes = seen_bytes;
 	r->sm_util = -1;
+	r->peak_bytes = p ? p->peak_bytes : 0;
 	if (!d || !d->available)
 		r->why = d && d->why[0] ? d->why : "no NVML";
 	else if (!p || !p->polled)

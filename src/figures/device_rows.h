@@ -22,6 +22,7 @@ struct row_unseen {
 					 * the context itself and memory outside the CUDA API */
 	const char *label;		/* what the row is, for every presenter */
 	int sm_util;			/* its SM utilization, percent; -1: not known */
+	uint64_t peak_bytes;		/* its most device memory in any poll; 0: none known */
 };
 
 #define UNSEEN_LABEL_ATTACHED	"allocated before gputop attached (or outside the CUDA API), " \

@@ -67,6 +67,8 @@ static void match_process(struct device_process *p, int n_dev)
 				p->sm_util = r->sm_util;
 		}
 	}
+	if (p->bytes_known && p->bytes > p->peak_bytes)
+		p->peak_bytes = p->bytes;
 	p->unmatched = !p->on_gpu && foreign;
 	p->polled = true;
 	/* Not on a GPU at the first look: its context comes while gputop watches. */

@@ -30,6 +30,7 @@ struct device_process {
 					 * have: another PID namespace; it cannot be matched */
 	bool bytes_known;
 	uint64_t bytes;			/* its device memory, all its GPUs */
+	uint64_t peak_bytes;		/* the most bytes any poll saw (0: none known) */
 	int sm_util;			/* percent, the highest of its GPUs; -1: not known */
 	uint32_t device_mask;		/* bit i: on device index i */
 };

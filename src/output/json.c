@@ -348,6 +348,8 @@ static void json_process_memory(struct jw *w, const struct report_info *info,
 	jw_open(w, '{');
 	jw_key(w, "device_bytes");
 	jw_u64_if(w, u.known, u.process_bytes);
+	jw_key(w, "peak_device_bytes");
+	jw_u64_if(w, u.peak_bytes > 0, u.peak_bytes);
 	jw_key(w, "seen_bytes");
 	jw_u64(w, u.seen_bytes);
 	jw_key(w, "unseen_bytes");
