@@ -123,9 +123,11 @@ static void meters_device_line(WINDOW *w, int y, int width, const struct device_
 	}
 	meters_extras(extras, sizeof(extras), r, "  ");
 	meters_memory(mem, sizeof(mem), r);
-	rest = fmt_width(extras) + 2 + fmt_width(r->name);
-	bw = (width - x - 5 - 2 - rest) / 2;	/* two bars, " Mem", the gaps */
-	bw = bw < METER_BAR_MIN ? METER_BAR_MIN : bw > METER_BAR_MAX ? METER_BAR_MAX : bw;
+	/* Two bars share what the figures and the name (its first 24 columns) leave. */
+	rest = fmt_width(extras) + 2 + (fmt_width(r->name) < 24 ? fmt_width(r->name) : 24);
+	bw = (width - x - 4 - 1 - rest) / 2;
+	bw = bw > METER_BAR_MAX ? METER_BAR_MAX : bw;
+	bw = bw < fmt_width(mem) + 4 ? fmt_width(mem) + 4 : bw < METER_BAR_MIN ? METER_BAR_MIN : bw;
 	if (r->util_gpu >= 0)
 		snprintf(util, sizeof(util), "%d%%", r->util_gpu);
 	else
@@ -134,7 +136,7 @@ static void meters_device_line(WINDOW *w, int y, int width, const struct device_
 	tui_put(w, y, x, width - x, tui_attr(r->util_gpu >= 90 ? TC_WARN : TC_VALUE), bar);
 	x += bw + 1;
 	tui_put(w, y, x, width - x, tui_attr(TC_LABEL), "Mem");
-	x += 4;
+	x += 3;
 	meters_bar(bar, sizeof(bar), bw,
 		   r->mem_known && r->mem_total ? (double)r->mem_used / (double)r->mem_total : 0, mem);
 	tui_put(w, y, x, width - x, tui_attr(TC_VALUE), bar);

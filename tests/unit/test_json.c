@@ -4,6 +4,7 @@
  * One "ok"/"not ok" line per check. */
 #include "clock.h"
 #include "cuda_api.h"
+#include "device_rows.h"
 #include "json.h"
 #include "stats.h"
 
@@ -90,7 +91,7 @@ static void checks(void)
 {
 	jq("keys_unsorted == [\"pid\",\"command\",\"launched\",\"duration_s\",\"exit_status\","
 	   "\"term_signal\",\"api\",\"kernels\",\"launches\",\"launches_estimated\",\"transfers\","
-	   "\"memset\",\"synchronize\",\"memory\",\"cost\",\"threads\"]");
+	   "\"memset\",\"synchronize\",\"memory\",\"cost\",\"threads\",\"devices\",\"nvml\"]");
 	jq(".pid == 1234 and .command == \"./app --n 3\" and .launched == true");
 	jq(".duration_s == 12.5 and .exit_status == null and .term_signal == null");
 	jq("[.api[].name] == [\"cudaMalloc\",\"cuLaunchKernel\",\"cudaFree\",\"cudaMemcpy\"]");
@@ -117,9 +118,32 @@ static void checks(void)
 	jq(".memory.leaks[0].caller == \"libcaller.so\"");
 	jq(".memory.by_caller == [{\"module\":\"libcaller.so\",\"live_bytes\":6144,\"live_allocations\":3}]");
 	jq(".cost == {\"stops\":1,\"stops_per_return\":0,\"stops_per_launch\":1,\"tracer_cpu_s\":1.5,\"lost_records\":0} and .threads == 7");
+	/* The process's memory: NVML's 1006144 = 6144 seen live + 1000000 not seen (devices()). */
+	jq(".memory.process == {\"device_bytes\":1006144,\"peak_device_bytes\":2000000,\"seen_bytes\":6144,"
+	   "\"unseen_bytes\":1000000,\"unseen\":\"" UNSEEN_LABEL_ATTACHED "\",\"context_made_while_traced\":false,"
+	   "\"sm_utilization_pct\":42,\"why\":null}");
+	jq(".devices == [{\"index\":0,\"name\":\"GPU \\\"zero\\\"\",\"uuid\":\"GPU-0\",\"utilization_pct\":37,"
+	   "\"memory_utilization_pct\":null,\"memory_used_bytes\":3,\"memory_total_bytes\":4,\"temperature_c\":null,"
+	   "\"power_w\":1.5,\"sm_clock_mhz\":1980,\"pcie_tx_bytes_per_s\":2048,\"pcie_rx_bytes_per_s\":null}] and .nvml == null");
 	check(file_has("\\u0001") && file_has("\\u000a") && file_has("\\\"hi\\\"\\\\"),
 	      "control characters written as \\u00XX, quotes and backslash escaped");
 	check(file_has("\n  \"pid\": 1234,\n"), "pretty-printed with a 2-space indent");
+}
+
+/* What NVML said, by hand: one GPU, the process 1234 on it. */
+static void devices(struct devices_snapshot *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->available = true;
+	d->n_dev = 1;
+	d->dev[0] = (struct device_meter){ .index = 0, .readable = true, .r = {
+		.name = "GPU \"zero\"", .uuid = "GPU-0", .util_gpu = 37, .util_mem = -1,
+		.mem_known = true, .mem_used = 3, .mem_total = 4, .temp_c = -1, .power_mw = 1500,
+		.sm_mhz = 1980, .pcie_tx_kbs = 2, .pcie_rx_kbs = -1 } };
+	d->n_proc = 1;
+	d->proc[0] = (struct device_process){ .pid = 1234, .polled = true, .on_gpu = true,
+		.bytes_known = true, .bytes = 1006144, .peak_bytes = 2000000, .sm_util = 42,
+		.device_mask = 1 };
 }
 
 static int write_json(const struct report_info *info)
@@ -137,9 +161,10 @@ static int write_json(const struct report_info *info)
 
 int main(void)
 {
+	struct devices_snapshot d;
 	struct report_info info = {
 		.pid = 1234, .command = "./app --n 3", .duration_s = 12.5, .launched = true,
-		.stops_per_launch = 1,
+		.stops_per_launch = 1, .devices = &d,
 	};
 	int fd1 = mkstemp(json_path), fd2 = mkstemp(filter_path);
 
@@ -151,6 +176,7 @@ int main(void)
 	close(fd2);
 	check(stats_init() == 0, "stats_init");
 	feed();
+	devices(&d);
 	check(write_json(&info) == 0, "json_write");
 	checks();
 
@@ -159,6 +185,8 @@ int main(void)
 	stats_reset();
 	check(write_json(&info) == 0, "json_write after a reset");
 	jq(".exit_status == 137 and .term_signal == 9 and .command == null");
+	jq(".devices == [] and .nvml == \"not polled\" and .memory.process.device_bytes == null and "
+	   ".memory.process.unseen == null and .memory.process.why != null");
 	jq(".api == [] and .kernels == [] and .transfers == [] and .launches == 0");
 	jq(".memory.live_allocations == 4 and .memory.peak_bytes == 6144 and (.memory.leaks | length) == 4");
 	stats_free();
