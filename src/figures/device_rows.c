@@ -12,6 +12,7 @@ void device_rows_unseen(struct row_unseen *r, const struct devices_snapshot *d, 
 	r->seen_bytes = seen_bytes;
 	r->sm_util = -1;
 	r->peak_bytes = p ? p->peak_bytes : 0;
+	r->from_start = p && p->from_start;
 	if (!d || !d->available)
 		r->why = d && d->why[0] ? d->why : "no NVML";
 	else if (!p || !p->polled)
@@ -27,7 +28,6 @@ void device_rows_unseen(struct row_unseen *r, const struct devices_snapshot *d, 
 	r->known = true;
 	r->process_bytes = p->bytes;
 	r->unseen_bytes = p->bytes > seen_bytes ? p->bytes - seen_bytes : 0;
-	r->from_start = p->from_start;
 	r->label = p->from_start ? UNSEEN_LABEL_FROM_START : UNSEEN_LABEL_ATTACHED;
 	r->sm_util = p->sm_util;
 }

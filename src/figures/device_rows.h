@@ -19,7 +19,8 @@ struct row_unseen {
 	uint64_t unseen_bytes;		/* process - seen; 0 where seen is larger (a free not yet
 					 * reflected by the driver) */
 	bool from_start;		/* gputop watched since before its CUDA context: the row is
-					 * the context itself and memory outside the CUDA API */
+					 * the context itself and memory outside the CUDA API (told
+					 * also once it has left the GPU) */
 	const char *label;		/* what the row is, for every presenter */
 	int sm_util;			/* its SM utilization, percent; -1: not known */
 	uint64_t peak_bytes;		/* its most device memory in any poll; 0: none known */

@@ -357,7 +357,7 @@ static void json_process_memory(struct jw *w, const struct report_info *info,
 	jw_key(w, "unseen");
 	jw_str(w, u.known ? u.label : NULL);
 	jw_key(w, "context_made_while_traced");
-	jw_bool(w, u.known && u.from_start);
+	jw_bool(w, u.from_start);
 	jw_key(w, "sm_utilization_pct");
 	jw_int_if(w, u.sm_util >= 0, u.sm_util);
 	jw_key(w, "why");

@@ -79,6 +79,7 @@ J=$TMP/launch.json
 jq_eq "$J" '.memory.process.peak_device_bytes' $((CONTEXT + 4096 + 8192)) "launch json: the process's peak device memory"
 jq_eq "$J" '.memory.process.device_bytes' null "launch json: none left after the exit"
 jq_check "$J" '.memory.process.why | test("no CUDA context")' "launch json: says why" '.memory.process.why'
+jq_eq "$J" '.memory.process.context_made_while_traced' true "launch json: the context was made while traced"
 
 # --- 3. no driver ---
 run_nodriver() {	# NAME: hold_memory launched under gputop -b, the environment as set
