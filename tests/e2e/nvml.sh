@@ -9,6 +9,9 @@
 #  2. Launched: the whole difference is the CUDA context (named so), peak kept after the exit.
 #  3. No driver (no library; a library whose nvmlInit fails): said once on stderr, no meters,
 #     .devices == [], the program's results unchanged. GPUTOP_NVML=0: nothing said.
+#  4. PID namespaces (unshare -Urpf, where allowed): a program in a namespace of its own, which
+#     the simulated NVML names by its inner PID, is matched through NSpid; gputop inside a
+#     namespace, where NVML names only PIDs it cannot see, says that it cannot match.
 source "$(dirname "$0")/../lib.sh"
 need_bin hold_memory sim/libcudart.so.13 simnvml/libnvidia-ml.so.1
 need_gputop
@@ -99,4 +102,35 @@ SIMNVML_DIR= run_nodriver noinit
 expect_eq "$(grep -c 'no GPU meters: NVML cannot start: Driver Not Loaded' "$GPUTOP_ERR")" 1 "noinit: said once on stderr"
 GPUTOP_NVML=0 run_nodriver off
 expect_eq "$(grep -c 'GPU meters' "$GPUTOP_ERR")" 0 "off: GPUTOP_NVML=0 says nothing"
+
+# --- 4. PID namespaces ---
+unshare -Urpf --mount-proc true 2>/dev/null || { note "no unshare -Urpf here: PID namespaces not checked"; finish; }
+rm -f "$TMP/go" "$TMP/stop" "$NV"/proc.*
+spawn "$TMP/ns" unshare -Urpf --mount-proc "$BIN/hold_memory" --before $BEFORE --after $AFTER --go "$TMP/go" --stop "$TMP/stop"
+wait_for_line "$TMP/ns.out" '^ready' 30 || bail "hold_memory is ready in its namespace"
+prog=$(cat "/proc/$SPAWNED_PID/task/$SPAWNED_PID/children" | awk '{ print $1 }')
+note "hold_memory: $(head -n 1 "$TMP/ns.out") in its namespace, $prog here; $(grep NSpid "/proc/$prog/status")"
+touch "$TMP/go"
+wait_for_line "$TMP/ns.out" '^allocated$' 30 || bail "hold_memory allocated"
+spawn "$TMP/nsattach" "$GPUTOP" -p "$prog" -b -d 0.2 --json "$TMP/ns.json"
+gputop=$SPAWNED_PID
+expect_line "$TMP/nsattach.out" "^PID $prog on GPU0: 302 MiB device memory" "namespace: matched through NSpid"
+kill -TERM "$gputop"
+wait_pid "$gputop" 30
+jq_eq "$TMP/ns.json" '.memory.process.device_bytes' $((CONTEXT + BEFORE + AFTER)) "namespace: its device memory in --json"
+touch "$TMP/stop"
+
+# gputop in a namespace of its own; NVML names only a process of another namespace.
+rm -f "$TMP/stop" "$NV"/proc.*
+echo "0 1000 0" >"$NV/proc.4242420.foreign"
+mkdir -p "$TMP/elsewhere"
+spawn "$TMP/inside" unshare -Urpf --mount-proc "$GPUTOP" -b -d 0.2 --json "$TMP/inside.json" -- \
+	env SIMNVML_DIR="$TMP/elsewhere" "$BIN/hold_memory" --before 4096 --after 4096 --go "$TMP/go" --stop "$TMP/stop"
+gputop=$SPAWNED_PID
+expect_line "$TMP/inside.out" "^PID [0-9]+: NVML names processes by another PID namespace's IDs: cannot match this one$" \
+	"inside a namespace: says it cannot match"
+touch "$TMP/stop"
+wait_pid "$gputop" 30
+expect_eq "$WAIT_STATUS" 0 "inside a namespace: gputop exits with the program's 0"
+jq_check "$TMP/inside.json" '.memory.process.why | test("another PID namespace")' "inside a namespace: --json says why" '.memory.process.why'
 finish

@@ -6,7 +6,9 @@
  *                             ("-" for a figure the GPU does not support)
  *   $SIMNVML_DIR/proc.PID.*   "DEVICE BYTES SM_UTIL": a process on a GPU; the files of one PID
  *                             add up (the simulated CUDA libraries write them as they
- *                             allocate: simnvml_account.c); listed while /proc/PID exists.
+ *                             allocate: simnvml_account.c); listed while /proc/PID exists,
+ *                             or always for a name ending in ".foreign" (a process NVML names
+ *                             by a PID of another PID namespace, as in a container).
  * Without SIMNVML_DIR, nvmlInit_v2 fails as it does where no driver is loaded.
  * Entry points and structures as NVML's API reference gives them. */
 #define _GNU_SOURCE
@@ -121,7 +123,9 @@ static int processes(unsigned dev, struct sim_proc *out)
 		if (sscanf(e->d_name, "proc.%u.", &pid) != 1 || strstr(e->d_name, ".tmp"))
 			continue;
 		snprintf(proc, sizeof(proc), "/proc/%u", pid);
-		if (access(proc, F_OK) != 0)
+		size_t len = strlen(e->d_name);
+		int foreign = len > 8 && strcmp(e->d_name + len - 8, ".foreign") == 0;
+		if (!foreign && access(proc, F_OK) != 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir(), e->d_name);
 		FILE *f = fopen(path, "r");
