@@ -1,5 +1,6 @@
 /* devices.c — the NVML polling thread and its snapshot (devices.h). The tracer never waits for
  * it: it only reads /proc and NVML, and publishes each poll whole under a lock. */
+#define _GNU_SOURCE		/* pthread_timedjoin_np */
 #include "devices.h"
 #include "clock.h"
 #include "config.h"
@@ -172,7 +173,12 @@ void devices_stop(void)
 	stopping = true;
 	pthread_cond_signal(&wake);
 	pthread_mutex_unlock(&lock);
-	pthread_join(poller, NULL);
+	/* A driver that hangs must not keep gputop from ending: the last poll gets 3 s. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 3;
+	if (pthread_timedjoin_np(poller, NULL, &until) != 0)
+		log_warn("NVML did not answer within 3 s: the GPU meters are from an earlier poll");
 	running = false;
 }
 

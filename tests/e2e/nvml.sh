@@ -9,7 +9,9 @@
 #  2. Launched: the whole difference is the CUDA context (named so), peak kept after the exit.
 #  3. No driver (no library; a library whose nvmlInit fails): said once on stderr, no meters,
 #     .devices == [], the program's results unchanged. GPUTOP_NVML=0: nothing said.
-#  4. PID namespaces (unshare -Urpf, where allowed): a program in a namespace of its own, which
+#  4. A driver that hangs (the simulated NVML stops answering): gputop still ends when the
+#     program does, says so, and exits with the program's status.
+#  5. PID namespaces (unshare -Urpf, where allowed): a program in a namespace of its own, which
 #     the simulated NVML names by its inner PID, is matched through NSpid; gputop inside a
 #     namespace, where NVML names only PIDs it cannot see, says that it cannot match.
 source "$(dirname "$0")/../lib.sh"
@@ -103,7 +105,20 @@ expect_eq "$(grep -c 'no GPU meters: NVML cannot start: Driver Not Loaded' "$GPU
 GPUTOP_NVML=0 run_nodriver off
 expect_eq "$(grep -c 'GPU meters' "$GPUTOP_ERR")" 0 "off: GPUTOP_NVML=0 says nothing"
 
-# --- 4. PID namespaces ---
+# --- 4. NVML hangs ---
+rm -f "$TMP/stop"
+spawn "$TMP/hang" "$GPUTOP" -b -d 0.2 -- "$BIN/hold_memory" --before 4096 --after 4096 --go "$TMP/go" --stop "$TMP/stop"
+gputop=$SPAWNED_PID
+expect_line "$TMP/hang.out" '^PID [0-9]+ on GPU0: ' "hang: the meters are up"
+touch "$NV/hang"	# from the next poll on (the final one at the latest), NVML never answers
+touch "$TMP/stop"
+wait_pid "$gputop" 30
+rm -f "$NV/hang"
+expect_eq "$WAIT_STATUS" 0 "hang: gputop ends with the program, status 0"
+expect_eq "$(grep -c 'NVML did not answer' "$TMP/hang.err")" 1 "hang: it says so"
+expect_eq "$(grep -c 'hold_memory: ok' "$TMP/hang.out")" 1 "hang: the program's results are unchanged"
+
+# --- 5. PID namespaces ---
 unshare -Urpf --mount-proc true 2>/dev/null || { note "no unshare -Urpf here: PID namespaces not checked"; finish; }
 rm -f "$TMP/go" "$TMP/stop" "$NV"/proc.*
 spawn "$TMP/ns" unshare -Urpf --mount-proc "$BIN/hold_memory" --before $BEFORE --after $AFTER --go "$TMP/go" --stop "$TMP/stop"
