@@ -15,6 +15,7 @@ enum {
 	NVML_SUCCESS = 0,
 	NVML_ERROR_NOT_FOUND = 6,
 	NVML_ERROR_INSUFFICIENT_SIZE = 7,
+	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
 };
 enum { NVML_TEMPERATURE_GPU = 0 };
 enum { NVML_CLOCK_SM = 1 };
@@ -64,6 +65,9 @@ static struct {
 				     unsigned long long);
 } N;
 
+/* An optional entry point, as NVML answers where a function is missing. */
+#define OPTIONAL(fn, ...) (N.fn ? N.fn(__VA_ARGS__) : NVML_ERROR_FUNCTION_NOT_FOUND)
+
 /* Big enough for any one GPU's processes; kept off the stack (one caller at a time). */
 #define NVML_PROCS_MAX	1024
 static nvml_process_info proc_buf[NVML_PROCS_MAX];
@@ -76,27 +80,24 @@ static void say(char *why, size_t n, const char *what, nvmlReturn_t r)
 	snprintf(why, n, "%s: %s", what, s ? s : "error");
 }
 
-static bool resolve(void **slot, const char *name, char *why, size_t n)
-{
-	*slot = dlsym(N.lib, name);
-	if (!*slot)
-		snprintf(why, n, "libnvidia-ml.so.1 has no %s", name);
-	return *slot != NULL;
-}
-
 int nvml_open(const char *path, char *why, size_t why_len)
 {
-	static const struct { size_t offset; const char *name; } entries[] = {
-#define ENTRY(field, name) { offsetof(__typeof__(N), field), name }
-		ENTRY(init, "nvmlInit_v2"), ENTRY(shutdown, "nvmlShutdown"),
-		ENTRY(error_string, "nvmlErrorString"), ENTRY(count, "nvmlDeviceGetCount_v2"),
-		ENTRY(handle, "nvmlDeviceGetHandleByIndex_v2"), ENTRY(name, "nvmlDeviceGetName"),
-		ENTRY(uuid, "nvmlDeviceGetUUID"), ENTRY(utilization, "nvmlDeviceGetUtilizationRates"),
-		ENTRY(memory, "nvmlDeviceGetMemoryInfo"), ENTRY(temperature, "nvmlDeviceGetTemperature"),
-		ENTRY(power, "nvmlDeviceGetPowerUsage"), ENTRY(clock, "nvmlDeviceGetClockInfo"),
-		ENTRY(pcie, "nvmlDeviceGetPcieThroughput"),
-		ENTRY(processes, "nvmlDeviceGetComputeRunningProcesses_v3"),
-		ENTRY(process_util, "nvmlDeviceGetProcessUtilization"),
+	/* Only what gputop cannot do without is required: a driver that lacks a meter's entry
+	 * point (an old one, or one that dropped a deprecated call) shows that meter as unknown. */
+	static const struct { size_t offset; const char *name; bool required; } entries[] = {
+#define ENTRY(field, name, required) { offsetof(__typeof__(N), field), name, required }
+		ENTRY(init, "nvmlInit_v2", true), ENTRY(shutdown, "nvmlShutdown", true),
+		ENTRY(error_string, "nvmlErrorString", true), ENTRY(count, "nvmlDeviceGetCount_v2", true),
+		ENTRY(handle, "nvmlDeviceGetHandleByIndex_v2", true),
+		ENTRY(name, "nvmlDeviceGetName", false), ENTRY(uuid, "nvmlDeviceGetUUID", false),
+		ENTRY(utilization, "nvmlDeviceGetUtilizationRates", false),
+		ENTRY(memory, "nvmlDeviceGetMemoryInfo", false),
+		ENTRY(temperature, "nvmlDeviceGetTemperature", false),
+		ENTRY(power, "nvmlDeviceGetPowerUsage", false),
+		ENTRY(clock, "nvmlDeviceGetClockInfo", false),
+		ENTRY(pcie, "nvmlDeviceGetPcieThroughput", false),
+		ENTRY(processes, "nvmlDeviceGetComputeRunningProcesses_v3", false),
+		ENTRY(process_util, "nvmlDeviceGetProcessUtilization", false),
 #undef ENTRY
 	};
 	const char *file = path && *path ? path : "libnvidia-ml.so.1";
@@ -108,7 +109,12 @@ int nvml_open(const char *path, char *why, size_t why_len)
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
-		if (!resolve((void **)((char *)&N + entries[i].offset), entries[i].name, why, why_len)) {
+		void **slot = (void **)((char *)&N + entries[i].offset);
+
+		*slot = dlsym(N.lib, entries[i].name);
+		if (!*slot && entries[i].required) {
+			snprintf(why, why_len, "%s has no %s", file, entries[i].name);
+			N.shutdown = NULL;	/* not initialized: nothing to shut down */
 			nvml_close();
 			return -1;
 		}
@@ -156,26 +162,26 @@ int nvml_read_device(int i, struct nvml_device_reading *out, char *why, size_t w
 		say(why, why_len, "NVML cannot open the GPU", r);
 		return -1;
 	}
-	if (N.name(d, out->name, sizeof(out->name)) != NVML_SUCCESS)
+	if (OPTIONAL(name, d, out->name, sizeof(out->name)) != NVML_SUCCESS)
 		snprintf(out->name, sizeof(out->name), "GPU %d", i);
-	if (N.uuid(d, out->uuid, sizeof(out->uuid)) != NVML_SUCCESS)
+	if (OPTIONAL(uuid, d, out->uuid, sizeof(out->uuid)) != NVML_SUCCESS)
 		out->uuid[0] = '\0';
-	r = N.utilization(d, &u);
+	r = OPTIONAL(utilization, d, &u);
 	out->util_gpu = unsigned_or_unknown(r, u.gpu);
 	out->util_mem = unsigned_or_unknown(r, u.memory);
-	out->mem_known = N.memory(d, &m) == NVML_SUCCESS;
+	out->mem_known = OPTIONAL(memory, d, &m) == NVML_SUCCESS;
 	out->mem_used = out->mem_known ? m.used : 0;
 	out->mem_total = out->mem_known ? m.total : 0;
-	r = N.temperature(d, NVML_TEMPERATURE_GPU, &v);
+	r = OPTIONAL(temperature, d, NVML_TEMPERATURE_GPU, &v);
 	out->temp_c = unsigned_or_unknown(r, v);
-	r = N.power(d, &v);
+	r = OPTIONAL(power, d, &v);
 	out->power_mw = unsigned_or_unknown(r, v);
-	r = N.clock(d, NVML_CLOCK_SM, &v);
+	r = OPTIONAL(clock, d, NVML_CLOCK_SM, &v);
 	out->sm_mhz = unsigned_or_unknown(r, v);
 	/* Each PCIe counter is sampled over 20 ms inside NVML: why this runs in a thread. */
-	r = N.pcie(d, NVML_PCIE_UTIL_TX_BYTES, &v);
+	r = OPTIONAL(pcie, d, NVML_PCIE_UTIL_TX_BYTES, &v);
 	out->pcie_tx_kbs = unsigned_or_unknown(r, v);
-	r = N.pcie(d, NVML_PCIE_UTIL_RX_BYTES, &v);
+	r = OPTIONAL(pcie, d, NVML_PCIE_UTIL_RX_BYTES, &v);
 	out->pcie_rx_kbs = unsigned_or_unknown(r, v);
 	return 0;
 }
@@ -194,7 +200,7 @@ static void read_utilization(nvmlDevice_t d, struct nvml_process_reading *out, i
 {
 	unsigned int count = NVML_PROCS_MAX;
 	unsigned long long since = *last_us ? *last_us : realtime_us() - 1000000ull;
-	nvmlReturn_t r = N.process_util(d, sample_buf, &count, since);
+	nvmlReturn_t r = OPTIONAL(process_util, d, sample_buf, &count, since);
 	int known = r == NVML_SUCCESS || r == NVML_ERROR_NOT_FOUND;
 
 	for (int k = 0; k < n; k++) {
@@ -226,7 +232,7 @@ int nvml_read_processes(int i, struct nvml_process_reading *out, int max,
 	int n = 0;
 
 	if (r == NVML_SUCCESS)
-		r = N.processes(d, &count, proc_buf);
+		r = OPTIONAL(processes, d, &count, proc_buf);
 	if (r != NVML_SUCCESS) {
 		say(why, why_len, "NVML cannot list the GPU's processes", r);
 		return -1;
