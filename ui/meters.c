@@ -59,6 +59,11 @@ static void meters_process(char *buf, size_t n, const struct devices_snapshot *d
 	const struct device_process *p = devices_find(d, pid);
 
 	device_rows_unseen(&u, d, pid, 0);
+	if (!u.known && u.peak_bytes) {
+		fmt_bytes(bytes, sizeof(bytes), u.peak_bytes);
+		snprintf(buf, n, "PID %d: %s (its peak: %s device memory)", (int)pid, u.why, bytes);
+		return;
+	}
 	if (!u.known) {
 		snprintf(buf, n, "PID %d: %s", (int)pid, u.why);
 		return;

@@ -80,6 +80,8 @@ expect_line "$TMP/launch.out" '^GPU memory \(NVML\): 300 MiB = 12\.0 KiB seen al
 touch "$TMP/stop"
 wait_pid "$gputop" 30
 expect_eq "$WAIT_STATUS" 0 "launch: gputop exits with the program's status 0"
+expect_line "$TMP/launch.out" '^PID [0-9]+: no CUDA context on a GPU \(its peak: 300 MiB device memory\)$' \
+	"launch: the summary gives the process's peak once it has left the GPU"
 J=$TMP/launch.json
 jq_eq "$J" '.memory.process.peak_device_bytes' $((CONTEXT + 4096 + 8192)) "launch json: the process's peak device memory"
 jq_eq "$J" '.memory.process.device_bytes' null "launch json: none left after the exit"
