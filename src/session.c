@@ -260,10 +260,10 @@ int session_run(const struct options *opt)
 
 	err = tracer_loop(timeout, true);
 	rescue_watchdog_stop();
+	devices_stop();		/* the GPUs' last figures, before the UI shows the final ones */
 	mark_ended();
 	if (ui_running)
 		pthread_join(ui, NULL);
-	devices_stop();		/* the last figures of the GPUs, for the summary and the JSON */
 	if (mode == UI_SUMMARY)
 		batch_print_final(stderr);
 
