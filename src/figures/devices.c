@@ -38,17 +38,9 @@ void devices_watch(pid_t pid, bool from_start)
 	pthread_mutex_unlock(&lock);
 }
 
-/* The traced process p in this poll's process lists, by any of its namespaces' PIDs. */
-static void match_process(struct device_process *p, int n_dev)
+/* Adds to p the processes of this poll that NVML names by one of ids; whether any did. */
+static bool collect(struct device_process *p, int n_dev, const pid_t *ids, int n_ids)
 {
-	pid_t ids[NSPID_MAX];
-	int n_ids = nspid_read(p->pid, ids, NSPID_MAX);
-	bool foreign = false, was_polled = p->polled;
-
-	p->on_gpu = p->bytes_known = false;
-	p->bytes = 0;
-	p->sm_util = -1;
-	p->device_mask = 0;
 	for (int d = 0; d < n_dev; d++) {
 		for (int k = 0; k < n_procs[d]; k++) {
 			const struct nvml_process_reading *r = &procs[d][k];
@@ -56,10 +48,8 @@ static void match_process(struct device_process *p, int n_dev)
 
 			for (int j = 0; j < n_ids && !mine; j++)
 				mine = (unsigned)ids[j] == r->pid;
-			if (!mine) {
-				foreign |= !nspid_visible((pid_t)r->pid);
+			if (!mine)
 				continue;
-			}
 			p->on_gpu = true;
 			p->device_mask |= 1u << d;
 			p->bytes_known |= r->bytes_known;
@@ -68,9 +58,36 @@ static void match_process(struct device_process *p, int n_dev)
 				p->sm_util = r->sm_util;
 		}
 	}
+	return p->on_gpu;
+}
+
+/* Whether NVML names a process this poll that /proc does not have: another PID namespace's. */
+static bool foreign_pids(int n_dev)
+{
+	for (int d = 0; d < n_dev; d++)
+		for (int k = 0; k < n_procs[d]; k++)
+			if (!nspid_visible((pid_t)procs[d][k].pid))
+				return true;
+	return false;
+}
+
+/* The traced process p in this poll's process lists: by its PID here, else by its PID in a
+ * namespace nested in gputop's (NSpid), where NVML would name it so. */
+static void match_process(struct device_process *p, int n_dev)
+{
+	pid_t ids[NSPID_MAX];
+	int n_ids = nspid_read(p->pid, ids, NSPID_MAX);
+	bool was_polled = p->polled;
+
+	p->on_gpu = p->bytes_known = false;
+	p->bytes = 0;
+	p->sm_util = -1;
+	p->device_mask = 0;
+	if (n_ids > 0 && !collect(p, n_dev, ids, 1))
+		collect(p, n_dev, ids + 1, n_ids - 1);
 	if (p->bytes_known && p->bytes > p->peak_bytes)
 		p->peak_bytes = p->bytes;
-	p->unmatched = !p->on_gpu && foreign;
+	p->unmatched = !p->on_gpu && foreign_pids(n_dev);
 	p->polled = true;
 	/* Not on a GPU at the first look: its context comes while gputop watches. */
 	if (!was_polled && !p->on_gpu && !p->unmatched)
