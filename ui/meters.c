@@ -16,8 +16,9 @@ int meters_lines(const struct devices_snapshot *d)
 }
 
 /* "45°C  123 W  SM 1980 MHz  PCIe tx 1.02 MB/s rx 2.05 MB/s": what NVML told, in that order. */
-static void meters_extras(char *buf, size_t n, const struct nvml_device_reading *r, const char *sep)
+static void meters_extras(char *buf, size_t n, const struct device_meter *m, const char *sep)
 {
+	const struct nvml_device_reading *r = &m->r;
 	char tx[32], rx[32];
 	size_t used = 0;
 
@@ -33,6 +34,11 @@ static void meters_extras(char *buf, size_t n, const struct nvml_device_reading 
 		fmt_rate(tx, sizeof(tx), (uint64_t)r->pcie_tx_kbs * 1024, 1000000000u);
 		fmt_rate(rx, sizeof(rx), (uint64_t)r->pcie_rx_kbs * 1024, 1000000000u);
 		used += (size_t)snprintf(buf + used, n - used, "PCIe tx %s rx %s%s", tx, rx, sep);
+	}
+	if (m->nvlink_tx_bps >= 0 && m->nvlink_rx_bps >= 0 && used < n) {
+		fmt_rate(tx, sizeof(tx), (uint64_t)m->nvlink_tx_bps, 1000000000u);
+		fmt_rate(rx, sizeof(rx), (uint64_t)m->nvlink_rx_bps, 1000000000u);
+		used += (size_t)snprintf(buf + used, n - used, "NVLink tx %s rx %s%s", tx, rx, sep);
 	}
 	if (used >= strlen(sep) && used < n)
 		buf[used - strlen(sep)] = '\0';
@@ -116,7 +122,7 @@ static void meters_bar(char *buf, size_t n, int width, double fraction, const ch
 static void meters_device_line(WINDOW *w, int y, int width, const struct device_meter *m)
 {
 	const struct nvml_device_reading *r = &m->r;
-	char label[16], extras[160], mem[64], util[16], bar[METER_BAR_MAX + 8];
+	char label[16], extras[256], mem[64], util[16], bar[METER_BAR_MAX + 8];
 	int x = 0, rest, bw;
 
 	snprintf(label, sizeof(label), "GPU%d", m->index);
@@ -126,7 +132,7 @@ static void meters_device_line(WINDOW *w, int y, int width, const struct device_
 		tui_put(w, y, x, width - x, tui_attr(TC_WARN), "NVML cannot read this GPU");
 		return;
 	}
-	meters_extras(extras, sizeof(extras), r, "  ");
+	meters_extras(extras, sizeof(extras), m, "  ");
 	meters_memory(mem, sizeof(mem), r);
 	/* Two bars share what the figures and the name (its first 24 columns) leave. */
 	rest = fmt_width(extras) + 2 + (fmt_width(r->name) < 24 ? fmt_width(r->name) : 24);
@@ -174,7 +180,7 @@ int meters_draw(WINDOW *w, int y, int width, int max_lines, const struct devices
 
 void meters_print(FILE *f, const struct devices_snapshot *d, pid_t pid)
 {
-	char extras[160], mem[64], line[512];
+	char extras[256], mem[64], line[512];
 
 	if (!d->available)
 		return;
@@ -185,7 +191,7 @@ void meters_print(FILE *f, const struct devices_snapshot *d, pid_t pid)
 			fprintf(f, "GPU%d: NVML cannot read this GPU\n", m->index);
 			continue;
 		}
-		meters_extras(extras, sizeof(extras), &m->r, ", ");
+		meters_extras(extras, sizeof(extras), m, ", ");
 		meters_memory(mem, sizeof(mem), &m->r);
 		if (m->r.util_gpu >= 0)
 			fprintf(f, "GPU%d %s: util %d%%, mem %s%s%s\n", m->index, m->r.name, m->r.util_gpu,

@@ -36,6 +36,20 @@ typedef struct {		/* nvmlProcessInfo_t as _v3 takes it: the v2 layout */
 	unsigned int gpuInstanceId, computeInstanceId;
 } nvml_process_info;
 
+typedef struct {		/* nvmlFieldValue_t */
+	unsigned int fieldId, scopeId;
+	long long timestamp;		/* µs */
+	long long latencyUsec;
+	int valueType;			/* nvmlValueType_t */
+	nvmlReturn_t nvmlReturn;
+	union { double d; unsigned int ui; unsigned long long ull; long long sll; } value;
+} nvml_field_value;
+
+/* NVLink data throughput counters (KiB, all links with scopeId UINT_MAX), nvml.h's field ids */
+enum { NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX = 138, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139 };
+enum { NVML_VALUE_TYPE_UNSIGNED_INT = 1, NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+       NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3 };
+
 typedef struct {		/* nvmlProcessUtilizationSample_t */
 	unsigned int pid;
 	unsigned long long timeStamp;	/* µs, CPU time */
@@ -44,6 +58,7 @@ typedef struct {		/* nvmlProcessUtilizationSample_t */
 
 _Static_assert(sizeof(nvml_process_info) == 24, "nvmlProcessInfo_v2_t is 24 bytes");
 _Static_assert(sizeof(nvml_process_sample) == 32, "nvmlProcessUtilizationSample_t is 32 bytes");
+_Static_assert(sizeof(nvml_field_value) == 40, "nvmlFieldValue_t is 40 bytes");
 
 static struct {
 	void *lib;
@@ -63,6 +78,7 @@ static struct {
 	nvmlReturn_t (*processes)(nvmlDevice_t, unsigned int *, nvml_process_info *);
 	nvmlReturn_t (*process_util)(nvmlDevice_t, nvml_process_sample *, unsigned int *,
 				     unsigned long long);
+	nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvml_field_value *);
 } N;
 
 /* An optional entry point, as NVML answers where a function is missing. */
@@ -98,6 +114,7 @@ int nvml_open(const char *path, char *why, size_t why_len)
 		ENTRY(pcie, "nvmlDeviceGetPcieThroughput", false),
 		ENTRY(processes, "nvmlDeviceGetComputeRunningProcesses_v3", false),
 		ENTRY(process_util, "nvmlDeviceGetProcessUtilization", false),
+		ENTRY(field_values, "nvmlDeviceGetFieldValues", false),
 #undef ENTRY
 	};
 	const char *file = path && *path ? path : "libnvidia-ml.so.1";
@@ -149,6 +166,34 @@ static int unsigned_or_unknown(nvmlReturn_t r, unsigned int v)
 	return r == NVML_SUCCESS ? (int)v : -1;
 }
 
+/* An unsigned field value whatever its width; false when the field could not be read. */
+static bool field_u64(const nvml_field_value *f, uint64_t *v)
+{
+	if (f->nvmlReturn != NVML_SUCCESS)
+		return false;
+	if (f->valueType == NVML_VALUE_TYPE_UNSIGNED_INT)
+		*v = f->value.ui;
+	else if (f->valueType == NVML_VALUE_TYPE_UNSIGNED_LONG ||
+		 f->valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG)
+		*v = f->value.ull;
+	else
+		return false;
+	return true;
+}
+
+/* NVLink's data counters, summed over the links; a GPU without NVLink says NOT_SUPPORTED. */
+static void read_nvlink(nvmlDevice_t d, struct nvml_device_reading *out)
+{
+	nvml_field_value f[2] = {
+		{ .fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, .scopeId = ~0u },
+		{ .fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, .scopeId = ~0u },
+	};
+
+	out->nvlink_known = OPTIONAL(field_values, d, 2, f) == NVML_SUCCESS &&
+			    field_u64(&f[0], &out->nvlink_tx_kib) && field_u64(&f[1], &out->nvlink_rx_kib);
+	out->nvlink_us = f[0].timestamp;
+}
+
 int nvml_read_device(int i, struct nvml_device_reading *out, char *why, size_t why_len)
 {
 	nvmlDevice_t d;
@@ -183,6 +228,7 @@ int nvml_read_device(int i, struct nvml_device_reading *out, char *why, size_t w
 	out->pcie_tx_kbs = unsigned_or_unknown(r, v);
 	r = OPTIONAL(pcie, d, NVML_PCIE_UTIL_RX_BYTES, &v);
 	out->pcie_rx_kbs = unsigned_or_unknown(r, v);
+	read_nvlink(d, out);
 	return 0;
 }
 

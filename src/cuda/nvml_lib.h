@@ -23,6 +23,9 @@ struct nvml_device_reading {
 	int power_mw;
 	int sm_mhz;
 	int pcie_tx_kbs, pcie_rx_kbs;	/* KB/s */
+	bool nvlink_known;		/* NVLink counters (GPUs without NVLink: false) */
+	uint64_t nvlink_tx_kib, nvlink_rx_kib;	/* data sent and received over all links so far */
+	int64_t nvlink_us;		/* when NVML read them (µs) */
 };
 
 /* One compute process on a device, as NVML names it (its PID may be of another namespace). */

@@ -28,6 +28,7 @@ static unsigned interval;
 static struct nvml_process_reading procs[DEVICES_MAX][DEVICES_PROCS_READ];
 static int n_procs[DEVICES_MAX];
 static unsigned long long last_sample_us[DEVICES_MAX];
+static struct nvml_device_reading last_reading[DEVICES_MAX];	/* for the NVLink rates */
 
 void devices_watch(pid_t pid, bool from_start)
 {
@@ -94,6 +95,23 @@ static void match_process(struct device_process *p, int n_dev)
 		p->from_start = true;
 }
 
+/* Bytes per second from two readings of a KiB counter; -1 where they do not make a rate. */
+static int64_t kib_rate(uint64_t before, uint64_t after, int64_t us)
+{
+	return us > 0 && after >= before ? (int64_t)((double)(after - before) * 1024.0 * 1e6 / (double)us)
+					 : -1;
+}
+
+static void nvlink_rates(struct device_meter *m, struct nvml_device_reading *last)
+{
+	const struct nvml_device_reading *r = &m->r;
+	bool both = m->readable && r->nvlink_known && last->nvlink_known;
+
+	m->nvlink_tx_bps = both ? kib_rate(last->nvlink_tx_kib, r->nvlink_tx_kib, r->nvlink_us - last->nvlink_us) : -1;
+	m->nvlink_rx_bps = both ? kib_rate(last->nvlink_rx_kib, r->nvlink_rx_kib, r->nvlink_us - last->nvlink_us) : -1;
+	*last = m->readable ? *r : (struct nvml_device_reading){ 0 };
+}
+
 static void poll_once(struct devices_snapshot *s)
 {
 	int n = s->n_dev;
@@ -104,6 +122,7 @@ static void poll_once(struct devices_snapshot *s)
 
 		m->index = d;
 		m->readable = nvml_read_device(d, &m->r, why, sizeof(why)) == 0;
+		nvlink_rates(m, &last_reading[d]);
 		n_procs[d] = m->readable ? nvml_read_processes(d, procs[d], DEVICES_PROCS_READ,
 							       &last_sample_us[d], why, sizeof(why)) : 0;
 		if (n_procs[d] < 0)

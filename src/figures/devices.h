@@ -18,6 +18,8 @@ struct device_meter {
 	int index;			/* NVML's index */
 	bool readable;			/* false: NVML could not read it (reading is empty) */
 	struct nvml_device_reading r;
+	int64_t nvlink_tx_bps, nvlink_rx_bps;	/* NVLink data rates between the last two polls,
+						 * bytes/s; -1: not known (no NVLink, first poll) */
 };
 
 /* A traced process as the GPUs see it. */

@@ -394,6 +394,10 @@ static void json_device(struct jw *w, const struct device_meter *m)
 	jw_u64_if(w, r->pcie_tx_kbs >= 0, (uint64_t)r->pcie_tx_kbs * 1024);
 	jw_key(w, "pcie_rx_bytes_per_s");
 	jw_u64_if(w, r->pcie_rx_kbs >= 0, (uint64_t)r->pcie_rx_kbs * 1024);
+	jw_key(w, "nvlink_tx_bytes_per_s");
+	jw_int_if(w, m->nvlink_tx_bps >= 0, m->nvlink_tx_bps);
+	jw_key(w, "nvlink_rx_bytes_per_s");
+	jw_int_if(w, m->nvlink_rx_bps >= 0, m->nvlink_rx_bps);
 	jw_close(w, '}');
 }
 

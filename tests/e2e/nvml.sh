@@ -22,7 +22,7 @@ can_attach_to_others || skip "this user may not ptrace other processes (Yama ptr
 CONTEXT=314572800 BEFORE=777777 AFTER=1048576
 NV=$TMP/nvml
 mkdir -p "$NV"
-printf '%s\n' 'NVIDIA H100 80GB HBM3 (simulated)|GPU-5113-0000|37|12|12884901888|85899345920|45|123456|1980|1000|2000' \
+printf '%s\n' 'NVIDIA H100 80GB HBM3 (simulated)|GPU-5113-0000|37|12|12884901888|85899345920|45|123456|1980|1000|2000|1000000|2000000' \
 	'Second GPU (simulated)|GPU-5113-0001|-|-|-|-|-|-|-|-|-' >"$NV/devices"
 export LD_LIBRARY_PATH=$SIM SIMNVML_DIR=$NV SIMNVML_CONTEXT_BYTES=$CONTEXT SIMNVML_SM_UTIL=61
 export GPUTOP_NVML=$BIN/simnvml/libnvidia-ml.so.1 GPUTOP_NVML_POLL_MS=100
@@ -41,8 +41,8 @@ expect_line() {	# FILE REGEX WHAT: a line of FILE matches, polled
 }
 expect_line "$TMP/attach.out" '^GPU memory \(NVML\): 302 MiB = 1\.00 MiB seen allocated \+ 301 MiB allocated before gputop attached' \
 	"-b: the process's memory = seen + the row of what gputop did not see"
-expect_line "$TMP/attach.out" '^GPU0 NVIDIA H100 80GB HBM3 \(simulated\): util 37%, mem 12\.0 GiB/80\.0 GiB, 45.C, 123 W, SM 1980 MHz, PCIe tx 1\.02 MB/s rx 2\.05 MB/s$' \
-	"-b: the meters of GPU0"
+expect_line "$TMP/attach.out" '^GPU0 NVIDIA H100 80GB HBM3 \(simulated\): util 37%, mem 12\.0 GiB/80\.0 GiB, 45.C, 123 W, SM 1980 MHz, PCIe tx 1\.02 MB/s rx 2\.05 MB/s, NVLink tx 1\.02 GB/s rx 2\.05 GB/s$' \
+	"-b: the meters of GPU0 (NVLink's rates from its counters)"
 expect_line "$TMP/attach.out" '^GPU1 Second GPU \(simulated\): util (—|-), mem (—|-)$' "-b: GPU1 says what it does not tell"
 expect_line "$TMP/attach.out" "^PID $prog on GPU0: 302 MiB device memory, SM 61%$" "-b: the process's line"
 kill -TERM "$gputop"
@@ -50,12 +50,16 @@ wait_pid "$gputop" 30
 expect_eq "$WAIT_STATUS" 0 "gputop detaches on SIGTERM, status 0"
 J=$TMP/attach.json
 jq_eq "$J" '.devices | length' 2 "json: two devices"
-jq_eq "$J" '.devices[0]' '{"index":0,"name":"NVIDIA H100 80GB HBM3 (simulated)","uuid":"GPU-5113-0000",
+jq_eq "$J" '.devices[0] | del(.nvlink_tx_bytes_per_s, .nvlink_rx_bytes_per_s)' '{"index":0,
+	"name":"NVIDIA H100 80GB HBM3 (simulated)","uuid":"GPU-5113-0000",
 	"utilization_pct":37,"memory_utilization_pct":12,"memory_used_bytes":12884901888,
 	"memory_total_bytes":85899345920,"temperature_c":45,"power_w":123.456,"sm_clock_mhz":1980,
 	"pcie_tx_bytes_per_s":1024000,"pcie_rx_bytes_per_s":2048000}' "json: GPU0's figures are NVML's"
-jq_eq "$J" '.devices[1] | [.utilization_pct, .memory_used_bytes, .temperature_c, .power_w, .sm_clock_mhz]' \
-	'[null,null,null,null,null]' "json: what GPU1 does not tell is null"
+# NVLink: rates from two readings of KiB counters that the simulated NVML truncates to whole KiB
+jq_range "$J" '.devices[0].nvlink_tx_bytes_per_s' 1022976000 1025024000 "json: GPU0's NVLink tx rate (1,000,000 KiB/s, 0.1%)"
+jq_range "$J" '.devices[0].nvlink_rx_bytes_per_s' 2045952000 2050048000 "json: GPU0's NVLink rx rate (2,000,000 KiB/s, 0.1%)"
+jq_eq "$J" '.devices[1] | [.utilization_pct, .memory_used_bytes, .temperature_c, .power_w, .sm_clock_mhz, .nvlink_tx_bytes_per_s]' \
+	'[null,null,null,null,null,null]' "json: what GPU1 does not tell is null"
 jq_eq "$J" '.nvml' null "json: NVML was there"
 jq_eq "$J" '.memory.process.device_bytes' $((CONTEXT + BEFORE + AFTER)) "json: the process's device memory (NVML)"
 jq_eq "$J" '.memory.process.seen_bytes' $AFTER "json: what gputop saw allocated"

@@ -2,8 +2,10 @@
  * Its figures come from files the test controls, read afresh at every call:
  *   $SIMNVML_DIR/devices      one line per GPU, fields separated by '|':
  *                             name|uuid|util%|memory util%|used bytes|total bytes|temp °C|
- *                             power mW|SM clock MHz|PCIe TX KB/s|PCIe RX KB/s
- *                             ("-" for a figure the GPU does not support)
+ *                             power mW|SM clock MHz|PCIe TX KB/s|PCIe RX KB/s[|NVLink TX
+ *                             KiB/s|NVLink RX KiB/s] ("-", or no NVLink fields, for a figure the
+ *                             GPU does not support); NVLink's counters grow at those rates
+ *                             from nvmlInit_v2 on, as a link busy at that rate would count
  *   $SIMNVML_DIR/proc.PID.*   "DEVICE BYTES SM_UTIL": a process on a GPU; the files of one PID
  *                             add up (the simulated CUDA libraries write them as they
  *                             allocate: simnvml_account.c); listed while /proc/PID exists,
@@ -44,11 +46,27 @@ typedef struct {
 	unsigned int smUtil, memUtil, encUtil, decUtil;
 } nvmlProcessUtilizationSample_t;
 
-enum { F_NAME, F_UUID, F_UTIL, F_MEMUTIL, F_USED, F_TOTAL, F_TEMP, F_POWER, F_SM, F_TX, F_RX, F_COUNT };
+enum { F_NAME, F_UUID, F_UTIL, F_MEMUTIL, F_USED, F_TOTAL, F_TEMP, F_POWER, F_SM, F_TX, F_RX,
+       F_NVLINK_TX, F_NVLINK_RX, F_COUNT };
+typedef struct {
+	unsigned int fieldId, scopeId;
+	long long timestamp, latencyUsec;
+	int valueType;
+	nvmlReturn_t nvmlReturn;
+	union { double d; unsigned int ui; unsigned long long ull; } value;
+} nvmlFieldValue_t;
 #define MAX_DEVICES 16
 #define MAX_PROCS 64
 
 static int initialized;
+static unsigned long long init_us;	/* NVLink's counters start here */
+
+static unsigned long long realtime_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000;
+}
 
 static const char *dir(void)
 {
@@ -155,6 +173,7 @@ API nvmlReturn_t nvmlInit_v2(void)
 	if (!dir())
 		return NVML_ERROR_DRIVER_NOT_LOADED;
 	initialized = 1;
+	init_us = realtime_us();
 	return NVML_SUCCESS;
 }
 
@@ -301,5 +320,30 @@ API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtil
 		s[i] = (nvmlProcessUtilizationSample_t){ .pid = p[i].pid, .timeStamp = now > last_seen ? now : last_seen + 1,
 							 .smUtil = p[i].sm };
 	*count = (unsigned)n;
+	return NVML_SUCCESS;
+}
+
+/* NVLink data counters (fields 138, 139: KiB, all links): rate x time since nvmlInit_v2. */
+API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *values)
+{
+	unsigned long long now = realtime_us();
+
+	if (!initialized)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!d || count < 0 || (count && !values))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (int i = 0; i < count; i++) {
+		nvmlFieldValue_t *f = &values[i];
+		unsigned long long rate = 0;
+		int field = f->fieldId == 138 ? F_NVLINK_TX : f->fieldId == 139 ? F_NVLINK_RX : -1;
+
+		f->timestamp = (long long)now;
+		f->latencyUsec = 0;
+		f->nvmlReturn = field >= 0 && f->scopeId == ~0u ? number(d, field, &rate) : NVML_ERROR_NOT_SUPPORTED;
+		if (f->nvmlReturn == NVML_ERROR_INVALID_ARGUMENT)	/* no such field in the line */
+			f->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+		f->valueType = 3;	/* NVML_VALUE_TYPE_UNSIGNED_LONG_LONG */
+		f->value.ull = rate * (now - init_us) / 1000000ull;
+	}
 	return NVML_SUCCESS;
 }

@@ -124,7 +124,8 @@ static void checks(void)
 	   "\"sm_utilization_pct\":42,\"why\":null}");
 	jq(".devices == [{\"index\":0,\"name\":\"GPU \\\"zero\\\"\",\"uuid\":\"GPU-0\",\"utilization_pct\":37,"
 	   "\"memory_utilization_pct\":null,\"memory_used_bytes\":3,\"memory_total_bytes\":4,\"temperature_c\":null,"
-	   "\"power_w\":1.5,\"sm_clock_mhz\":1980,\"pcie_tx_bytes_per_s\":2048,\"pcie_rx_bytes_per_s\":null}] and .nvml == null");
+	   "\"power_w\":1.5,\"sm_clock_mhz\":1980,\"pcie_tx_bytes_per_s\":2048,\"pcie_rx_bytes_per_s\":null,"
+	   "\"nvlink_tx_bytes_per_s\":5000,\"nvlink_rx_bytes_per_s\":null}] and .nvml == null");
 	check(file_has("\\u0001") && file_has("\\u000a") && file_has("\\\"hi\\\"\\\\"),
 	      "control characters written as \\u00XX, quotes and backslash escaped");
 	check(file_has("\n  \"pid\": 1234,\n"), "pretty-printed with a 2-space indent");
@@ -139,7 +140,8 @@ static void devices(struct devices_snapshot *d)
 	d->dev[0] = (struct device_meter){ .index = 0, .readable = true, .r = {
 		.name = "GPU \"zero\"", .uuid = "GPU-0", .util_gpu = 37, .util_mem = -1,
 		.mem_known = true, .mem_used = 3, .mem_total = 4, .temp_c = -1, .power_mw = 1500,
-		.sm_mhz = 1980, .pcie_tx_kbs = 2, .pcie_rx_kbs = -1 } };
+		.sm_mhz = 1980, .pcie_tx_kbs = 2, .pcie_rx_kbs = -1 }, .nvlink_tx_bps = 5000,
+		.nvlink_rx_bps = -1 };
 	d->n_proc = 1;
 	d->proc[0] = (struct device_process){ .pid = 1234, .polled = true, .on_gpu = true,
 		.bytes_known = true, .bytes = 1006144, .peak_bytes = 2000000, .sm_util = 42,
