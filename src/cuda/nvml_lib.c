@@ -198,9 +198,9 @@ int nvml_read_device(int i, struct nvml_device_reading *out, char *why, size_t w
 {
 	nvmlDevice_t d;
 	nvmlReturn_t r = N.lib ? N.handle((unsigned)i, &d) : NVML_ERROR_NOT_FOUND;
-	nvml_utilization u;
-	nvml_memory m;
-	unsigned int v;
+	nvml_utilization u = { 0 };
+	nvml_memory m = { 0 };
+	unsigned int v = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (r != NVML_SUCCESS) {
