@@ -62,6 +62,17 @@ long arch_syscall_result(const arch_regs_t *r);
  * AUDIT_ARCH_* value) and the instruction pointer, which is past the syscall instruction. */
 extern const uint32_t arch_seccomp_arch;
 uint64_t arch_syscall_ip(uint64_t gadget_addr);
+/* A gadget that needs nobody after its system call: `syscall`, then every register the
+ * injection or the instruction changed loaded back from a save area, and a jump to where the
+ * thread was. gputop stops the thread at the system call's exit (PTRACE_SYSCALL) and never lets
+ * it run that tail; a thread whose tracer died meanwhile runs it and goes on as if nothing had
+ * happened. arch_syscall_resume_code writes it (code_at: where it will be; save_at: the save
+ * area, ARCH_SYSCALL_SAVE_WORDS words) into buf and returns its length (0: no room);
+ * arch_syscall_resume_save fills the save area from the registers the thread had, a system
+ * call it was interrupted in set to restart as the kernel would have restarted it. */
+#define ARCH_SYSCALL_SAVE_WORDS 10
+size_t arch_syscall_resume_code(uint8_t *buf, size_t room, uint64_t code_at, uint64_t save_at);
+void arch_syscall_resume_save(const arch_regs_t *saved, uint64_t save[ARCH_SYSCALL_SAVE_WORDS]);
 
 /* A function call made by the tracer: pc = func, sp = sp (the return address is already at
  * [sp]), integer arguments in their registers; no system call restarts. */

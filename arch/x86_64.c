@@ -128,6 +128,50 @@ uint64_t arch_syscall_ip(uint64_t gadget_addr)
 	return gadget_addr + 2;	/* after the 2-byte syscall instruction */
 }
 
+/* Save area order: rax rdi rsi rdx r10 r8 r9 rcx r11 rip. `mov reg, [rip + disp32]` for each
+ * (REX.W 8B, ModRM mod=00 rm=101), then `jmp [rip + disp32]`: no flag changes, no stack use. */
+static const uint8_t resume_load[9][3] = {
+	{ 0x48, 0x8b, 0x05 }, { 0x48, 0x8b, 0x3d }, { 0x48, 0x8b, 0x35 }, { 0x48, 0x8b, 0x15 },
+	{ 0x4c, 0x8b, 0x15 }, { 0x4c, 0x8b, 0x05 }, { 0x4c, 0x8b, 0x0d }, { 0x48, 0x8b, 0x0d },
+	{ 0x4c, 0x8b, 0x1d },
+};
+
+size_t arch_syscall_resume_code(uint8_t *buf, size_t room, uint64_t code_at, uint64_t save_at)
+{
+	size_t n = 2 + 9 * 7 + 6;
+	if (room < n)
+		return 0;
+	buf[0] = 0x0f, buf[1] = 0x05;	/* syscall */
+	size_t at = 2;
+	for (int i = 0; i <= 9; i++) {
+		size_t len = i < 9 ? 7 : 6;
+		if (i < 9)
+			memcpy(buf + at, resume_load[i], 3);
+		else
+			buf[at] = 0xff, buf[at + 1] = 0x25;	/* jmp [rip + disp32] */
+		size_t disp_at = at + (i < 9 ? 3 : 2);
+		int32_t disp = (int32_t)((int64_t)(save_at + 8u * (unsigned)i) - (int64_t)(code_at + at + len));
+		memcpy(buf + disp_at, &disp, 4);
+		at += len;
+	}
+	return n;
+}
+
+void arch_syscall_resume_save(const arch_regs_t *r, uint64_t save[ARCH_SYSCALL_SAVE_WORDS])
+{
+	uint64_t rax = r->rax, rip = r->rip;
+	/* Stopped inside a system call that is to restart (no signal handler runs here): back to
+	 * its syscall instruction with its number, as the kernel's own return would do. */
+	long ret = (long)r->rax;
+	if ((long)r->orig_rax >= 0 && (ret == -512 || ret == -513 || ret == -514 || ret == -516)) {
+		rax = ret == -516 ? 219 /* restart_syscall */ : r->orig_rax;
+		rip -= 2;
+	}
+	const uint64_t v[ARCH_SYSCALL_SAVE_WORDS] = { rax, r->rdi, r->rsi, r->rdx, r->r10, r->r8,
+						      r->r9, r->rcx, r->r11, rip };
+	memcpy(save, v, sizeof v);
+}
+
 void arch_prepare_call(arch_regs_t *r, uint64_t func, uint64_t sp, const uint64_t args[6])
 {
 	r->rdi = args[0];

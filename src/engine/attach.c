@@ -32,7 +32,10 @@
 #include "threads.h"
 #include "xol.h"
 
-#define PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC)
+/* TRACESYSGOOD: the only system call stops are those of injected calls (tracee_run_syscall),
+ * told apart from a SIGTRAP of the program's by it. */
+#define PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+			PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
 
 static int ptrace_errno(long r)
 {
@@ -182,7 +185,7 @@ int tracer_setup_image(struct thread *t)
 	if ((err = sym_open(tracee->pid)) < 0)
 		return err;
 	uint64_t entry = program_entry(tracee->pid);
-	xol_set_runner(tracee_run_to_trap);
+	xol_set_runner(tracee_run_to_trap, tracee_run_syscall);
 	if (!entry || (err = xol_init(t, entry)) < 0) {
 		log_error("cannot map the trampoline page into %d: %s", tracee->pid,
 			  strerror(entry ? -err : ENOENT));

@@ -153,6 +153,16 @@ void tracee_on_exit(const struct trace_stop *e)
 
 /* ---- one thread to a trap of ours ------------------------------------------------------- */
 
+/* A stop on the way that is not ours: the program's signal, kept for later (and any it
+ * already owed resent then: standard signals do not queue twice anyway). */
+static void keep_signal(struct thread *t, int sig)
+{
+	if (!t->pending_sig)
+		t->pending_sig = sig;
+	else if (sig != t->pending_sig && sig <= 64)
+		t->deferred |= 1ull << (sig - 1);
+}
+
 int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 {
 	int foreign = 0;
@@ -178,25 +188,76 @@ int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 			tracee_note_stop(t, &e);
 			return 0;
 		}
-		/* munmap of the page holding the gadget: the trap after it is fetched from a page
-		 * that is gone, a SIGSEGV right there. Ours, and as good as the trap. */
-		if (e.event == TE_SIGNAL && e.sig == SIGSEGV && arch_get_regs(t->tid, r) == 0 &&
-		    arch_pc(r) == trap_addr) {
-			arch_set_pc(r, trap_addr + arch_breakpoint_len);
-			tracee_note_stop(t, &e);
-			return 0;
-		}
 		if (e.event == TE_SIGNAL && ++foreign > 64)
 			return -EFAULT;	/* a fault that repeats: this thread cannot get there */
-		if (e.event == TE_SIGNAL) {
-			/* A signal for the program arrived first: keep it for later, and resend any
-			 * it already owed (standard signals do not queue twice anyway). */
-			if (!t->pending_sig)
-				t->pending_sig = e.sig;
-			else if (e.sig != t->pending_sig && e.sig <= 64)
-				t->deferred |= 1ull << (e.sig - 1);
-		}
+		if (e.event == TE_SIGNAL)
+			keep_signal(t, e.sig);	/* a signal for the program arrived first */
 		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+			return -errno;
+	}
+}
+
+/* A signal that ends the process is on its way to the thread (a seccomp filter's SIGSYS, a
+ * SIGKILL): /proc/PID/task/TID/status, its pending sets. */
+static bool fatal_signal_pending(pid_t tid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", tracee->pid, tid);
+	FILE *f = fopen(path, "re");
+	unsigned long long set, fatal = (1ull << (SIGKILL - 1)) | (1ull << (SIGSYS - 1));
+	bool pending = false;
+	if (!f)
+		return true;	/* gone already */
+	while (fgets(line, sizeof line, f))
+		if ((sscanf(line, "SigPnd: %llx", &set) == 1 || sscanf(line, "ShdPnd: %llx", &set) == 1) &&
+		    (set & fatal))
+			pending = true;
+	fclose(f);
+	return pending;
+}
+
+int tracee_run_syscall(struct thread *t, arch_regs_t *r)
+{
+	struct trace_stop e;
+	int foreign = 0;
+	if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0)
+		return -errno;
+	for (;;) {
+		pid_t w = event_wait(t->tid, 0, &e);
+		if (w == -EINTR) {
+			if (reap_after_interrupted_wait(tracee->pid, t->tid, tracer_stop_signal))
+				return -ESRCH;
+			continue;
+		}
+		if (w < 0)
+			return (int)w;
+		if (event_is_end(&e)) {
+			tracee_on_exit(&e);
+			return -ESRCH;
+		}
+		/* A system call stop (PTRACE_O_TRACESYSGOOD: SIGTRAP | 0x80). struct
+		 * ptrace_syscall_info (linux/ptrace.h; glibc's headers may lack it) begins with
+		 * its op: 1 at the entry stop, 2 at the exit stop. */
+		uint8_t info[128] = { 0 };
+		bool syscall_stop = e.event == TE_SIGNAL && e.sig == (SIGTRAP | 0x80);
+		if (syscall_stop &&
+		    ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof info, info) > 0 && info[0] == 2) {
+			if (fatal_signal_pending(t->tid)) {
+				/* The call killed it (a seccomp filter's SIGSYS): let it die, and say so
+				 * when its end is seen. */
+				if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+					return -ESRCH;
+				continue;
+			}
+			tracee_note_stop(t, &e);
+			return arch_get_regs(t->tid, r) < 0 ? -ESRCH : 0;
+		}
+		if (e.event == TE_SIGNAL && !syscall_stop) {
+			if (++foreign > 64)
+				return -EFAULT;
+			keep_signal(t, e.sig);
+		}
+		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0)
 			return -errno;
 	}
 }

@@ -1,11 +1,11 @@
 /* xol.c — the trampoline page: areas mapped into the program, their fixed entries and the
  * out-of-line slots. Layout of an area:
  *   +0   int3              return trampoline (swapped return addresses point here)
- *   +8   syscall; int3     gadget for injected system calls
  *   +16  ret               target of the calibration calls, which return to +0
  *   +24  .quad +0          their "stack": the return address ret pops
  *   +32  int3              where functions called by xol_call return to
  *   +64  the return stub (retfast.c), up to 192 bytes (area 0)
+ *   +256 the self-resuming syscall gadget (arch_syscall_resume_code), its save area at +352
  *   +512 shared code every area carries (the launch and call stubs, launchring.c), up to 1536 bytes
  *   +2048 slots of ARCH_XOL_SLOT bytes, one per breakpoint
  * The page is mapped read+execute: gputop writes it through /proc/PID/mem, the program
@@ -28,13 +28,14 @@
 
 #define AREA_SIZE (64 * 1024)
 #define OFF_TRAMP 0
-#define OFF_GADGET 8
 #define OFF_RET 16
 #define OFF_RETADDR 24
 #define OFF_CALL_TRAP 32
 #define CALL_STACK_SIZE (256 * 1024)
 #define OFF_RET_STUB 64
 #define OFF_RET_STUB_END 256
+#define OFF_RESUME 256
+#define OFF_RESUME_SAVE 352
 #define OFF_SHARED 512
 #define OFF_SLOTS 2048
 #define MAX_AREAS 64
@@ -47,10 +48,12 @@ struct area {
 
 /* The engine's, set once: gputop-wide. */
 static xol_runner run_to_trap;
+static xol_syscall_runner run_syscall;
 
-void xol_set_runner(xol_runner run)
+void xol_set_runner(xol_runner run, xol_syscall_runner syscall_run)
 {
 	run_to_trap = run;
+	run_syscall = syscall_run;
 }
 
 /* The process's part (tracee->xol). */
@@ -154,15 +157,24 @@ static int area_fill_header(uint64_t base)
 	uint8_t head[OFF_RET_STUB];
 	arch_fill_breakpoints(head, sizeof head);	/* a stray jump here traps */
 	memcpy(head + OFF_TRAMP, arch_breakpoint, arch_breakpoint_len);
-	memcpy(head + OFF_GADGET, arch_syscall_gadget, arch_syscall_gadget_len);
 	memcpy(head + OFF_RET, arch_return_insn, arch_return_insn_len);
 	uint64_t tramp = base + OFF_TRAMP;
 	memcpy(head + OFF_RETADDR, &tramp, sizeof tramp);
 	memcpy(head + OFF_CALL_TRAP, arch_breakpoint, arch_breakpoint_len);
-	return mem_write_code(base, head, sizeof head);
+	int err = mem_write_code(base, head, sizeof head);
+	uint8_t resume[OFF_RESUME_SAVE - OFF_RESUME];
+	size_t n = arch_syscall_resume_code(resume, sizeof resume, base + OFF_RESUME, base + OFF_RESUME_SAVE);
+	if (!err && !n)
+		err = -ENOSPC;
+	return err ? err : mem_write_code(base + OFF_RESUME, resume, n);
 }
 
-static long run_syscall_at(struct thread *t, uint64_t gadget, long nr, const uint64_t args[6])
+/* The thread runs the system call at gadget and is stopped at its exit, before it returns to
+ * the gadget's next instruction. save_at: the save area of a self-resuming gadget (arch.h),
+ * filled first so that a thread whose tracer dies meanwhile goes back where it was; 0 for the
+ * one-off gadget of xol_init (syscall; int3). */
+static long run_syscall_at(struct thread *t, uint64_t gadget, uint64_t save_at, long nr,
+			   const uint64_t args[6])
 {
 	arch_regs_t saved, r;
 	int err = arch_get_regs(t->tid, &saved);
@@ -171,17 +183,24 @@ static long run_syscall_at(struct thread *t, uint64_t gadget, long nr, const uin
 	/* Issue 17 (probe/seccomp.c): never a call the program's seccomp filter may refuse. */
 	if ((err = seccomp_check_inject(t->tid, nr, args, gadget)) < 0)
 		return err;
+	if (save_at) {
+		uint64_t words[ARCH_SYSCALL_SAVE_WORDS];
+		arch_syscall_resume_save(&saved, words);
+		if ((err = mem_write_code(save_at, words, sizeof words)) < 0)
+			return err;
+	}
 	r = saved;
 	arch_prepare_syscall(&r, gadget, nr, args);
 	if ((err = arch_set_regs(t->tid, &r)) < 0)
 		return err;
-	err = run_to_trap(t, gadget + arch_syscall_gadget_len - arch_breakpoint_len, &r);
+	err = run_syscall(t, &r);
 	if (err < 0)
 		return err;
 	long ret = arch_syscall_result(&r);
-	/* Back to exactly where it was; a system call it was in restarts as it would have. */
+	/* Back to exactly where it was; a system call it was in restarts as it would have. A thread
+	 * that cannot be put back is being killed (a seccomp filter's SIGSYS at this very call). */
 	err = arch_set_regs(t->tid, &saved);
-	return err < 0 ? err : ret;
+	return err < 0 ? -ESRCH : ret;
 }
 
 long xol_syscall(struct thread *t, long nr, const uint64_t args[6])
@@ -189,7 +208,8 @@ long xol_syscall(struct thread *t, long nr, const uint64_t args[6])
 	struct xol_state *st = tracee->xol;
 	if (!st->n_areas)
 		return -ENOEXEC;
-	return run_syscall_at(t, st->areas[0].base + OFF_GADGET, nr, args);
+	return run_syscall_at(t, st->areas[0].base + OFF_RESUME, st->areas[0].base + OFF_RESUME_SAVE,
+			      nr, args);
 }
 
 long xol_mmap_rw(struct thread *t, size_t size)
@@ -205,12 +225,12 @@ int xol_munmap(struct thread *t, uint64_t addr, size_t size)
 	return r < 0 ? (int)r : 0;
 }
 
-static long map_area(struct thread *t, uint64_t gadget, uint64_t hint)
+static long map_area(struct thread *t, uint64_t gadget, uint64_t save_at, uint64_t hint)
 {
 	uint64_t args[6] = { hint, AREA_SIZE, PROT_READ | PROT_EXEC,
 			     MAP_PRIVATE | MAP_ANONYMOUS | (hint ? MAP_FIXED_NOREPLACE : 0),
 			     (uint64_t)-1, 0 };
-	return run_syscall_at(t, gadget, SYS_mmap, args);
+	return run_syscall_at(t, gadget, save_at, SYS_mmap, args);
 }
 
 static int add_area(uint64_t base)
@@ -233,7 +253,7 @@ int xol_init(struct thread *t, uint64_t scratch)
 		return err;
 	if ((err = mem_write_code(scratch, arch_syscall_gadget, arch_syscall_gadget_len)) < 0)
 		return err;
-	long addr = map_area(t, scratch, 0);
+	long addr = map_area(t, scratch, 0, 0);
 	int restore = mem_write_code(scratch, saved, arch_syscall_gadget_len);
 	if (addr < 0 && addr > -4096)
 		return (int)addr;
@@ -262,7 +282,8 @@ static int area_near(struct thread *t, uint64_t near)
 	for (uint64_t step = 16u << 20; step < (1u << 30); step *= 2) {
 		uint64_t tries[2] = { (near - step) & ~0xffffull, (near + step) & ~0xffffull };
 		for (int k = 0; k < 2; k++) {
-			long addr = map_area(t, st->areas[0].base + OFF_GADGET, tries[k]);
+			long addr = map_area(t, st->areas[0].base + OFF_RESUME,
+					     st->areas[0].base + OFF_RESUME_SAVE, tries[k]);
 			if (addr > 0 && within_2g((uint64_t)addr, near)) {
 				int err = add_area((uint64_t)addr);
 				return err < 0 ? err : st->n_areas - 1;
@@ -350,7 +371,10 @@ int xol_unmap_all(struct thread *t)
 		xol_munmap(t, st->call_stack, CALL_STACK_SIZE);
 		st->call_stack = 0;
 	}
-	/* The gadget lives in area 0: unmap it last. */
+	/* The gadget lives in area 0: unmap it last. (That one call cannot resume by itself: a
+	 * gputop killed during it leaves the thread returning into a page that is gone. A copy
+	 * over the program's entry point was tried: the watchdog, putting the entry's bytes back,
+	 * raced the thread still running them.) */
 	for (int i = st->n_areas - 1; i >= 0; i--) {
 		uint64_t args[6] = { st->areas[i].base, AREA_SIZE, 0, 0, 0, 0 };
 		long r = xol_syscall(t, SYS_munmap, args);

@@ -27,7 +27,11 @@ void xol_state_free(struct xol_state *st);
  * until it traps at trap_addr (other stops on the way are kept for later); *r gets its
  * registers there. 0 or -errno. Set once, before xol_init. */
 typedef int (*xol_runner)(struct thread *t, uint64_t trap_addr, arch_regs_t *r);
-void xol_set_runner(xol_runner run);
+/* And how an injected system call is run: the thread, its registers set, resumes and is
+ * stopped at the exit of the system call it makes (PTRACE_SYSCALL); *r gets its registers
+ * there. 0 or -errno. */
+typedef int (*xol_syscall_runner)(struct thread *t, arch_regs_t *r);
+void xol_set_runner(xol_runner run, xol_syscall_runner syscall_run);
 int xol_init(struct thread *t, uint64_t scratch);
 bool xol_ready(void);
 void xol_forget(void);		/* after exec: the mappings went with the old image */

@@ -1,10 +1,14 @@
 /* test_arch.c — unit test of arch/x86_64.c's jump probes (capstone, no tracee): the slot a
  * jump probe runs (prefix, relocated instructions, jump back), the refusals, and the check for
- * branches into the bytes a jump covers. Prints one "ok"/"not ok" line per check. */
+ * branches into the bytes a jump covers; and the self-resuming syscall gadget, run for real in
+ * this process (a getpid, then every register back from the save area and a jump back).
+ * Prints one "ok"/"not ok" line per check. */
 #include "arch.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 
 static int failures;
 
@@ -28,8 +32,66 @@ static int32_t i32_at(const uint8_t *p)
 	return v;
 }
 
+/* The tail a thread runs when gputop died during an injected call: with the save area holding
+ * known values and the address of label 1 as rip, every register must come back. */
+static void test_syscall_resume(void)
+{
+	/* Code in one page (read+execute), its save area in the next (read+write). */
+	uint8_t *page = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED) {
+		check("pages for the gadget", false);
+		return;
+	}
+	uint64_t *save = (uint64_t *)(page + 4096);
+	size_t n = arch_syscall_resume_code(page, 256, (uint64_t)page, (uint64_t)save);
+	check("the self-resuming gadget fits", n > 0 && n <= 256);
+	check("no room: refused", arch_syscall_resume_code(page, 8, (uint64_t)page, (uint64_t)save) == 0);
+	mprotect(page, 4096, PROT_READ | PROT_EXEC);
+	for (int i = 0; i < 9; i++)
+		save[i] = 0x1111111111111111ull * (uint64_t)(i + 1);
+	uint64_t got[9];
+	/* rip slot = label 1; rax = getpid's number; to the gadget, which must come back to 1:
+	 * with every register as the save area says. */
+	__asm__ volatile("lea 1f(%%rip), %%rax\n\t"
+			 "mov %%rax, 72(%[save])\n\t"
+			 "mov %[nr], %%eax\n\t"
+			 "jmp *%[gadget]\n\t"
+			 "1:\n\t"
+			 "mov %%rax, 0(%[out])\n\t"
+			 "mov %%rdi, 8(%[out])\n\t"
+			 "mov %%rsi, 16(%[out])\n\t"
+			 "mov %%rdx, 24(%[out])\n\t"
+			 "mov %%r10, 32(%[out])\n\t"
+			 "mov %%r8, 40(%[out])\n\t"
+			 "mov %%r9, 48(%[out])\n\t"
+			 "mov %%rcx, 56(%[out])\n\t"
+			 "mov %%r11, 64(%[out])\n\t"
+			 :
+			 : [nr] "i"(SYS_getpid), [gadget] "r"(page), [out] "r"(got), [save] "r"(save)
+			 : "rax", "rdi", "rsi", "rdx", "r10", "r8", "r9", "rcx", "r11", "memory", "cc");
+	bool all = true;
+	for (int i = 0; i < 9; i++)
+		all &= got[i] == 0x1111111111111111ull * (uint64_t)(i + 1);
+	check("after its system call the gadget gives every register back and returns", all);
+	munmap(page, 8192);
+
+	arch_regs_t r = { 0 };
+	uint64_t w[ARCH_SYSCALL_SAVE_WORDS];
+	r.rax = (uint64_t)-512, r.orig_rax = 202, r.rip = 0x1000;	/* futex, -ERESTARTSYS */
+	arch_syscall_resume_save(&r, w);
+	check("a system call to restart: back to its syscall instruction, its number in rax",
+	      w[0] == 202 && w[9] == 0x1000 - 2);
+	r.rax = (uint64_t)-516;	/* -ERESTART_RESTARTBLOCK */
+	arch_syscall_resume_save(&r, w);
+	check("ERESTART_RESTARTBLOCK: restart_syscall", w[0] == 219 && w[9] == 0x1000 - 2);
+	r.rax = 5, r.orig_rax = (uint64_t)-1;
+	arch_syscall_resume_save(&r, w);
+	check("no system call: registers as they were", w[0] == 5 && w[9] == 0x1000);
+}
+
 int main(void)
 {
+	test_syscall_resume();
 	if (arch_init() < 0) {
 		printf("not ok - capstone opens\n");
 		return 1;
