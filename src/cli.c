@@ -21,7 +21,10 @@ static const char usage_text[] =
 	"Attaches with ptrace: no root, no eBPF, no restart of the program.\n"
 	"\n"
 	"Options:\n"
-	"  -p, --pid PID           attach to a running process; q or Ctrl-C detaches, it runs on\n"
+	"  -p, --pid PID[,PID...]  attach to running processes; q or Ctrl-C detaches, they run on\n"
+	"      --children          attach mode: also the processes' descendants, and new ones\n"
+	"      --no-follow         launch mode: do not follow the program's children (by default\n"
+	"                          every descendant is followed, and probed once it loads CUDA)\n"
 	"  -b, --batch             print plain tables on stdout every interval, no TUI (like top -b)\n"
 	"  -d, --delay SECONDS     seconds between refreshes (default 1)\n"
 	"  -n, --iterations N      stop after N refreshes (then detach)\n"
@@ -55,6 +58,8 @@ static const struct option long_options[] = {
 	{ "max-overhead", required_argument, NULL, 'O' },
 	{ "no-color", no_argument, NULL, 'C' },
 	{ "trust-seccomp", no_argument, NULL, 'S' },
+	{ "children", no_argument, NULL, 'K' },
+	{ "no-follow", no_argument, NULL, 'F' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -91,9 +96,33 @@ static bool parse_long(const char *s, long *out, long min)
 	return true;
 }
 
+/* PID[,PID...]: digits only (strtol would also take " 5" and "+5"), each once. */
+static int parse_pids(const char *arg, struct options *opt)
+{
+	char buf[1024];
+	long v;
+	if (strlen(arg) >= sizeof buf)
+		return bad("invalid PID list '%.40s...': too long", arg);
+	strcpy(buf, arg);
+	char *save = NULL;
+	if (!*arg || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
+		return bad("invalid PID '%s': expected a positive process ID", arg);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!isdigit((unsigned char)tok[0]) || !parse_long(tok, &v, 1) || v > INT_MAX)
+			return bad("invalid PID '%s': expected a positive process ID", tok);
+		for (int i = 0; i < opt->n_pids; i++)
+			if (opt->pids[i] == (pid_t)v)
+				return bad("PID %s is given twice", tok);
+		if (opt->n_pids == CLI_MAX_PIDS)
+			return bad("too many PIDs: gputop attaches to at most 64 at once%s", "");
+		opt->pids[opt->n_pids++] = (pid_t)v;
+	}
+	opt->pid = opt->pids[0];
+	return 0;
+}
+
 int cli_parse(int argc, char **argv, struct options *opt)
 {
-	long v;
 	*opt = (struct options){ .delay_s = 1.0, .iterations = -1 };
 	const char *nc = getenv("NO_COLOR");
 	opt->no_color = nc && *nc;
@@ -103,10 +132,15 @@ int cli_parse(int argc, char **argv, struct options *opt)
 	int c;
 	while ((c = getopt_long(argc, argv, "+:p:bd:n:o:qhV", long_options, NULL)) != -1) {
 		switch (c) {
-		case 'p':	/* digits only: strtol would also take " 5" and "+5" */
-			if (!isdigit((unsigned char)optarg[0]) || !parse_long(optarg, &v, 1) || v > INT_MAX)
-				return bad("invalid PID '%s': expected a positive process ID", optarg);
-			opt->pid = (pid_t)v;
+		case 'p':
+			if (parse_pids(optarg, opt) < 0)
+				return -1;
+			break;
+		case 'K':
+			opt->children = true;
+			break;
+		case 'F':
+			opt->no_follow = true;
 			break;
 		case 'b':
 			opt->batch = true;
@@ -163,6 +197,10 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		return bad("give either -p PID or a program to run, not both%s", "");
 	if (!opt->pid && !opt->argv)
 		return bad("nothing to trace: give -p PID or a program to run%s", "");
+	if (opt->pid && opt->no_follow)
+		return bad("--no-follow is for launch mode (attach mode follows children only with --children)%s", "");
+	if (!opt->pid && opt->children)
+		return bad("--children is for attach mode (launch mode follows children unless --no-follow)%s", "");
 	if (opt->pid && opt->output_path)
 		return bad("-o FILE is for launch mode: the output of a running process is its own%s", "");
 	return 0;

@@ -6,8 +6,14 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#define CLI_MAX_PIDS 64
+
 struct options {
-	pid_t pid;		/* -p PID: attach; 0 when launching */
+	pid_t pid;		/* -p PID: attach (the first PID); 0 when launching */
+	pid_t pids[CLI_MAX_PIDS];	/* -p PID[,PID...] (repeatable): every process to attach */
+	int n_pids;
+	bool no_follow;		/* --no-follow: launch mode, the program's children are let go */
+	bool children;		/* --children: attach mode, descendants too, and new ones */
 	char **argv;		/* -- PROG ARGS...: launch; NULL when attaching */
 	bool batch;		/* -b: plain tables on stdout, no TUI */
 	double delay_s;		/* -d SECONDS between refreshes (default 1) */

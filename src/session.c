@@ -166,6 +166,36 @@ static int start_failed(const struct options *opt, pid_t pid, int err)
 	return seccomp_refused() ? EXIT_SECCOMP : EXIT_FAILURE_;
 }
 
+/* The other processes of -p PID,PID... (all or none: a PID that cannot be attached ends the
+ * session, as a bad first one does), then with --children the descendants of each (those
+ * that cannot be attached are said and skipped: they may have ended meanwhile). */
+static int attach_more(const struct options *opt)
+{
+	for (int i = 1; i < opt->n_pids; i++) {
+		int code = target_attach(opt->pids[i]);
+		if (code)
+			return code;
+		if (tracer_start_another() < 0) {
+			log_error("cannot probe %d", opt->pids[i]);
+			return EXIT_FAILURE_;
+		}
+		log_info("attached to %d", opt->pids[i]);
+	}
+	for (int i = 0; opt->children && i < opt->n_pids; i++) {
+		pid_t below[256];
+		int n = target_descendants(opt->pids[i], below, 255);
+		for (int k = 0; k < n; k++) {
+			if (tracer_traces(below[k]))
+				continue;
+			if (target_attach(below[k]) != 0 || tracer_start_another() < 0)
+				log_warn("child %d of %d is not traced", below[k], opt->pids[i]);
+			else
+				log_info("attached to %d, a descendant of %d", below[k], opt->pids[i]);
+		}
+	}
+	return 0;
+}
+
 static int get_target(const struct options *opt, int output_fd, pid_t *pid)
 {
 	if (opt->pid) {
@@ -235,12 +265,17 @@ int session_run(const struct options *opt)
 		if (trace.fd >= 0)
 			close(trace.fd), trace.fd = -1;
 	}
+	tracer_set_follow(opt->pid ? opt->children : !opt->no_follow);
 	int err = tracer_start(!opt->pid, opt->max_overhead);
 	if (err < 0) {
 		output_discard(&json);
 		return start_failed(opt, pid, err);
 	}
-	rescue_watchdog_start(pid);
+	if ((code = attach_more(opt)) != 0) {
+		tracer_detach_all();
+		output_discard(&json);
+		return code;
+	}
 	devices_watch(pid, !opt->pid);
 	devices_start(config.nvml_poll_ms);	/* no thread: no meters, tracing goes on */
 	if (opt->pid)

@@ -24,7 +24,15 @@ struct hit_state;
 
 struct tracee {
 	pid_t pid;			/* the thread group */
-	bool launched;			/* started by gputop */
+	pid_t ppid;			/* its parent when it was first seen */
+	bool launched;			/* started by gputop (the first process of a launch) */
+	bool followed;			/* a descendant gputop followed (fork, vfork, exec) */
+	bool set_up;			/* its image is probed; a followed process is only watched
+					 * (its fork, exec and exit stops) until CUDA appears in it */
+	bool exec_checked;		/* a followed process's executable was looked at */
+	uint64_t seen_ns;		/* when gputop took it */
+	int rescue_slot;		/* probe/rescue.c's table for it; -1: none */
+	int stats_id;			/* figures/stats.c's figures of it */
 
 	/* The engine's. */
 	bool stopping_world;		/* detaching: threads that stop are kept stopped */

@@ -29,6 +29,7 @@
 #include "session_state.h"
 #include "stats.h"
 #include "symbols.h"
+#include "target.h"
 #include "threads.h"
 #include "xol.h"
 
@@ -240,9 +241,37 @@ int tracer_settle_event_stops(void)
 
 /* ---- start ---------------------------------------------------------------------------------- */
 
-int tracer_start(bool was_launched, double max_overhead_pct)
+static uint64_t stop_cost_ns;	/* measured in the first process, used for all */
+
+/* Every thread stopped, the image set up: lets the process run. */
+static void start_running(void)
 {
 	uint32_t it = 0;
+	char command[64];
+	target_command(tracee->pid, command, sizeof command);	/* what it runs now */
+	stats_process_set_command(tracee->stats_id, command);
+	if (budget_active() || retfast_ready()) {
+		/* A thread's last CPU figure (for the budget) and the returns the stub recorded just
+		 * before it ended can only be read at its exit stop. Clones inherit the options. */
+		for (struct thread *t; (t = threads_iter(&it));)
+			ptrace(PTRACE_SETOPTIONS, t->tid, 0, (void *)(long)(PTRACE_OPTIONS | PTRACE_O_TRACEEXIT));
+		it = 0;
+	}
+	if (probes_cuda_seen())
+		session_set_cuda_seen();
+	tracee->stopping_world = false;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		t->want_stop = false;
+		if (t->state != TS_STOPPED)
+			continue;
+		tracee_release(t);
+	}
+	stats_set_threads(threads_count());
+}
+
+int tracer_start(bool was_launched, double max_overhead_pct)
+{
+	tracee->set_up = true;
 	if (tracer_settle_event_stops() < 0)
 		return -ESRCH;
 	struct thread *first = tracer_injectable_thread();
@@ -260,25 +289,36 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	 * with every stop, which the budget must not take for the program's own work. */
 	uint64_t stop_cpu = (tracee_thread_cpu_ns(first) - cpu0) / XOL_CALIBRATION_STOPS;
 	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
+	stop_cost_ns = cost;
 	hit_init(cost, was_launched ? 0 : -1);
 	budget_init(max_overhead_pct, cost, stop_cpu, tracee_cpu_ns);
-	if (budget_active() || retfast_ready()) {
-		/* A thread's last CPU figure (for the budget) and the returns the stub recorded just
-		 * before it ended can only be read at its exit stop. Clones inherit the options. */
-		it = 0;
-		for (struct thread *t; (t = threads_iter(&it));)
-			ptrace(PTRACE_SETOPTIONS, t->tid, 0, (void *)(long)(PTRACE_OPTIONS | PTRACE_O_TRACEEXIT));
-		it = 0;
-	}
-	if (probes_cuda_seen())
-		session_set_cuda_seen();
-	tracee->stopping_world = false;
-	for (struct thread *t; (t = threads_iter(&it));) {
-		t->want_stop = false;
-		if (t->state != TS_STOPPED)
-			continue;
-		tracee_release(t);
-	}
-	stats_set_threads(threads_count());
+	rescue_watchdog_start(tracee->pid);
+	start_running();
 	return 0;
+}
+
+void tracer_init_hit(int default_device)
+{
+	hit_init(stop_cost_ns, default_device);
+}
+
+int tracer_start_followed(int default_device)
+{
+	tracee->set_up = true;	/* tried: a process that cannot be probed is not tried again */
+	if (tracer_settle_event_stops() < 0)
+		return -ESRCH;
+	struct thread *first = tracer_injectable_thread();
+	int err = first ? tracer_setup_image(first) : -EAGAIN;
+	if (err == 0) {
+		hit_init(stop_cost_ns, default_device);
+		rescue_watchdog_start(tracee->pid);
+		log_info("probing %d (%s)", tracee->pid, probes_cuda_seen() ? "CUDA loaded" : "no CUDA yet");
+	}
+	start_running();
+	return err;
+}
+
+int tracer_start_another(void)
+{
+	return tracer_start_followed(-1);
 }

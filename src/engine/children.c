@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/kcmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -20,19 +21,32 @@
 #include "threads.h"
 #include "xol.h"
 
-static pid_t tgid_of(pid_t tid)
+/* A field of /proc/TID/status ("Tgid", "PPid"); -1 when it cannot be read. */
+static pid_t status_pid(pid_t tid, const char *key)
 {
 	char path[64], line[256];
+	size_t n = strlen(key);
 	snprintf(path, sizeof path, "/proc/%d/status", tid);
 	FILE *f = fopen(path, "re");
-	pid_t tgid = -1;
+	pid_t v = -1;
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+		if (strncmp(line, key, n) == 0 && line[n] == ':') {
+			v = (pid_t)atoi(line + n + 1);
 			break;
+		}
 	fclose(f);
-	return tgid;
+	return v;
+}
+
+static struct tracee *tracee_of_pid(pid_t pid)
+{
+	uint32_t it = 0;
+	for (struct tracee *p; (p = tracee_next(&it));)
+		if (p->pid == pid)
+			return p;
+	return NULL;
 }
 
 bool tracer_shares_memory(pid_t child)
@@ -96,11 +110,18 @@ void tracer_release_child(pid_t child)
  * a new process. Returns the thread to go on with, or NULL when handled here. */
 struct thread *tracer_adopt(const struct trace_stop *e)
 {
-	pid_t tid = e->tid, tgid = tgid_of(tid);
-	if (tgid == tracee->pid)
+	pid_t tid = e->tid, tgid = status_pid(tid, "Tgid");
+	struct tracee *owner = tracee_of_pid(tgid);
+	if (owner) {
+		tracee_select(owner);
 		return threads_add(tid);
-	if (!event_is_end(e) && tgid > 0) {
-		if (tracer_shares_memory(tid)) {
+	}
+	if (event_is_end(e) || tgid <= 0)
+		return NULL;
+	uint32_t it = 0;
+	for (struct tracee *p; (p = tracee_next(&it));) {
+		tracee_select(p);
+		if (p->pid > 0 && tracer_shares_memory(tid)) {
 			/* vfork/posix_spawn: it runs in our memory, over our breakpoints, until it
 			 * execs; step it through them without counting. */
 			struct thread *t = threads_add(tid);
@@ -108,7 +129,14 @@ struct thread *tracer_adopt(const struct trace_stop *e)
 				t->guest = true;
 			return t;
 		}
-		tracer_release_child(tid);
 	}
+	/* A forked child whose first stop came before its parent's fork event. */
+	struct tracee *parent = tracee_of_pid(status_pid(tid, "PPid"));
+	struct thread *t = follow_fork(parent, tid);
+	if (t)
+		return t;
+	if (parent)
+		tracee_select(parent);
+	tracer_release_child(tid);
 	return NULL;
 }

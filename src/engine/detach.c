@@ -297,13 +297,10 @@ static void emergency_catch(struct thread *t, uint64_t tramp, uint64_t deadline)
 
 /* From the crash handler (rescue.c), after the code and stacks were restored: every thread is
  * brought to a stop, its pc put back into the program's code, and let go. */
-static void emergency_detach(void)
+static void emergency_detach_one(uint64_t deadline)
 {
-	if (!tracee)
-		return;	/* a crash before any process was taken: nothing of ours is anywhere */
 	uint32_t it = 0;
 	uint64_t tramp = xol_ready() ? xol_trampoline() : 0;
-	uint64_t deadline = now_ns() + 2000000000u;
 	for (struct thread *t; (t = threads_iter(&it));) {
 		if (t->state != TS_STOPPED) {
 			emergency_catch(t, tramp, deadline);
@@ -320,6 +317,32 @@ static void emergency_detach(void)
 		}
 		emergency_release(t, tramp, t->pending_sig);
 	}
+}
+
+/* The process a thread belongs to, made current by a plain store: the crash path must not
+ * take the figures' lock (tracee_select), which the crash may have left held. */
+static struct thread *emergency_owner(pid_t tid)
+{
+	uint32_t it = 0;
+	for (struct tracee *p; (p = tracee_next(&it));) {
+		tracee = p;
+		struct thread *t = threads_find(tid);
+		if (t)
+			return t;
+	}
+	return NULL;
+}
+
+static void emergency_detach(void)
+{
+	uint64_t deadline = now_ns() + 2000000000u;
+	uint32_t it = 0;
+	for (struct tracee *p; (p = tracee_next(&it));) {
+		tracee = p;
+		emergency_detach_one(deadline);
+	}
+	if (!tracee)
+		return;	/* a crash before any process was taken: nothing of ours is anywhere */
 	/* Stops of threads we never heard of (a new thread whose clone event was not read yet) and
 	 * of forked children not cleaned yet (their copy of memory still has our int3s). */
 	for (int n = 0; n < 4096 && now_ns() < deadline; n++) {
@@ -327,9 +350,10 @@ static void emergency_detach(void)
 		pid_t w = event_wait(-1, WNOHANG, &e);
 		if (w <= 0)
 			break;
-		if (w == rescue_watchdog_pid() || event_is_end(&e))
+		if (rescue_is_watchdog(w) || event_is_end(&e))
 			continue;
-		struct thread tmp = { .tid = w }, *t = threads_find(w);
+		struct thread tmp = { .tid = w }, *t = emergency_owner(w);
+		uint64_t tramp = t && xol_ready() ? xol_trampoline() : 0;
 		if (!t && !tracer_shares_memory(w)) {
 			tracer_release_child(w);
 			continue;

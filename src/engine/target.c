@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "target.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -185,6 +186,40 @@ int target_attach(pid_t pid)
 	}
 	log_error("cannot attach to %d: %s", pid, strerror(-err));
 	return EXIT_FAILURE_;
+}
+
+/* The processes below pid, parents before their children: up to max, found in /proc. */
+int target_descendants(pid_t pid, pid_t *out, int max)
+{
+	enum { SCAN_MAX = 65536 };
+	static pid_t procs[SCAN_MAX], parents[SCAN_MAX];
+	int n = 0, found = 0;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	for (struct dirent *e; n < SCAN_MAX && (e = readdir(d));) {
+		pid_t p = (pid_t)atoi(e->d_name);
+		long pp;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d", p);
+		if (p > 0 && (pp = status_field(p, "PPid:")) >= 0) {
+			procs[n] = p;
+			parents[n++] = (pid_t)pp;
+		}
+	}
+	closedir(d);
+	/* Breadth first from pid: each round adds the children of what was found before. */
+	out[0] = pid;
+	int done = 0, total = 1;
+	while (done < total && total < max + 1) {
+		pid_t parent = out[done++];
+		for (int i = 0; i < n && total < max + 1; i++)
+			if (parents[i] == parent)
+				out[total++] = procs[i];
+	}
+	found = total - 1;
+	memmove(out, out + 1, (size_t)found * sizeof *out);
+	return found;
 }
 
 /* Where execvp would find it; the reason in errno when it would not. */

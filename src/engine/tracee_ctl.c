@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,6 +21,8 @@
 #include "memory.h"
 #include "probes.h"
 #include "reap.h"
+#include "rescue.h"
+#include "stats.h"
 #include "retfast.h"
 #include "symbols.h"
 #include "threads.h"
@@ -28,10 +31,15 @@
 
 static void (*dispatch)(const struct trace_stop *e, uint64_t now);
 
+/* The traced processes: few (one per rescue table), scanned whole. */
+static struct tracee *list[RESCUE_SLOTS];
+static uint32_t n_list;
+
 static void tracee_free(struct tracee *t)
 {
 	if (!t)
 		return;
+	rescue_slot_free(t->rescue_slot);
 	threads_state_free(t->threads);
 	memory_state_free(t->memory);
 	symbols_state_free(t->symbols);
@@ -45,13 +53,49 @@ static void tracee_free(struct tracee *t)
 	free(t);
 }
 
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	FILE *f = fopen(path, "re");
+	pid_t ppid = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "PPid: %d", &ppid) == 1)
+			break;
+	fclose(f);
+	return ppid;
+}
+
+static void command_of(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/comm", pid);
+	FILE *f = fopen(path, "re");
+	buf[0] = 0;
+	if (f) {
+		if (fgets(buf, (int)size, f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+}
+
 int tracee_open(pid_t pid, bool launched)
 {
+	if (n_list == RESCUE_SLOTS)
+		return -EMFILE;
 	struct tracee *t = calloc(1, sizeof *t);
 	if (!t)
 		return -ENOMEM;
 	t->pid = pid;
 	t->launched = launched;
+	t->seen_ns = now_ns();
+	t->ppid = parent_of(pid);
+	t->rescue_slot = rescue_slot_new();
+	char comm[64];
+	command_of(pid, comm, sizeof comm);
+	t->stats_id = stats_process_new(pid, t->ppid, comm);
 	t->threads = threads_state_new();
 	t->memory = memory_state_new();
 	t->symbols = symbols_state_new();
@@ -63,13 +107,65 @@ int tracee_open(pid_t pid, bool launched)
 	t->kernels = kernels_state_new();
 	t->hit = hit_state_new();
 	if (!t->threads || !t->memory || !t->symbols || !t->xol || !t->breakpoints || !t->launchring ||
-	    !t->retfast || !t->probes || !t->kernels || !t->hit) {
+	    !t->retfast || !t->probes || !t->kernels || !t->hit || t->rescue_slot < 0 ||
+	    t->stats_id < 0) {
 		tracee_free(t);
 		return -ENOMEM;
 	}
-	tracee_free(tracee);	/* one process at a time for now: the previous one is over */
-	tracee = t;
+	list[n_list++] = t;
+	tracee_select(t);
 	return 0;
+}
+
+void tracee_select(struct tracee *t)
+{
+	tracee = t;
+	rescue_select(t ? t->rescue_slot : -1);
+	stats_select_process(t ? t->stats_id : -1);
+}
+
+struct tracee *tracee_owner(pid_t tid)
+{
+	struct tracee *was = tracee;
+	for (uint32_t i = 0; i < n_list; i++) {
+		tracee_select(list[i]);
+		if (threads_find(tid))
+			return list[i];
+	}
+	tracee_select(was);
+	return NULL;
+}
+
+struct tracee *tracee_next(uint32_t *it)
+{
+	return *it < n_list ? list[(*it)++] : NULL;
+}
+
+void tracee_close(void)
+{
+	struct tracee *t = tracee;
+	if (!t)
+		return;
+	stats_process_ended(t->stats_id, t->exited && !t->term_signal, t->exit_status, t->term_signal);
+	for (uint32_t i = 0; i < n_list; i++)
+		if (list[i] == t) {
+			memmove(&list[i], &list[i + 1], (--n_list - i) * sizeof list[0]);
+			break;
+		}
+	tracee_free(t);
+	tracee_select(NULL);
+}
+
+int tracee_live_count(void)
+{
+	struct tracee *was = tracee;
+	int n = 0;
+	for (uint32_t i = 0; i < n_list; i++) {
+		tracee_select(list[i]);
+		n += threads_count_all() > 0;
+	}
+	tracee_select(was);
+	return n;
 }
 
 void tracee_set_dispatcher(void (*d)(const struct trace_stop *e, uint64_t now))

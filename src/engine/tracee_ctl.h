@@ -17,9 +17,21 @@
 
 struct thread;
 
-/* Starts keeping pid (no ptrace request yet): a struct tracee with every layer's part, made
- * the current one. 0 or -ENOMEM. */
+/* Starts keeping pid (no ptrace request yet): a struct tracee with every layer's part, added
+ * to the traced processes and made the current one. 0, -ENOMEM, or -EMFILE when gputop keeps
+ * as many processes as it can (RESCUE_SLOTS). */
 int tracee_open(pid_t pid, bool launched);
+/* Makes t the current process: `tracee`, and the rescue table and figures it feeds. */
+void tracee_select(struct tracee *t);
+/* The traced process one of whose threads is tid, made current; NULL (current unchanged). */
+struct tracee *tracee_owner(pid_t tid);
+/* The traced processes, in the order they were taken: *it starts at 0. */
+struct tracee *tracee_next(uint32_t *it);
+/* Stops keeping the current process (it ended, or gputop let it go): its figures stay. The
+ * current one is then NULL until the next tracee_select. */
+void tracee_close(void);
+/* Processes with a thread still traced. */
+int tracee_live_count(void);
 
 /* The event loop's dispatcher, for stops that come while a step below waits for another. */
 void tracee_set_dispatcher(void (*dispatch)(const struct trace_stop *e, uint64_t now));

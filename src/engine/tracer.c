@@ -24,6 +24,7 @@
 #include "config.h"
 #include "hit.h"
 #include "launchring.h"
+#include "memory.h"
 #include "log.h"
 #include "probes.h"
 #include "reap.h"
@@ -31,6 +32,7 @@
 #include "retfast.h"
 #include "session_state.h"
 #include "stats.h"
+#include "target.h"
 #include "threads.h"
 #include "xol.h"
 
@@ -43,10 +45,10 @@ static void on_exec(struct thread *t)
 	unsigned long former = 0;
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former);
 	if (t->guest) {
-		/* A vfork child ran exec: it has its own memory now, without our breakpoints. */
-		ptrace(PTRACE_DETACH, t->tid, 0, 0);
-		threads_remove(t->tid);
-		return;
+		/* A vfork child ran exec: it has its own memory now, without our breakpoints; a
+		 * process of its own, followed or let go. */
+		if (!(t = follow_guest_exec(t)))
+			return;
 	}
 	/* Every other thread is gone and the exec'ing one now has the group's id. The old image
 	 * took breakpoints and trampoline page with it: nothing to restore, everything to redo. */
@@ -66,10 +68,24 @@ static void on_exec(struct thread *t)
 	launchring_forget();
 	hit_reset();
 	rescue_forget_all();
+	rescue_watchdog_stop();	/* it holds the old image's /proc/PID/mem */
+	mem_close();
+	char command[64];
+	target_command(tracee->pid, command, sizeof command);
+	stats_process_set_command(tracee->stats_id, command);
+	if (tracee->followed) {
+		/* Probed now if it links CUDA, else watched until CUDA shows up (follow.c). */
+		tracee->set_up = false;
+		if (!follow_wants_setup_at_exec()) {
+			tracee_release(t);
+			return;
+		}
+		tracee->set_up = true;
+		tracer_init_hit(0);
+	}
 	log_info("%d ran exec: probing the new image", tracee->pid);
 	if (tracer_settle_after_exec(t) < 0 || tracer_setup_image(t) < 0)
 		log_warn("the new image of %d is not traced", tracee->pid);
-	rescue_watchdog_stop();	/* it holds the old image's /proc/PID/mem */
 	rescue_watchdog_start(tracee->pid);
 	tracee_release(t);
 }
@@ -109,10 +125,14 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 		return;
 	case TE_FORK:
 		/* Clean the child now, while this thread's calls in flight are as they were when
-		 * it forked (see tracer_clean_child); it is let go at its own first stop. */
+		 * it forked (see tracer_clean_child); followed, or let go at its own first stop. */
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 &&
-		    !tracer_shares_memory((pid_t)msg))
-			tracer_clean_child((pid_t)msg);
+		    !tracer_shares_memory((pid_t)msg)) {
+			struct tracee *parent = tracee;
+			if (!tracee_owner((pid_t)msg))
+				follow_fork(parent, (pid_t)msg);
+			tracee_select(parent);
+		}
 		tracee_release(t);
 		return;
 	case TE_EXEC:
@@ -133,18 +153,18 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 	}
 }
 
+/* The stop goes to the process it belongs to (made current while it is handled). */
 static void dispatch(const struct trace_stop *e, uint64_t now)
 {
-	if (e->tid == rescue_watchdog_pid())
+	if (rescue_is_watchdog(e->tid))
 		return;	/* our own child, not the program's */
-	struct thread *t = threads_find(e->tid);
-	if (!t && !(t = tracer_adopt(e)))
-		return;
-	if (event_is_end(e)) {
+	struct tracee *was = tracee;
+	struct thread *t = tracee_owner(e->tid) ? threads_find(e->tid) : tracer_adopt(e);
+	if (t && event_is_end(e))
 		tracee_on_exit(e);
-		return;
-	}
-	on_stop(t, e, now);
+	else if (t)
+		on_stop(t, e, now);
+	tracee_select(was);
 }
 
 /* ---- the loop --------------------------------------------------------------------------- */
@@ -154,31 +174,115 @@ void tracer_init(void)
 	tracee_set_dispatcher(dispatch);
 }
 
+/* The first process: the one gputop launched or the first -p. Its end ends the session's
+ * exit status; the others' go to their figures. */
+static struct tracee *root;
+
 bool tracer_exited(int *status, int *sig)
 {
-	if (tracee && tracee->exited) {
-		*status = tracee->exit_status;
-		*sig = tracee->term_signal;
+	if (root && root->exited) {
+		*status = root->exit_status;
+		*sig = root->term_signal;
 	}
-	return tracee && tracee->exited;
+	return root && root->exited;
 }
 
 bool tracer_timed_out_without_cuda(void)
 {
-	return tracee && tracee->no_cuda_timeout;
+	return root && root->no_cuda_timeout;
+}
+
+/* Calls the stubs recorded and launches in the rings, of every probed process. */
+static void drain_all(uint64_t now)
+{
+	uint32_t it = 0;
+	struct tracee *was = tracee;
+	for (struct tracee *p; (p = tracee_next(&it));) {
+		if (!p->set_up)
+			continue;
+		tracee_select(p);
+		hit_collect_returns(now);	/* calls recorded whole: no stop brings them */
+		hit_drain_launches(p->pid);
+	}
+	tracee_select(was);
+}
+
+/* Processes that ended are let go of (their figures stay); the first one is kept to the end,
+ * for its exit status. */
+static void close_ended(void)
+{
+	uint32_t it = 0;
+	struct tracee *was = tracee;
+	for (struct tracee *p; (p = tracee_next(&it));) {
+		tracee_select(p);
+		if (p == root || threads_count_all() > 0)
+			continue;
+		if (p->exited)
+			log_info("%d %s %d", p->pid, p->term_signal ? "was killed by signal" : "exited with status",
+				 p->term_signal ? p->term_signal : p->exit_status);
+		if (was == p)
+			was = root;
+		tracee_close();
+		it = 0;	/* the list moved */
+	}
+	tracee_select(was);
 }
 
 static void housekeeping(void)
 {
-	hit_collect_returns(now_ns());	/* returns of threads that have not stopped since */
-	hit_drain_launches(tracee->pid);
+	drain_all(now_ns());	/* returns of threads that have not stopped since */
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		stats_set_tracer_cpu((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
 				     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u);
-	tracee_forget_vanished_threads();
-	if (threads_count())
-		stats_set_threads(threads_count());	/* the last count stays once it ended */
+	uint32_t it = 0;
+	struct tracee *was = tracee;
+	for (struct tracee *p; (p = tracee_next(&it));) {
+		tracee_select(p);
+		tracee_forget_vanished_threads();
+		if (threads_count())
+			stats_set_threads(threads_count());	/* the last count stays once it ended */
+	}
+	tracee_select(was);
+	follow_tick();
+	close_ended();
+}
+
+bool tracer_traces(pid_t pid)
+{
+	uint32_t it = 0;
+	for (struct tracee *p; (p = tracee_next(&it));)
+		if (p->pid == pid)
+			return true;
+	return false;
+}
+
+/* Detaches from every process still traced, the first one last (its detach may wait for it,
+ * below). Returns the first error. */
+int tracer_detach_all(void)
+{
+	int err = 0;
+	uint32_t it = 0;
+	if (!root) {
+		it = 0;
+		root = tracee_next(&it);
+		it = 0;
+	}
+	for (struct tracee *p; (p = tracee_next(&it));) {
+		if (p == root)
+			continue;
+		tracee_select(p);
+		if (threads_count_all() > 0) {
+			int e = tracer_detach();
+			err = err ? err : e;
+		}
+	}
+	tracee_select(root);
+	if (root && threads_count_all() > 0) {
+		int e = tracer_detach();
+		err = err ? err : e;
+	}
+	return err;
 }
 
 /* The next stop of any thread. A call's return, or the next call, often comes within a few
@@ -229,18 +333,20 @@ static void wait_for_launched(void)
 int tracer_loop(double timeout_s, bool need_cuda)
 {
 	uint64_t start = now_ns(), last_house = 0, last_drain = 0;
+	uint32_t first = 0;
+	root = tracee_next(&first);
 	/* Beyond ~30 years (e.g. -n 9223372036854775807), never: the conversion would overflow. */
 	uint64_t deadline = timeout_s > 0 && timeout_s < 1e9 ? start + (uint64_t)(timeout_s * 1e9) : 0;
 	bool killing = false;
 
-	while (threads_count_all() > 0) {
+	while (tracee_live_count() > 0) {
+		tracee_select(root);
 		uint64_t now = now_ns();
 		if (now - last_house > 100000000u) {
 			housekeeping();
 			last_house = last_drain = now;
 		} else if (now - last_drain >= LR_DRAIN_NS) {
-			hit_collect_returns(now);	/* calls recorded whole: no stop brings them */
-			hit_drain_launches(tracee->pid);
+			drain_all(now);
 			last_drain = now;
 		}
 		enum session_request req = session_take_request();
@@ -257,15 +363,18 @@ int tracer_loop(double timeout_s, bool need_cuda)
 		}
 		if (req == REQ_DETACH) {
 			housekeeping();
+			tracee_select(root);
 			budget_finish(now_ns(), tracee->stops);
-			int err = tracer_detach();
+			int err = tracer_detach_all();
 			if (tracee->launched && !tracee->exited && tracer_stop_from_terminal)
 				wait_for_launched();
 			return err;
 		}
 		budget_poll(now, tracee->stops);
 		if (req == REQ_KILL && !killing) {
-			kill(tracee->pid, SIGKILL);
+			uint32_t it = 0;
+			for (struct tracee *p; (p = tracee_next(&it));)
+				kill(p->pid, SIGKILL);
 			killing = true;
 		}
 		struct trace_stop e;
@@ -281,6 +390,7 @@ int tracer_loop(double timeout_s, bool need_cuda)
 		dispatch(&e, now_ns());
 	}
 	housekeeping();
+	tracee_select(root);
 	budget_finish(now_ns(), tracee->stops);
 	return 0;
 }

@@ -26,6 +26,14 @@ int tracer_launch(pid_t child, int exec_status_fd, int *child_errno);
  * loaded, and lets the program run. */
 int tracer_start(bool launched, double max_overhead_pct);
 
+/* Launch mode, and attach mode with --children: follow the program's descendants (fork, vfork,
+ * exec), probing those that load CUDA (follow.c). On by default. */
+void tracer_set_follow(bool follow);
+
+/* Another process attached (tracer_attach): probes it with what tracer_start measured, and
+ * lets it run. 0 or -errno. */
+int tracer_start_another(void);
+
 /* Runs until the program ends or the session is asked to stop (session_request, a signal to
  * gputop, the timeout). Returns 0 when it ended normally. */
 int tracer_loop(double timeout_s, bool need_cuda);
@@ -33,6 +41,11 @@ int tracer_loop(double timeout_s, bool need_cuda);
 /* Stops every thread, restores every byte and return address, unmaps the trampoline page and
  * lets the program go. */
 int tracer_detach(void);
+
+/* Every traced process let go, as tracer_detach does for one. */
+int tracer_detach_all(void);
+/* pid is one of the traced processes. */
+bool tracer_traces(pid_t pid);
 
 /* Program status once it ended: exited == false while it runs. */
 bool tracer_exited(int *exit_status, int *term_signal);

@@ -23,6 +23,17 @@ int tracer_setup_image(struct thread *t);
 int tracer_settle_event_stops(void);
 struct thread *tracer_injectable_thread(void);
 
+/* attach.c: probing a followed process, every thread stopped; lets it run. */
+int tracer_start_followed(int default_device);
+void tracer_init_hit(int default_device);	/* with the stop cost measured at the start */
+
+/* follow.c: descendants followed. */
+extern bool tracer_follow;
+struct thread *follow_fork(struct tracee *parent, pid_t child);
+struct thread *follow_guest_exec(struct thread *guest);
+bool follow_wants_setup_at_exec(void);
+void follow_tick(void);
+
 /* trap.c: SIGTRAP stops. */
 bool tracer_on_trap(struct thread *t, uint64_t now);
 

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,8 +32,10 @@ struct counters {
 	uint64_t launches, allocs, frees, stops, lost;
 };
 
+/* One traced process's figures; they outlive the process (its rows stay in the views). */
 struct stats_state {
 	bool ready;
+	struct stats_process_info info;
 	struct stats_api *api;
 	size_t n_api;
 	struct alloc_table *allocs;
@@ -42,32 +45,34 @@ struct stats_state {
 	uint64_t live_count;
 	uint64_t peak;
 	uint64_t start_ns;
-	uint64_t cpu_ns, cpu_base_ns;	/* reset keeps the tracer's absolute figure as a base */
 	int threads;
 	bool estimated;
+	/* Launch counts at the last extrapolation: per kernel id, and per API row. */
+	uint64_t *kernel_marks, *api_marks;
+	uint32_t n_kernel_marks;
 };
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct stats_state S;
-
-/* Launch counts at the last extrapolation: per kernel id, and per API row. */
-static uint64_t *kernel_marks, *api_marks;
-static uint32_t n_kernel_marks;
+static struct stats_state *procs[STATS_MAX_PROCESSES];
+static size_t n_procs;
+static struct stats_state *S;	/* the process being fed (stats_select_process) */
+static uint64_t cpu_ns, cpu_base_ns;	/* gputop's own; reset keeps the absolute as a base */
+static uint64_t start_ns;		/* of the session, or the last reset */
 
 /* ---- allocations ---- */
 
 static void live_add(const struct stats_alloc *a, int sign)
 {
 	if (sign > 0) {
-		S.live_bytes[a->kind] += a->bytes;
-		S.live_count++;
+		S->live_bytes[a->kind] += a->bytes;
+		S->live_count++;
 	} else {
-		S.live_bytes[a->kind] -= a->bytes;
-		S.live_count--;
+		S->live_bytes[a->kind] -= a->bytes;
+		S->live_count--;
 	}
-	uint64_t dev = S.live_bytes[MEM_DEVICE] + S.live_bytes[MEM_MANAGED];
-	if (dev > S.peak)
-		S.peak = dev;
+	uint64_t dev = S->live_bytes[MEM_DEVICE] + S->live_bytes[MEM_MANAGED];
+	if (dev > S->peak)
+		S->peak = dev;
 }
 
 /* A record the allocation table dropped: its bytes are no longer live. */
@@ -81,7 +86,7 @@ static bool alloc_forget(uint64_t addr)
 {
 	struct stats_alloc a;
 
-	if (!alloc_table_remove(S.allocs, addr, &a))
+	if (!alloc_table_remove(S->allocs, addr, &a))
 		return false;
 	live_add(&a, -1);
 	return true;
@@ -92,20 +97,54 @@ static void alloc_record(const struct stats_alloc *a)
 	alloc_forget(a->addr);	/* a second allocation at a live address: its free was missed */
 	/* Live device memory cannot overlap: an old allocation that does must have been freed by
 	 * a path we did not see. Forgetting it keeps live bytes and leak reports honest. */
-	alloc_table_forget_overlaps(S.allocs, a, live_gone, NULL);
-	if (alloc_table_put(S.allocs, a) < 0)
+	alloc_table_forget_overlaps(S->allocs, a, live_gone, NULL);
+	if (alloc_table_put(S->allocs, a) < 0)
 		return;
 	live_add(a, +1);
 }
 
 /* ---- life cycle ---- */
 
+static void state_free(struct stats_state *st)
+{
+	if (!st)
+		return;
+	free(st->api);
+	alloc_table_free(st->allocs);
+	kernel_table_free(st->kernels);
+	free(st->kernel_marks);
+	free(st->api_marks);
+	free(st);
+}
+
+static struct stats_state *state_new(void)
+{
+	struct stats_state *st = calloc(1, sizeof *st);
+	if (!st)
+		return NULL;
+	st->n_api = (size_t)cuda_api_count();
+	st->api = calloc(st->n_api ? st->n_api : 1, sizeof(*st->api));
+	for (size_t i = 0; st->api && i < st->n_api; i++)
+		st->api[i].stops_per_call = -1;
+	st->allocs = alloc_table_new();
+	st->kernels = kernel_table_new();
+	st->start_ns = now_ns();
+	st->info.rank = -1;
+	if (!st->api || !st->allocs || !st->kernels) {
+		state_free(st);
+		return NULL;
+	}
+	st->ready = true;
+	return st;
+}
+
 static void stats_release(void)
 {
-	free(S.api);
-	alloc_table_free(S.allocs);
-	kernel_table_free(S.kernels);
-	memset(&S, 0, sizeof(S));
+	for (size_t i = 0; i < n_procs; i++)
+		state_free(procs[i]);
+	n_procs = 0;
+	S = NULL;
+	cpu_ns = cpu_base_ns = 0;
 }
 
 int stats_init(void)
@@ -114,19 +153,14 @@ int stats_init(void)
 
 	pthread_mutex_lock(&stats_lock);
 	stats_release();
-	S.n_api = (size_t)cuda_api_count();
-	S.api = calloc(S.n_api ? S.n_api : 1, sizeof(*S.api));
-	for (size_t i = 0; S.api && i < S.n_api; i++)
-		S.api[i].stops_per_call = -1;
-	S.allocs = alloc_table_new();
-	S.kernels = kernel_table_new();
-	S.start_ns = now_ns();
-	if (!S.api || !S.allocs || !S.kernels) {
-		stats_release();
-		err = -ENOMEM;
+	/* One process from the start, with no pid yet: the first stats_process_new takes it. */
+	if ((procs[0] = state_new())) {
+		S = procs[0];
+		n_procs = 1;
 	} else {
-		S.ready = true;
+		err = -ENOMEM;
 	}
+	start_ns = now_ns();
 	pthread_mutex_unlock(&stats_lock);
 	return err;
 }
@@ -138,25 +172,87 @@ void stats_free(void)
 	pthread_mutex_unlock(&stats_lock);
 }
 
+int stats_process_new(pid_t pid, pid_t ppid, const char *command)
+{
+	int id = -1;
+
+	pthread_mutex_lock(&stats_lock);
+	if (n_procs == 1 && procs[0]->info.pid == 0) {
+		id = 0;
+	} else if (n_procs < STATS_MAX_PROCESSES && (procs[n_procs] = state_new())) {
+		id = (int)n_procs++;
+	}
+	if (id >= 0) {
+		struct stats_process_info *i = &procs[id]->info;
+		i->pid = pid;
+		i->ppid = ppid;
+		snprintf(i->command, sizeof i->command, "%s", command ? command : "");
+		procs[id]->start_ns = now_ns();
+	}
+	pthread_mutex_unlock(&stats_lock);
+	return id;
+}
+
+void stats_select_process(int id)
+{
+	pthread_mutex_lock(&stats_lock);
+	S = id >= 0 && (size_t)id < n_procs ? procs[id] : NULL;
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_process_set_command(int id, const char *command)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (id >= 0 && (size_t)id < n_procs)
+		snprintf(procs[id]->info.command, sizeof procs[id]->info.command, "%s", command);
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_process_set_rank(int id, int rank, int local_rank)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (id >= 0 && (size_t)id < n_procs) {
+		procs[id]->info.rank = rank;
+		procs[id]->info.local_rank = local_rank;
+	}
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_process_ended(int id, bool exited, int exit_status, int term_signal)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (id >= 0 && (size_t)id < n_procs) {
+		struct stats_process_info *i = &procs[id]->info;
+		i->ended = true;
+		i->exited = exited;
+		i->exit_status = exit_status;
+		i->term_signal = term_signal;
+		procs[id]->threads = 0;
+	}
+	pthread_mutex_unlock(&stats_lock);
+}
+
 void stats_reset(void)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S.ready) {
-		struct stats_kernel *kernel = kernel_table_rows(S.kernels);
+	for (size_t p = 0; p < n_procs; p++) {
+		struct stats_state *st = procs[p];
+		struct stats_kernel *kernel = kernel_table_rows(st->kernels);
 
-		for (size_t i = 0; i < S.n_api; i++)	/* how each is probed stays */
-			S.api[i] = (struct stats_api){ .stops_per_call = S.api[i].stops_per_call };
-		memset(&S.c, 0, sizeof(S.c));
-		for (uint32_t i = 0; i < kernel_table_count(S.kernels); i++)
+		for (size_t i = 0; i < st->n_api; i++)	/* how each is probed stays */
+			st->api[i] = (struct stats_api){ .stops_per_call = st->api[i].stops_per_call };
+		memset(&st->c, 0, sizeof(st->c));
+		for (uint32_t i = 0; i < kernel_table_count(st->kernels); i++)
 			kernel[i].launches = 0;
-		if (kernel_marks)
-			memset(kernel_marks, 0, n_kernel_marks * sizeof(*kernel_marks));
-		if (api_marks)
-			memset(api_marks, 0, S.n_api * sizeof(*api_marks));
-		S.peak = S.live_bytes[MEM_DEVICE] + S.live_bytes[MEM_MANAGED];
-		S.start_ns = now_ns();
-		S.cpu_base_ns = S.cpu_ns;
+		if (st->kernel_marks)
+			memset(st->kernel_marks, 0, st->n_kernel_marks * sizeof(*st->kernel_marks));
+		if (st->api_marks)
+			memset(st->api_marks, 0, st->n_api * sizeof(*st->api_marks));
+		st->peak = st->live_bytes[MEM_DEVICE] + st->live_bytes[MEM_MANAGED];
+		st->start_ns = now_ns();
 	}
+	start_ns = now_ns();
+	cpu_base_ns = cpu_ns;
 	pthread_mutex_unlock(&stats_lock);
 }
 
@@ -165,8 +261,8 @@ void stats_reset(void)
 void stats_on_call(int api, uint64_t ns, bool returned, int error)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S.ready && api >= 0 && (size_t)api < S.n_api) {
-		struct stats_api *row = &S.api[api];
+	if ((S && S->ready) && api >= 0 && (size_t)api < S->n_api) {
+		struct stats_api *row = &S->api[api];
 
 		row->calls++;
 		if (returned) {
@@ -207,6 +303,7 @@ void stats_on_alloc(int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, 
 		    pid_t tid, uint64_t now_ns, const char *caller)
 {
 	struct stats_alloc a = {
+		.pid = S ? S->info.pid : 0,
 		.addr = addr, .bytes = bytes, .t_ns = now_ns, .tid = tid, .api = (int16_t)api,
 		.device = (int8_t)(device >= 0 && device <= INT8_MAX ? device : -1),
 		.kind = (uint8_t)kind,
@@ -216,8 +313,8 @@ void stats_on_alloc(int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, 
 		return;
 	pthread_mutex_lock(&stats_lock);
 	a.caller = caller_intern(caller);
-	if (S.ready) {
-		S.c.allocs++;
+	if ((S && S->ready)) {
+		S->c.allocs++;
 		if (addr)	/* NULL from a zero-byte allocation holds nothing */
 			alloc_record(&a);
 	}
@@ -230,8 +327,8 @@ bool stats_on_free(uint64_t addr)
 
 	pthread_mutex_lock(&stats_lock);
 	/* Only frees of known allocations count, so that allocs - frees tracks what we saw. */
-	if (S.ready && addr && alloc_forget(addr)) {
-		S.c.frees++;
+	if ((S && S->ready) && addr && alloc_forget(addr)) {
+		S->c.frees++;
 		known = true;
 	}
 	pthread_mutex_unlock(&stats_lock);
@@ -243,8 +340,8 @@ bool stats_is_device_ptr(uint64_t addr)
 	bool inside = false;
 
 	pthread_mutex_lock(&stats_lock);
-	if (S.ready) {
-		inside = alloc_table_on_device(S.allocs, addr);
+	if ((S && S->ready)) {
+		inside = alloc_table_on_device(S->allocs, addr);
 	}
 	pthread_mutex_unlock(&stats_lock);
 	return inside;
@@ -257,8 +354,8 @@ int stats_kernel_id(const char *name)
 	if (!name)
 		return -1;
 	pthread_mutex_lock(&stats_lock);
-	if (S.ready)
-		id = kernel_table_intern(S.kernels, name);
+	if ((S && S->ready))
+		id = kernel_table_intern(S->kernels, name);
 	pthread_mutex_unlock(&stats_lock);
 	return id;
 }
@@ -266,10 +363,10 @@ int stats_kernel_id(const char *name)
 void stats_on_launch(int kernel, const uint32_t grid[3], const uint32_t block[3])
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S.ready) {
-		struct stats_kernel *row = kernel_table_row(S.kernels, kernel);
+	if ((S && S->ready)) {
+		struct stats_kernel *row = kernel_table_row(S->kernels, kernel);
 
-		S.c.launches++;
+		S->c.launches++;
 		if (row) {
 			row->launches++;
 			for (int i = 0; i < 3; i++) {
@@ -293,25 +390,25 @@ void stats_on_copy(enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint6
 	if ((unsigned)dir >= DIR_COUNT || (unsigned)mode >= COPY_MODE_COUNT)
 		return;
 	pthread_mutex_lock(&stats_lock);
-	if (S.ready)
-		xfer_add(&S.c.xfer[mode][dir], bytes, ns);
+	if ((S && S->ready))
+		xfer_add(&S->c.xfer[mode][dir], bytes, ns);
 	pthread_mutex_unlock(&stats_lock);
 }
 
 void stats_on_memset(uint64_t bytes, uint64_t ns)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S.ready)
-		xfer_add(&S.c.memset_, bytes, ns);
+	if ((S && S->ready))
+		xfer_add(&S->c.memset_, bytes, ns);
 	pthread_mutex_unlock(&stats_lock);
 }
 
 void stats_on_sync(uint64_t ns)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S.ready) {
-		S.c.sync_calls++;
-		S.c.sync_ns += ns;
+	if ((S && S->ready)) {
+		S->c.sync_calls++;
+		S->c.sync_ns += ns;
 	}
 	pthread_mutex_unlock(&stats_lock);
 }
@@ -319,10 +416,10 @@ void stats_on_sync(uint64_t ns)
 void stats_on_lost(int api, uint64_t n)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S.ready && api >= 0 && (size_t)api < S.n_api) {
-		S.api[api].calls += n;
-		S.api[api].lost += n;
-		S.c.lost += n;
+	if ((S && S->ready) && api >= 0 && (size_t)api < S->n_api) {
+		S->api[api].calls += n;
+		S->api[api].lost += n;
+		S->c.lost += n;
 	}
 	pthread_mutex_unlock(&stats_lock);
 }
@@ -330,29 +427,31 @@ void stats_on_lost(int api, uint64_t n)
 void stats_on_stop(void)
 {
 	pthread_mutex_lock(&stats_lock);
-	S.c.stops++;
+	if (S)
+		S->c.stops++;
 	pthread_mutex_unlock(&stats_lock);
 }
 
 void stats_set_stops_per_call(int api, int stops)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S.ready && api >= 0 && (size_t)api < S.n_api)
-		S.api[api].stops_per_call = (int8_t)stops;
+	if ((S && S->ready) && api >= 0 && (size_t)api < S->n_api)
+		S->api[api].stops_per_call = (int8_t)stops;
 	pthread_mutex_unlock(&stats_lock);
 }
 
 void stats_set_threads(int n)
 {
 	pthread_mutex_lock(&stats_lock);
-	S.threads = n;
+	if (S)
+		S->threads = n;
 	pthread_mutex_unlock(&stats_lock);
 }
 
 void stats_set_tracer_cpu(uint64_t ns)
 {
 	pthread_mutex_lock(&stats_lock);
-	S.cpu_ns = ns;
+	cpu_ns = ns;
 	pthread_mutex_unlock(&stats_lock);
 }
 
@@ -372,27 +471,27 @@ void stats_extrapolate_launches(double factor)
 	struct stats_kernel *kernel;
 
 	pthread_mutex_lock(&stats_lock);
-	if (!S.ready)
+	if (!(S && S->ready))
 		goto out;
-	n_kernels = kernel_table_count(S.kernels);
-	kernel = kernel_table_rows(S.kernels);
-	if (n_kernel_marks < n_kernels) {
-		uint64_t *m = realloc(kernel_marks, n_kernels * sizeof(*m));
+	n_kernels = kernel_table_count(S->kernels);
+	kernel = kernel_table_rows(S->kernels);
+	if (S->n_kernel_marks < n_kernels) {
+		uint64_t *m = realloc(S->kernel_marks, n_kernels * sizeof(*m));
 		if (!m)
 			goto out;
-		memset(m + n_kernel_marks, 0, (n_kernels - n_kernel_marks) * sizeof(*m));
-		kernel_marks = m;
-		n_kernel_marks = n_kernels;
+		memset(m + S->n_kernel_marks, 0, (n_kernels - S->n_kernel_marks) * sizeof(*m));
+		S->kernel_marks = m;
+		S->n_kernel_marks = n_kernels;
 	}
-	if (!api_marks && !(api_marks = calloc(S.n_api, sizeof(*api_marks))))
+	if (!S->api_marks && !(S->api_marks = calloc(S->n_api, sizeof(*S->api_marks))))
 		goto out;
 	for (uint32_t i = 0; i < n_kernels; i++)
-		S.c.launches += scale_since(&kernel[i].launches, &kernel_marks[i], factor);
-	for (size_t i = 0; i < S.n_api; i++)
+		S->c.launches += scale_since(&kernel[i].launches, &S->kernel_marks[i], factor);
+	for (size_t i = 0; i < S->n_api; i++)
 		if (cuda_api_get((int)i)->op == OP_LAUNCH)
-			scale_since(&S.api[i].calls, &api_marks[i], factor);
+			scale_since(&S->api[i].calls, &S->api_marks[i], factor);
 	if (factor != 1.0)
-		S.estimated = true;
+		S->estimated = true;
 out:
 	pthread_mutex_unlock(&stats_lock);
 }
@@ -400,68 +499,156 @@ out:
 void stats_set_launches_estimated(bool estimated)
 {
 	pthread_mutex_lock(&stats_lock);
-	S.estimated = estimated;
+	if (S)
+		S->estimated = estimated;
 	pthread_mutex_unlock(&stats_lock);
 }
 
 /* ---- reading ---- */
 
-static int snapshot_copy_arrays(struct stats_snapshot *out)
+/* Adds process st's figures into out: counters summed, allocations listed with their pid,
+ * kernels merged by name (names are each process's; merge_name finds a row by name). */
+static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st)
 {
-	size_t n_allocs = alloc_table_count(S.allocs);	/* == S.live_count */
-	uint32_t n_kernels = kernel_table_count(S.kernels);
+	size_t n_allocs = alloc_table_count(st->allocs);
+	uint32_t n_kernels = kernel_table_count(st->kernels);
+	const struct stats_kernel *krows = kernel_table_rows(st->kernels);
 	const struct stats_alloc *a;
 
-	if (S.n_api) {
-		if (!(out->api = malloc(S.n_api * sizeof(*out->api))))
+	if (!out->api) {
+		if (!(out->api = calloc(st->n_api ? st->n_api : 1, sizeof(*out->api))))
 			return -ENOMEM;
-		memcpy(out->api, S.api, S.n_api * sizeof(*out->api));
-		out->n_api = S.n_api;
+		out->n_api = st->n_api;
+		for (size_t i = 0; i < st->n_api; i++)
+			out->api[i].stops_per_call = -1;
+	}
+	for (size_t i = 0; i < st->n_api && i < out->n_api; i++) {
+		struct stats_api *o = &out->api[i];
+		const struct stats_api *x = &st->api[i];
+		o->calls += x->calls;
+		o->errors += x->errors;
+		o->ns += x->ns;
+		o->lost += x->lost;
+		if (x->last_error)
+			o->last_error = x->last_error;
+		o->returns_seen |= x->returns_seen;
+		if (x->stops_per_call > o->stops_per_call)
+			o->stops_per_call = x->stops_per_call;
 	}
 
-	if (n_allocs && !(out->alloc = malloc(n_allocs * sizeof(*out->alloc))))
-		return -ENOMEM;
-	for (size_t pos = 0; (a = alloc_table_next(S.allocs, &pos));)
-		out->alloc[out->n_alloc++] = *a;
+	if (n_allocs) {
+		struct stats_alloc *m = realloc(out->alloc, (out->n_alloc + n_allocs) * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		out->alloc = m;
+		for (size_t pos = 0; (a = alloc_table_next(st->allocs, &pos));)
+			out->alloc[out->n_alloc++] = *a;
+	}
 
-	if (n_kernels && !(out->kernel = malloc(n_kernels * sizeof(*out->kernel))))
-		return -ENOMEM;
-	if (n_kernels)	/* names stay the module's: interned strings live until stats_free */
-		memcpy(out->kernel, kernel_table_rows(S.kernels), n_kernels * sizeof(*out->kernel));
-	out->n_kernel = n_kernels;
+	if (n_kernels) {
+		struct stats_kernel *m = realloc(out->kernel, (out->n_kernel + n_kernels) * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		out->kernel = m;
+		size_t first = out->n_kernel;	/* rows of earlier processes: merge into them */
+		for (uint32_t i = 0; i < n_kernels; i++) {
+			struct stats_kernel k = krows[i];
+			k.pid = st->info.pid;
+			size_t j = 0;
+			for (; j < first && out->n_procs > 0; j++)
+				if (out->kernel[j].name && k.name && strcmp(out->kernel[j].name, k.name) == 0)
+					break;
+			if (out->n_procs > 0 && j < first) {
+				struct stats_kernel *o = &out->kernel[j];
+				if (k.launches) {
+					if (o->launches && o->pid != k.pid)
+						o->pid = 0;	/* launched by several processes */
+					else if (!o->launches)
+						o->pid = k.pid;
+					memcpy(o->grid, k.grid, sizeof o->grid);
+					memcpy(o->block, k.block, sizeof o->block);
+				}
+				o->launches += k.launches;
+			} else {
+				out->kernel[out->n_kernel++] = k;
+			}
+		}
+	}
+
+	for (int m = 0; m < COPY_MODE_COUNT; m++)
+		for (int d = 0; d < DIR_COUNT; d++) {
+			out->xfer[m][d].calls += st->c.xfer[m][d].calls;
+			out->xfer[m][d].bytes += st->c.xfer[m][d].bytes;
+			out->xfer[m][d].ns += st->c.xfer[m][d].ns;
+		}
+	out->memset_.calls += st->c.memset_.calls;
+	out->memset_.bytes += st->c.memset_.bytes;
+	out->memset_.ns += st->c.memset_.ns;
+	out->sync_calls += st->c.sync_calls;
+	out->sync_ns += st->c.sync_ns;
+	for (int k = 0; k < MEM_KIND_COUNT; k++)
+		out->live_bytes[k] += st->live_bytes[k];
+	out->live_count += st->live_count;
+	out->peak_device_bytes += st->peak;	/* the sum of peaks: an upper bound of the peak */
+	out->launches += st->c.launches;
+	out->allocs += st->c.allocs;
+	out->frees += st->c.frees;
+	out->stops += st->c.stops;
+	out->lost += st->c.lost;
+	out->threads += st->threads;
+	out->launches_estimated |= st->estimated;
+	if (st->info.pid)
+		out->n_procs++;
 	return 0;
 }
 
-static void snapshot_copy_scalars(struct stats_snapshot *out)
+static void process_summary(struct stats_process *p, const struct stats_state *st)
 {
-	out->start_ns = S.start_ns;
-	memcpy(out->xfer, S.c.xfer, sizeof(out->xfer));
-	out->memset_ = S.c.memset_;
-	out->sync_calls = S.c.sync_calls;
-	out->sync_ns = S.c.sync_ns;
-	memcpy(out->live_bytes, S.live_bytes, sizeof(out->live_bytes));
-	out->live_count = S.live_count;
-	out->peak_device_bytes = S.peak;
-	out->launches = S.c.launches;
-	out->allocs = S.c.allocs;
-	out->frees = S.c.frees;
-	out->stops = S.c.stops;
-	out->lost = S.c.lost;
-	out->tracer_cpu_ns = S.cpu_ns >= S.cpu_base_ns ? S.cpu_ns - S.cpu_base_ns : S.cpu_ns;
-	out->threads = S.threads;
-	out->launches_estimated = S.estimated;
+	p->info = st->info;
+	p->live_bytes = st->live_bytes[MEM_DEVICE] + st->live_bytes[MEM_MANAGED];
+	p->live_count = st->live_count;
+	p->launches = st->c.launches;
+	p->stops = st->c.stops;
+	p->threads = st->threads;
+	p->start_ns = st->start_ns;
+	uint64_t calls = 0;
+	for (size_t i = 0; i < st->n_api; i++)
+		calls += st->api[i].calls;
+	p->calls = calls;
+	p->device = -1;	/* the device most of its live bytes are on */
+	uint64_t best = 0, per[64] = { 0 };
+	size_t pos = 0;
+	for (const struct stats_alloc *a; (a = alloc_table_next(st->allocs, &pos));)
+		if (a->device >= 0 && a->device < 64 && a->kind != MEM_HOST)
+			per[a->device] += a->bytes;
+	for (int d = 0; d < 64; d++)
+		if (per[d] > best)
+			best = per[d], p->device = d;
 }
 
-int stats_snapshot(struct stats_snapshot *out)
+int stats_snapshot_of(pid_t pid, struct stats_snapshot *out)
 {
 	int err = -EINVAL;
 
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&stats_lock);
-	if (S.ready) {
+	if (n_procs) {
+		err = 0;
 		out->t_ns = now_ns();
-		snapshot_copy_scalars(out);
-		err = snapshot_copy_arrays(out);
+		out->start_ns = start_ns;
+		out->pid = pid;
+		for (size_t i = 0; i < n_procs && !err; i++)
+			if (!pid || procs[i]->info.pid == pid) {
+				err = snapshot_add(out, procs[i]);
+				if (pid)
+					out->start_ns = procs[i]->start_ns > start_ns ? procs[i]->start_ns : start_ns;
+			}
+		if (!err && n_procs && !(out->proc = calloc(n_procs, sizeof(*out->proc))))
+			err = -ENOMEM;
+		for (size_t i = 0; !err && i < n_procs; i++)
+			if (procs[i]->info.pid)
+				process_summary(&out->proc[out->n_proc++], procs[i]);
+		out->tracer_cpu_ns = cpu_ns >= cpu_base_ns ? cpu_ns - cpu_base_ns : cpu_ns;
 	}
 	pthread_mutex_unlock(&stats_lock);
 	if (err)
@@ -469,11 +656,17 @@ int stats_snapshot(struct stats_snapshot *out)
 	return err;
 }
 
+int stats_snapshot(struct stats_snapshot *out)
+{
+	return stats_snapshot_of(0, out);
+}
+
 void stats_snapshot_free(struct stats_snapshot *s)
 {
 	free(s->api);
 	free(s->alloc);
 	free(s->kernel);
+	free(s->proc);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -482,7 +675,7 @@ size_t stats_debug_capacity(void)
 	size_t cap;
 
 	pthread_mutex_lock(&stats_lock);
-	cap = S.allocs ? alloc_table_capacity(S.allocs) : 0;
+	cap = S && S->allocs ? alloc_table_capacity(S->allocs) : 0;
 	pthread_mutex_unlock(&stats_lock);
 	return cap;
 }

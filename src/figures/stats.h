@@ -31,7 +31,8 @@ struct stats_api {
 };
 
 struct stats_alloc {
-	uint64_t addr;
+	uint64_t addr;		/* first: the allocation table's key */
+	pid_t pid;		/* the process that holds it */
 	uint64_t bytes;
 	uint64_t t_ns;		/* when it was allocated (monotonic) */
 	pid_t tid;		/* thread that allocated it */
@@ -44,6 +45,7 @@ struct stats_alloc {
 
 struct stats_kernel {
 	const char *name;	/* demangled; owned by the stats module, valid for its life */
+	pid_t pid;		/* the process that launched it; 0: several (a snapshot of all) */
 	uint64_t launches;
 	uint32_t grid[3], block[3];	/* of the last launch; 0 when not known */
 };
@@ -54,7 +56,31 @@ struct stats_xfer {
 	uint64_t ns;		/* time inside the copy calls */
 };
 
+/* Traced processes kept (each keeps its figures after it ends); more are not traced. */
+#define STATS_MAX_PROCESSES 1024
+
+/* Who a traced process is. */
+struct stats_process_info {
+	pid_t pid, ppid;
+	char command[64];
+	int rank, local_rank;	/* RANK and LOCAL_RANK from its environment; -1: none */
+	bool ended, exited;	/* ended: exited (exit_status) or killed (term_signal) */
+	int exit_status, term_signal;
+};
+
+/* One process's figures in brief, for the process list. */
+struct stats_process {
+	struct stats_process_info info;
+	uint64_t live_bytes;	/* device + managed */
+	uint64_t live_count;
+	uint64_t launches, calls, stops;
+	uint64_t start_ns;
+	int threads;
+	int device;		/* where most of its live device bytes are; -1: none known */
+};
+
 struct stats_snapshot {
+	pid_t pid;			/* the process it covers; 0: all of them */
 	uint64_t t_ns;			/* monotonic time of this snapshot */
 	uint64_t start_ns;		/* when tracing began, or the last stats_reset */
 	size_t n_api;			/* == cuda_api_count() */
@@ -76,9 +102,19 @@ struct stats_snapshot {
 	uint64_t tracer_cpu_ns;		/* gputop's own CPU time (user + system) */
 	int threads;			/* threads of the program being traced */
 	bool launches_estimated;	/* launch figures are extrapolated (--max-overhead) */
+	size_t n_procs;			/* processes whose figures are in it */
+	size_t n_proc;			/* every traced process, in the order they were seen */
+	struct stats_process *proc;
 };
 
 int stats_init(void);
+/* A traced process: its id for stats_select_process, or -1 when STATS_MAX_PROCESSES are
+ * kept already. The feeding calls below count into the selected process. */
+int stats_process_new(pid_t pid, pid_t ppid, const char *command);
+void stats_select_process(int id);
+void stats_process_set_command(int id, const char *command);
+void stats_process_set_rank(int id, int rank, int local_rank);
+void stats_process_ended(int id, bool exited, int exit_status, int term_signal);
 void stats_reset(void);		/* 'z': counters back to zero; live allocations stay */
 void stats_free(void);
 
@@ -109,7 +145,8 @@ void stats_set_stops_per_call(int api, int stops);
 void stats_extrapolate_launches(double factor);
 
 /* Reading (any thread). The snapshot owns its arrays; free them with stats_snapshot_free. */
-int stats_snapshot(struct stats_snapshot *out);
+int stats_snapshot(struct stats_snapshot *out);	/* every process */
+int stats_snapshot_of(pid_t pid, struct stats_snapshot *out);	/* pid 0: every process */
 void stats_snapshot_free(struct stats_snapshot *s);
 
 /* Orderings shared by views and exporters; they only read the snapshot. */

@@ -475,6 +475,64 @@ static void json_cost(struct jw *w, const struct report_info *info, const struct
 	jw_int(w, s->threads);
 }
 
+/* One traced process: who it is, how it ended, and its own api/kernels/transfers/memory. */
+static int json_process(struct jw *w, const struct report_info *info, const struct stats_process *p)
+{
+	struct stats_snapshot s;
+	struct rows rs;
+	int err = stats_snapshot_of(p->info.pid, &s);
+	if (err < 0)
+		return err;
+	if ((err = rows_build(&rs, &s, NULL)) < 0) {
+		stats_snapshot_free(&s);
+		return err;
+	}
+	jw_open(w, '{');
+	jw_key(w, "pid");
+	jw_int(w, p->info.pid);
+	jw_key(w, "ppid");
+	jw_int(w, p->info.ppid);
+	jw_key(w, "command");
+	jw_str(w, p->info.command);
+	jw_key(w, "rank");
+	jw_int_if(w, p->info.rank >= 0, p->info.rank);
+	jw_key(w, "local_rank");
+	jw_int_if(w, p->info.rank >= 0 && p->info.local_rank >= 0, p->info.local_rank);
+	jw_key(w, "exit_status");
+	jw_int_if(w, p->info.ended, p->info.exit_status);
+	jw_key(w, "term_signal");
+	jw_int_if(w, p->info.term_signal, p->info.term_signal);
+	jw_key(w, "devices");
+	jw_open(w, '[');
+	bool dev[64] = { false };
+	for (size_t i = 0; i < rs.n_alloc; i++)
+		if (rs.alloc[i].device >= 0 && rs.alloc[i].device < 64)
+			dev[rs.alloc[i].device] = true;
+	for (int d = 0; d < 64; d++)
+		if (dev[d])
+			jw_int(w, d);
+	jw_close(w, ']');
+	json_api(w, &rs);
+	json_kernels(w, &rs, &s);
+	json_transfers(w, &rs, &s);
+	struct report_info own = *info;	/* its device memory as NVML tells, where it does */
+	own.pid = p->info.pid;
+	json_memory(w, &own, &rs, &s);
+	jw_key(w, "cost");
+	jw_open(w, '{');
+	jw_key(w, "stops");
+	jw_u64(w, s.stops);
+	jw_key(w, "lost_records");
+	jw_u64(w, s.lost);
+	jw_close(w, '}');
+	jw_key(w, "threads");
+	jw_int(w, p->threads);
+	jw_close(w, '}');
+	rows_free(&rs);
+	stats_snapshot_free(&s);
+	return 0;
+}
+
 int json_write(FILE *f, const struct report_info *info, const struct stats_snapshot *s)
 {
 	struct jw w = { .f = f };
@@ -492,8 +550,15 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	rows_free(&rs);
 	json_cost(&w, info, s);
 	json_devices(&w, info->devices);
+	jw_key(&w, "processes");
+	jw_open(&w, '[');
+	for (size_t i = 0; i < s->n_proc && !err; i++)
+		err = json_process(&w, info, &s->proc[i]);
+	jw_close(&w, ']');
 	jw_close(&w, '}');
 	fputc('\n', f);
+	if (err)
+		return err;
 	if (fflush(f) == EOF || ferror(f))
 		return errno ? -errno : -EIO;
 	return 0;

@@ -42,19 +42,56 @@ struct rescue_table {
 	uint32_t frame_hint;
 };
 
-static struct rescue_table *R;	/* the current process's: fixed and global, not in struct tracee */
-static pid_t watchdog_pid;
-static int watchdog_pipe = -1;
+/* One table per traced process, in one shared mapping made at start (its pages cost nothing
+ * until written); each with its own watchdog, which restores that process only. */
+static struct rescue_table *tables;
+static struct rescue_table *R;	/* the current process's (rescue_select) */
+static pid_t watchdog_pid[RESCUE_SLOTS];
+static int watchdog_pipe[RESCUE_SLOTS] = { [0 ... RESCUE_SLOTS - 1] = -1 };
+static bool slot_used[RESCUE_SLOTS];
+static int cur;			/* R's slot */
 static void (*crash_detach)(void);
 
 int rescue_init(void)
 {
-	void *p = mmap(NULL, sizeof *R, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, RESCUE_SLOTS * sizeof *R, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	R = p;
-	R->mem_fd = -1;
+	tables = p;
+	for (int i = 0; i < RESCUE_SLOTS; i++)
+		tables[i].mem_fd = -1;
 	return 0;
+}
+
+int rescue_slot_new(void)
+{
+	for (int i = 0; tables && i < RESCUE_SLOTS; i++)
+		if (!slot_used[i]) {
+			slot_used[i] = true;
+			tables[i].mem_fd = -1;
+			return i;
+		}
+	return -1;
+}
+
+void rescue_slot_free(int slot)
+{
+	if (slot < 0 || slot >= RESCUE_SLOTS || !tables)
+		return;
+	int was = cur;
+	rescue_select(slot);
+	rescue_watchdog_stop();
+	rescue_forget_all();
+	R->mem_fd = -1;
+	slot_used[slot] = false;
+	rescue_select(was == slot ? -1 : was);
+}
+
+void rescue_select(int slot)
+{
+	cur = slot;
+	R = tables && slot >= 0 && slot < RESCUE_SLOTS ? &tables[slot] : NULL;
 }
 
 void rescue_set_target(int mem_fd, uint64_t trampoline)
@@ -131,7 +168,7 @@ void rescue_frame_done(int handle)
 	}
 }
 
-int rescue_restore(void)
+static int restore_table(struct rescue_table *R)
 {
 	int failed = 0;
 	if (!R || R->mem_fd < 0)
@@ -153,6 +190,20 @@ int rescue_restore(void)
 		    pwrite(R->mem_fd, &R->frame[i].ret, 8, (off_t)slot) != 8)
 			failed++;
 	}
+	return failed;
+}
+
+int rescue_restore(void)
+{
+	return restore_table(R);
+}
+
+int rescue_restore_all(void)
+{
+	int failed = 0;
+	for (int i = 0; tables && i < RESCUE_SLOTS; i++)
+		if (slot_used[i])
+			failed += restore_table(&tables[i]);
 	return failed;
 }
 
@@ -184,7 +235,9 @@ static void watchdog_main(int pipe_rd, pid_t traced)
 int rescue_watchdog_start(pid_t traced)
 {
 	int fds[2];
-	if (!R || pipe2(fds, O_CLOEXEC) < 0)
+	if (!R)
+		return -ENOENT;
+	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
 	pid_t p = fork();
 	if (p < 0) {
@@ -193,30 +246,38 @@ int rescue_watchdog_start(pid_t traced)
 		return -errno;
 	}
 	if (p == 0) {
+		/* Only this slot's pipe stays open here: another watchdog's end of gputop's pipes
+		 * must close when gputop dies, not live on in this one. */
+		for (int i = 0; i < RESCUE_SLOTS; i++)
+			if (watchdog_pipe[i] >= 0)
+				close(watchdog_pipe[i]);
 		close(fds[1]);
 		watchdog_main(fds[0], traced);
 	}
 	close(fds[0]);
-	watchdog_pipe = fds[1];
-	watchdog_pid = p;
+	watchdog_pipe[cur] = fds[1];
+	watchdog_pid[cur] = p;
 	return 0;
 }
 
-pid_t rescue_watchdog_pid(void)
+bool rescue_is_watchdog(pid_t pid)
 {
-	return watchdog_pipe >= 0 ? watchdog_pid : 0;
+	for (int i = 0; i < RESCUE_SLOTS; i++)
+		if (watchdog_pipe[i] >= 0 && watchdog_pid[i] == pid)
+			return true;
+	return false;
 }
 
 void rescue_watchdog_stop(void)
 {
-	if (watchdog_pipe < 0)
+	if (!R || watchdog_pipe[cur] < 0)
 		return;
 	char bye = 1;
-	if (write(watchdog_pipe, &bye, 1) < 0)
+	if (write(watchdog_pipe[cur], &bye, 1) < 0)
 		log_debug("watchdog: %s", strerror(errno));
-	close(watchdog_pipe);
-	watchdog_pipe = -1;
-	waitpid(watchdog_pid, NULL, 0);
+	close(watchdog_pipe[cur]);
+	watchdog_pipe[cur] = -1;
+	waitpid(watchdog_pid[cur], NULL, 0);
 }
 
 /* ---- the crash handler -------------------------------------------------------------------- */
@@ -229,15 +290,16 @@ static volatile sig_atomic_t rescued;
 
 static void rescue_now(void)
 {
-	rescue_restore();
+	rescue_restore_all();
 	if (crash_detach)
 		crash_detach();
 	const char msg[] = "gputop: crashed; restored the traced program's code and detached\n";
 	ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
-	if (watchdog_pipe >= 0) {	/* nothing left for the watchdog to do */
-		char bye = 1;
-		n = write(watchdog_pipe, &bye, 1);
-	}
+	for (int i = 0; i < RESCUE_SLOTS; i++)
+		if (watchdog_pipe[i] >= 0) {	/* nothing left for the watchdogs to do */
+			char bye = 1;
+			n = write(watchdog_pipe[i], &bye, 1);
+		}
 	(void)n;
 	rescued = 1;
 }

@@ -10,7 +10,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Traced processes at once, each with its table (a process beyond that is not followed). */
+#define RESCUE_SLOTS 64
+
 int rescue_init(void);		/* the shared mapping; 0 or -errno */
+/* A table for a new traced process: its slot, or -1 when all are taken. Freeing stops its
+ * watchdog and forgets the table. The calls below act on the selected slot (-1: none). */
+int rescue_slot_new(void);
+void rescue_slot_free(int slot);
+void rescue_select(int slot);
 void rescue_set_target(int mem_fd, uint64_t trampoline);
 
 /* Code: the byte a rescue writes at addr (the program's, while an int3 is armed there; while a
@@ -31,12 +39,13 @@ void rescue_frame_done(int handle);
 /* Writes everything back (async-signal-safe: pread/pwrite only). Returns the number of
  * writes that failed. */
 int rescue_restore(void);
+int rescue_restore_all(void);	/* every slot's */
 
 /* Starts the watchdog: a process that waits for gputop to go, and if it went without saying
  * goodbye (rescue_watchdog_stop), restores the program. */
 int rescue_watchdog_start(pid_t traced);
 void rescue_watchdog_stop(void);
-pid_t rescue_watchdog_pid(void);	/* 0 if none */
+bool rescue_is_watchdog(pid_t pid);	/* one of gputop's watchdogs, not the program's */
 
 /* The crash handler: restore, let detach() let go of the threads we hold, die of the same
  * signal. Call it from the tracer thread: a crash in another thread asks that one (with

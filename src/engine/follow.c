@@ -1,0 +1,183 @@
+/* follow.c — the program's descendants, followed as strace -f does. A forked child is cleaned
+ * of the probes it inherited (children.c) and kept as a process of its own, only watched: its
+ * fork, exec and exit stops, nothing else. It is probed (its image set up, as at an attach)
+ * once CUDA is in it: at an exec of an executable that links CUDA (before its first
+ * instruction, so that every call is seen), or when a CUDA library shows up in its mappings
+ * (a dlopen, or one its parent had loaded before the fork), looked at every housekeeping tick.
+ * A descendant that never loads CUDA costs its fork, exec and exit stops, and one read of its
+ * executable's dynamic section and of its maps per tick. */
+#define _GNU_SOURCE
+#include "tracer_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "probes.h"
+#include "rescue.h"
+#include "threads.h"
+
+bool tracer_follow = true;
+
+void tracer_set_follow(bool follow)
+{
+	tracer_follow = follow;
+}
+
+static bool names_cuda(const char *s)
+{
+	return strstr(s, "libcudart.so") || strstr(s, "libcuda.so") || strstr(s, "libnccl.so");
+}
+
+/* The executable needs a CUDA library (DT_NEEDED) or holds the runtime itself (nvcc links
+ * libcudart_static by default: cudaMalloc is defined in it). */
+static bool executable_links_cuda(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/exe", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool cuda = false;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	for (Elf_Scn *scn = NULL; e && !cuda && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *d = gelf_getshdr(scn, &sh) ? elf_getdata(scn, NULL) : NULL;
+		if (!d || !sh.sh_entsize)
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		if (sh.sh_type == SHT_DYNAMIC) {
+			for (size_t i = 0; i < n && !cuda; i++) {
+				GElf_Dyn dyn;
+				const char *name;
+				if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED &&
+				    (name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)))
+					cuda = names_cuda(name);
+			}
+		} else if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) {
+			for (size_t i = 0; i < n && !cuda; i++) {
+				GElf_Sym sym;
+				const char *name;
+				if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+				    GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+				    (name = elf_strptr(e, sh.sh_link, sym.st_name)))
+					cuda = strcmp(name, "cudaMalloc") == 0 || strcmp(name, "cuInit") == 0;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return cuda;
+}
+
+static bool maps_have_cuda(pid_t pid)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	bool cuda = false;
+	if (!f)
+		return false;
+	while (!cuda && fgets(line, sizeof line, f))
+		cuda = names_cuda(line);
+	fclose(f);
+	return cuda;
+}
+
+/* A new process of the program's (a forked child, reported by its parent's fork event or by its
+ * own first stop, whichever came first): cleaned with its parent's probes in mind, then kept,
+ * watched. Returns its thread, with the child's process current; NULL when it is let go (not
+ * followed, or gputop keeps as many processes as it can), the current process unchanged. */
+struct thread *follow_fork(struct tracee *parent, pid_t child)
+{
+	struct tracee *was = tracee;
+	if (parent) {
+		tracee_select(parent);
+		tracer_clean_child(child);
+	}
+	if (!tracer_follow || tracee_open(child, false) < 0) {
+		if (tracer_follow)
+			log_warn("not following process %d: gputop traces %d processes already", child,
+				 RESCUE_SLOTS);
+		tracee_select(was);
+		return NULL;
+	}
+	tracee->followed = true;
+	struct thread *t = threads_add(child);
+	if (!t) {
+		tracee_close();
+		tracee_select(was);
+		return NULL;
+	}
+	log_info("following %d, a child of %d", child, parent ? parent->pid : 0);
+	return t;
+}
+
+/* A vfork child (a guest in its parent's table) ran exec: it is a process of its own now. */
+struct thread *follow_guest_exec(struct thread *guest)
+{
+	pid_t tid = guest->tid;
+	pid_t parent = tracee->pid;
+	threads_remove(tid);
+	if (!tracer_follow || tracee_open(tid, false) < 0) {
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return NULL;
+	}
+	tracee->followed = true;
+	struct thread *t = threads_add(tid);
+	if (t)
+		t->state = TS_STOPPED;
+	log_info("following %d, a child of %d", tid, parent);
+	return t;
+}
+
+/* At an exec of a followed process: probe it now when its executable links CUDA. */
+bool follow_wants_setup_at_exec(void)
+{
+	tracee->exec_checked = true;
+	return executable_links_cuda(tracee->pid);
+}
+
+/* Brings every thread of a watched process to a stop and probes it, as an attach does. */
+static void setup_late(void)
+{
+	tracee->stopping_world = true;
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		t->want_stop = true;
+		if (t->state != TS_STOPPED)
+			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+	}
+	if (tracee_wait_all_stopped() < 0 || tracer_start_followed(-1) < 0)
+		log_warn("process %d is not traced: it could not be probed", tracee->pid);
+}
+
+/* Every tick: the watched processes in which CUDA appeared are probed. */
+void follow_tick(void)
+{
+	uint32_t it = 0;
+	struct tracee *was = tracee;
+	for (struct tracee *p; (p = tracee_next(&it));) {
+		if (!p->followed || p->set_up)
+			continue;
+		tracee_select(p);
+		if (threads_count() == 0)
+			continue;
+		bool cuda = maps_have_cuda(p->pid);
+		if (!cuda && !p->exec_checked) {
+			p->exec_checked = true;	/* a forked child's executable is its parent's */
+			cuda = executable_links_cuda(p->pid);
+		}
+		if (cuda)
+			setup_late();
+	}
+	tracee_select(was);
+}
