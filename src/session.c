@@ -32,6 +32,7 @@
 #include "session_state.h"
 #include "retfast.h"
 #include "stats.h"
+#include "procfs.h"
 #include "target.h"
 #include "tracer.h"
 #include "ui.h"
@@ -183,7 +184,7 @@ static int attach_more(const struct options *opt)
 	}
 	for (int i = 0; opt->children && i < opt->n_pids; i++) {
 		pid_t below[256];
-		int n = target_descendants(opt->pids[i], below, 255);
+		int n = proc_descendants(opt->pids[i], below, 255);
 		for (int k = 0; k < n; k++) {
 			if (tracer_traces(below[k]))
 				continue;
@@ -253,7 +254,7 @@ int session_run(const struct options *opt)
 	}
 	char command[256];
 	uint64_t start_ns = now_ns();
-	target_command(pid, command, sizeof command);
+	proc_command(pid, command, sizeof command);
 	session_set_started(pid, !opt->pid, start_ns, command);
 	if (opt->trace_path) {
 		/* Reopened through our descriptor, not by name: the name was checked (no symbolic

@@ -42,6 +42,33 @@ static void actions_table(struct tui *t, enum tui_action a, int ch)
 	}
 }
 
+/* The next process alone, in the order they were seen, then all of them again. */
+static int actions_process(struct tui *t)
+{
+	const struct stats_snapshot *s = &t->cur;
+	char what[128];
+	size_t next = 0;
+
+	if (!t->have_cur || s->n_proc < 2) {
+		screen_say(t, "one process is traced: nothing else to show");
+		return 0;
+	}
+	if (t->only_pid)
+		for (size_t i = 0; i < s->n_proc; i++)
+			if (s->proc[i].info.pid == t->only_pid)
+				next = i + 1;
+	t->only_pid = next < s->n_proc ? s->proc[next].info.pid : 0;
+	if (t->only_pid)
+		snprintf(what, sizeof(what), "showing process %d (%s) alone: P for the next",
+			 (int)t->only_pid, s->proc[next].info.command);
+	else
+		snprintf(what, sizeof(what), "showing all %zu processes", s->n_proc);
+	screen_say(t, what);
+	t->have_cur = false;	/* a fresh interval for what is shown now */
+	stats_snapshot_free(&t->cur);
+	return ACTED_TAKE;
+}
+
 static int actions_do(struct tui *t, const struct tui_key *k, int ch)
 {
 	struct tui_view_state *vs = &t->vs[t->view];
@@ -76,6 +103,7 @@ static int actions_do(struct tui *t, const struct tui_key *k, int ch)
 		screen_say(t, "counters reset to zero");
 		return ACTED_RESET;
 	case ACT_REDRAW: clearok(curscr, TRUE); break;
+	case ACT_PROCESS: return actions_process(t);
 	}
 	return 0;
 }

@@ -217,7 +217,7 @@ static void batch_memory(const struct stats_snapshot *s, const struct rows *rs, 
 	for (size_t i = 0; i < rs->n_alloc && i < max; i++) {
 		struct cells_alloc c;
 
-		cells_alloc(&c, &rs->alloc[i]);
+		cells_alloc(&c, &rs->alloc[i], rs);
 		batch_row(leak_cols, 6,
 			  (const char *[]){ c.address, c.size, c.kind, c.api, c.thread, c.age });
 	}

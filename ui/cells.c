@@ -66,6 +66,7 @@ void cells_api(struct cells_api *c, const struct row_api *r, const struct rows *
 	       bool estimated)
 {
 	bool est = estimated && r->launch;	/* launch calls are what --max-overhead extrapolates */
+	cells_process(c->process, sizeof(c->process), r->pid, rs);
 
 	c->name = r->name ? r->name : "?";
 	cells_launch_count(c->calls, sizeof(c->calls), r->calls, est);
@@ -87,6 +88,7 @@ void cells_kernel(struct cells_kernel *c, const struct row_kernel *r, const stru
 		  bool estimated)
 {
 	char share[FMT_LEN];
+	cells_process(c->process, sizeof(c->process), r->pid, rs);
 
 	c->name = r->name ? r->name : "?";
 	cells_launch_count(c->launches, sizeof(c->launches), r->launches, estimated);
@@ -109,8 +111,20 @@ void cells_xfer(struct cells_xfer *c, const struct row_xfer *r)
 		snprintf(c->rate, sizeof(c->rate), "%s", fmt_dash());	/* no copy in the interval */
 }
 
-void cells_alloc(struct cells_alloc *c, const struct row_alloc *r)
+void cells_process(char *buf, size_t n, pid_t pid, const struct rows *rs)
 {
+	int rank = rs && rs->snap ? rows_rank(rs->snap, pid) : -1;
+	if (!pid)
+		snprintf(buf, n, "all");
+	else if (rank >= 0)
+		snprintf(buf, n, "%d:r%d", (int)pid, rank);
+	else
+		snprintf(buf, n, "%d", (int)pid);
+}
+
+void cells_alloc(struct cells_alloc *c, const struct row_alloc *r, const struct rows *rs)
+{
+	cells_process(c->process, sizeof(c->process), r->pid, rs);
 	c->address = r->address;
 	c->kind = r->kind_name ? r->kind_name : "?";
 	c->api = r->api ? r->api : "?";

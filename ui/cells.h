@@ -17,12 +17,14 @@
 
 struct cells_api {
 	const char *name;
+	char process[CELLS_FIG];
 	char calls[CELLS_FIG], rate[CELLS_FIG], errors[CELLS_FIG], last_error[CELLS_LEN];
 	char time[CELLS_FIG], avg[CELLS_FIG];
 };
 
 struct cells_kernel {
 	const char *name;
+	char process[CELLS_FIG];
 	char launches[CELLS_FIG], rate[CELLS_FIG], dims[CELLS_LEN], share[CELLS_FIG];
 };
 
@@ -35,6 +37,7 @@ struct cells_xfer {
 
 struct cells_alloc {
 	const char *address, *kind, *api;
+	char process[CELLS_FIG];
 	char size[CELLS_FIG], device[CELLS_FIG], thread[CELLS_FIG], age[CELLS_FIG];
 };
 
@@ -44,7 +47,9 @@ void cells_api(struct cells_api *c, const struct row_api *r, const struct rows *
 void cells_kernel(struct cells_kernel *c, const struct row_kernel *r, const struct rows *rs,
 		  bool estimated);
 void cells_xfer(struct cells_xfer *c, const struct row_xfer *r);
-void cells_alloc(struct cells_alloc *c, const struct row_alloc *r);
+void cells_alloc(struct cells_alloc *c, const struct row_alloc *r, const struct rows *rs);
+/* The process column: "4242", "4242:r1" with its rank, "all" for a row of several. */
+void cells_process(char *buf, size_t n, pid_t pid, const struct rows *rs);
 
 /* A launch figure: "~" in front when it is an estimate. */
 void cells_launch_count(char *buf, size_t n, uint64_t v, bool estimated);

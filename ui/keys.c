@@ -22,6 +22,8 @@ const struct tui_key tui_keys[] = {
 	  "filter by name (Enter applies, Esc clears)", ACT_FILTER },
 	{ { 'p' }, "p", "Pause", "pause the display; tracing goes on",
 	  ACT_PAUSE },
+	{ { 'P' }, "P", "Process",
+	  "show one process (each press: the next one), then all again", ACT_PROCESS },
 	{ { 'z' }, "z", "Reset", "reset counters (live allocations stay)", ACT_RESET },
 	{ { CTRL_L }, "Ctrl-L", NULL, "redraw the whole screen", ACT_REDRAW },
 };

@@ -19,6 +19,7 @@ enum tui_action {
 	ACT_PAUSE,
 	ACT_RESET,
 	ACT_REDRAW,
+	ACT_PROCESS,		/* show the next process alone, then all again */
 };
 
 #define KEYS_PER_ENTRY 6

@@ -50,8 +50,14 @@ static void screen_header(const struct tui *t, int width)
 
 	fmt_age(age, sizeof(age), now >= t->st.start_ns ? now - t->st.start_ns : 0);
 
-	snprintf(line, sizeof(line), "gputop %s %s PID %d, %d thread%s, %s %s %s", GPUTOP_VERSION,
-		 fmt_dash(), (int)t->st.pid, threads, threads == 1 ? "" : "s", age, fmt_dash(),
+	size_t procs = t->have_cur ? t->cur.n_proc : 1;
+	char who[64];
+	if (procs > 1)
+		snprintf(who, sizeof(who), "%zu processes (PID %d first)", procs, (int)t->st.pid);
+	else
+		snprintf(who, sizeof(who), "PID %d", (int)t->st.pid);
+	snprintf(line, sizeof(line), "gputop %s %s %s, %d thread%s, %s %s %s", GPUTOP_VERSION,
+		 fmt_dash(), who, threads, threads == 1 ? "" : "s", age, fmt_dash(),
 		 t->st.command);
 	tui_put(stdscr, 0, 0, width, A_BOLD, line);
 }
@@ -186,7 +192,7 @@ void screen_draw(struct tui *t)
 		screen_too_small(h, w);
 	} else {
 		struct tui_frame f = {
-			.cur = &t->cur, .rows = &t->rows, .st = &t->st, .hist = &t->hist,
+			.cur = &t->cur, .prev = &t->prev, .rows = &t->rows, .st = &t->st, .hist = &t->hist,
 			.estimated = screen_estimated(t), .dev = &t->dev,
 		};
 		/* The GPUs' meters under the header, as many as leave the views their room. */

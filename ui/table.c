@@ -57,28 +57,36 @@ static int table_col_width(const struct tui_column *c)
 	return c->width > title ? c->width : title;
 }
 
-/* Which columns fit in width (dropping figures from the right) and how wide each is. */
-static int table_layout(const struct tui_view *v, int width, int *col, int *w)
+/* A column shown only when several processes are traced, and they are not. */
+static bool table_hidden(const struct tui_view *v, const struct tui_view_state *vs, int c)
 {
-	int n = v->n_cols, total, flex;
+	return v->cols[c].multi && !vs->several;
+}
 
+/* Which columns fit in width (dropping figures from the right) and how wide each is. */
+static int table_layout(const struct tui_view *v, const struct tui_view_state *vs, int width,
+			int *col, int *w)
+{
+	int n = 0, total, flex;
+
+	for (int i = 0; i < v->n_cols; i++)
+		if (!table_hidden(v, vs, i))
+			col[n++] = i;
 	for (;;) {
 		total = 0;
 		flex = -1;
 		for (int i = 0; i < n; i++) {
-			total += (i ? TABLE_GAP : 0) +
-				 (v->cols[i].width ? table_col_width(&v->cols[i]) : TABLE_FLEX_MIN);
-			if (!v->cols[i].width)
+			const struct tui_column *c = &v->cols[col[i]];
+			total += (i ? TABLE_GAP : 0) + (c->width ? table_col_width(c) : TABLE_FLEX_MIN);
+			if (!c->width)
 				flex = i;
 		}
 		if (total <= width || n <= 1)
 			break;
 		n--;
 	}
-	for (int i = 0; i < n; i++) {
-		col[i] = i;
-		w[i] = table_col_width(&v->cols[i]);
-	}
+	for (int i = 0; i < n; i++)
+		w[i] = table_col_width(&v->cols[col[i]]);
 	if (flex >= 0)
 		w[flex] = TABLE_FLEX_MIN + (width > total ? width - total : 0);
 	return n;
@@ -111,6 +119,8 @@ void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
 {
 	struct table_order order = { v, vs };
 	int col[TUI_COLS_MAX], cw[TUI_COLS_MAX], nc, page = r.h - 1, max;
+
+	vs->several = f->cur && f->cur->n_proc > 1;
 	char cell[TUI_COLS_MAX][TUI_CELL];
 	size_t m = 0;
 
@@ -125,7 +135,7 @@ void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
 	vs->rows = (int)m;
 	vs->page = page;
 
-	nc = table_layout(v, r.w, col, cw);
+	nc = table_layout(v, vs, r.w, col, cw);
 	table_titles(w, r, v, vs, col, cw, nc);
 	if (!m) {
 		char why[TUI_CELL];
@@ -174,7 +184,7 @@ static bool table_sort_next(const struct tui_view *v, struct tui_view_state *vs)
 	for (int i = 1; i <= v->n_cols; i++) {
 		int c = (vs->sort + i) % v->n_cols;
 
-		if (v->cols[c].sort != SORT_NONE) {
+		if (v->cols[c].sort != SORT_NONE && !table_hidden(v, vs, c)) {
 			vs->sort = c;
 			vs->scroll = 0;
 			return true;

@@ -23,7 +23,7 @@ static void tui_take(struct tui *t)
 {
 	struct stats_snapshot s;
 
-	if (stats_snapshot(&s) < 0)
+	if (stats_snapshot_of(t->only_pid, &s) < 0)
 		return;
 	history_sample(&t->hist, &s);
 	if (t->paused && t->have_cur) {		/* the display stays; tracing and history go on */

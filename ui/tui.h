@@ -36,6 +36,7 @@ struct tui_column {
 	bool right;		/* right-aligned (figures) */
 	unsigned char sort;	/* enum tui_sort_kind */
 	bool desc;		/* natural order is largest first ('r' reverses it) */
+	bool multi;		/* shown only when several processes are traced (PID) */
 };
 
 /* What the user chose for one view; kept while switching views. */
@@ -45,11 +46,13 @@ struct tui_view_state {
 	bool reverse;
 	char filter[TUI_FILTER_LEN];	/* case-insensitive substring of the row's name; "" = all */
 	int rows, page;			/* set by the draw: rows after filtering, rows visible */
+	bool several;			/* set by the draw: several processes are traced */
 };
 
 /* Everything a view draws from, for one refresh. */
 struct tui_frame {
 	const struct stats_snapshot *cur;	/* what to show: totals of the header lines */
+	const struct stats_snapshot *prev;	/* the one before: its process list's figures */
 	const struct rows *rows;		/* its rows, interval figures since the refresh
 						 * before */
 	const struct session_status *st;

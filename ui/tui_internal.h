@@ -37,6 +37,7 @@ struct tui {
 	enum tui_mode mode;
 	char edit[TUI_FILTER_LEN];		/* the filter being typed */
 	bool paused;
+	pid_t only_pid;				/* the process shown alone (P); 0: all */
 	enum session_request asked;		/* what 'q' requested, REQ_NONE before */
 	bool leave;
 	long refreshes;

@@ -10,9 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { COL_NAME, COL_CALLS, COL_RATE, COL_ERRORS, COL_LAST, COL_TIME, COL_AVG, COL_COUNT };
+enum { COL_NAME, COL_CALLS, COL_RATE, COL_ERRORS, COL_LAST, COL_TIME, COL_AVG, COL_PID, COL_COUNT };
 
 static const struct tui_column api_cols[COL_COUNT] = {
+	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true },
 	[COL_NAME] = { "FUNCTION", 0, false, SORT_TEXT, false },
 	[COL_CALLS] = { "CALLS", 8, true, SORT_NUM, true },
 	[COL_RATE] = { "PER SEC", 8, true, SORT_NUM, true },
@@ -27,6 +28,7 @@ static void api_cells(const struct tui_frame *f, const struct tui_row *row, char
 	struct cells_api c;
 
 	cells_api(&c, row->item, f->rows, f->estimated);
+	snprintf(cell[COL_PID], TUI_CELL, "%s", c.process);
 	snprintf(cell[COL_NAME], TUI_CELL, "%s", c.name);
 	snprintf(cell[COL_CALLS], TUI_CELL, "%s", c.calls);
 	snprintf(cell[COL_RATE], TUI_CELL, "%s", c.rate);
@@ -51,6 +53,7 @@ static void api_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 
 		row->item = a;
 		row->name = a->name ? a->name : "?";
+		row->key[COL_PID] = a->pid;
 		row->key[COL_CALLS] = (double)a->calls;
 		row->key[COL_RATE] = rows_per_sec(a->calls_delta, rs->interval_ns);
 		row->key[COL_ERRORS] = (double)a->errors;

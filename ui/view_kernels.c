@@ -10,9 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { COL_NAME, COL_LAUNCHES, COL_RATE, COL_DIMS, COL_SHARE, COL_COUNT };
+enum { COL_NAME, COL_LAUNCHES, COL_RATE, COL_DIMS, COL_SHARE, COL_PID, COL_COUNT };
 
 static const struct tui_column kernel_cols[COL_COUNT] = {
+	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true },
 	[COL_NAME] = { "KERNEL", 0, false, SORT_TEXT, false },
 	[COL_LAUNCHES] = { "LAUNCHES", 8, true, SORT_NUM, true },
 	[COL_RATE] = { "PER SEC", 8, true, SORT_NUM, true },
@@ -26,6 +27,7 @@ static void kernel_cells(const struct tui_frame *f, const struct tui_row *row,
 	struct cells_kernel c;
 
 	cells_kernel(&c, row->item, f->rows, f->estimated);
+	snprintf(cell[COL_PID], TUI_CELL, "%s", c.process);
 	snprintf(cell[COL_NAME], TUI_CELL, "%s", c.name);
 	snprintf(cell[COL_LAUNCHES], TUI_CELL, "%s", c.launches);
 	snprintf(cell[COL_RATE], TUI_CELL, "%s", c.rate);
@@ -48,6 +50,7 @@ static void kernels_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f
 
 		row->item = k;
 		row->name = k->name ? k->name : "?";
+		row->key[COL_PID] = (double)k->pid;
 		row->key[COL_LAUNCHES] = (double)k->launches;
 		row->key[COL_RATE] = rows_per_sec(k->launches_delta, rs->interval_ns);
 		row->key[COL_SHARE] = (double)k->launches;

@@ -13,9 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { COL_ADDR, COL_SIZE, COL_KIND, COL_API, COL_DEV, COL_TID, COL_AGE, COL_COUNT };
+enum { COL_ADDR, COL_SIZE, COL_KIND, COL_API, COL_DEV, COL_TID, COL_AGE, COL_PID, COL_COUNT };
 
 static const struct tui_column leak_cols[COL_COUNT] = {
+	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true },
 	[COL_ADDR] = { "ADDRESS", 16, false, SORT_NUM, false },
 	[COL_SIZE] = { "SIZE", 10, true, SORT_NUM, true },
 	[COL_KIND] = { "KIND", 7, false, SORT_NUM, false },
@@ -29,7 +30,8 @@ static void leak_cells(const struct tui_frame *f, const struct tui_row *row, cha
 {
 	struct cells_alloc c;
 
-	cells_alloc(&c, row->item);
+	cells_alloc(&c, row->item, f->rows);
+	snprintf(cell[COL_PID], TUI_CELL, "%s", c.process);
 	snprintf(cell[COL_ADDR], TUI_CELL, "%s", c.address);
 	snprintf(cell[COL_SIZE], TUI_CELL, "%s", c.size);
 	snprintf(cell[COL_KIND], TUI_CELL, "%s", c.kind);
@@ -87,6 +89,7 @@ static void leaks_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 		row->item = a;
 		row->name = a->api ? a->api : "?";
 		snprintf(row->name_buf, sizeof(row->name_buf), "%s", a->address);
+		row->key[COL_PID] = a->pid;
 		row->key[COL_ADDR] = (double)a->addr;
 		row->key[COL_SIZE] = (double)a->bytes;
 		row->key[COL_KIND] = a->kind;

@@ -63,6 +63,36 @@ static void overview_target(WINDOW *w, struct tui_rect r, const struct tui_frame
 	*y += 2;
 }
 
+/* One line per traced process: PID, rank, GPU, live device bytes, launches per second in
+ * the interval, command; "*" marks the one shown alone. */
+static void overview_processes(WINDOW *w, struct tui_rect r, const struct tui_frame *f, int *y)
+{
+	const struct stats_snapshot *s = f->cur;
+	char line[TUI_CELL + 64], live[FMT_LEN], rate[FMT_LEN], rank[16], gpu[16];
+
+	if (s->n_proc < 2 || *y >= r.y + r.h)
+		return;
+	snprintf(line, sizeof(line), "%-8s %5s %4s %10s %10s  %s", "PID", "RANK", "GPU", "LIVE",
+		 "LAUNCH/s", "COMMAND");
+	tui_put(w, (*y)++, r.x, r.w, tui_attr(TC_LABEL), line);
+	for (size_t i = 0; i < s->n_proc && *y < r.y + r.h; i++) {
+		const struct stats_process *p = &s->proc[i];
+		uint64_t before = 0;
+		for (size_t j = 0; f->prev && j < f->prev->n_proc; j++)
+			if (f->prev->proc[j].info.pid == p->info.pid)
+				before = f->prev->proc[j].launches;
+		fmt_bytes(live, sizeof(live), p->live_bytes);
+		cells_per_sec(rate, sizeof(rate), rows_delta(p->launches, before), f->rows->interval_ns,
+			      f->estimated);
+		snprintf(rank, sizeof(rank), p->info.rank >= 0 ? "%d" : "-", p->info.rank);
+		snprintf(gpu, sizeof(gpu), p->device >= 0 ? "%d" : "-", p->device);
+		snprintf(line, sizeof(line), "%-8d %5s %4s %10s %10s  %s%s", (int)p->info.pid, rank, gpu,
+			 live, rate, p->info.command, p->info.ended ? " (ended)" : "");
+		tui_put(w, (*y)++, r.x, r.w, tui_attr(p->info.ended ? TC_DIM : TC_NORMAL), line);
+	}
+	(*y)++;
+}
+
 static void overview_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 			  struct tui_view_state *vs)
 {
@@ -75,6 +105,7 @@ static void overview_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *
 
 	vs->rows = vs->page = 0;
 	overview_target(w, r, f, &y);
+	overview_processes(w, r, f, &y);
 	if (y < r.y + r.h)
 		tui_put(w, y, r.x + LABEL_W + 1 + NOW_W + 1 + TOTAL_W + 1, r.w, tui_attr(TC_DIM),
 		"last minute");

@@ -30,6 +30,7 @@ struct tracee {
 	bool set_up;			/* its image is probed; a followed process is only watched
 					 * (its fork, exec and exit stops) until CUDA appears in it */
 	bool exec_checked;		/* a followed process's executable was looked at */
+	bool probe_at_first_stop;	/* a fork of a process with CUDA: probed before it runs */
 	uint64_t seen_ns;		/* when gputop took it */
 	int rescue_slot;		/* probe/rescue.c's table for it; -1: none */
 	int stats_id;			/* figures/stats.c's figures of it */

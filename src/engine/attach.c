@@ -29,7 +29,7 @@
 #include "session_state.h"
 #include "stats.h"
 #include "symbols.h"
-#include "target.h"
+#include "procfs.h"
 #include "threads.h"
 #include "xol.h"
 
@@ -248,8 +248,11 @@ static void start_running(void)
 {
 	uint32_t it = 0;
 	char command[64];
-	target_command(tracee->pid, command, sizeof command);	/* what it runs now */
+	proc_command(tracee->pid, command, sizeof command);	/* what it runs now */
 	stats_process_set_command(tracee->stats_id, command);
+	int rank, local_rank;
+	proc_rank(tracee->pid, &rank, &local_rank);
+	stats_process_set_rank(tracee->stats_id, rank, local_rank);
 	if (budget_active() || retfast_ready()) {
 		/* A thread's last CPU figure (for the budget) and the returns the stub recorded just
 		 * before it ended can only be read at its exit stop. Clones inherit the options. */

@@ -1,6 +1,6 @@
 /* children.c — processes the program creates (fork, vfork, posix_spawn): a forked child is
- * cleaned of our breakpoints and let go, never traced; a vfork child, which runs in the
- * program's memory until it execs, is followed as a guest. */
+ * cleaned of the breakpoints and swapped return addresses its copy of memory inherited (then
+ * followed or let go: follow.c); a vfork child runs in the program's memory until it execs. */
 #define _GNU_SOURCE
 #include "tracer_internal.h"
 
@@ -20,34 +20,6 @@
 #include "memory.h"
 #include "threads.h"
 #include "xol.h"
-
-/* A field of /proc/TID/status ("Tgid", "PPid"); -1 when it cannot be read. */
-static pid_t status_pid(pid_t tid, const char *key)
-{
-	char path[64], line[256];
-	size_t n = strlen(key);
-	snprintf(path, sizeof path, "/proc/%d/status", tid);
-	FILE *f = fopen(path, "re");
-	pid_t v = -1;
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof line, f))
-		if (strncmp(line, key, n) == 0 && line[n] == ':') {
-			v = (pid_t)atoi(line + n + 1);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
-static struct tracee *tracee_of_pid(pid_t pid)
-{
-	uint32_t it = 0;
-	for (struct tracee *p; (p = tracee_next(&it));)
-		if (p->pid == pid)
-			return p;
-	return NULL;
-}
 
 bool tracer_shares_memory(pid_t child)
 {
@@ -104,39 +76,4 @@ void tracer_release_child(pid_t child)
 {
 	tracer_clean_child(child);
 	ptrace(PTRACE_DETACH, child, 0, 0);
-}
-
-/* A stop from a tid we do not know: a new thread of ours (its clone event may come later) or
- * a new process. Returns the thread to go on with, or NULL when handled here. */
-struct thread *tracer_adopt(const struct trace_stop *e)
-{
-	pid_t tid = e->tid, tgid = status_pid(tid, "Tgid");
-	struct tracee *owner = tracee_of_pid(tgid);
-	if (owner) {
-		tracee_select(owner);
-		return threads_add(tid);
-	}
-	if (event_is_end(e) || tgid <= 0)
-		return NULL;
-	uint32_t it = 0;
-	for (struct tracee *p; (p = tracee_next(&it));) {
-		tracee_select(p);
-		if (p->pid > 0 && tracer_shares_memory(tid)) {
-			/* vfork/posix_spawn: it runs in our memory, over our breakpoints, until it
-			 * execs; step it through them without counting. */
-			struct thread *t = threads_add(tid);
-			if (t)
-				t->guest = true;
-			return t;
-		}
-	}
-	/* A forked child whose first stop came before its parent's fork event. */
-	struct tracee *parent = tracee_of_pid(status_pid(tid, "PPid"));
-	struct thread *t = follow_fork(parent, tid);
-	if (t)
-		return t;
-	if (parent)
-		tracee_select(parent);
-	tracer_release_child(tid);
-	return NULL;
 }

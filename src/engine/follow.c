@@ -20,6 +20,7 @@
 
 #include "log.h"
 #include "probes.h"
+#include "procfs.h"
 #include "rescue.h"
 #include "threads.h"
 
@@ -99,9 +100,11 @@ static bool maps_have_cuda(pid_t pid)
 struct thread *follow_fork(struct tracee *parent, pid_t child)
 {
 	struct tracee *was = tracee;
+	bool parent_cuda = false;
 	if (parent) {
 		tracee_select(parent);
 		tracer_clean_child(child);
+		parent_cuda = parent->set_up && probes_cuda_seen();
 	}
 	if (!tracer_follow || tracee_open(child, false) < 0) {
 		if (tracer_follow)
@@ -111,6 +114,9 @@ struct thread *follow_fork(struct tracee *parent, pid_t child)
 		return NULL;
 	}
 	tracee->followed = true;
+	/* A fork of a process with CUDA loaded (multiprocessing, a worker pool) may call it at
+	 * once: probed at its first stop, before it runs a single instruction of its own. */
+	tracee->probe_at_first_stop = parent_cuda;
 	struct thread *t = threads_add(child);
 	if (!t) {
 		tracee_close();
@@ -146,6 +152,50 @@ bool follow_wants_setup_at_exec(void)
 	return executable_links_cuda(tracee->pid);
 }
 
+static struct tracee *tracee_of_pid(pid_t pid)
+{
+	uint32_t it = 0;
+	for (struct tracee *p; (p = tracee_next(&it));)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+/* A stop from a tid we do not know: a new thread of ours (its clone event may come later) or
+ * a new process. Returns the thread to go on with, or NULL when handled here. */
+struct thread *tracer_adopt(const struct trace_stop *e)
+{
+	pid_t tid = e->tid, tgid = (pid_t)proc_status_field(tid, "Tgid:");
+	struct tracee *owner = tracee_of_pid(tgid);
+	if (owner) {
+		tracee_select(owner);
+		return threads_add(tid);
+	}
+	if (event_is_end(e) || tgid <= 0)
+		return NULL;
+	uint32_t it = 0;
+	for (struct tracee *p; (p = tracee_next(&it));) {
+		tracee_select(p);
+		if (p->pid > 0 && tracer_shares_memory(tid)) {
+			/* vfork/posix_spawn: it runs in our memory, over our breakpoints, until it
+			 * execs; step it through them without counting. */
+			struct thread *t = threads_add(tid);
+			if (t)
+				t->guest = true;
+			return t;
+		}
+	}
+	/* A forked child whose first stop came before its parent's fork event. */
+	struct tracee *parent = tracee_of_pid((pid_t)proc_status_field(tid, "PPid:"));
+	struct thread *t = follow_fork(parent, tid);
+	if (t)
+		return t;
+	if (parent)
+		tracee_select(parent);
+	tracer_release_child(tid);
+	return NULL;
+}
+
 /* Brings every thread of a watched process to a stop and probes it, as an attach does. */
 static void setup_late(void)
 {
@@ -158,6 +208,20 @@ static void setup_late(void)
 	}
 	if (tracee_wait_all_stopped() < 0 || tracer_start_followed(-1) < 0)
 		log_warn("process %d is not traced: it could not be probed", tracee->pid);
+}
+
+/* At a stop of a followed process not probed yet: probes it now if it is the first stop of a
+ * fork of a CUDA process (then it is let run, and true returned). */
+bool follow_first_stop(struct thread *t)
+{
+	if (!tracee->probe_at_first_stop || tracee->set_up || t->guest)
+		return false;
+	tracee->probe_at_first_stop = false;
+	tracee->stopping_world = true;
+	t->want_stop = true;
+	if (tracer_start_followed(-1) < 0)
+		log_warn("process %d is not traced: it could not be probed", tracee->pid);
+	return true;
 }
 
 /* Every tick: the watched processes in which CUDA appeared are probed. */

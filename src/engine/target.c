@@ -19,59 +19,18 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "procfs.h"
 #include "log.h"
 #include "seccomp.h"
 #include "tracer.h"
 
 #define PF_KTHREAD 0x00200000
 
-static int read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, size - 1);
-	int err = errno;
-	close(fd);
-	if (n < 0)
-		return -err;
-	buf[n] = 0;
-	return (int)n;
-}
-
-static long status_field(pid_t pid, const char *key)
-{
-	char path[64], buf[4096];
-	snprintf(path, sizeof path, "/proc/%d/status", pid);
-	if (read_file(path, buf, sizeof buf) < 0)
-		return -1;
-	char *p = strstr(buf, key);
-	return p ? strtol(p + strlen(key), NULL, 10) : -1;
-}
-
-void target_command(pid_t pid, char *buf, size_t size)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
-	int n = read_file(path, buf, size);
-	if (n <= 0) {
-		snprintf(path, sizeof path, "/proc/%d/comm", pid);
-		n = read_file(path, buf, size);
-		if (n > 0 && buf[n - 1] == '\n')
-			buf[n - 1] = 0;
-		if (n <= 0)
-			snprintf(buf, size, "?");
-		return;
-	}
-	for (int i = 0; i < n - 1; i++)
-		if (!buf[i])
-			buf[i] = ' ';
-}
 
 static bool has_cap_sys_ptrace(void)
 {
 	char buf[4096];
-	if (read_file("/proc/self/status", buf, sizeof buf) < 0)
+	if (proc_read_file("/proc/self/status", buf, sizeof buf) < 0)
 		return false;
 	char *p = strstr(buf, "CapEff:");
 	unsigned long long eff = p ? strtoull(p + 7, NULL, 16) : 0;
@@ -82,8 +41,8 @@ static bool has_cap_sys_ptrace(void)
 static void explain_eperm(pid_t pid)
 {
 	char buf[64];
-	long uid = status_field(pid, "Uid:");
-	int scope = read_file("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof buf) > 0 ? atoi(buf) : -1;
+	long uid = proc_status_field(pid, "Uid:");
+	int scope = proc_read_file("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof buf) > 0 ? atoi(buf) : -1;
 	bool has_ptrace = has_cap_sys_ptrace();
 	if (uid >= 0 && uid != (long)getuid() && !has_ptrace) {
 		log_error("cannot attach to %d: Operation not permitted: it belongs to user %ld, you are %d",
@@ -114,7 +73,7 @@ static int check_pid(pid_t pid)
 		return EXIT_NO_PROCESS;
 	}
 	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	if (read_file(path, stat, sizeof stat) < 0) {
+	if (proc_read_file(path, stat, sizeof stat) < 0) {
 		log_error("cannot attach to %d: no such process", pid);
 		return EXIT_NO_PROCESS;
 	}
@@ -130,12 +89,12 @@ static int check_pid(pid_t pid)
 		log_error("cannot attach to %d: it is a kernel thread", pid);
 		return EXIT_NO_PROCESS;
 	}
-	if ((state == 'Z' || state == 'X') && status_field(pid, "Threads:") > 1) {
+	if ((state == 'Z' || state == 'X') && proc_status_field(pid, "Threads:") > 1) {
 		/* Its main thread called pthread_exit; the others run on, but the kernel lets no
 		 * tracer attach to the exited one, and its /proc files no longer show the memory. */
 		log_error("cannot attach to %d: its main thread has exited (pthread_exit) while %ld other "
 			  "threads run on; gputop cannot trace such a process", pid,
-			  status_field(pid, "Threads:") - 1);
+			  proc_status_field(pid, "Threads:") - 1);
 		log_hint("start the program under gputop instead (gputop -- PROGRAM)");
 		return EXIT_NO_PROCESS;
 	}
@@ -143,16 +102,16 @@ static int check_pid(pid_t pid)
 		log_error("cannot attach to %d: it has exited (a zombie waiting for its parent)", pid);
 		return EXIT_NO_PROCESS;
 	}
-	if (status_field(pid, "Tgid:") != pid) {
+	if (proc_status_field(pid, "Tgid:") != pid) {
 		log_error("cannot attach to %d: it is a thread of process %ld; give the process's PID", pid,
-			  status_field(pid, "Tgid:"));
+			  proc_status_field(pid, "Tgid:"));
 		return EXIT_NO_PROCESS;
 	}
-	long tracer = status_field(pid, "TracerPid:");
+	long tracer = proc_status_field(pid, "TracerPid:");
 	if (tracer > 0) {
 		char comm[64] = "?";
 		snprintf(path, sizeof path, "/proc/%ld/comm", tracer);
-		if (read_file(path, comm, sizeof comm) > 0)
+		if (proc_read_file(path, comm, sizeof comm) > 0)
 			comm[strcspn(comm, "\n")] = 0;
 		log_error("cannot attach to %d: it is already traced by %ld (%s)", pid, tracer, comm);
 		log_hint("only one tracer at a time: detach the other one (gdb, strace, ...) first");
@@ -175,7 +134,7 @@ int target_attach(pid_t pid)
 		return code;
 	if (err == -EPERM) {
 		/* Another tracer may have won the race since the check. */
-		if (status_field(pid, "TracerPid:") > 0)
+		if (proc_status_field(pid, "TracerPid:") > 0)
 			return check_pid(pid);
 		explain_eperm(pid);
 		return EXIT_PERMISSION;
@@ -186,40 +145,6 @@ int target_attach(pid_t pid)
 	}
 	log_error("cannot attach to %d: %s", pid, strerror(-err));
 	return EXIT_FAILURE_;
-}
-
-/* The processes below pid, parents before their children: up to max, found in /proc. */
-int target_descendants(pid_t pid, pid_t *out, int max)
-{
-	enum { SCAN_MAX = 65536 };
-	static pid_t procs[SCAN_MAX], parents[SCAN_MAX];
-	int n = 0, found = 0;
-	DIR *d = opendir("/proc");
-	if (!d)
-		return 0;
-	for (struct dirent *e; n < SCAN_MAX && (e = readdir(d));) {
-		pid_t p = (pid_t)atoi(e->d_name);
-		long pp;
-		char path[64];
-		snprintf(path, sizeof path, "/proc/%d", p);
-		if (p > 0 && (pp = status_field(p, "PPid:")) >= 0) {
-			procs[n] = p;
-			parents[n++] = (pid_t)pp;
-		}
-	}
-	closedir(d);
-	/* Breadth first from pid: each round adds the children of what was found before. */
-	out[0] = pid;
-	int done = 0, total = 1;
-	while (done < total && total < max + 1) {
-		pid_t parent = out[done++];
-		for (int i = 0; i < n && total < max + 1; i++)
-			if (parents[i] == parent)
-				out[total++] = procs[i];
-	}
-	found = total - 1;
-	memmove(out, out + 1, (size_t)found * sizeof *out);
-	return found;
 }
 
 /* Where execvp would find it; the reason in errno when it would not. */

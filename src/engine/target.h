@@ -12,9 +12,5 @@ int target_attach(pid_t pid);
 int target_launch(char **argv, int output_fd, pid_t *pid_out);
 
 /* The command line of pid, spaces between arguments, for display. */
-void target_command(pid_t pid, char *buf, size_t size);
-/* The processes below pid (children, their children...), parents first: at most max into out
- * (which has room for max + 1); returns how many. */
-int target_descendants(pid_t pid, pid_t *out, int max);
 
 #endif

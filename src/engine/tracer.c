@@ -32,7 +32,7 @@
 #include "retfast.h"
 #include "session_state.h"
 #include "stats.h"
-#include "target.h"
+#include "procfs.h"
 #include "threads.h"
 #include "xol.h"
 
@@ -71,8 +71,11 @@ static void on_exec(struct thread *t)
 	rescue_watchdog_stop();	/* it holds the old image's /proc/PID/mem */
 	mem_close();
 	char command[64];
-	target_command(tracee->pid, command, sizeof command);
+	proc_command(tracee->pid, command, sizeof command);
 	stats_process_set_command(tracee->stats_id, command);
+	int rank, local_rank;
+	proc_rank(tracee->pid, &rank, &local_rank);
+	stats_process_set_rank(tracee->stats_id, rank, local_rank);
 	if (tracee->followed) {
 		/* Probed now if it links CUDA, else watched until CUDA shows up (follow.c). */
 		tracee->set_up = false;
@@ -97,6 +100,8 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 	unsigned long msg = 0;
 
 	tracee_note_stop(t, e);
+	if (e->event == TE_EVENT_STOP && follow_first_stop(t))
+		return;
 	switch (e->event) {
 	case TE_SIGNAL:
 		if (e->sig == SIGTRAP && tracer_on_trap(t, now))
@@ -178,8 +183,18 @@ void tracer_init(void)
  * exit status; the others' go to their figures. */
 static struct tracee *root;
 
+/* Before the loop, the first process taken. */
+static struct tracee *first_process(void)
+{
+	uint32_t it = 0;
+	if (!root)
+		root = tracee_next(&it);
+	return root;
+}
+
 bool tracer_exited(int *status, int *sig)
 {
+	first_process();
 	if (root && root->exited) {
 		*status = root->exit_status;
 		*sig = root->term_signal;
@@ -189,6 +204,7 @@ bool tracer_exited(int *status, int *sig)
 
 bool tracer_timed_out_without_cuda(void)
 {
+	first_process();
 	return root && root->no_cuda_timeout;
 }
 
@@ -263,11 +279,7 @@ int tracer_detach_all(void)
 {
 	int err = 0;
 	uint32_t it = 0;
-	if (!root) {
-		it = 0;
-		root = tracee_next(&it);
-		it = 0;
-	}
+	first_process();
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		if (p == root)
 			continue;
@@ -333,8 +345,7 @@ static void wait_for_launched(void)
 int tracer_loop(double timeout_s, bool need_cuda)
 {
 	uint64_t start = now_ns(), last_house = 0, last_drain = 0;
-	uint32_t first = 0;
-	root = tracee_next(&first);
+	first_process();
 	/* Beyond ~30 years (e.g. -n 9223372036854775807), never: the conversion would overflow. */
 	uint64_t deadline = timeout_s > 0 && timeout_s < 1e9 ? start + (uint64_t)(timeout_s * 1e9) : 0;
 	bool killing = false;

@@ -32,6 +32,7 @@ extern bool tracer_follow;
 struct thread *follow_fork(struct tracee *parent, pid_t child);
 struct thread *follow_guest_exec(struct thread *guest);
 bool follow_wants_setup_at_exec(void);
+bool follow_first_stop(struct thread *t);
 void follow_tick(void);
 
 /* trap.c: SIGTRAP stops. */

@@ -28,6 +28,7 @@ static void rows_api_one(struct row_api *r, const struct stats_snapshot *cur,
 
 	*r = (struct row_api){
 		.index = i,
+		.pid = a->pid,
 		.name = spec ? spec->name : NULL,
 		.layer = spec ? spec->layer : LAYER_RUNTIME,
 		.launch = spec && spec->op == OP_LAUNCH,
@@ -70,9 +71,45 @@ static int rows_api(struct rows *r, const struct stats_snapshot *cur,
 	return 0;
 }
 
+int rows_rank(const struct stats_snapshot *s, pid_t pid)
+{
+	for (size_t i = 0; pid && i < s->n_proc; i++)
+		if (s->proc[i].info.pid == pid)
+			return s->proc[i].info.rank;
+	return -1;
+}
+
+static int by_name_ptr(const void *a, const void *b)
+{
+	const struct stats_kernel *x = a, *y = b;
+	return (uintptr_t)x->name < (uintptr_t)y->name ? -1 : (uintptr_t)x->name > (uintptr_t)y->name;
+}
+
+/* Launches of kernel k in prev. Its index is the same in both snapshots, except where a
+ * process listed before k's gained kernels in between (kernels of all processes, merged):
+ * then it is found by its name, which is the same string in both. */
+static uint64_t launches_before(const struct stats_snapshot *prev, size_t id,
+				const struct stats_kernel *k, struct stats_kernel **sorted)
+{
+	if (!prev)
+		return 0;
+	if (id < prev->n_kernel && prev->kernel[id].name == k->name)
+		return prev->kernel[id].launches;
+	if (!*sorted && prev->n_kernel) {
+		if (!(*sorted = malloc(prev->n_kernel * sizeof(**sorted))))
+			return 0;
+		memcpy(*sorted, prev->kernel, prev->n_kernel * sizeof(**sorted));
+		qsort(*sorted, prev->n_kernel, sizeof(**sorted), by_name_ptr);
+	}
+	const struct stats_kernel *hit = *sorted ? bsearch(k, *sorted, prev->n_kernel,
+							   sizeof(**sorted), by_name_ptr) : NULL;
+	return hit ? hit->launches : 0;
+}
+
 static int rows_kernels(struct rows *r, const struct stats_snapshot *cur,
 			const struct stats_snapshot *prev)
 {
+	struct stats_kernel *prev_sorted = NULL;
 	const struct stats_kernel **k = malloc((cur->n_kernel ? cur->n_kernel : 1) * sizeof(*k));
 	size_t n;
 
@@ -83,12 +120,13 @@ static int rows_kernels(struct rows *r, const struct stats_snapshot *cur,
 	}
 	n = stats_sort_kernels(cur, k);
 	for (size_t i = 0; i < n; i++) {
-		size_t id = (size_t)(k[i] - cur->kernel);	/* kernel[id] is id in both snapshots */
-		uint64_t before = prev && id < prev->n_kernel ? prev->kernel[id].launches : 0;
+		size_t id = (size_t)(k[i] - cur->kernel);
+		uint64_t before = launches_before(prev, id, k[i], &prev_sorted);
 		struct row_kernel *row = &r->kernel[i];
 
 		*row = (struct row_kernel){
 			.id = (int)id,
+			.pid = k[i]->pid,
 			.name = k[i]->name,
 			.launches = k[i]->launches,
 			.launches_delta = rows_delta(k[i]->launches, before),
@@ -98,6 +136,7 @@ static int rows_kernels(struct rows *r, const struct stats_snapshot *cur,
 	}
 	r->n_kernel = n;
 	free(k);
+	free(prev_sorted);
 	return 0;
 }
 
@@ -116,6 +155,7 @@ static int rows_allocs(struct rows *r, const struct stats_snapshot *cur)
 		struct row_alloc *row = &r->alloc[i];
 
 		*row = (struct row_alloc){
+			.pid = a[i]->pid,
 			.addr = a[i]->addr,
 			.bytes = a[i]->bytes,
 			.kind = a[i]->kind,
@@ -181,6 +221,7 @@ int rows_build(struct rows *r, const struct stats_snapshot *cur,
 	       const struct stats_snapshot *prev)
 {
 	memset(r, 0, sizeof(*r));
+	r->snap = cur;
 	r->interval_ns = rows_delta(cur->t_ns, prev ? prev->t_ns : cur->start_ns);
 	r->launches = cur->launches;
 	r->launches_delta = rows_delta(cur->launches, prev ? prev->launches : 0);

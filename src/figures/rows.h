@@ -14,6 +14,7 @@
 /* One CUDA function that was called. */
 struct row_api {
 	int index;			/* its row in the API table (cuda_api.h) */
+	pid_t pid;			/* the process; 0: several */
 	const char *name;		/* NULL: the table has no such row */
 	int layer;			/* enum api_layer */
 	bool launch;			/* a launch function: its calls are estimates under
@@ -31,6 +32,7 @@ struct row_api {
 /* One kernel that was launched. */
 struct row_kernel {
 	int id;				/* its index in the snapshot's kernel table */
+	pid_t pid;			/* the process; 0: several */
 	const char *name;		/* demangled; NULL: not known */
 	uint64_t launches, launches_delta;
 	uint32_t grid[3], block[3];	/* of the last launch; 0 when not known */
@@ -44,6 +46,7 @@ struct row_xfer {
 
 /* One live allocation. */
 struct row_alloc {
+	pid_t pid;			/* the process that holds it */
 	uint64_t addr;
 	char address[24];		/* "0x7f0000000000": the one way it is written */
 	uint64_t bytes;
@@ -58,6 +61,7 @@ struct row_alloc {
 
 struct rows {
 	uint64_t interval_ns;			/* the interval the deltas cover */
+	const struct stats_snapshot *snap;	/* cur: its process list, for ranks */
 	size_t n_api;
 	struct row_api *api;			/* by calls, most first, then by name */
 	size_t n_kernel;
@@ -78,6 +82,9 @@ struct rows {
 int rows_build(struct rows *r, const struct stats_snapshot *cur,
 	       const struct stats_snapshot *prev);
 void rows_free(struct rows *r);
+
+/* The rank of process pid in a distributed job, from the snapshot's process list; -1: none. */
+int rows_rank(const struct stats_snapshot *s, pid_t pid);
 
 /* cur - prev of a counter; cur alone after a reset ('z') in between. */
 uint64_t rows_delta(uint64_t cur, uint64_t prev);

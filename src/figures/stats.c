@@ -525,6 +525,8 @@ static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st
 	for (size_t i = 0; i < st->n_api && i < out->n_api; i++) {
 		struct stats_api *o = &out->api[i];
 		const struct stats_api *x = &st->api[i];
+		if (x->calls)
+			o->pid = o->calls && o->pid != st->info.pid ? 0 : st->info.pid;
 		o->calls += x->calls;
 		o->errors += x->errors;
 		o->ns += x->ns;

@@ -19,6 +19,7 @@ enum copy_mode { COPY_SYNC, COPY_ASYNC, COPY_MODE_COUNT };
 
 /* One row per API function in cuda_api.c's table (same index). */
 struct stats_api {
+	pid_t pid;		/* the process that called it; 0: several (a snapshot of all) */
 	uint64_t calls;
 	uint64_t errors;	/* calls that returned non-zero (only for probes with a return) */
 	uint64_t ns;		/* time inside the call, stop overhead subtracted */

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Robustness, new processes (issue 5): a child forked while gputop's breakpoints are in place
-# gets the program's original bytes back in its copy of memory and is let go (children are not
-# traced: see README, "What gputop does to your program"), so it calls the CUDA API (the
-# SIMULATED runtime) without dying of SIGTRAP and computes correctly; even when it was forked
+# Robustness, new processes (issues 5, 11): a child forked while gputop's breakpoints are in
+# place gets the program's original bytes back in its copy of memory, then is followed (its own
+# figures, under its own PID: processes[] of the JSON) or, with --no-follow, let go; either way
+# it calls the CUDA API (the SIMULATED runtime) without dying of SIGTRAP and computes correctly; even when it was forked
 # from inside a traced call (its copy of the stack holds the swapped return address) or while
 # other threads were inside traced calls. exec: the new image is probed again and its calls are
 # counted (dynamic and static cudart; exec from a thread while others call CUDA). vfork + exec
@@ -16,10 +16,30 @@ export LD_LIBRARY_PATH=$SIM
 P=$BIN/rb_fork
 OK='rb_fork: failures=0 mismatches=0'
 
-# fork: the parent's 4 x work() are counted (5 calls each), the child's 3 are not.
+# One process's figures in processes[]: the first (the program) or the other (its child).
+proc_of() { # FILE first|child -> a JSON file with that process's object
+	local sel='.processes[0]'
+	[ "$2" = child ] && sel='.processes[1]'
+	jq "$sel" "$1" >"$1.$2"
+	echo "$1.$2"
+}
+
+# fork: the parent's 4 x work() (5 calls each) and the child's 3, each under its own PID.
 rb_same fork 0 "rb_fork: child status=0\n$OK" -- "$P" fork 3
 F=$TMP/fork.json
+jq_eq "$F" '.processes | length' 2 "fork: two processes"
+jq_check "$F" '.processes[1].ppid == .processes[0].pid and .processes[1].exit_status == 0' \
+	"fork: the child is the program's, with its exit status"
+expect_api "$(proc_of "$F" first)" cudaMalloc 4 0
+expect_api "$(proc_of "$F" child)" cudaMalloc 3 0
+expect_api "$F" cudaMalloc 7 0
+# --no-follow: the child is let go, not counted.
+rb_same fork-nofollow 0 "rb_fork: child status=0\n$OK" --no-follow -- "$P" fork 3
+F=$TMP/fork-nofollow.json
+jq_eq "$F" '.processes | length' 1 "fork --no-follow: one process"
 expect_api "$F" cudaMalloc 4 0
+F=$TMP/fork.json
+F=$(proc_of "$F" first)
 expect_api "$F" cudaMemcpy 8 0
 expect_api "$F" cudaFree 4 0
 expect_launch_api "$F" 4 cudaLaunchKernel cuLaunchKernel
@@ -29,8 +49,8 @@ expect_kernel "$F" fork_kernel 4 '[2,1,1]' '[64,1,1]'
 export SIMCUDA_SYNC_US=300
 rb_same fork-threads 0 "rb_fork: children=20 ok=20 sync_failures=0\n$OK" -- "$P" fork-threads
 unset SIMCUDA_SYNC_US
-expect_api "$TMP/fork-threads.json" cudaMalloc 20 0
-expect_api "$TMP/fork-threads.json" cudaMemcpy 40 0
+expect_api "$(proc_of "$TMP/fork-threads.json" first)" cudaMalloc 20 0
+expect_api "$(proc_of "$TMP/fork-threads.json" first)" cudaMemcpy 40 0
 jq_check "$TMP/fork-threads.json" "$(api_row cudaDeviceSynchronize).calls > 0" \
 	"fork-threads: the threads' synchronize calls were traced meanwhile"
 
@@ -38,8 +58,8 @@ jq_check "$TMP/fork-threads.json" "$(api_row cudaDeviceSynchronize).calls > 0" \
 export SIMCUDA_SYNC_HOOK=rb_fork_in_sync
 rb_same fork-in-call 0 "rb_fork: child status=0\n$OK" -- "$P" fork-in-call
 unset SIMCUDA_SYNC_HOOK
-expect_api "$TMP/fork-in-call.json" cudaDeviceSynchronize 1 0
-expect_api "$TMP/fork-in-call.json" cudaMalloc 2 0
+expect_api "$(proc_of "$TMP/fork-in-call.json" first)" cudaDeviceSynchronize 1 0
+expect_api "$(proc_of "$TMP/fork-in-call.json" first)" cudaMalloc 2 0
 
 # exec: 2 x work() in the old image, then basic 2 (workload.cpp: per iteration 3 cudaMalloc,
 # 1 cudaMallocHost, 3 cudaMemcpy, 1 cudaMemcpyAsync, 1 cudaMemset, 15 launches,
@@ -82,13 +102,23 @@ expect_api "$F" cudaDeviceSynchronize 2 0
 expect_kernel "$F" 'scale(float*, int)' 20 '[4,2,1]' '[128,1,1]'
 jq_check "$F" "$(api_row cudaMalloc).calls >= 8" "exec-thread: the old image's calls counted too"
 
-# vfork + exec, posix_spawn: the parent's 2 x work() counted; the child runs basic untraced.
-rb_same vfork 0 "basic: ok iterations=1\nrb_fork: vfork child status=0\n$OK" -- "$P" vfork "$BIN/basic" 1
-expect_api "$TMP/vfork.json" cudaMalloc 2 0
-jq_eq "$TMP/vfork.json" "($(api_row cudaMallocHost).calls // 0)" 0 "vfork: the child is not traced"
-rb_same spawn 0 "basic: ok iterations=1\nrb_fork: spawn child status=0\n$OK" -- "$P" spawn "$BIN/basic" 1
-expect_api "$TMP/spawn.json" cudaMalloc 2 0
-jq_eq "$TMP/spawn.json" "($(api_row cudaMallocHost).calls // 0)" 0 "spawn: the child is not traced"
+# vfork + exec, posix_spawn: the parent's 2 x work() counted; the child runs basic 1 (a CUDA
+# program: probed from its first instruction, exact), under its own PID; --no-follow: untraced.
+for how in vfork spawn; do
+	rb_same $how 0 "basic: ok iterations=1\nrb_fork: $how child status=0\n$OK" -- "$P" $how "$BIN/basic" 1
+	expect_api "$(proc_of "$TMP/$how.json" first)" cudaMalloc 2 0
+	jq_eq "$(proc_of "$TMP/$how.json" first)" "($(api_row cudaMallocHost).calls // 0)" 0 \
+		"$how: the parent made no cudaMallocHost"
+	C=$(proc_of "$TMP/$how.json" child)
+	expect_api "$C" cudaMalloc 3 0
+	expect_api "$C" cudaMallocHost 1 0
+	expect_launch_api "$C" 15 cudaLaunchKernel cuLaunchKernel
+	jq_check "$C" '.command | test("basic 1")' "$how: the child's command is what it ran"
+	rb_same $how-nofollow 0 "basic: ok iterations=1\nrb_fork: $how child status=0\n$OK" --no-follow -- \
+		"$P" $how "$BIN/basic" 1
+	jq_eq "$TMP/$how-nofollow.json" "($(api_row cudaMallocHost).calls // 0)" 0 \
+		"$how --no-follow: the child is not traced"
+done
 
 # attach mode: fork after the attach (the probes planted into a running program).
 if can_attach_to_others; then

@@ -91,7 +91,7 @@ static void checks(void)
 {
 	jq("keys_unsorted == [\"pid\",\"command\",\"launched\",\"duration_s\",\"exit_status\","
 	   "\"term_signal\",\"api\",\"kernels\",\"launches\",\"launches_estimated\",\"transfers\","
-	   "\"memset\",\"synchronize\",\"memory\",\"cost\",\"threads\",\"devices\",\"nvml\"]");
+	   "\"memset\",\"synchronize\",\"memory\",\"cost\",\"threads\",\"devices\",\"nvml\",\"processes\"]");
 	jq(".pid == 1234 and .command == \"./app --n 3\" and .launched == true");
 	jq(".duration_s == 12.5 and .exit_status == null and .term_signal == null");
 	jq("[.api[].name] == [\"cudaMalloc\",\"cuLaunchKernel\",\"cudaFree\",\"cudaMemcpy\"]");

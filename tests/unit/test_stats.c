@@ -303,6 +303,47 @@ static void test_sorting(void)
 	stats_snapshot_free(&s);
 }
 
+/* Two processes: each keeps its figures (the same device address in both is two allocations),
+ * a snapshot of all sums them and merges kernels by name, one of a pid has only its own. */
+static void test_processes(void)
+{
+	struct stats_snapshot all, one;
+	uint32_t g[3] = { 1, 1, 1 };
+
+	stats_init();
+	int a = stats_process_new(100, 1, "rank0"), b = stats_process_new(200, 1, "rank1");
+	check(a == 0 && b == 1, "the first process takes the figures made at init, the second is new");
+	stats_select_process(a);
+	stats_on_alloc(0, 0x7f0000000000, 1000, MEM_DEVICE, 0, 100, 1, "");
+	stats_on_launch(stats_kernel_id("k_shared"), g, g);
+	stats_on_launch(stats_kernel_id("k_a"), g, g);
+	stats_on_call(0, 10, true, 0);
+	stats_select_process(b);
+	stats_on_alloc(0, 0x7f0000000000, 500, MEM_DEVICE, 1, 200, 1, "");
+	for (int i = 0; i < 3; i++)
+		stats_on_launch(stats_kernel_id("k_shared"), g, g);
+	stats_process_set_rank(b, 1, 1);
+	stats_process_ended(b, true, 3, 0);
+	check(stats_snapshot(&all) == 0, "snapshot of all");
+	check(all.n_proc == 2 && all.n_procs == 2 && all.proc[1].info.rank == 1 &&
+	      all.proc[1].info.ended && all.proc[1].info.exit_status == 3 &&
+	      strcmp(all.proc[0].info.command, "rank0") == 0, "both processes listed, with rank and end");
+	check(all.n_alloc == 2 && all.live_bytes[MEM_DEVICE] == 1500, "one address, two processes: two allocations");
+	check(all.launches == 5 && all.n_kernel == 2, "launches summed, kernels merged by name");
+	bool merged = false;
+	for (size_t i = 0; i < all.n_kernel; i++)
+		if (strcmp(all.kernel[i].name, "k_shared") == 0)
+			merged = all.kernel[i].launches == 4 && all.kernel[i].pid == 0;
+	check(merged, "a kernel of both: one row, 4 launches, pid 0 (several)");
+	check(all.api[0].calls == 1 && all.api[0].pid == 100, "a function one process called names it");
+	check(all.proc[1].device == 1 && all.proc[1].live_bytes == 500, "per process: its device and live bytes");
+	check(stats_snapshot_of(200, &one) == 0 && one.n_alloc == 1 && one.alloc[0].pid == 200 &&
+	      one.launches == 3 && one.api[0].calls == 0, "a snapshot of one process has its own figures only");
+	stats_snapshot_free(&one);
+	stats_snapshot_free(&all);
+	stats_free();
+}
+
 int main(void)
 {
 	struct stats_snapshot s;
@@ -319,6 +360,7 @@ int main(void)
 	test_threads();
 	test_sorting();
 	stats_free();
+	test_processes();
 	check(stats_snapshot(&s) < 0 && !stats_is_device_ptr(0x7f0000000000), "nothing left after stats_free");
 	check(stats_init() == 0 && stats_snapshot(&s) == 0 && s.n_alloc == 0 && s.n_kernel == 0,
 	      "stats_init again starts empty");

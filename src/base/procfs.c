@@ -1,0 +1,115 @@
+/* procfs.c — what /proc says about a process (procfs.h). */
+#define _GNU_SOURCE
+#include "procfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int proc_read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, size - 1);
+	int err = errno;
+	close(fd);
+	if (n < 0)
+		return -err;
+	buf[n] = 0;
+	return (int)n;
+}
+
+long proc_status_field(pid_t pid, const char *key)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	if (proc_read_file(path, buf, sizeof buf) < 0)
+		return -1;
+	char *p = strstr(buf, key);
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+void proc_command(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+	int n = proc_read_file(path, buf, size);
+	if (n <= 0) {
+		snprintf(path, sizeof path, "/proc/%d/comm", pid);
+		n = proc_read_file(path, buf, size);
+		if (n > 0 && buf[n - 1] == '\n')
+			buf[n - 1] = 0;
+		if (n <= 0)
+			snprintf(buf, size, "?");
+		return;
+	}
+	for (int i = 0; i < n - 1; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+}
+
+/* RANK and LOCAL_RANK from the process's environment as it was at its exec (torchrun, mpirun
+ * with OMPI_COMM_WORLD_RANK, Slurm's SLURM_PROCID); -1 where not set. */
+void proc_rank(pid_t pid, int *rank, int *local_rank)
+{
+	char path[64];
+	static char env[1 << 16];
+	*rank = *local_rank = -1;
+	snprintf(path, sizeof path, "/proc/%d/environ", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, env, sizeof env - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	env[n] = 0;
+	for (char *v = env; v < env + n; v += strlen(v) + 1) {
+		if (strncmp(v, "RANK=", 5) == 0 || (*rank < 0 && (strncmp(v, "OMPI_COMM_WORLD_RANK=", 21) == 0 ||
+								   strncmp(v, "SLURM_PROCID=", 13) == 0)))
+			*rank = atoi(strchr(v, '=') + 1);
+		else if (strncmp(v, "LOCAL_RANK=", 11) == 0 ||
+			 (*local_rank < 0 && strncmp(v, "OMPI_COMM_WORLD_LOCAL_RANK=", 27) == 0))
+			*local_rank = atoi(strchr(v, '=') + 1);
+	}
+}
+
+/* The processes below pid, parents before their children: up to max, found in /proc. */
+int proc_descendants(pid_t pid, pid_t *out, int max)
+{
+	enum { SCAN_MAX = 65536 };
+	static pid_t procs[SCAN_MAX], parents[SCAN_MAX];
+	int n = 0, found = 0;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	for (struct dirent *e; n < SCAN_MAX && (e = readdir(d));) {
+		pid_t p = (pid_t)atoi(e->d_name);
+		long pp;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d", p);
+		if (p > 0 && (pp = proc_status_field(p, "PPid:")) >= 0) {
+			procs[n] = p;
+			parents[n++] = (pid_t)pp;
+		}
+	}
+	closedir(d);
+	/* Breadth first from pid: each round adds the children of what was found before. */
+	out[0] = pid;
+	int done = 0, total = 1;
+	while (done < total && total < max + 1) {
+		pid_t parent = out[done++];
+		for (int i = 0; i < n && total < max + 1; i++)
+			if (parents[i] == parent)
+				out[total++] = procs[i];
+	}
+	found = total - 1;
+	memmove(out, out + 1, (size_t)found * sizeof *out);
+	return found;
+}
+

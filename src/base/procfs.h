@@ -1,0 +1,22 @@
+/* procfs.h — what /proc says about a process: its status fields, command line, rank in a
+ * distributed job, descendants. Plain reads; nothing here touches the process. */
+#ifndef GPUTOP_PROCFS_H
+#define GPUTOP_PROCFS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The file's contents, NUL-terminated, into buf: its length, or -errno. */
+int proc_read_file(const char *path, char *buf, size_t size);
+/* A numeric field of /proc/PID/status ("PPid:", "TracerPid:"); -1 when not there. */
+long proc_status_field(pid_t pid, const char *key);
+/* Its command line, arguments joined by spaces ("?" when it cannot be read). */
+void proc_command(pid_t pid, char *buf, size_t size);
+/* The rank of a process in a distributed job, from its environment as it was at its exec
+ * (RANK, LOCAL_RANK; mpirun's OMPI_COMM_WORLD_*, Slurm's SLURM_PROCID); -1 where not set. */
+void proc_rank(pid_t pid, int *rank, int *local_rank);
+/* The processes below pid (children, their children...), parents first: at most max into out
+ * (which has room for max + 1); returns how many. */
+int proc_descendants(pid_t pid, pid_t *out, int max);
+
+#endif
