@@ -46,7 +46,7 @@ static void actions_table(struct tui *t, enum tui_action a, int ch)
 static int actions_process(struct tui *t)
 {
 	const struct stats_snapshot *s = &t->cur;
-	char what[128];
+	char what[384];
 	size_t next = 0;
 
 	if (!t->have_cur || s->n_proc < 2) {
@@ -59,7 +59,7 @@ static int actions_process(struct tui *t)
 				next = i + 1;
 	t->only_pid = next < s->n_proc ? s->proc[next].info.pid : 0;
 	if (t->only_pid)
-		snprintf(what, sizeof(what), "showing process %d (%s) alone: P for the next",
+		snprintf(what, sizeof(what), "showing process %d (%.60s) alone: P for the next",
 			 (int)t->only_pid, s->proc[next].info.command);
 	else
 		snprintf(what, sizeof(what), "showing all %zu processes", s->n_proc);

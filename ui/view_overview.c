@@ -86,7 +86,7 @@ static void overview_processes(WINDOW *w, struct tui_rect r, const struct tui_fr
 			      f->estimated);
 		snprintf(rank, sizeof(rank), p->info.rank >= 0 ? "%d" : "-", p->info.rank);
 		snprintf(gpu, sizeof(gpu), p->device >= 0 ? "%d" : "-", p->device);
-		snprintf(line, sizeof(line), "%-8d %5s %4s %10s %10s  %s%s", (int)p->info.pid, rank, gpu,
+		snprintf(line, sizeof(line), "%-8d %5s %4s %10s %10s  %.180s%s", (int)p->info.pid, rank, gpu,
 			 live, rate, p->info.command, p->info.ended ? " (ended)" : "");
 		tui_put(w, (*y)++, r.x, r.w, tui_attr(p->info.ended ? TC_DIM : TC_NORMAL), line);
 	}

@@ -247,7 +247,7 @@ static uint64_t stop_cost_ns;	/* measured in the first process, used for all */
 static void start_running(void)
 {
 	uint32_t it = 0;
-	char command[64];
+	char command[256];
 	proc_command(tracee->pid, command, sizeof command);	/* what it runs now */
 	stats_process_set_command(tracee->stats_id, command);
 	int rank, local_rank;

@@ -70,7 +70,7 @@ static void on_exec(struct thread *t)
 	rescue_forget_all();
 	rescue_watchdog_stop();	/* it holds the old image's /proc/PID/mem */
 	mem_close();
-	char command[64];
+	char command[256];
 	proc_command(tracee->pid, command, sizeof command);
 	stats_process_set_command(tracee->stats_id, command);
 	int rank, local_rank;

@@ -63,7 +63,7 @@ struct stats_xfer {
 /* Who a traced process is. */
 struct stats_process_info {
 	pid_t pid, ppid;
-	char command[64];
+	char command[256];
 	int rank, local_rank;	/* RANK and LOCAL_RANK from its environment; -1: none */
 	bool ended, exited;	/* ended: exited (exit_status) or killed (term_signal) */
 	int exit_status, term_signal;
