@@ -221,16 +221,25 @@ jq_check "$TMP/layered.json" ".cost.stops < $(jq .cost.stops "$TMP/layered0.json
 export LD_LIBRARY_PATH=$SIMDRV
 
 # --- 7. fork and exec with the ring (the SIMULATED runtime over the simulated driver) ------------
-# A forked child gets libcuda's own bytes back (children are not traced: the int3 of its first
-# launch of a kernel would kill it); an exec'd image gets a ring of its own.
+# A forked child gets libcuda's own bytes back (the int3 of its first launch of a kernel would
+# kill it), and is then followed with a ring of its own (or let go: --no-follow); an exec'd
+# image gets a ring of its own.
 need_bin rb_fork basic sim/libcudart.so.13
 export LD_LIBRARY_PATH=$SIM:$SIMDRV
 OK='rb_fork: failures=0 mismatches=0'
 rb_same fork 0 "rb_fork: child status=0\n$OK" -- "$BIN/rb_fork" fork 3
 jq_eq "$TMP/fork.json" '.cost.stops_per_launch' 0 "fork: the parent's launches go through the ring"
-expect_kernel "$TMP/fork.json" fork_kernel 4 '[2,1,1]' '[64,1,1]'
+jq '.processes[0]' "$TMP/fork.json" >"$TMP/fork.parent.json"
+jq '.processes[1]' "$TMP/fork.json" >"$TMP/fork.child.json"
+expect_kernel "$TMP/fork.parent.json" fork_kernel 4 '[2,1,1]' '[64,1,1]'
+expect_kernel "$TMP/fork.child.json" fork_kernel 3 '[2,1,1]' '[64,1,1]'
+jq_check "$TMP/fork.child.json" '.cost.stops <= 1' \
+	"fork: the followed child's launches go through its own ring (a stop at most: naming its kernel)"
+rb_same fork-nofollow 0 "rb_fork: child status=0\n$OK" --no-follow -- "$BIN/rb_fork" fork 3
+expect_kernel "$TMP/fork-nofollow.json" fork_kernel 4 '[2,1,1]' '[64,1,1]'
 SIMCUDA_SYNC_US=300 rb_same fork-threads 0 "rb_fork: children=20 ok=20 sync_failures=0\n$OK" -- "$BIN/rb_fork" fork-threads
-expect_kernel "$TMP/fork-threads.json" fork_kernel 20 '[2,1,1]' '[64,1,1]'
+jq '.processes[0]' "$TMP/fork-threads.json" >"$TMP/fork-threads.parent.json"
+expect_kernel "$TMP/fork-threads.parent.json" fork_kernel 20 '[2,1,1]' '[64,1,1]'
 rb_same exec 0 "$OK\nbasic: ok iterations=2" -- "$BIN/rb_fork" exec "$BIN/basic" 2
 jq_eq "$TMP/exec.json" '.cost.stops_per_launch' 0 "exec: the new image's launches go through its own ring"
 jq_check "$TMP/exec.json" '[.kernels[] | select(.name == "fork_kernel")][0].launches == 2' \
