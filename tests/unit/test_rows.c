@@ -246,7 +246,7 @@ static void test_cells(const struct rows *rs)
 	check_str("rate of the interval", cx.rate, "4.00 GB/s");
 	check_str("average rate", cx.avg_rate, "3.33 GB/s");
 
-	cells_alloc(&cl, &rs->alloc[1]);
+	cells_alloc(&cl, &rs->alloc[1], rs);
 	check_str("allocation address", cl.address, "0x7f0000000000");
 	check_str("allocation size", cl.size, "1.00 KiB");
 	check_str("device not known", cl.device, "\u2014");
