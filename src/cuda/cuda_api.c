@@ -37,6 +37,15 @@
 	{ .name = n, .layer = l, .op = OP_MEMSET, .flags = API_RETURN | API_2D, .arg_dst = ptr, \
 	  .arg_size = width, .arg_height = height }
 #define SYNC(n, l) { .name = n, .layer = l, .op = OP_SYNC, .flags = API_RETURN }
+/* Graphs: the return stops, so that the tracer can ask the driver about the graph there. */
+#define GRAPH(n, l, o, out, ptr) \
+	{ .name = n, .layer = l, .op = o, .flags = API_RETURN | API_STOPS, .arg_out = out, .arg_ptr = ptr }
+/* A graph launch: like a kernel launch, counted at one layer; the driver's goes through the
+ * launch ring (its executable graph in the first argument, where the launch stub reads it). */
+#define GRAPH_LAUNCH(n, l) \
+	{ .name = n, .layer = l, .op = OP_GRAPH_LAUNCH, .flags = API_LAUNCH_PROBE | ((l) == R ? API_RETURN : 0), \
+	  .arg_ptr = 1 }
+#define OTHER(n, l) { .name = n, .layer = l, .op = OP_OTHER, .flags = API_RETURN }
 #define NAMER(n, l, src, out, from) \
 	{ .name = n, .layer = l, .op = OP_KERNEL_NAME, .flags = API_RETURN, .name_src = src, \
 	  .arg_out = out, .arg_name = from }
@@ -102,6 +111,29 @@ static const struct api_spec api_table[] = {
 	{ .name = "__cudaRegisterFunction", .layer = R, .op = OP_KERNEL_NAME,
 	  .name_src = NAME_REGISTER, .arg_out = 2, .arg_name = 3 },
 
+	/* Runtime API: CUDA graphs. A graph's nodes are asked from the driver when it is
+	 * instantiated; the explicit node calls are counted only. */
+	GRAPH("cudaStreamBeginCapture", R, OP_CAPTURE_BEGIN, 0, 1),
+	GRAPH("cudaStreamBeginCapture_ptsz", R, OP_CAPTURE_BEGIN, 0, 1),
+	GRAPH("cudaStreamBeginCaptureToGraph", R, OP_CAPTURE_BEGIN, 0, 1),
+	GRAPH("cudaStreamBeginCaptureToGraph_ptsz", R, OP_CAPTURE_BEGIN, 0, 1),
+	GRAPH("cudaStreamEndCapture", R, OP_CAPTURE_END, 2, 1),
+	GRAPH("cudaStreamEndCapture_ptsz", R, OP_CAPTURE_END, 2, 1),
+	GRAPH("cudaGraphInstantiate", R, OP_GRAPH_INSTANTIATE, 1, 2),
+	GRAPH("cudaGraphInstantiateWithFlags", R, OP_GRAPH_INSTANTIATE, 1, 2),
+	GRAPH("cudaGraphInstantiateWithParams", R, OP_GRAPH_INSTANTIATE, 1, 2),
+	GRAPH("cudaGraphInstantiateWithParams_ptsz", R, OP_GRAPH_INSTANTIATE, 1, 2),
+	GRAPH("cudaGraphExecUpdate", R, OP_GRAPH_UPDATE, 1, 2),
+	GRAPH_LAUNCH("cudaGraphLaunch", R),
+	GRAPH_LAUNCH("cudaGraphLaunch_ptsz", R),
+	OTHER("cudaGraphCreate", R),
+	OTHER("cudaGraphAddKernelNode", R),
+	OTHER("cudaGraphAddMemcpyNode", R),
+	OTHER("cudaGraphAddMemcpyNode1D", R),
+	OTHER("cudaGraphAddMemsetNode", R),
+	OTHER("cudaGraphDestroy", R),
+	OTHER("cudaGraphExecDestroy", R),
+
 	/* Driver API: allocation. */
 	ALLOC("cuMemAlloc_v2", D, 0, 1, 2),
 	ALLOC("cuMemAllocAsync", D, 0, 1, 2),
@@ -158,6 +190,32 @@ static const struct api_spec api_table[] = {
 	SYNC("cuStreamSynchronize", D),
 	SYNC("cuStreamSynchronize_ptsz", D),
 	SYNC("cuEventSynchronize", D),
+
+	/* Driver API: CUDA graphs. */
+	GRAPH("cuStreamBeginCapture", D, OP_CAPTURE_BEGIN, 0, 1),
+	GRAPH("cuStreamBeginCapture_ptsz", D, OP_CAPTURE_BEGIN, 0, 1),
+	GRAPH("cuStreamBeginCapture_v2", D, OP_CAPTURE_BEGIN, 0, 1),
+	GRAPH("cuStreamBeginCapture_v2_ptsz", D, OP_CAPTURE_BEGIN, 0, 1),
+	GRAPH("cuStreamBeginCaptureToGraph", D, OP_CAPTURE_BEGIN, 0, 1),
+	GRAPH("cuStreamBeginCaptureToGraph_ptsz", D, OP_CAPTURE_BEGIN, 0, 1),
+	GRAPH("cuStreamEndCapture", D, OP_CAPTURE_END, 2, 1),
+	GRAPH("cuStreamEndCapture_ptsz", D, OP_CAPTURE_END, 2, 1),
+	GRAPH("cuGraphInstantiate", D, OP_GRAPH_INSTANTIATE, 1, 2),
+	GRAPH("cuGraphInstantiate_v2", D, OP_GRAPH_INSTANTIATE, 1, 2),
+	GRAPH("cuGraphInstantiateWithFlags", D, OP_GRAPH_INSTANTIATE, 1, 2),
+	GRAPH("cuGraphInstantiateWithParams", D, OP_GRAPH_INSTANTIATE, 1, 2),
+	GRAPH("cuGraphInstantiateWithParams_ptsz", D, OP_GRAPH_INSTANTIATE, 1, 2),
+	GRAPH("cuGraphExecUpdate", D, OP_GRAPH_UPDATE, 1, 2),
+	GRAPH("cuGraphExecUpdate_v2", D, OP_GRAPH_UPDATE, 1, 2),
+	GRAPH_LAUNCH("cuGraphLaunch", D),
+	GRAPH_LAUNCH("cuGraphLaunch_ptsz", D),
+	OTHER("cuGraphCreate", D),
+	OTHER("cuGraphAddKernelNode", D),
+	OTHER("cuGraphAddKernelNode_v2", D),
+	OTHER("cuGraphAddMemcpyNode", D),
+	OTHER("cuGraphAddMemsetNode", D),
+	OTHER("cuGraphDestroy", D),
+	OTHER("cuGraphExecDestroy", D),
 
 	/* Driver API: where CUfunction and CUkernel values get their names. */
 	NAMER("cuModuleGetFunction", D, NAME_FROM_STRING, 1, 3),

@@ -24,6 +24,12 @@ enum api_op {
 	OP_SYNC,	/* time blocked */
 	OP_SET_DEVICE,	/* arg 1 is the new current device of the thread */
 	OP_KERNEL_NAME,	/* learns a kernel name: *arg_out names arg_name (see enum name_src) */
+	/* CUDA graphs (engine/hit_graphs.c): rows with API_STOPS, whose return stops. */
+	OP_CAPTURE_BEGIN,	/* a stream starts capturing: its launches and copies are graph nodes */
+	OP_CAPTURE_END,		/* *arg_out is the captured graph */
+	OP_GRAPH_INSTANTIATE,	/* *arg_out is an executable graph made from graph arg_ptr */
+	OP_GRAPH_UPDATE,	/* executable graph arg_out now runs the nodes of graph arg_ptr */
+	OP_GRAPH_LAUNCH,	/* executable graph arg_ptr runs once: each of its nodes once */
 };
 
 /* How a launch passes its kernel and its dimensions (x86-64 SysV; arch reads the slots). */
@@ -52,12 +58,14 @@ enum name_src {
 #define API_2D		0x20	/* copies/memsets: bytes = arg_size (width) * arg_height */
 #define API_PEER	0x40	/* copies: device to device between devices */
 #define API_LAUNCH_PROBE 0x80	/* launch rows: disarmed when the other layer counts launches */
+#define API_STOPS	0x100	/* the return stops (trampoline, no stub): the tracer asks the
+				 * driver things in the stopped thread there */
 
 struct api_spec {
 	const char *name;
 	uint8_t layer;		/* enum api_layer */
 	uint8_t op;		/* enum api_op */
-	uint8_t flags;		/* API_* */
+	uint16_t flags;		/* API_* */
 	uint8_t launch;		/* enum launch_abi, for OP_LAUNCH */
 	uint8_t name_src;	/* enum name_src, for OP_KERNEL_NAME */
 	/* Argument positions, 1-based; 0 = not used. */

@@ -139,6 +139,14 @@ void decode_frame_args(const struct api_spec *s, const uint64_t *a,
 		arg[0] = a[s->arg_out];
 		arg[1] = a[s->arg_name];
 		break;
+	case OP_CAPTURE_BEGIN:
+	case OP_CAPTURE_END:
+	case OP_GRAPH_INSTANTIATE:
+	case OP_GRAPH_UPDATE:
+	case OP_GRAPH_LAUNCH:
+		arg[0] = s->arg_out ? a[s->arg_out] : 0;	/* out-pointer, or the executable graph */
+		arg[1] = s->arg_ptr ? a[s->arg_ptr] : 0;	/* the graph, stream or executable graph */
+		break;
 	}
 }
 

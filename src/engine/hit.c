@@ -43,6 +43,8 @@ struct hit_state *hit_state_new(void)
 
 void hit_state_free(struct hit_state *st)
 {
+	if (st)
+		graphs_free(st);
 	free(st);
 }
 
@@ -67,7 +69,8 @@ static int load_args(pid_t tid, const struct api_spec *s, const arch_regs_t *r,
 void hit_count_launch(pid_t tid, const struct api_spec *s, int kernel, const uint32_t g[3],
 			 const uint32_t b[3])
 {
-	stats_on_launch(kernel, g, b);
+	if (!graphs_hold_launch(kernel, g, b))	/* captured: a node, not a launch (yet) */
+		stats_on_launch(kernel, g, b);
 	trace_launch(tid, s->name, g, b);
 }
 
@@ -91,14 +94,15 @@ static void ask_driver_name(struct thread *t, uint64_t f)
 	}
 }
 
-static int launched_kernel(struct thread *t, uint64_t f)
+int hit_kernel_of(struct thread *t, uint64_t f)
 {
 	if (f && !kernels_seen(f))
 		ask_driver_name(t, f);
 	return kernels_id_of(t->tid, f);
 }
 
-/* Calls probed at entry only: driver launches (one stop each) and kernel registration. */
+/* Calls probed at entry only: driver launches of kernels and graphs (one stop each, where the
+ * launch ring cannot take them) and kernel registration. */
 static void entry_only(struct thread *t, int api, const struct api_spec *s, const arch_regs_t *r,
 		       const uint64_t *a)
 {
@@ -106,7 +110,10 @@ static void entry_only(struct thread *t, int api, const struct api_spec *s, cons
 		uint32_t g[3], b[3];
 		decode_launch_dims(s, a, read_mem, &t->tid, g, b);
 		stats_on_call(api, 0, false, 0);
-		hit_count_launch(t->tid, s, launched_kernel(t, a[s->arg_ptr]), g, b);
+		hit_count_launch(t->tid, s, hit_kernel_of(t, a[s->arg_ptr]), g, b);
+	} else if (s->op == OP_GRAPH_LAUNCH) {
+		stats_on_call(api, 0, false, 0);
+		stats_on_graph_launch(a[s->arg_ptr]);
 	} else if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER) {
 		char name[1024];
 		if (mem_read_string(t->tid, a[s->arg_name], name, sizeof name) == 0)
@@ -188,7 +195,7 @@ static int swap_return(struct thread *t, struct frame *f, const struct api_spec 
 		       arch_regs_t *r)
 {
 	struct hit_state *st = tracee->hit;
-	if (retfast_ready() && s->name_src != NAME_FROM_STRING) {
+	if (retfast_ready() && s->name_src != NAME_FROM_STRING && !(s->flags & API_STOPS)) {
 		uint64_t out = s->op == OP_ALLOC || s->op == OP_KERNEL_NAME ? f->arg[0] : 0;
 		uint64_t out2 = s->flags & API_PITCH ? f->arg[2] : 0;
 		f->rec = retfast_begin(t->tid, arch_sp_after_return(f->entry_sp), f->ret_addr, out, out2,
@@ -346,6 +353,10 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 	stats_on_call(f->api, ns, true, err);
 	if (s->op != OP_ALLOC)
 		trace_return(t->tid, s->name, err, cuda_error_name(s->layer, err), ns);
+	if (s->op >= OP_CAPTURE_BEGIN) {	/* graphs: a capture's end counts even when it failed */
+		graphs_on_return(t, s, f, err, now);
+		return;
+	}
 	if (err) {
 		if (s->op == OP_ALLOC)
 			trace_error(t->tid, s->name, err, cuda_error_name(s->layer, err));
@@ -365,13 +376,17 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 		hit_count_launch(t->tid, s, (int)(int64_t)f->arg[0], g, b);
 		break;
 	}
-	case OP_COPY:
-		stats_on_copy((enum copy_dir)f->arg[1], s->flags & API_ASYNC ? COPY_ASYNC : COPY_SYNC,
-			      f->arg[0], ns);
+	case OP_COPY: {
+		enum copy_mode mode = s->flags & API_ASYNC ? COPY_ASYNC : COPY_SYNC;
+		if (!graphs_hold_copy((enum copy_dir)f->arg[1], mode, f->arg[0], ns))
+			stats_on_copy((enum copy_dir)f->arg[1], mode, f->arg[0], ns);
 		break;
+	}
 	case OP_MEMSET:
-		stats_on_memset(f->arg[0], ns);
+		if (!graphs_hold_memset(f->arg[0], ns))
+			stats_on_memset(f->arg[0], ns);
 		break;
+
 	case OP_SYNC:
 		stats_on_sync(ns);
 		break;

@@ -10,6 +10,7 @@
 #include "arch.h"
 #include "cuda_api.h"
 #include "launchring.h"
+#include "stats.h"
 
 struct thread;
 struct frame;
@@ -29,6 +30,24 @@ void hit_count_launch(pid_t tid, const struct api_spec *s, int kernel, const uin
 /* What the frame keeps of a call for its return (decode.h), the launched kernel resolved. */
 void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s, const uint64_t *a);
 
+/* The kernel id of a launched function handle, its name asked of the driver in the stopped
+ * thread t the first time it is seen. */
+int hit_kernel_of(struct thread *t, uint64_t f);
+
+/* CUDA graphs (hit_graphs.c). While a stream captures, launches, copies and memsets are held:
+ * at the capture's end those that became nodes of the captured graph are dropped, the others
+ * counted. These say whether they held one (else the caller counts it). */
+bool graphs_hold_launch(int kernel, const uint32_t g[3], const uint32_t b[3]);
+bool graphs_hold_copy(enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns);
+bool graphs_hold_memset(uint64_t bytes, uint64_t ns);
+/* The return of a capture begin or end, instantiation, update (t stopped there) or graph launch
+ * (runtime layer, t may be running): err is what it returned. */
+void graphs_on_return(struct thread *t, const struct api_spec *s, const struct frame *f, int err,
+		      uint64_t now);
+void graphs_free(struct hit_state *st);
+
+struct graph_held;
+
 /* The process's part (tracee->hit). */
 struct hit_state {
 	uint64_t stop_cost;
@@ -38,6 +57,10 @@ struct hit_state {
 	 * is part of it), rebuilt at every look. */
 	struct lr_call in_flight[LR_CALL_RECORDS];
 	int n_in_flight;
+	/* Captures in progress, and what was held meanwhile (hit_graphs.c). */
+	int captures;
+	struct graph_held *held;
+	size_t n_held, cap_held;
 };
 
 #endif

@@ -35,7 +35,10 @@ static void on_ring_record(int api, const uint64_t *w, void *arg)
 	uint64_t handle;
 	decode_ring_launch(s, w, &handle, g, b);
 	stats_on_call(api, 0, false, 0);
-	hit_count_launch(0, s, kernels_id_of(c->pid, handle), g, b);
+	if (s->op == OP_GRAPH_LAUNCH)
+		stats_on_graph_launch(handle);	/* the executable graph: each of its nodes runs */
+	else
+		hit_count_launch(0, s, kernels_id_of(c->pid, handle), g, b);
 }
 
 static void on_ring_lost(int api, uint64_t n, void *arg)

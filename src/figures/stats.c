@@ -13,6 +13,7 @@
 #include "alloc_table.h"
 #include "clock.h"
 #include "cuda_api.h"
+#include "graph_table.h"
 #include "kernel_table.h"
 
 #include <errno.h>
@@ -30,6 +31,9 @@ struct counters {
 	struct stats_xfer memset_;
 	uint64_t sync_calls, sync_ns;
 	uint64_t launches, allocs, frees, stops, lost;
+	uint64_t graph_launches, graph_kernel_runs;
+	struct stats_xfer graph_xfer[DIR_COUNT];
+	struct stats_xfer graph_memset;
 };
 
 /* One traced process's figures; they outlive the process (its rows stay in the views). */
@@ -40,6 +44,7 @@ struct stats_state {
 	size_t n_api;
 	struct alloc_table *allocs;
 	struct kernel_table *kernels;
+	struct graph_table *graphs;
 	struct counters c;
 	uint64_t live_bytes[MEM_KIND_COUNT];
 	uint64_t live_count;
@@ -112,6 +117,7 @@ static void state_free(struct stats_state *st)
 	free(st->api);
 	alloc_table_free(st->allocs);
 	kernel_table_free(st->kernels);
+	graph_table_free(st->graphs);
 	free(st->kernel_marks);
 	free(st->api_marks);
 	free(st);
@@ -128,9 +134,10 @@ static struct stats_state *state_new(void)
 		st->api[i].stops_per_call = -1;
 	st->allocs = alloc_table_new();
 	st->kernels = kernel_table_new();
+	st->graphs = graph_table_new();
 	st->start_ns = now_ns();
 	st->info.rank = -1;
-	if (!st->api || !st->allocs || !st->kernels) {
+	if (!st->api || !st->allocs || !st->kernels || !st->graphs) {
 		state_free(st);
 		return NULL;
 	}
@@ -243,7 +250,8 @@ void stats_reset(void)
 			st->api[i] = (struct stats_api){ .stops_per_call = st->api[i].stops_per_call };
 		memset(&st->c, 0, sizeof(st->c));
 		for (uint32_t i = 0; i < kernel_table_count(st->kernels); i++)
-			kernel[i].launches = 0;
+			kernel[i].launches = kernel[i].graph_launches = 0;
+		graph_table_reset_counts(st->graphs);
 		if (st->kernel_marks)
 			memset(st->kernel_marks, 0, st->n_kernel_marks * sizeof(*st->kernel_marks));
 		if (st->api_marks)
@@ -385,6 +393,43 @@ static void xfer_add(struct stats_xfer *x, uint64_t bytes, uint64_t ns)
 	x->ns += ns;
 }
 
+void stats_graph_define(uint64_t exec, const struct stats_graph_node *nodes, uint32_t n, bool known,
+			bool keep_id)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (S && S->ready)
+		graph_table_define(S->graphs, exec, nodes, n, known, keep_id);
+	pthread_mutex_unlock(&stats_lock);
+}
+
+/* Each node of the graph ran once: its kernels, copies and memsets (no time of their own: a
+ * graph's copies are not calls). */
+void stats_on_graph_launch(uint64_t exec)
+{
+	pthread_mutex_lock(&stats_lock);
+	struct graph_entry *e = S && S->ready ? graph_table_get(S->graphs, exec) : NULL;
+	if (S && S->ready)
+		S->c.graph_launches++;
+	if (e) {
+		e->row.launches++;
+		for (uint32_t i = 0; e->node && i < e->row.nodes; i++) {
+			const struct stats_graph_node *n = &e->node[i];
+			struct stats_kernel *row;
+			if (n->type == GRAPH_NODE_KERNEL && (row = kernel_table_row(S->kernels, n->kernel))) {
+				row->graph_launches++;
+				S->c.graph_kernel_runs++;
+				memcpy(row->grid, n->grid, sizeof row->grid);
+				memcpy(row->block, n->block, sizeof row->block);
+			} else if (n->type == GRAPH_NODE_COPY && n->dir < DIR_COUNT) {
+				xfer_add(&S->c.graph_xfer[n->dir], n->bytes, 0);
+			} else if (n->type == GRAPH_NODE_MEMSET) {
+				xfer_add(&S->c.graph_memset, n->bytes, 0);
+			}
+		}
+	}
+	pthread_mutex_unlock(&stats_lock);
+}
+
 void stats_on_copy(enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns)
 {
 	if ((unsigned)dir >= DIR_COUNT || (unsigned)mode >= COPY_MODE_COUNT)
@@ -506,12 +551,18 @@ void stats_set_launches_estimated(bool estimated)
 
 /* ---- reading ---- */
 
+static uint64_t kernel_runs(const struct stats_kernel *k)
+{
+	return k->launches + k->graph_launches;
+}
+
 /* Adds process st's figures into out: counters summed, allocations listed with their pid,
  * kernels merged by name (names are each process's; merge_name finds a row by name). */
 static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st)
 {
 	size_t n_allocs = alloc_table_count(st->allocs);
 	uint32_t n_kernels = kernel_table_count(st->kernels);
+	uint32_t n_graphs = graph_table_count(st->graphs);
 	const struct stats_kernel *krows = kernel_table_rows(st->kernels);
 	const struct stats_alloc *a;
 
@@ -562,18 +613,30 @@ static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st
 					break;
 			if (out->n_procs > 0 && j < first) {
 				struct stats_kernel *o = &out->kernel[j];
-				if (k.launches) {
-					if (o->launches && o->pid != k.pid)
+				if (kernel_runs(&k)) {
+					if (kernel_runs(o) && o->pid != k.pid)
 						o->pid = 0;	/* launched by several processes */
-					else if (!o->launches)
+					else if (!kernel_runs(o))
 						o->pid = k.pid;
 					memcpy(o->grid, k.grid, sizeof o->grid);
 					memcpy(o->block, k.block, sizeof o->block);
 				}
 				o->launches += k.launches;
+				o->graph_launches += k.graph_launches;
 			} else {
 				out->kernel[out->n_kernel++] = k;
 			}
+		}
+	}
+
+	if (n_graphs) {
+		struct stats_graph *m = realloc(out->graph, (out->n_graph + n_graphs) * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		out->graph = m;
+		for (uint32_t i = 0; i < n_graphs; i++) {
+			out->graph[out->n_graph] = graph_table_at(st->graphs, i)->row;
+			out->graph[out->n_graph++].pid = st->info.pid;
 		}
 	}
 
@@ -586,6 +649,12 @@ static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st
 	out->memset_.calls += st->c.memset_.calls;
 	out->memset_.bytes += st->c.memset_.bytes;
 	out->memset_.ns += st->c.memset_.ns;
+	for (int d = 0; d < DIR_COUNT; d++) {
+		out->graph_xfer[d].calls += st->c.graph_xfer[d].calls;
+		out->graph_xfer[d].bytes += st->c.graph_xfer[d].bytes;
+	}
+	out->graph_memset.calls += st->c.graph_memset.calls;
+	out->graph_memset.bytes += st->c.graph_memset.bytes;
 	out->sync_calls += st->c.sync_calls;
 	out->sync_ns += st->c.sync_ns;
 	for (int k = 0; k < MEM_KIND_COUNT; k++)
@@ -593,6 +662,8 @@ static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st
 	out->live_count += st->live_count;
 	out->peak_device_bytes += st->peak;	/* the sum of peaks: an upper bound of the peak */
 	out->launches += st->c.launches;
+	out->graph_launches += st->c.graph_launches;
+	out->graph_kernel_runs += st->c.graph_kernel_runs;
 	out->allocs += st->c.allocs;
 	out->frees += st->c.frees;
 	out->stops += st->c.stops;
@@ -668,6 +739,7 @@ void stats_snapshot_free(struct stats_snapshot *s)
 	free(s->api);
 	free(s->alloc);
 	free(s->kernel);
+	free(s->graph);
 	free(s->proc);
 	memset(s, 0, sizeof(*s));
 }
@@ -713,8 +785,8 @@ static int sort_kernel_cmp(const void *a, const void *b)
 	const struct stats_kernel *x = *(const struct stats_kernel *const *)a;
 	const struct stats_kernel *y = *(const struct stats_kernel *const *)b;
 
-	if (x->launches != y->launches)
-		return x->launches > y->launches ? -1 : 1;
+	if (kernel_runs(x) != kernel_runs(y))
+		return kernel_runs(x) > kernel_runs(y) ? -1 : 1;
 	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
 }
 
@@ -723,7 +795,7 @@ size_t stats_sort_kernels(const struct stats_snapshot *s, const struct stats_ker
 	size_t n = 0;
 
 	for (size_t i = 0; i < s->n_kernel; i++)
-		if (s->kernel[i].launches)
+		if (kernel_runs(&s->kernel[i]))
 			out[n++] = &s->kernel[i];
 	qsort(out, n, sizeof(*out), sort_kernel_cmp);
 	return n;

@@ -47,7 +47,8 @@ struct stats_alloc {
 struct stats_kernel {
 	const char *name;	/* demangled; owned by the stats module, valid for its life */
 	pid_t pid;		/* the process that launched it; 0: several (a snapshot of all) */
-	uint64_t launches;
+	uint64_t launches;	/* direct launches (a launch captured into a graph is none) */
+	uint64_t graph_launches;	/* executions as a node of a launched graph */
 	uint32_t grid[3], block[3];	/* of the last launch; 0 when not known */
 };
 
@@ -55,6 +56,27 @@ struct stats_xfer {
 	uint64_t calls;
 	uint64_t bytes;
 	uint64_t ns;		/* time inside the copy calls */
+};
+
+/* A node of an executable CUDA graph, as the driver described it (engine/hit_graphs.c). */
+enum graph_node_type { GRAPH_NODE_KERNEL, GRAPH_NODE_COPY, GRAPH_NODE_MEMSET, GRAPH_NODE_OTHER };
+struct stats_graph_node {
+	uint8_t type;		/* enum graph_node_type */
+	uint8_t dir;		/* copies: enum copy_dir */
+	int kernel;		/* kernels: an id from stats_kernel_id (-1: "(other kernels)") */
+	uint64_t bytes;		/* copies and memsets, per execution */
+	uint32_t grid[3], block[3];
+};
+
+/* One executable graph (a cudaGraphExec_t / CUgraphExec). */
+struct stats_graph {
+	uint64_t exec;		/* its handle in the program */
+	pid_t pid;		/* the program's process (set in snapshots) */
+	uint32_t id;		/* 1, 2, ... in the order gputop learnt of them, per process */
+	bool nodes_known;	/* false: instantiated before gputop attached; the driver cannot tell
+				 * an executable graph's nodes, so its launches name no kernel */
+	uint32_t nodes, kernel_nodes, copy_nodes, memset_nodes;
+	uint64_t launches;
 };
 
 /* Traced processes kept (each keeps its figures after it ends); more are not traced. */
@@ -96,7 +118,13 @@ struct stats_snapshot {
 	uint64_t live_bytes[MEM_KIND_COUNT];
 	uint64_t live_count;
 	uint64_t peak_device_bytes;	/* peak of device + managed bytes */
-	uint64_t launches;		/* all kernel launches */
+	uint64_t launches;		/* all direct kernel launches */
+	uint64_t graph_kernel_runs;	/* kernel executions as nodes of launched graphs */
+	uint64_t graph_launches;	/* graph launches */
+	size_t n_graph;
+	struct stats_graph *graph;	/* by process, then id */
+	struct stats_xfer graph_xfer[DIR_COUNT];	/* copies run as graph nodes, per execution */
+	struct stats_xfer graph_memset;	/* memsets run as graph nodes */
 	uint64_t allocs, frees;		/* successful allocation and free calls */
 	uint64_t stops;			/* times the program was stopped by gputop */
 	uint64_t lost;			/* calls counted but not recorded, all functions */
@@ -131,6 +159,13 @@ int stats_kernel_id(const char *name);	/* interns the name; -1 when the table is
 /* kernel: an id from stats_kernel_id; -1 (full table) counts under "(other kernels)".
  * grid and block may be NULL when not known. */
 void stats_on_launch(int kernel, const uint32_t grid[3], const uint32_t block[3]);
+/* An executable graph and its nodes (instantiated, or updated: keep_id keeps its row's id and
+ * launches); known false when its nodes cannot be learnt. Nodes are copied. */
+void stats_graph_define(uint64_t exec, const struct stats_graph_node *nodes, uint32_t n, bool known,
+			bool keep_id);
+/* One launch of exec: each of its nodes runs once (an exec never defined gets a row of its own,
+ * nodes not known). */
+void stats_on_graph_launch(uint64_t exec);
 void stats_on_copy(enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns);
 void stats_on_memset(uint64_t bytes, uint64_t ns);
 void stats_on_sync(uint64_t ns);
@@ -154,7 +189,8 @@ void stats_snapshot_free(struct stats_snapshot *s);
 size_t stats_sort_api(const struct stats_snapshot *s, int *idx);
 	/* rows with calls, by calls desc then name; idx has room for n_api; returns the count */
 size_t stats_sort_kernels(const struct stats_snapshot *s, const struct stats_kernel **out);
-	/* launched kernels, by launches desc then name; out has room for n_kernel */
+	/* kernels that ran (directly or in graphs), by executions desc then name; out has room
+	 * for n_kernel */
 void stats_sort_allocs(const struct stats_snapshot *s, const struct stats_alloc **out);
 	/* all live allocations, by bytes desc then address; out has room for n_alloc */
 

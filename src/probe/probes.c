@@ -10,6 +10,7 @@
 #include "breakpoints.h"
 #include "config.h"
 #include "cuda_api.h"
+#include "graph_query.h"
 #include "hit.h"
 #include "kernels.h"
 #include "launchring.h"
@@ -35,6 +36,7 @@ struct probes_state {
 	bool launches_armed;	/* true until --max-overhead disarms them */
 	uint64_t rtld_state_addr;
 	uint64_t func_get_name, kernel_get_name;
+	uint64_t graph_fn[GQ_FN_COUNT];	/* what a graph holds, asked of the driver */
 	/* The modules holding probed functions: a call made from inside one of them, while a
 	 * traced call of the same thread is in flight, is part of that call (cudart calling the
 	 * driver). */
@@ -77,6 +79,12 @@ uint64_t probes_kernel_get_name(void)
 	return st->kernel_get_name;
 }
 
+const uint64_t *probes_graph_fns(void)
+{
+	struct probes_state *st = tracee->probes;
+	return st->graph_fn;
+}
+
 bool probes_cuda_seen(void)
 {
 	struct probes_state *st = tracee->probes;
@@ -97,6 +105,7 @@ void probes_reset(void)
 	st->cuda_seen = st->driver_launch_probed = false;
 	st->n_cuda_modules = 0;
 	st->rtld_state_addr = st->func_get_name = st->kernel_get_name = 0;
+	memset(st->graph_fn, 0, sizeof st->graph_fn);
 }
 
 struct found {
@@ -129,6 +138,8 @@ static int on_symbol(const char *name, uint64_t addr, uint64_t size, enum sym_ty
 			st->func_get_name = addr;
 		else if (strcmp(name, "cuKernelGetName") == 0)
 			st->kernel_get_name = addr;
+		else if (graph_query_fn_index(name) >= 0)
+			st->graph_fn[graph_query_fn_index(name)] = addr;
 		else if (type == SYM_FUNC && strcmp(name, "execve") == 0)
 			s->exec_fn[0] = addr;
 		else if (type == SYM_FUNC && strcmp(name, "execveat") == 0)
@@ -238,6 +249,11 @@ static int stub_for(const struct api_spec *spec)
 		return -1;
 	if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER && !(spec->flags & API_RETURN))
 		return spec->launch == LAUNCH_DRV_EX ? LR_STUB_LAUNCH_EX : spec->launch == LAUNCH_DRV ? LR_STUB_LAUNCH : -1;
+	/* A graph launch: its executable graph in the first argument, like a launched function. */
+	if (spec->op == OP_GRAPH_LAUNCH && spec->layer == LAYER_DRIVER && !(spec->flags & API_RETURN))
+		return LR_STUB_LAUNCH;
+	if (spec->flags & API_STOPS)
+		return -1;
 	if (!retfast_ready() || !config.call_stub || spec->name_src == NAME_FROM_STRING)
 		return -1;
 	/* Runtime launches are armed only where the driver's are not probed (no libcuda: the
@@ -336,6 +352,8 @@ static void on_gone_module(struct module *m, void *arg)
 			st->cuda_modules[i--] = st->cuda_modules[--st->n_cuda_modules];
 	if (st->func_get_name - m->start < m->end - m->start)
 		st->func_get_name = st->kernel_get_name = 0;
+	if (st->graph_fn[GQ_GET_NODES] - m->start < m->end - m->start)
+		memset(st->graph_fn, 0, sizeof st->graph_fn);
 	bp_forget_module(m->id);
 	kernels_forget_module(m);
 }

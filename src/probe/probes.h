@@ -26,6 +26,8 @@ bool probes_in_cuda_module(uint64_t addr);	/* addr lies in a module we probe */
 
 /* libcuda's cuFuncGetName and cuKernelGetName (0 if not loaded): the driver names a
  * CUfunction/CUkernel whose creation we did not see (made before we attached). */
+/* The driver functions that tell a graph's nodes (graph_query.h's enum), 0 where not found. */
+const uint64_t *probes_graph_fns(void);
 uint64_t probes_func_get_name(void);
 uint64_t probes_kernel_get_name(void);
 uint64_t probes_rtld_state_addr(void);	/* &_r_debug.r_state, 0 if unknown */

@@ -336,7 +336,8 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 			return (int)addr;
 		st->call_stack = (uint64_t)addr;
 	}
-	/* Layout of the mapping: 256 bytes of scratch at the bottom, the stack above. */
+	/* Layout of the mapping: XOL_SCRATCH_SIZE bytes of scratch at the bottom, the stack above. */
+	_Static_assert(CALL_STACK_SIZE - XOL_SCRATCH_SIZE >= 128 * 1024, "xol_call's stack");
 	uint64_t scratch = st->call_stack, trap = st->areas[0].base + OFF_CALL_TRAP;
 	uint64_t sp = (st->call_stack + CALL_STACK_SIZE - 64) & ~15ull;
 	sp -= 8;	/* as after a call: the return address on top, sp + 8 aligned */

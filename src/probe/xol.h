@@ -62,9 +62,11 @@ int xol_munmap(struct thread *t, uint64_t addr, size_t size);
 /* Calls func(args...) in the stopped thread t, the way a debugger does: on a stack of our own
  * (a read-write mapping of gputop's, so the program's stack is not touched), returning to an
  * int3 of ours. *ret gets the function's return value. scratch_out (if not NULL) gets the
- * address of 256 bytes of that mapping the call may write results into; pass it as an
- * argument by giving args[i] = XOL_SCRATCH. 0 or -errno. */
+ * address of XOL_SCRATCH_SIZE bytes of that mapping the call may write results into (and the
+ * tracer arguments: a graph's node list); pass it as an argument by giving args[i] =
+ * XOL_SCRATCH. 0 or -errno. */
 #define XOL_SCRATCH ((uint64_t)-2)
+#define XOL_SCRATCH_SIZE 65536
 int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret,
 	     uint64_t *scratch_out);
 

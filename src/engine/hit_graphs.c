@@ -1,0 +1,233 @@
+/* hit_graphs.c — CUDA graphs at the tracer. A capture is not execution: while a stream
+ * captures, launches, copies and memsets are held back; at the capture's end the driver is
+ * asked (in the stopped thread) for the captured graph's nodes, the held operations that
+ * became nodes are dropped and the others counted. Held by kind and size, not by stream: the
+ * launch ring does not record a launch's stream, and the counts come out exact either way. An
+ * executable graph's nodes are asked at its instantiation (or update) from the graph it came
+ * from; each launch of it then runs each node once (stats_on_graph_launch), through the launch
+ * ring without a stop. */
+#include "hit.h"
+#include "hit_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_query.h"
+#include "launchring.h"
+#include "log.h"
+#include "memory.h"
+#include "probes.h"
+#include "stats.h"
+#include "threads.h"
+#include "tracee.h"
+
+enum held_type { HELD_LAUNCH, HELD_COPY, HELD_MEMSET };
+
+struct graph_held {
+	uint8_t type;		/* enum held_type */
+	uint8_t dir, mode;	/* copies */
+	bool node;		/* it became a node of a captured graph: never counted */
+	int kernel;
+	uint32_t g[3], b[3];
+	uint64_t bytes, ns;
+};
+
+/* A capture that never ends (a program stuck in it) must not grow gputop without bound: past
+ * this, operations are counted as they come. */
+#define HELD_MAX (1u << 20)
+
+void graphs_free(struct hit_state *st)
+{
+	free(st->held);
+	st->held = NULL;
+	st->n_held = st->cap_held = 0;
+}
+
+static bool hold(const struct graph_held *h)
+{
+	struct hit_state *st = tracee->hit;
+	if (!st->captures)
+		return false;
+	if (st->n_held == st->cap_held) {
+		size_t cap = st->cap_held ? st->cap_held * 2 : 256;
+		struct graph_held *n = cap <= HELD_MAX ? realloc(st->held, cap * sizeof *n) : NULL;
+		if (!n)
+			return false;
+		st->held = n;
+		st->cap_held = cap;
+	}
+	st->held[st->n_held++] = *h;
+	return true;
+}
+
+bool graphs_hold_launch(int kernel, const uint32_t g[3], const uint32_t b[3])
+{
+	struct graph_held h = { .type = HELD_LAUNCH, .kernel = kernel };
+	if (g)
+		memcpy(h.g, g, sizeof h.g);
+	if (b)
+		memcpy(h.b, b, sizeof h.b);
+	return hold(&h);
+}
+
+bool graphs_hold_copy(enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns)
+{
+	struct graph_held h = { .type = HELD_COPY, .dir = (uint8_t)dir, .mode = (uint8_t)mode, .bytes = bytes, .ns = ns };
+	return hold(&h);
+}
+
+bool graphs_hold_memset(uint64_t bytes, uint64_t ns)
+{
+	struct graph_held h = { .type = HELD_MEMSET, .bytes = bytes, .ns = ns };
+	return hold(&h);
+}
+
+/* What was held and did not become a node ran: counted now. */
+static void count_held(struct hit_state *st)
+{
+	for (size_t i = 0; i < st->n_held; i++) {
+		const struct graph_held *h = &st->held[i];
+		if (h->node)
+			continue;
+		if (h->type == HELD_LAUNCH)
+			stats_on_launch(h->kernel, h->g, h->b);
+		else if (h->type == HELD_COPY)
+			stats_on_copy((enum copy_dir)h->dir, (enum copy_mode)h->mode, h->bytes, h->ns);
+		else
+			stats_on_memset(h->bytes, h->ns);
+	}
+	st->n_held = 0;
+}
+
+static bool is_node_of(const struct graph_held *h, const struct stats_graph_node *n)
+{
+	switch (n->type) {
+	case GRAPH_NODE_KERNEL:
+		return h->type == HELD_LAUNCH && h->kernel == n->kernel;
+	case GRAPH_NODE_COPY:
+		return h->type == HELD_COPY && h->dir == n->dir && h->bytes == n->bytes;
+	case GRAPH_NODE_MEMSET:
+		return h->type == HELD_MEMSET && h->bytes == n->bytes;
+	}
+	return false;
+}
+
+/* Each node of the captured graph takes the first held operation of its kind. */
+static void mark_nodes(struct hit_state *st, const struct stats_graph_node *nodes, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		for (size_t i = 0; i < st->n_held; i++)
+			if (!st->held[i].node && is_node_of(&st->held[i], &nodes[k])) {
+				st->held[i].node = true;
+				break;
+			}
+}
+
+static bool device_side(uint32_t memory_type, uint64_t addr)
+{
+	/* CUmemorytype: 1 host, 2 device, 3 array, 4 unified (the pointer tells). */
+	return memory_type == 2 || memory_type == 3 || (memory_type == 4 && stats_is_device_ptr(addr));
+}
+
+/* graph's nodes, asked of the driver in the stopped thread t, as the figures keep them. */
+static int learn_nodes(struct thread *t, uint64_t graph, const struct stats_graph_node **out, uint32_t *n)
+{
+	static struct graph_query_node q[GQ_MAX_NODES];	/* scratch, off the stack */
+	static struct stats_graph_node nodes[GQ_MAX_NODES];
+	int err = graph_query_nodes(t, probes_graph_fns(), graph, q, n);
+	if (err < 0) {
+		log_debug("cannot list the nodes of graph %#llx: %s", (unsigned long long)graph, strerror(-err));
+		return err;
+	}
+	for (uint32_t i = 0; i < *n; i++) {
+		struct stats_graph_node *d = &nodes[i];
+		memset(d, 0, sizeof *d);
+		switch (q[i].type) {
+		case GQ_TYPE_KERNEL:
+			d->type = GRAPH_NODE_KERNEL;
+			d->kernel = hit_kernel_of(t, q[i].func ? q[i].func : q[i].kern);
+			memcpy(d->grid, q[i].grid, sizeof d->grid);
+			memcpy(d->block, q[i].block, sizeof d->block);
+			break;
+		case GQ_TYPE_MEMCPY: {
+			bool src = device_side(q[i].src_type, q[i].src), dst = device_side(q[i].dst_type, q[i].dst);
+			d->type = GRAPH_NODE_COPY;
+			d->dir = src ? (dst ? DIR_D2D : DIR_D2H) : (dst ? DIR_H2D : DIR_H2H);
+			d->bytes = q[i].bytes;
+			break;
+		}
+		case GQ_TYPE_MEMSET:
+			d->type = GRAPH_NODE_MEMSET;
+			d->bytes = q[i].bytes;
+			break;
+		default:
+			d->type = GRAPH_NODE_OTHER;
+		}
+	}
+	*out = nodes;
+	return 0;
+}
+
+/* The stubs' records up to this stop are counted (or held) before a capture begins or ends:
+ * the calls made before it, on this thread, are all in them. */
+static void catch_up(uint64_t now)
+{
+	hit_drain_launches(tracee->pid);
+	hit_collect_returns(now);
+}
+
+static void on_capture_end(struct thread *t, const struct frame *f, int err, uint64_t now)
+{
+	struct hit_state *st = tracee->hit;
+	const struct stats_graph_node *nodes;
+	uint64_t graph = 0;
+	uint32_t n;
+	catch_up(now);
+	if (!err && mem_read(t->tid, f->arg[0], &graph, sizeof graph) == 0 && graph &&
+	    learn_nodes(t, graph, &nodes, &n) == 0)
+		mark_nodes(st, nodes, n);
+	else if (!err)
+		log_warn("cannot tell the nodes of a captured graph: its captured launches count as launches");
+	if (st->captures > 0)
+		st->captures--;
+	if (!st->captures)
+		count_held(st);
+}
+
+/* exec runs graph's nodes from now on (instantiated, or updated: keep its row). */
+static void define_exec(struct thread *t, uint64_t exec, uint64_t graph, bool update)
+{
+	const struct stats_graph_node *nodes = NULL;
+	uint32_t n = 0;
+	bool known = graph && learn_nodes(t, graph, &nodes, &n) == 0;
+	stats_graph_define(exec, nodes, n, known, update);
+	launchring_seen(t->tid, exec);	/* known now: its launches need no stop */
+}
+
+void graphs_on_return(struct thread *t, const struct api_spec *s, const struct frame *f, int err, uint64_t now)
+{
+	struct hit_state *st = tracee->hit;
+	uint64_t exec = 0;
+	if (s->op == OP_CAPTURE_END) {
+		on_capture_end(t, f, err, now);
+		return;
+	}
+	if (err)
+		return;
+	switch (s->op) {
+	case OP_CAPTURE_BEGIN:
+		catch_up(now);
+		st->captures++;
+		break;
+	case OP_GRAPH_INSTANTIATE:
+		if (mem_read(t->tid, f->arg[0], &exec, sizeof exec) == 0 && exec)
+			define_exec(t, exec, f->arg[1], false);
+		break;
+	case OP_GRAPH_UPDATE:
+		define_exec(t, f->arg[0], f->arg[1], true);
+		break;
+	case OP_GRAPH_LAUNCH:
+		stats_on_graph_launch(f->arg[1]);
+		break;
+	}
+}
