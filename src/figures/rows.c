@@ -85,25 +85,24 @@ static int by_name_ptr(const void *a, const void *b)
 	return (uintptr_t)x->name < (uintptr_t)y->name ? -1 : (uintptr_t)x->name > (uintptr_t)y->name;
 }
 
-/* Launches of kernel k in prev. Its index is the same in both snapshots, except where a
+/* Kernel k's row in prev; NULL: none. Its index is the same in both snapshots, except where a
  * process listed before k's gained kernels in between (kernels of all processes, merged):
  * then it is found by its name, which is the same string in both. */
-static uint64_t launches_before(const struct stats_snapshot *prev, size_t id,
-				const struct stats_kernel *k, struct stats_kernel **sorted)
+static const struct stats_kernel *kernel_before(const struct stats_snapshot *prev, size_t id,
+						const struct stats_kernel *k,
+						struct stats_kernel **sorted)
 {
 	if (!prev)
-		return 0;
+		return NULL;
 	if (id < prev->n_kernel && prev->kernel[id].name == k->name)
-		return prev->kernel[id].launches;
+		return &prev->kernel[id];
 	if (!*sorted && prev->n_kernel) {
 		if (!(*sorted = malloc(prev->n_kernel * sizeof(**sorted))))
-			return 0;
+			return NULL;
 		memcpy(*sorted, prev->kernel, prev->n_kernel * sizeof(**sorted));
 		qsort(*sorted, prev->n_kernel, sizeof(**sorted), by_name_ptr);
 	}
-	const struct stats_kernel *hit = *sorted ? bsearch(k, *sorted, prev->n_kernel,
-							   sizeof(**sorted), by_name_ptr) : NULL;
-	return hit ? hit->launches : 0;
+	return *sorted ? bsearch(k, *sorted, prev->n_kernel, sizeof(**sorted), by_name_ptr) : NULL;
 }
 
 static int rows_kernels(struct rows *r, const struct stats_snapshot *cur,
@@ -121,7 +120,7 @@ static int rows_kernels(struct rows *r, const struct stats_snapshot *cur,
 	n = stats_sort_kernels(cur, k);
 	for (size_t i = 0; i < n; i++) {
 		size_t id = (size_t)(k[i] - cur->kernel);
-		uint64_t before = launches_before(prev, id, k[i], &prev_sorted);
+		const struct stats_kernel *was = kernel_before(prev, id, k[i], &prev_sorted);
 		struct row_kernel *row = &r->kernel[i];
 
 		*row = (struct row_kernel){
@@ -129,7 +128,9 @@ static int rows_kernels(struct rows *r, const struct stats_snapshot *cur,
 			.pid = k[i]->pid,
 			.name = k[i]->name,
 			.launches = k[i]->launches,
-			.launches_delta = rows_delta(k[i]->launches, before),
+			.launches_delta = rows_delta(k[i]->launches, was ? was->launches : 0),
+			.graph_launches = k[i]->graph_launches,
+			.graph_launches_delta = rows_delta(k[i]->graph_launches, was ? was->graph_launches : 0),
 		};
 		memcpy(row->grid, k[i]->grid, sizeof(row->grid));
 		memcpy(row->block, k[i]->block, sizeof(row->block));
@@ -215,6 +216,28 @@ static void rows_xfers(struct rows *r, const struct stats_snapshot *cur,
 	snprintf(r->copies.name, sizeof(r->copies.name), "copies");
 	snprintf(r->memset_.name, sizeof(r->memset_.name), "memset");
 	xfer_row(&r->memset_, &cur->memset_, prev ? &prev->memset_ : NULL);
+	for (int d = 0; d < DIR_COUNT; d++) {
+		snprintf(r->graph_copy[d].name, sizeof(r->graph_copy[d].name), "%s graph", copy_dir_name[d]);
+		xfer_row(&r->graph_copy[d], &cur->graph_xfer[d], prev ? &prev->graph_xfer[d] : NULL);
+	}
+	snprintf(r->graph_memset.name, sizeof(r->graph_memset.name), "memset graph");
+	xfer_row(&r->graph_memset, &cur->graph_memset, prev ? &prev->graph_memset : NULL);
+}
+
+static int rows_graphs(struct rows *r, const struct stats_snapshot *cur,
+		       const struct stats_snapshot *prev)
+{
+	r->graph_launches = cur->graph_launches;
+	r->graph_launches_delta = rows_delta(cur->graph_launches, prev ? prev->graph_launches : 0);
+	r->graph_kernel_runs = cur->graph_kernel_runs;
+	r->graph_kernel_runs_delta = rows_delta(cur->graph_kernel_runs, prev ? prev->graph_kernel_runs : 0);
+	if (!cur->n_graph)
+		return 0;
+	if (!(r->graph = malloc(cur->n_graph * sizeof(*r->graph))))
+		return -ENOMEM;
+	memcpy(r->graph, cur->graph, cur->n_graph * sizeof(*r->graph));
+	r->n_graph = cur->n_graph;
+	return 0;
 }
 
 int rows_build(struct rows *r, const struct stats_snapshot *cur,
@@ -227,7 +250,7 @@ int rows_build(struct rows *r, const struct stats_snapshot *cur,
 	r->launches_delta = rows_delta(cur->launches, prev ? prev->launches : 0);
 	rows_xfers(r, cur, prev);
 	if (rows_api(r, cur, prev) < 0 || rows_kernels(r, cur, prev) < 0 ||
-	    rows_allocs(r, cur) < 0) {
+	    rows_allocs(r, cur) < 0 || rows_graphs(r, cur, prev) < 0) {
 		rows_free(r);
 		return -ENOMEM;
 	}
@@ -239,5 +262,6 @@ void rows_free(struct rows *r)
 	free(r->api);
 	free(r->kernel);
 	free(r->alloc);
+	free(r->graph);
 	memset(r, 0, sizeof(*r));
 }

@@ -34,7 +34,8 @@ struct row_kernel {
 	int id;				/* its index in the snapshot's kernel table */
 	pid_t pid;			/* the process; 0: several */
 	const char *name;		/* demangled; NULL: not known */
-	uint64_t launches, launches_delta;
+	uint64_t launches, launches_delta;	/* direct launches */
+	uint64_t graph_launches, graph_launches_delta;	/* executions as a node of a graph launch */
 	uint32_t grid[3], block[3];	/* of the last launch; 0 when not known */
 };
 
@@ -72,8 +73,15 @@ struct rows {
 	struct row_xfer dir[DIR_COUNT];		/* both modes of a direction */
 	struct row_xfer copies;			/* every copy, all directions */
 	struct row_xfer memset_;
+	struct row_xfer graph_copy[DIR_COUNT];	/* copies run as graph nodes ("H2D graph"): calls are
+						 * executions, no time of their own */
+	struct row_xfer graph_memset;		/* "memset graph" */
 	uint64_t calls, calls_delta, errors;	/* all API rows */
-	uint64_t launches, launches_delta;
+	uint64_t launches, launches_delta;	/* direct kernel launches */
+	uint64_t graph_kernel_runs, graph_kernel_runs_delta;	/* kernel executions in graphs */
+	uint64_t graph_launches, graph_launches_delta;		/* graph launches */
+	size_t n_graph;
+	struct stats_graph *graph;		/* executable graphs, by id */
 };
 
 /* Builds the rows of cur. prev is the snapshot before it, for the interval figures; NULL

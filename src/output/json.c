@@ -212,6 +212,8 @@ static void json_kernels(struct jw *w, const struct rows *rs, const struct stats
 		jw_str(w, k->name);
 		jw_key(w, "launches");
 		jw_u64(w, k->launches);
+		jw_key(w, "graph_launches");
+		jw_u64(w, k->graph_launches);
 		jw_key(w, "grid");
 		jw_dim3(w, k->grid);
 		jw_key(w, "block");
@@ -223,6 +225,42 @@ static void json_kernels(struct jw *w, const struct rows *rs, const struct stats
 	jw_u64(w, rs->launches);
 	jw_key(w, "launches_estimated");
 	jw_bool(w, s->launches_estimated);
+	jw_key(w, "graph_kernel_runs");
+	jw_u64(w, rs->graph_kernel_runs);
+}
+
+/* Executable graphs: "nodes" and "kernels" null where gputop attached after the graph was
+ * instantiated (the driver cannot tell an executable graph's nodes). */
+static void json_graphs(struct jw *w, const struct rows *rs)
+{
+	jw_key(w, "graph_launches");
+	jw_u64(w, rs->graph_launches);
+	jw_key(w, "graphs");
+	jw_open(w, '[');
+	for (size_t i = 0; i < rs->n_graph; i++) {
+		const struct stats_graph *g = &rs->graph[i];
+		jw_open(w, '{');
+		jw_key(w, "id");
+		jw_u64(w, g->id);
+		jw_key(w, "nodes");
+		if (g->nodes_known)
+			jw_u64(w, g->nodes);
+		else
+			jw_null(w);
+		jw_key(w, "kernels");
+		if (g->nodes_known)
+			jw_u64(w, g->kernel_nodes);
+		else
+			jw_null(w);
+		jw_key(w, "copies");
+		jw_u64(w, g->copy_nodes);
+		jw_key(w, "memsets");
+		jw_u64(w, g->memset_nodes);
+		jw_key(w, "launches");
+		jw_u64(w, g->launches);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
 }
 
 /* {"calls", "bytes", "seconds"}; bytes left out for synchronize. */
@@ -274,6 +312,30 @@ static void json_transfers(struct jw *w, const struct rows *rs, const struct sta
 	jw_close(w, ']');
 	json_xfer(w, "memset", &rs->memset_.total, true);
 	json_xfer(w, "synchronize", &sync, false);
+	/* Copies and memsets run as nodes of launched graphs: per execution, no time of their own. */
+	jw_key(w, "graph_transfers");
+	jw_open(w, '[');
+	for (int d = 0; d < DIR_COUNT; d++) {
+		const struct stats_xfer *g = &rs->graph_copy[d].total;
+		if (!g->calls)
+			continue;
+		jw_open(w, '{');
+		jw_key(w, "kind");
+		jw_str(w, copy_dir_name[d]);
+		jw_key(w, "executions");
+		jw_u64(w, g->calls);
+		jw_key(w, "bytes");
+		jw_u64(w, g->bytes);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_key(w, "graph_memset");
+	jw_open(w, '{');
+	jw_key(w, "executions");
+	jw_u64(w, rs->graph_memset.total.calls);
+	jw_key(w, "bytes");
+	jw_u64(w, rs->graph_memset.total.bytes);
+	jw_close(w, '}');
 }
 
 static void json_leak(struct jw *w, const struct row_alloc *a)
@@ -514,6 +576,7 @@ static int json_process(struct jw *w, const struct report_info *info, const stru
 	jw_close(w, ']');
 	json_api(w, &rs);
 	json_kernels(w, &rs, &s);
+	json_graphs(w, &rs);
 	json_transfers(w, &rs, &s);
 	struct report_info own = *info;	/* its device memory as NVML tells, where it does */
 	own.pid = p->info.pid;
@@ -545,6 +608,7 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	json_header(&w, info);
 	json_api(&w, &rs);
 	json_kernels(&w, &rs, s);
+	json_graphs(&w, &rs);
 	json_transfers(&w, &rs, s);
 	json_memory(&w, info, &rs, s);
 	rows_free(&rs);

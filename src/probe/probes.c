@@ -259,7 +259,7 @@ static int stub_for(const struct api_spec *spec)
 	/* Runtime launches are armed only where the driver's are not probed (no libcuda: the
 	 * simulated runtime alone), and keep their stop: the first launch of each kernel names it,
 	 * and a launch loop would overrun the call records. */
-	if (spec->op == OP_LAUNCH)
+	if (spec->op == OP_LAUNCH || spec->op == OP_GRAPH_LAUNCH)
 		return -1;
 	if (!(spec->flags & API_RETURN) && spec->name_src != NAME_REGISTER)
 		return -1;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cuda_graphs.h"
 #include "simmem.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -225,7 +226,8 @@ EXPORT CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 
 EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
-	(void)s;
+	if (simgraph_capturing(s))	/* a graph node, not a copy now */
+		return simgraph_capture_copy(s, CU_MEMORYTYPE_UNIFIED, DPTR(dst), CU_MEMORYTYPE_UNIFIED, DPTR(src), n);
 	return copy(simmem_now(), DPTR(dst), DPTR(src), n);
 }
 
@@ -254,19 +256,22 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n)
 
 EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
-	(void)s;
+	if (simgraph_capturing(s))
+		return simgraph_capture_copy(s, CU_MEMORYTYPE_DEVICE, DPTR(dst), CU_MEMORYTYPE_HOST, src, n);
 	return copy(simmem_now(), DPTR(dst), src, n);
 }
 
 EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-	(void)s;
+	if (simgraph_capturing(s))
+		return simgraph_capture_copy(s, CU_MEMORYTYPE_HOST, dst, CU_MEMORYTYPE_DEVICE, DPTR(src), n);
 	return copy(simmem_now(), dst, DPTR(src), n);
 }
 
 EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
-	(void)s;
+	if (simgraph_capturing(s))
+		return simgraph_capture_copy(s, CU_MEMORYTYPE_DEVICE, DPTR(dst), CU_MEMORYTYPE_DEVICE, DPTR(src), n);
 	return copy(simmem_now(), DPTR(dst), DPTR(src), n);
 }
 
@@ -306,7 +311,8 @@ EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t 
 
 EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream s)
 {
-	(void)s;
+	if (simgraph_capturing(s))
+		return simgraph_capture_memset(s, dst, value, 1, n);
 	return memset_d8(dst, value, n);
 }
 
@@ -327,7 +333,8 @@ EXPORT CUresult CUDAAPI cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t 
 
 EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstream s)
 {
-	(void)s;
+	if (simgraph_capturing(s))
+		return simgraph_capture_memset(s, dst, value, 4, n);
 	return memset_d32(dst, value, n);
 }
 
@@ -426,24 +433,36 @@ EXPORT CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel k)
 	return handle_name(name, k);
 }
 
-/* Kernels never run: a launch succeeds for any non-NULL function and does nothing else. */
+/* Kernels never run: a launch succeeds for any non-NULL function and is counted (cuSimKernelRuns),
+ * or, into a capturing stream, becomes a graph node. */
+static CUresult launch(CUfunction f, const unsigned dims[6], unsigned shmem, CUstream stream, void **params)
+{
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (simgraph_capturing(stream))
+		return simgraph_capture_kernel(stream, f, dims, shmem, params);
+	simgraph_kernel_ran(f);
+	return CUDA_SUCCESS;
+}
+
 EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy,
 				       unsigned int gz, unsigned int bx, unsigned int by,
 				       unsigned int bz, unsigned int shmem, CUstream stream,
 				       void **params, void **extra)
 {
-	(void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz;
-	(void)shmem, (void)stream, (void)params, (void)extra;
-	return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	(void)extra;
+	return launch(f, (const unsigned[6]){ gx, gy, gz, bx, by, bz }, shmem, stream, params);
 }
 
 EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params,
 					 void **extra)
 {
-	(void)params, (void)extra;
+	(void)extra;
 	if (!config)
 		return CUDA_ERROR_INVALID_VALUE;
-	return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	return launch(f, (const unsigned[6]){ config->gridDimX, config->gridDimY, config->gridDimZ,
+					      config->blockDimX, config->blockDimY, config->blockDimZ },
+		      config->sharedMemBytes, config->hStream, params);
 }
 
 /* --- errors and entry points ------------------------------------------------------------- */

@@ -63,6 +63,17 @@ static const struct {
 	DRIVER_ENTRY(LibraryGetKernel, "cuLibraryGetKernel"),
 	DRIVER_ENTRY(LaunchKernel, "cuLaunchKernel"),
 	DRIVER_ENTRY(LaunchKernelEx, "cuLaunchKernelEx"),
+	DRIVER_ENTRY(StreamBeginCapture, "cuStreamBeginCapture"),
+	DRIVER_ENTRY(StreamEndCapture, "cuStreamEndCapture"),
+	DRIVER_ENTRY(GraphCreate, "cuGraphCreate"),
+	DRIVER_ENTRY(GraphAddKernelNode, "cuGraphAddKernelNode"),
+	DRIVER_ENTRY(GraphAddMemcpyNode, "cuGraphAddMemcpyNode"),
+	DRIVER_ENTRY(GraphAddMemsetNode, "cuGraphAddMemsetNode"),
+	DRIVER_ENTRY(GraphInstantiateWithFlags, "cuGraphInstantiateWithFlags"),
+	DRIVER_ENTRY(GraphLaunch, "cuGraphLaunch"),
+	DRIVER_ENTRY(GraphExecUpdate, "cuGraphExecUpdate"),
+	DRIVER_ENTRY(GraphDestroy, "cuGraphDestroy"),
+	DRIVER_ENTRY(GraphExecDestroy, "cuGraphExecDestroy"),
 };
 
 /* A real driver would need real kernels: only the simulated one (it exports cuSimulatedDriver)

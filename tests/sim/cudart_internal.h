@@ -47,6 +47,18 @@ struct driver {
 	__typeof__(cuLibraryGetKernel) *LibraryGetKernel;
 	__typeof__(cuLaunchKernel) *LaunchKernel;
 	__typeof__(cuLaunchKernelEx) *LaunchKernelEx;
+	/* Stream capture and graphs (cudart_graphs.c). */
+	__typeof__(cuStreamBeginCapture_v2) *StreamBeginCapture;
+	__typeof__(cuStreamEndCapture) *StreamEndCapture;
+	__typeof__(cuGraphCreate) *GraphCreate;
+	__typeof__(cuGraphAddKernelNode_v2) *GraphAddKernelNode;
+	__typeof__(cuGraphAddMemcpyNode) *GraphAddMemcpyNode;
+	__typeof__(cuGraphAddMemsetNode) *GraphAddMemsetNode;
+	__typeof__(cuGraphInstantiateWithFlags) *GraphInstantiateWithFlags;
+	__typeof__(cuGraphLaunch) *GraphLaunch;
+	__typeof__(cuGraphExecUpdate_v2) *GraphExecUpdate;
+	__typeof__(cuGraphDestroy) *GraphDestroy;
+	__typeof__(cuGraphExecDestroy) *GraphExecDestroy;
 };
 
 /* Loads the driver on first use (like NVIDIA's runtime, at the first API call) and returns it. */
@@ -54,5 +66,7 @@ SIM_HIDDEN const struct driver *rt_driver(void);
 /* Records e as the thread's last error when it is one; returns e. */
 SIM_HIDDEN cudaError_t rt_error(cudaError_t e);
 SIM_HIDDEN cudaError_t rt_from_driver(CUresult r);
+/* The driver's handle of a kernel (host function or handle), with a driver only. */
+SIM_HIDDEN cudaError_t rt_kernel_handle(const void *func, void **handle);
 
 #endif

@@ -213,6 +213,11 @@ static cudaError_t kernel_resolve(const void *func, void **handle)
 	return e;
 }
 
+cudaError_t rt_kernel_handle(const void *func, void **handle)
+{
+	return kernel_resolve(func, handle);
+}
+
 static cudaError_t get_kernel(cudaKernel_t *out, const void *host_fun)
 {
 	if (!out || !host_fun)
