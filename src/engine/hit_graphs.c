@@ -195,10 +195,11 @@ static void on_capture_end(struct thread *t, const struct frame *f, int err, uin
 }
 
 /* exec runs graph's nodes from now on (instantiated, or updated: keep its row). */
-static void define_exec(struct thread *t, uint64_t exec, uint64_t graph, bool update)
+static void define_exec(struct thread *t, uint64_t exec, uint64_t graph, bool update, uint64_t now)
 {
 	const struct stats_graph_node *nodes = NULL;
 	uint32_t n = 0;
+	catch_up(now);	/* the launches recorded so far ran the nodes it had until now */
 	bool known = graph && learn_nodes(t, graph, &nodes, &n) == 0;
 	stats_graph_define(exec, nodes, n, known, update);
 	launchring_seen(t->tid, exec);	/* known now: its launches need no stop */
@@ -221,10 +222,10 @@ void graphs_on_return(struct thread *t, const struct api_spec *s, const struct f
 		break;
 	case OP_GRAPH_INSTANTIATE:
 		if (mem_read(t->tid, f->arg[0], &exec, sizeof exec) == 0 && exec)
-			define_exec(t, exec, f->arg[1], false);
+			define_exec(t, exec, f->arg[1], false, now);
 		break;
 	case OP_GRAPH_UPDATE:
-		define_exec(t, f->arg[0], f->arg[1], true);
+		define_exec(t, f->arg[0], f->arg[1], true, now);
 		break;
 	case OP_GRAPH_LAUNCH:
 		stats_on_graph_launch(f->arg[1]);
