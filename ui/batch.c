@@ -93,7 +93,7 @@ static void batch_api(const struct rows *rs, size_t max)
 }
 
 static const struct batch_col kernel_cols[] = {
-	{ "KERNEL", 44, false }, { "LAUNCHES", 8, true }, { "PER SEC", 8, true },
+	{ "KERNEL", 44, false }, { "LAUNCHES", 8, true }, { "IN GRAPHS", 9, true }, { "PER SEC", 8, true },
 	{ "GRID x BLOCK", 30, false },
 };
 
@@ -102,7 +102,7 @@ static void batch_kernel_row(const struct row_kernel *k, const struct rows *rs)
 	struct cells_kernel c;
 
 	cells_kernel(&c, k, rs, estimated);
-	batch_row(kernel_cols, 4, (const char *[]){ c.name, c.launches, c.rate, c.dims });
+	batch_row(kernel_cols, 5, (const char *[]){ c.name, c.launches, c.graph, c.rate, c.dims });
 }
 
 /* The busiest of the interval first. */
@@ -111,10 +111,12 @@ static int batch_kernel_cmp(const void *a, const void *b)
 	const struct row_kernel *x = *(const struct row_kernel *const *)a;
 	const struct row_kernel *y = *(const struct row_kernel *const *)b;
 
-	if (x->launches_delta != y->launches_delta)
-		return x->launches_delta > y->launches_delta ? -1 : 1;
-	if (x->launches != y->launches)
-		return x->launches > y->launches ? -1 : 1;
+	uint64_t dx = x->launches_delta + x->graph_launches_delta, dy = y->launches_delta + y->graph_launches_delta;
+	uint64_t nx = x->launches + x->graph_launches, ny = y->launches + y->graph_launches;
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	if (nx != ny)
+		return nx > ny ? -1 : 1;
 	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
 }
 
@@ -130,7 +132,7 @@ static void batch_kernels_interval(const struct rows *rs)
 	if (!n)
 		fprintf(out, "%s\n", "Kernels: (none)");
 	else
-		batch_titles(kernel_cols, 4);
+		batch_titles(kernel_cols, 5);
 	for (size_t i = 0; i < n && i < BATCH_TOP; i++)
 		batch_kernel_row(k[i], rs);
 	free(k);
@@ -142,14 +144,14 @@ static void batch_kernels_all(const struct rows *rs)
 	if (!rs->n_kernel)
 		fprintf(out, "%s\n", "Kernels: (none)");
 	else
-		batch_titles(kernel_cols, 4);
+		batch_titles(kernel_cols, 5);
 	for (size_t i = 0; i < rs->n_kernel; i++)
 		batch_kernel_row(&rs->kernel[i], rs);
 }
 
 /* AVG RATE: bandwidth of all copies so far; RATE: of those in the interval (periodic only). */
 static const struct batch_col xfer_cols[] = {
-	{ "COPY", 6, false }, { "CALLS", 9, true }, { "BYTES", 10, true },
+	{ "COPY", 12, false }, { "CALLS", 9, true }, { "BYTES", 10, true },
 	{ "AVG RATE", 11, true }, { "RATE", 11, true },
 };
 
@@ -164,10 +166,10 @@ static void batch_xfer_row(const struct row_xfer *x, bool interval)
 
 static void batch_transfers(const struct rows *rs, bool interval)
 {
-	bool any = rs->memset_.total.calls;
+	bool any = rs->memset_.total.calls || rs->graph_memset.total.calls;
 
 	for (int d = 0; d < DIR_COUNT; d++)
-		any |= rs->dir[d].total.calls != 0;
+		any |= rs->dir[d].total.calls != 0 || rs->graph_copy[d].total.calls != 0;
 	if (!any) {
 		fprintf(out, "%s\n", "Transfers: (none)");
 		return;
@@ -178,6 +180,11 @@ static void batch_transfers(const struct rows *rs, bool interval)
 			batch_xfer_row(&rs->dir[d], interval);
 	if (rs->memset_.total.calls)
 		batch_xfer_row(&rs->memset_, interval);
+	for (int d = 0; d < DIR_COUNT; d++)
+		if (rs->graph_copy[d].total.calls)
+			batch_xfer_row(&rs->graph_copy[d], interval);
+	if (rs->graph_memset.total.calls)
+		batch_xfer_row(&rs->graph_memset, interval);
 }
 
 static const struct batch_col leak_cols[] = {

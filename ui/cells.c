@@ -92,9 +92,11 @@ void cells_kernel(struct cells_kernel *c, const struct row_kernel *r, const stru
 
 	c->name = r->name ? r->name : "?";
 	cells_launch_count(c->launches, sizeof(c->launches), r->launches, estimated);
-	cells_per_sec(c->rate, sizeof(c->rate), r->launches_delta, rs->interval_ns, estimated);
+	fmt_count(c->graph, sizeof(c->graph), r->graph_launches);
+	cells_per_sec(c->rate, sizeof(c->rate), r->launches_delta + r->graph_launches_delta, rs->interval_ns,
+		      estimated);
 	cells_dims(c->dims, sizeof(c->dims), r->grid, r->block);
-	fmt_percent(share, sizeof(share), r->launches, rs->launches);
+	fmt_percent(share, sizeof(share), r->launches + r->graph_launches, rs->launches + rs->graph_kernel_runs);
 	snprintf(c->share, sizeof(c->share), "%s%s", estimated && rs->launches ? "~" : "", share);
 }
 

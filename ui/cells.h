@@ -25,7 +25,9 @@ struct cells_api {
 struct cells_kernel {
 	const char *name;
 	char process[CELLS_FIG];
-	char launches[CELLS_FIG], rate[CELLS_FIG], dims[CELLS_LEN], share[CELLS_FIG];
+	char launches[CELLS_FIG];	/* direct launches */
+	char graph[CELLS_FIG];		/* executions as a node of a graph launch */
+	char rate[CELLS_FIG], dims[CELLS_LEN], share[CELLS_FIG];	/* of all executions */
 };
 
 struct cells_xfer {

@@ -1,6 +1,8 @@
 /* view_bandwidth.c — the Bandwidth view: copies per direction (H2D, D2H, D2D, H2H), the
  * synchronous and asynchronous ones on rows of their own, and memsets: calls, bytes, time,
- * average bandwidth and that of the last interval. Draws the frame's rows (rows.h) with their
+ * average bandwidth and that of the last interval. Copies and memsets run as nodes of launched
+ * CUDA graphs have rows of their own ("H2D graph", "memset graph"): executions and bytes, no
+ * time (they are no calls). Draws the frame's rows (rows.h) with their
  * cells (cells.h) only. */
 #include "tui.h"
 #include "table.h"
@@ -14,7 +16,7 @@
 enum { COL_NAME, COL_CALLS, COL_BYTES, COL_TIME, COL_AVG, COL_RATE, COL_COUNT };
 
 static const struct tui_column xfer_cols[COL_COUNT] = {
-	[COL_NAME] = { "COPY", 10, false, SORT_NUM, false },
+	[COL_NAME] = { "COPY", 12, false, SORT_NUM, false },
 	[COL_CALLS] = { "CALLS", 9, true, SORT_NUM, true },
 	[COL_BYTES] = { "BYTES", 11, true, SORT_NUM, true },
 	[COL_TIME] = { "TIME", 10, true, SORT_NUM, true },
@@ -22,14 +24,17 @@ static const struct tui_column xfer_cols[COL_COUNT] = {
 	[COL_RATE] = { "LAST RATE", 11, true, SORT_NUM, true },
 };
 
-/* The rows: 4 directions x (sync, async), then memset. */
-#define XFER_ROWS (DIR_COUNT * COPY_MODE_COUNT + 1)
-#define XFER_MEMSET (XFER_ROWS - 1)
+/* The rows: 4 directions x (sync, async), memset, then 4 directions and memset in graphs. */
+#define XFER_MEMSET (DIR_COUNT * COPY_MODE_COUNT)
+#define XFER_GRAPH (XFER_MEMSET + 1)
+#define XFER_ROWS (XFER_GRAPH + DIR_COUNT + 1)
 
 static const struct row_xfer *xfer_of(const struct rows *rs, int i)
 {
 	if (i == XFER_MEMSET)
 		return &rs->memset_;
+	if (i >= XFER_GRAPH)
+		return i - XFER_GRAPH < DIR_COUNT ? &rs->graph_copy[i - XFER_GRAPH] : &rs->graph_memset;
 	return &rs->copy[i / COPY_MODE_COUNT][i % COPY_MODE_COUNT];
 }
 

@@ -1,5 +1,6 @@
-/* view_kernels.c — the Kernels view: one row per kernel name (demangled), launches in all and
- * per second over the last interval, the last grid x block, and its share of all launches.
+/* view_kernels.c — the Kernels view: one row per kernel name (demangled), its direct launches
+ * and its executions as a node of launched CUDA graphs apart, executions per second over the last
+ * interval, the last grid x block, and its share of all executions.
  * Draws the frame's rows (rows.h) with their cells (cells.h) only. */
 #include "tui.h"
 #include "table.h"
@@ -10,12 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { COL_NAME, COL_LAUNCHES, COL_RATE, COL_DIMS, COL_SHARE, COL_PID, COL_COUNT };
+enum { COL_NAME, COL_LAUNCHES, COL_GRAPH, COL_RATE, COL_DIMS, COL_SHARE, COL_PID, COL_COUNT };
 
 static const struct tui_column kernel_cols[COL_COUNT] = {
 	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true },
 	[COL_NAME] = { "KERNEL", 0, false, SORT_TEXT, false },
 	[COL_LAUNCHES] = { "LAUNCHES", 8, true, SORT_NUM, true },
+	[COL_GRAPH] = { "IN GRAPHS", 9, true, SORT_NUM, true },
 	[COL_RATE] = { "PER SEC", 8, true, SORT_NUM, true },
 	[COL_DIMS] = { "GRID x BLOCK", 18, false, SORT_NONE, false },
 	[COL_SHARE] = { "SHARE", 6, true, SORT_NUM, true },
@@ -30,6 +32,7 @@ static void kernel_cells(const struct tui_frame *f, const struct tui_row *row,
 	snprintf(cell[COL_PID], TUI_CELL, "%s", c.process);
 	snprintf(cell[COL_NAME], TUI_CELL, "%s", c.name);
 	snprintf(cell[COL_LAUNCHES], TUI_CELL, "%s", c.launches);
+	snprintf(cell[COL_GRAPH], TUI_CELL, "%s", c.graph);
 	snprintf(cell[COL_RATE], TUI_CELL, "%s", c.rate);
 	snprintf(cell[COL_DIMS], TUI_CELL, "%s", c.dims);
 	snprintf(cell[COL_SHARE], TUI_CELL, "%s", c.share);
@@ -40,7 +43,7 @@ static void kernels_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f
 {
 	const struct rows *rs = f->rows;
 	struct tui_row *rows = calloc(rs->n_kernel ? rs->n_kernel : 1, sizeof(*rows));
-	char total[FMT_LEN], rate[FMT_LEN], line[TUI_CELL];
+	char total[FMT_LEN], rate[FMT_LEN], graph[FMT_LEN], graphs[FMT_LEN], line[TUI_CELL];
 
 	if (!rows)
 		return;
@@ -52,14 +55,19 @@ static void kernels_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f
 		row->name = k->name ? k->name : "?";
 		row->key[COL_PID] = (double)k->pid;
 		row->key[COL_LAUNCHES] = (double)k->launches;
-		row->key[COL_RATE] = rows_per_sec(k->launches_delta, rs->interval_ns);
-		row->key[COL_SHARE] = (double)k->launches;
+		row->key[COL_GRAPH] = (double)k->graph_launches;
+		row->key[COL_RATE] = rows_per_sec(k->launches_delta + k->graph_launches_delta, rs->interval_ns);
+		row->key[COL_SHARE] = (double)(k->launches + k->graph_launches);
 		row->tie = (uint64_t)k->id;
 	}
 	cells_launch_count(total, sizeof(total), rs->launches, f->estimated);
-	cells_per_sec(rate, sizeof(rate), rs->launches_delta, rs->interval_ns, f->estimated);
-	snprintf(line, sizeof(line), "%zu kernels, %s launches, %s per second%s", rs->n_kernel,
-		 total, rate, f->estimated ? " (estimated: --max-overhead samples launches)" : "");
+	cells_per_sec(rate, sizeof(rate), rs->launches_delta + rs->graph_kernel_runs_delta, rs->interval_ns,
+		      f->estimated);
+	fmt_count(graph, sizeof(graph), rs->graph_kernel_runs);
+	fmt_count(graphs, sizeof(graphs), rs->graph_launches);
+	snprintf(line, sizeof(line), "%zu kernels, %s launches, %s in %s graph launches, %s per second%s",
+		 rs->n_kernel, total, graph, graphs, rate,
+		 f->estimated ? " (estimated: --max-overhead samples launches)" : "");
 	tui_put(w, r.y, r.x, r.w, tui_attr(f->estimated ? TC_WARN : TC_LABEL), line);
 	r.y += 2;
 	r.h -= 2;

@@ -65,6 +65,16 @@ static void feed(void)
 		stats_on_launch(q, g, b);
 	for (int i = 0; i < 5; i++)
 		stats_on_launch(k, g, b);
+	/* A graph of two kernel nodes and a copy, launched 3 times; one never described, twice. */
+	int gk = stats_kernel_id("graph_kernel");
+	struct stats_graph_node nodes[3] = { { .type = GRAPH_NODE_KERNEL, .kernel = gk, .grid = { 4, 1, 1 } },
+					     { .type = GRAPH_NODE_KERNEL, .kernel = gk },
+					     { .type = GRAPH_NODE_COPY, .dir = DIR_H2D, .bytes = 1000 } };
+	stats_graph_define(0xe1, nodes, 3, true, false);
+	for (int i = 0; i < 3; i++)
+		stats_on_graph_launch(0xe1);
+	stats_on_graph_launch(0xe2);
+	stats_on_graph_launch(0xe2);
 	stats_on_copy(DIR_H2D, COPY_SYNC, 64 << 20, 5000000);
 	stats_on_copy(DIR_H2D, COPY_ASYNC, 64 << 20, 5000000);
 	stats_on_copy(DIR_D2H, COPY_SYNC, 100, 0);
@@ -90,8 +100,9 @@ static bool file_has(const char *needle)
 static void checks(void)
 {
 	jq("keys_unsorted == [\"pid\",\"command\",\"launched\",\"duration_s\",\"exit_status\","
-	   "\"term_signal\",\"api\",\"kernels\",\"launches\",\"launches_estimated\",\"transfers\","
-	   "\"memset\",\"synchronize\",\"memory\",\"cost\",\"threads\",\"devices\",\"nvml\",\"processes\"]");
+	   "\"term_signal\",\"api\",\"kernels\",\"launches\",\"launches_estimated\",\"graph_kernel_runs\","
+	   "\"graph_launches\",\"graphs\",\"transfers\",\"memset\",\"synchronize\",\"graph_transfers\","
+	   "\"graph_memset\",\"memory\",\"cost\",\"threads\",\"devices\",\"nvml\",\"processes\"]");
 	jq(".pid == 1234 and .command == \"./app --n 3\" and .launched == true");
 	jq(".duration_s == 12.5 and .exit_status == null and .term_signal == null");
 	jq("[.api[].name] == [\"cudaMalloc\",\"cuLaunchKernel\",\"cudaFree\",\"cudaMemcpy\"]");
@@ -99,8 +110,14 @@ static void checks(void)
 	   "\"seconds\":4e-06,\"last_error\":\"cudaErrorMemoryAllocation\",\"stops_per_call\":null,\"lost\":0}");
 	jq(".api[1] | .layer == \"driver\" and .errors == null and .seconds == null and .last_error == null");
 	jq(".api[2].last_error == 999999");
-	jq("[.kernels[].name] == [\"void add<float>(float*)\",\"say \\\"hi\\\"\\\\\\n\\u0001 caf\u00e9\"]");
-	jq(".kernels[0] | .launches == 5 and .grid == [128,2,1] and .block == [256,1,1]");
+	jq("[.kernels[].name] == [\"graph_kernel\",\"void add<float>(float*)\",\"say \\\"hi\\\"\\\\\\n\\u0001 caf\u00e9\"]");
+	jq(".kernels[1] | .launches == 5 and .graph_launches == 0 and .grid == [128,2,1] and .block == [256,1,1]");
+	jq(".kernels[0] | .launches == 0 and .graph_launches == 6 and .grid == [0,0,0]");
+	jq(".graph_kernel_runs == 6 and .graph_launches == 5");
+	jq(".graphs == [{\"id\":1,\"nodes\":3,\"kernels\":2,\"copies\":1,\"memsets\":0,\"launches\":3},"
+	   "{\"id\":2,\"nodes\":null,\"kernels\":null,\"copies\":0,\"memsets\":0,\"launches\":2}]");
+	jq(".graph_transfers == [{\"kind\":\"H2D\",\"executions\":3,\"bytes\":3000}]");
+	jq(".graph_memset == {\"executions\":0,\"bytes\":0}");
 	jq(".launches == 8 and .launches_estimated == false");
 	jq("[.transfers[].kind] == [\"H2D\",\"D2H\"]");
 	jq(".transfers[0] | .calls == 2 and .bytes == 134217728 and .seconds == 0.01 and "
@@ -190,6 +207,7 @@ int main(void)
 	jq(".devices == [] and .nvml == \"not polled\" and .memory.process.device_bytes == null and "
 	   ".memory.process.unseen == null and .memory.process.why != null");
 	jq(".api == [] and .kernels == [] and .transfers == [] and .launches == 0");
+	jq(".graph_launches == 0 and ([.graphs[].launches] | add) == 0 and .graph_transfers == []");
 	jq(".memory.live_allocations == 4 and .memory.peak_bytes == 6144 and (.memory.leaks | length) == 4");
 	stats_free();
 	unlink(json_path);
