@@ -145,7 +145,9 @@ static int learn_nodes(struct thread *t, uint64_t graph, const struct stats_grap
 		switch (q[i].type) {
 		case GQ_TYPE_KERNEL:
 			d->type = GRAPH_NODE_KERNEL;
-			d->kernel = hit_kernel_of(t, q[i].func ? q[i].func : q[i].kern);
+			/* The CUkernel where there is one: CUDA 13's runtime launched that handle,
+			 * already named; the node's CUfunction may be one never seen. */
+			d->kernel = hit_kernel_of(t, q[i].kern ? q[i].kern : q[i].func);
 			memcpy(d->grid, q[i].grid, sizeof d->grid);
 			memcpy(d->block, q[i].block, sizeof d->block);
 			break;

@@ -46,6 +46,9 @@ static void on_ring_lost(int api, uint64_t n, void *arg)
 	(void)arg;
 	const struct api_spec *s = cuda_api_get(api);
 	stats_on_lost(api, n);
+	if (s->op == OP_GRAPH_LAUNCH)	/* counted as graph launches; which graph is not known */
+		for (uint64_t i = 0; i < n; i++)
+			stats_on_graph_launch(0);
 	if (s->op == OP_LAUNCH) {
 		int id = stats_kernel_id("(not recorded: the launch ring was full)");
 		for (uint64_t i = 0; i < n; i++)

@@ -47,6 +47,11 @@ for mode in capture explicit update; do
 		"$mode: program output as without gputop"
 done
 check_capture "$TMP/capture.json" capture
+# Cost: a graph launch goes through the launch ring, no stop (the whole run stops fewer times
+# than it launches the graph).
+jq_eq "$TMP/capture.json" "$(api_row cuGraphLaunch) | [.calls, .stops_per_call]" '[100,0]' \
+	"capture: cuGraphLaunch called 100 times, no stop per call"
+jq_check "$TMP/capture.json" '.cost.stops < .graph_launches' "capture: fewer stops in all than graph launches"
 F=$TMP/explicit.json
 expect_eq "$(kernel_runs "$F" gk)" '[0,150]' "explicit: gk 150 graph executions"
 jq_eq "$F" '[.graphs[] | {nodes, kernels, launches}]' '[{"nodes":5,"kernels":3,"launches":50}]' \
