@@ -176,6 +176,13 @@ int tracer_settle_after_exec(struct thread *t)
 }
 
 /* Maps the trampoline page and probes what is loaded. Every thread is stopped. */
+/* What the stubs recorded so far, counted: before a CUDA graph's capture begins or ends. */
+static void count_records(uint64_t now)
+{
+	hit_collect_returns(now);
+	hit_drain_launches(tracee->pid);
+}
+
 int tracer_setup_image(struct thread *t)
 {
 	int err;
@@ -187,6 +194,7 @@ int tracer_setup_image(struct thread *t)
 		return err;
 	uint64_t entry = program_entry(tracee->pid);
 	xol_set_runner(tracee_run_to_trap, tracee_run_syscall);
+	graphs_set_catch_up(count_records);
 	if (!entry || (err = xol_init(t, entry)) < 0) {
 		log_error("cannot map the trampoline page into %d: %s", tracee->pid,
 			  strerror(entry ? -err : ENOENT));

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "cuda_api.h"
 #include "decode.h"
+#include "kernel_names.h"
 #include "kernels.h"
 #include "launchring.h"
 #include "log.h"
@@ -74,33 +75,6 @@ void hit_count_launch(pid_t tid, const struct api_spec *s, int kernel, const uin
 	trace_launch(tid, s->name, g, b);
 }
 
-/* A CUfunction or CUkernel first seen at a launch, made before we attached: ask the driver
- * for its name, calling cuFuncGetName (or cuKernelGetName) in the stopped thread. It stands at
- * the entry of a driver launch call, holding no driver lock, so the call is as safe as any
- * the program makes there. Asked once per value. */
-static void ask_driver_name(struct thread *t, uint64_t f)
-{
-	const uint64_t fns[2] = { probes_func_get_name(), probes_kernel_get_name() };
-	for (int i = 0; i < 2; i++) {
-		uint64_t args[6] = { XOL_SCRATCH, f, 0, 0, 0, 0 }, ret = 1, scratch, name_at = 0;
-		char name[1024];
-		if (!fns[i] || xol_call(t, fns[i], args, &ret, &scratch) < 0 || (uint32_t)ret != 0)
-			continue;
-		if (mem_read(t->tid, scratch, &name_at, sizeof name_at) == 0 && name_at &&
-		    mem_read_string(t->tid, name_at, name, sizeof name) == 0) {
-			kernels_learn_name(f, name);
-			return;
-		}
-	}
-}
-
-int hit_kernel_of(struct thread *t, uint64_t f)
-{
-	if (f && !kernels_seen(f))
-		ask_driver_name(t, f);
-	return kernels_id_of(t->tid, f);
-}
-
 /* Calls probed at entry only: driver launches of kernels and graphs (one stop each, where the
  * launch ring cannot take them) and kernel registration. */
 static void entry_only(struct thread *t, int api, const struct api_spec *s, const arch_regs_t *r,
@@ -110,7 +84,7 @@ static void entry_only(struct thread *t, int api, const struct api_spec *s, cons
 		uint32_t g[3], b[3];
 		decode_launch_dims(s, a, read_mem, &t->tid, g, b);
 		stats_on_call(api, 0, false, 0);
-		hit_count_launch(t->tid, s, hit_kernel_of(t, a[s->arg_ptr]), g, b);
+		hit_count_launch(t->tid, s, kernel_names_id(t, a[s->arg_ptr]), g, b);
 	} else if (s->op == OP_GRAPH_LAUNCH) {
 		stats_on_call(api, 0, false, 0);
 		stats_on_graph_launch(a[s->arg_ptr]);

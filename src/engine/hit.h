@@ -45,5 +45,10 @@ void hit_reset(void);	/* exec: no frame of the old image is left */
 void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex);
 void hit_drain_launches(pid_t pid);
 
+/* How the CUDA graphs (hit_graphs.c) count what the stubs recorded before a capture begins or
+ * ends or an executable graph is redefined: hit_collect_returns and hit_drain_launches, given
+ * by the engine's set-up (they count through hit.c, which calls the graphs: no cycle). */
+void graphs_set_catch_up(void (*catch_up)(uint64_t now));
+
 
 #endif

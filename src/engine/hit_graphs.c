@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "graph_query.h"
+#include "kernel_names.h"
 #include "launchring.h"
 #include "log.h"
 #include "memory.h"
@@ -147,7 +148,7 @@ static int learn_nodes(struct thread *t, uint64_t graph, const struct stats_grap
 			d->type = GRAPH_NODE_KERNEL;
 			/* The CUkernel where there is one: CUDA 13's runtime launched that handle,
 			 * already named; the node's CUfunction may be one never seen. */
-			d->kernel = hit_kernel_of(t, q[i].kern ? q[i].kern : q[i].func);
+			d->kernel = kernel_names_id(t, q[i].kern ? q[i].kern : q[i].func);
 			memcpy(d->grid, q[i].grid, sizeof d->grid);
 			memcpy(d->block, q[i].block, sizeof d->block);
 			break;
@@ -170,12 +171,19 @@ static int learn_nodes(struct thread *t, uint64_t graph, const struct stats_grap
 	return 0;
 }
 
+static void (*catch_up_fn)(uint64_t now);
+
+void graphs_set_catch_up(void (*catch_up)(uint64_t now))
+{
+	catch_up_fn = catch_up;
+}
+
 /* The stubs' records up to this stop are counted (or held) before a capture begins or ends:
  * the calls made before it, on this thread, are all in them. */
 static void catch_up(uint64_t now)
 {
-	hit_drain_launches(tracee->pid);
-	hit_collect_returns(now);
+	if (catch_up_fn)
+		catch_up_fn(now);
 }
 
 static void on_capture_end(struct thread *t, const struct frame *f, int err, uint64_t now)

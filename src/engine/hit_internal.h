@@ -30,9 +30,6 @@ void hit_count_launch(pid_t tid, const struct api_spec *s, int kernel, const uin
 /* What the frame keeps of a call for its return (decode.h), the launched kernel resolved. */
 void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s, const uint64_t *a);
 
-/* The kernel id of a launched function handle, its name asked of the driver in the stopped
- * thread t the first time it is seen. */
-int hit_kernel_of(struct thread *t, uint64_t f);
 
 /* CUDA graphs (hit_graphs.c). While a stream captures, launches, copies and memsets are held:
  * at the capture's end those that became nodes of the captured graph are dropped, the others

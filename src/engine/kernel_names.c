@@ -1,0 +1,37 @@
+/* kernel_names.c — a launched function handle's kernel id, named by asking the driver in the
+ * stopped thread where nothing else named it (kernel_names.h). */
+#include "kernel_names.h"
+
+#include "kernels.h"
+#include "memory.h"
+#include "probes.h"
+#include "threads.h"
+#include "xol.h"
+
+/* A CUfunction or CUkernel first seen at a launch (or in a graph's kernel node), made before we
+ * attached: ask the driver for its name, calling cuFuncGetName (or cuKernelGetName) in the
+ * stopped thread. It stands at the entry of a driver launch call (or the return of a graph
+ * call), holding no driver lock, so the call is as safe as any the program makes there. Asked
+ * once per value. */
+static void ask_driver_name(struct thread *t, uint64_t f)
+{
+	const uint64_t fns[2] = { probes_func_get_name(), probes_kernel_get_name() };
+	for (int i = 0; i < 2; i++) {
+		uint64_t args[6] = { XOL_SCRATCH, f, 0, 0, 0, 0 }, ret = 1, scratch, name_at = 0;
+		char name[1024];
+		if (!fns[i] || xol_call(t, fns[i], args, &ret, &scratch) < 0 || (uint32_t)ret != 0)
+			continue;
+		if (mem_read(t->tid, scratch, &name_at, sizeof name_at) == 0 && name_at &&
+		    mem_read_string(t->tid, name_at, name, sizeof name) == 0) {
+			kernels_learn_name(f, name);
+			return;
+		}
+	}
+}
+
+int kernel_names_id(struct thread *t, uint64_t f)
+{
+	if (f && !kernels_seen(f))
+		ask_driver_name(t, f);
+	return kernels_id_of(t->tid, f);
+}
