@@ -8,6 +8,9 @@
  *   sync    cuStreamSynchronize(0)                           gputop: entry+return (call stub: no stop)
  *   alloc   cuMemAlloc_v2(&p, 4096), then cuMemFree_v2(p)    gputop: entry+return, 1 stop each
  *           (N counts calls: N/2 pairs)
+ *   graph   cuGraphLaunch(exec, 0) of a graph of one kernel node, made (cuGraphCreate,
+ *           cuGraphAddKernelNode_v2, cuGraphInstantiateWithFlags) before the timed loop
+ *                                                             gputop: the launch ring, no stop
  * N calls in all, N/THREADS per thread (N must divide evenly). Prints one line:
  *   calls func=launch n=N threads=T ns_per_call=X
  * where X is the wall time from the moment all threads start to the moment the last one ends,
@@ -31,8 +34,20 @@ extern CUresult cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsign
 extern CUresult cuStreamSynchronize(void *stream);
 extern CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes);
 extern CUresult cuMemFree_v2(CUdeviceptr p);
+extern CUresult cuGraphCreate(void **graph, unsigned int flags);
+/* CUDA_KERNEL_NODE_PARAMS_v2 (cuda.h): the function, then grid and block dimensions. */
+struct kernel_node {
+	void *func;
+	unsigned int dims[6], shmem;
+	void **params, **extra;
+	void *kern, *ctx;
+};
+extern CUresult cuGraphAddKernelNode_v2(void **node, void *graph, void *const *deps, size_t n_deps,
+					const struct kernel_node *p);
+extern CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags);
+extern CUresult cuGraphLaunch(void *exec, void *stream);
 
-enum func { F_LAUNCH, F_SYNC, F_ALLOC };
+enum func { F_LAUNCH, F_SYNC, F_ALLOC, F_GRAPH };
 
 static enum func func;
 static long per_thread;
@@ -40,6 +55,15 @@ static pthread_barrier_t start;
 static volatile int failures;
 
 static char fake_kernel;	/* the simulated driver accepts any non-NULL CUfunction */
+static void *graph_exec;	/* F_GRAPH: made before the timed loop */
+
+static int make_graph(void)
+{
+	void *graph = NULL, *node = NULL;
+	struct kernel_node p = { .func = &fake_kernel, .dims = { 1, 1, 1, 32, 1, 1 } };
+	return cuGraphCreate(&graph, 0) || cuGraphAddKernelNode_v2(&node, graph, NULL, 0, &p) ||
+	       cuGraphInstantiateWithFlags(&graph_exec, graph, 0);
+}
 
 static void loop(void)
 {
@@ -54,6 +78,11 @@ static void loop(void)
 	case F_SYNC:
 		for (i = 0; i < per_thread; i++)
 			if (cuStreamSynchronize(0))
+				failures++;
+		break;
+	case F_GRAPH:
+		for (i = 0; i < per_thread; i++)
+			if (cuGraphLaunch(graph_exec, NULL))
 				failures++;
 		break;
 	case F_ALLOC:
@@ -83,7 +112,7 @@ static double now_s(void)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: calls launch|sync|alloc N [THREADS]   (N a multiple of THREADS, "
+	fprintf(stderr, "usage: calls launch|sync|alloc|graph N [THREADS]   (N a multiple of THREADS, "
 			"and of 2*THREADS for alloc)\n");
 	return 2;
 }
@@ -98,6 +127,8 @@ int main(int argc, char **argv)
 		func = F_SYNC;
 	else if (strcmp(argv[1], "alloc") == 0)
 		func = F_ALLOC;
+	else if (strcmp(argv[1], "graph") == 0)
+		func = F_GRAPH;
 	else
 		return usage();
 	long n = atol(argv[2]);
@@ -113,6 +144,10 @@ int main(int argc, char **argv)
 	}
 	if (cuInit(0)) {
 		fprintf(stderr, "calls: cuInit failed\n");
+		return 1;
+	}
+	if (func == F_GRAPH && make_graph()) {
+		fprintf(stderr, "calls: cannot make the graph\n");
 		return 1;
 	}
 

@@ -2,7 +2,7 @@
  * bench/calls uses and does, in the program itself, what gputop does from outside: counts each
  * call, and for the calls gputop probes at return too (sync, alloc, free) times the call and
  * looks at its result. Prints the counts on stderr at exit:
- *   shim: cuLaunchKernel=N cuStreamSynchronize=N cuMemAlloc_v2=N cuMemFree_v2=N
+ *   shim: cuLaunchKernel=N cuStreamSynchronize=N cuMemAlloc_v2=N cuMemFree_v2=N cuGraphLaunch=N
  * Only calls through the PLT are seen (the usual limit of LD_PRELOAD; gputop has no such limit). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -14,9 +14,9 @@
 typedef int CUresult;
 typedef uint64_t CUdeviceptr;
 
-enum { LAUNCH, SYNC, ALLOC, FREE, N_COUNTERS };
+enum { LAUNCH, SYNC, ALLOC, FREE, GRAPH, N_COUNTERS };
 static const char *const names[N_COUNTERS] = { "cuLaunchKernel", "cuStreamSynchronize", "cuMemAlloc_v2",
-					       "cuMemFree_v2" };
+					       "cuMemFree_v2", "cuGraphLaunch" };
 static uint64_t counts[N_COUNTERS];
 static uint64_t busy_ns[N_COUNTERS];
 static uint64_t errors;
@@ -64,6 +64,13 @@ CUresult cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int 
 		       void **, void **) = real(LAUNCH);
 	count(LAUNCH);
 	return fn(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
+}
+
+CUresult cuGraphLaunch(void *exec, void *stream)
+{
+	CUresult (*fn)(void *, void *) = real(GRAPH);
+	count(GRAPH);
+	return fn(exec, stream);
 }
 
 CUresult cuStreamSynchronize(void *stream)
