@@ -88,6 +88,7 @@ static void entry_only(struct thread *t, int api, const struct api_spec *s, cons
 	} else if (s->op == OP_GRAPH_LAUNCH) {
 		stats_on_call(api, 0, false, 0);
 		stats_on_graph_launch(a[s->arg_ptr]);
+		trace_graph_launch(t->tid, s->name, a[s->arg_ptr]);
 	} else if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER) {
 		char name[1024];
 		if (mem_read_string(t->tid, a[s->arg_name], name, sizeof name) == 0)

@@ -53,6 +53,12 @@ void trace_launch(pid_t tid, const char *api, const uint32_t g[3], const uint32_
 		line(tid, "%s grid=(%u,%u,%u) block=(%u,%u,%u)", api, g[0], g[1], g[2], b[0], b[1], b[2]);
 }
 
+void trace_graph_launch(pid_t tid, const char *api, uint64_t exec)
+{
+	if (trace)
+		line(tid, "%s graph=0x%" PRIx64, api, exec);
+}
+
 void trace_alloc(pid_t tid, const char *api, uint64_t ptr, uint64_t bytes)
 {
 	if (trace)

@@ -13,6 +13,8 @@ void trace_close(void);
 bool trace_on(void);
 
 void trace_launch(pid_t tid, const char *api, const uint32_t grid[3], const uint32_t block[3]);
+/* A CUDA graph launch (its executable graph's handle): each of its nodes runs once. */
+void trace_graph_launch(pid_t tid, const char *api, uint64_t exec);
 void trace_alloc(pid_t tid, const char *api, uint64_t ptr, uint64_t bytes);
 /* A call's return: its error (0, or the code and its name) and its time. */
 void trace_return(pid_t tid, const char *api, int err, const char *err_name, uint64_t ns);

@@ -7,6 +7,8 @@
 #     copy are not transfers, the graph's are (100 executions of 4 KiB each).
 #  2. explicit node calls: 3 gk nodes, launched 50 times: gk 150 graph executions.
 #  3. cudaGraphExecUpdate: 10 launches with 2 gk, then 20 with 2 dk: gk 20, dk 40.
+#  3b. threads: while the stream captures, another thread launches dk 50 times on its own stream:
+#     those ran and count (dk 57 launches), the captured ones do not.
 #  4. attach after the graph was captured (before its instantiation): as in 1, counted exactly.
 #  5. attach after the instantiation: the 100 graph launches are counted, but the driver cannot
 #     tell an executable graph's nodes, so the graph says so (nodes null) and names no kernel.
@@ -38,7 +40,7 @@ check_capture() {
 }
 
 # --- 1-3: launch mode ------------------------------------------------------------------------
-for mode in capture explicit update; do
+for mode in capture explicit update threads; do
 	run_plain "$TMP/plain-$mode" "$BIN/graphs" "$mode"
 	expect_match "$(cat "$TMP/plain-$mode.out")" "^graphs: ok $mode\$" "$mode: the program's own check passes without gputop"
 	run_gputop_json "$TMP/$mode.json" -- -- "$BIN/graphs" "$mode" || continue
@@ -61,6 +63,11 @@ F=$TMP/update.json
 expect_eq "$(kernel_runs "$F" gk)" '[0,20]' "update: gk 20 graph executions"
 expect_eq "$(kernel_runs "$F" dk)" '[0,40]' "update: dk 40 graph executions"
 jq_eq "$F" '[.graphs[] | {nodes, launches}]' '[{"nodes":2,"launches":30}]' "update: the updated graph keeps its row"
+
+F=$TMP/threads.json
+expect_eq "$(kernel_runs "$F" gk)" '[0,1000]' "threads: gk 0 launches, 1000 graph executions"
+expect_eq "$(kernel_runs "$F" dk)" '[57,0]' "threads: dk 57 launches (50 while the other stream captured)"
+jq_eq "$F" '.graphs[0].nodes' 12 "threads: the graph has the captured nodes only"
 
 # --- 4-5: attach mode ------------------------------------------------------------------------
 if can_attach_to_others; then

@@ -9,11 +9,15 @@
  *             launched 50 times: gk 150.
  *   update    a graph of 2 gk captured, launched 10 times; updated (cudaGraphExecUpdate)
  *             to a graph of 2 dk, launched 20 times: gk 20, dk 40.
+ *   threads   as capture, but while the stream captures, another thread launches dk 50 times
+ *             on a stream of its own (those run): gk 1,000, dk 57.
  * --go FILE: print "ready PID" and wait for FILE after building the graph (--wait built: before
  * instantiating it; --wait instantiated: after), for the attach tests.
  * Exit status 0 when every check passed. */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
 
 #include "progs.h"
 
@@ -48,10 +52,28 @@ static void launch(void (*k)(float *), float *arg, cudaStream_t s)
 	check(cudaLaunchKernel((const void *)k, g, b, args, 0, s) == cudaSuccess, "cudaLaunchKernel");
 }
 
+/* threads mode: another thread's launches while the stream captures. */
+static bool other_thread;
+
+static void *launch_elsewhere(void *dev)
+{
+	cudaStream_t s2;
+	check(cudaStreamCreate(&s2) == cudaSuccess, "cudaStreamCreate");
+	for (int i = 0; i < 50; i++)
+		launch(dk, dev, s2);
+	check(cudaStreamSynchronize(s2) == cudaSuccess, "cudaStreamSynchronize");
+	return NULL;
+}
+
 static cudaGraph_t capture(cudaStream_t s, void (*k)(float *), int n, float *dev, unsigned char *host)
 {
 	cudaGraph_t g = NULL;
-	check(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess, "cudaStreamBeginCapture");
+	check(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed) == cudaSuccess, "cudaStreamBeginCapture");
+	if (other_thread) {	/* while this stream captures: the other thread's launches run */
+		pthread_t t;
+		check(pthread_create(&t, NULL, launch_elsewhere, dev) == 0, "pthread_create");
+		pthread_join(t, NULL);
+	}
 	for (int i = 0; i < n; i++)
 		launch(k, dev, s);
 	if (host) {
@@ -96,6 +118,7 @@ int main(int argc, char **argv)
 	}
 	cudaStream_t s;
 	float *dev = NULL;
+	other_thread = strcmp(mode, "threads") == 0;
 	static unsigned char host[BYTES];
 	check(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
 	check(cudaMalloc((void **)&dev, BYTES) == cudaSuccess, "cudaMalloc");
@@ -125,12 +148,14 @@ int main(int argc, char **argv)
 	} else {
 		int times = strcmp(mode, "explicit") == 0 ? 50 : 100;
 		replay(e, s, times);
-		if (strcmp(mode, "capture") == 0)
+		if (strcmp(mode, "capture") == 0 || other_thread)
 			for (int i = 0; i < 7; i++)
 				launch(dk, dev, s);
 		check(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
 		unsigned long long want = strcmp(mode, "explicit") == 0 ? 150 : 1000;
 		check(runs("gk") == want, "gk ran as often as the graph says");
+		unsigned long long want_dk = other_thread ? 57 : strcmp(mode, "capture") == 0 ? 7 : 0;
+		check(runs("dk") == want_dk, "dk ran as often as launched");
 		check(host[0] == 0x5a && host[BYTES - 1] == 0x5a, "the graph's memset and copy happened");
 		printf("graphs: gk=%llu dk=%llu\n", runs("gk"), runs("dk"));
 	}
