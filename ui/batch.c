@@ -293,8 +293,11 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	batch_outcome(&b->st, outcome, sizeof(outcome));
 	fmt_duration(cpu, sizeof(cpu), s->tracer_cpu_ns);
 	fmt_duration(sync, sizeof(sync), s->sync_ns);
-	fprintf(out, "%s; %" PRIu64 " launches%s; %" PRIu64 " stops, tracer CPU %s\n", outcome,
-	       s->launches, s->launches_estimated ? " (estimated)" : "", s->stops, cpu);
+	fprintf(out, "%s; %" PRIu64 " launches%s", outcome, s->launches, s->launches_estimated ? " (estimated)" : "");
+	if (s->graph_launches)
+		fprintf(out, ", %" PRIu64 " kernel runs in %" PRIu64 " graph launches", s->graph_kernel_runs,
+			s->graph_launches);
+	fprintf(out, "; %" PRIu64 " stops, tracer CPU %s\n", s->stops, cpu);
 	meters_print(out, &d, b->st.pid);
 	if (s->lost)
 		fprintf(out, "lost events: %" PRIu64 " calls counted but not recorded (gputop fell behind)\n",

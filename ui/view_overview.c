@@ -120,7 +120,12 @@ static void overview_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *
 
 	cells_per_sec(now, sizeof(now), rs->launches_delta, ns, f->estimated);
 	cells_launch_count(a, sizeof(a), rs->launches, f->estimated);
-	snprintf(total, sizeof(total), "%s launches", a);
+	if (rs->graph_launches) {	/* and the kernels run by graph launches, apart */
+		fmt_count(b, sizeof(b), rs->graph_kernel_runs);
+		snprintf(total, sizeof(total), "%s launches, %s in graphs", a, b);
+	} else {
+		snprintf(total, sizeof(total), "%s launches", a);
+	}
 	overview_metric(w, r, y++, "Launches/s", now, total, f->hist, HIST_LAUNCHES, f->estimated);
 
 	fmt_rate(now, sizeof(now), h2d->delta.bytes, ns);

@@ -64,6 +64,16 @@ expect_eq "$(kernel_runs "$F" gk)" '[0,20]' "update: gk 20 graph executions"
 expect_eq "$(kernel_runs "$F" dk)" '[0,40]' "update: dk 40 graph executions"
 jq_eq "$F" '[.graphs[] | {nodes, launches}]' '[{"nodes":2,"launches":30}]' "update: the updated graph keeps its row"
 
+# The tables (-b shares its cells with the TUI's Kernels and Bandwidth views): direct launches and
+# executions in graphs apart, graph copies on rows of their own.
+run_gputop_json "$TMP/table.json" -- -b -- "$BIN/graphs" capture
+expect_match "$(grep -E '^KERNEL' "$GPUTOP_OUT" | tail -1)" 'LAUNCHES +IN GRAPHS' "-b: the kernel table has an IN GRAPHS column"
+expect_match "$(grep -E '^gk ' "$GPUTOP_OUT" | tail -1)" '^gk +0 +1\.00k ' "-b: gk 0 launches, 1.00k in graphs"
+expect_match "$(grep -E '^dk ' "$GPUTOP_OUT" | tail -1)" '^dk +7 +0 ' "-b: dk 7 launches, 0 in graphs"
+expect_match "$(grep -E '^D2H graph ' "$GPUTOP_OUT" | tail -1)" '^D2H graph +100 +400 KiB' "-b: the graph's copy, 100 executions"
+expect_match "$(grep -E '^memset graph ' "$GPUTOP_OUT" | tail -1)" '^memset graph +100 +400 KiB' "-b: the graph's memset"
+expect_match "$(grep 'exit status' "$GPUTOP_OUT")" '7 launches, 1000 kernel runs in 100 graph launches' "-b: the summary line"
+
 F=$TMP/threads.json
 expect_eq "$(kernel_runs "$F" gk)" '[0,1000]' "threads: gk 0 launches, 1000 graph executions"
 expect_eq "$(kernel_runs "$F" dk)" '[57,0]' "threads: dk 57 launches (50 while the other stream captured)"
