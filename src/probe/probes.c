@@ -166,8 +166,8 @@ static bool launch_wanted(const struct api_spec *spec)
 	struct probes_state *st = tracee->probes;
 	if (!(spec->flags & API_LAUNCH_PROBE))
 		return true;
-	if (!st->launches_armed)
-		return false;
+	if (!st->launches_armed && spec->op == OP_LAUNCH)
+		return false;	/* --max-overhead samples kernel launches; graph launches stay exact */
 	if (config.launch_layer == LAUNCH_LAYER_BOTH)
 		return true;
 	bool at_driver = st->driver_launch_probed;
