@@ -79,6 +79,17 @@ expect_eq "$(kernel_runs "$F" gk)" '[0,1000]' "threads: gk 0 launches, 1000 grap
 expect_eq "$(kernel_runs "$F" dk)" '[57,0]' "threads: dk 57 launches (50 while the other stream captured)"
 jq_eq "$F" '.graphs[0].nodes' 12 "threads: the graph has the captured nodes only"
 
+# --- 3c. the GPU check's program (nvcc, <<<>>> launches of CUDA 13 kernel handles) --------------
+if [ -x "$BIN/gpu_graphs" ]; then
+	run_gputop_json "$TMP/nvcc.json" -- -- env GPUCHECK_SIMULATED=1 "$BIN/gpu_graphs"
+	expect_eq "$GPUTOP_STATUS" 0 "nvcc: gputop exits with the program's status"
+	expect_eq "$(kernel_runs "$TMP/nvcc.json" 'gk(unsigned long long*)')" '[0,1000]' "nvcc: gk 1000 graph executions"
+	expect_eq "$(kernel_runs "$TMP/nvcc.json" 'dk(unsigned long long*)')" '[7,0]' "nvcc: dk 7 launches"
+	jq_eq "$TMP/nvcc.json" '[.graphs[] | {nodes, launches}]' '[{"nodes":10,"launches":100}]' "nvcc: one graph of 10 nodes"
+else
+	note "nvcc part skipped: tests/bin/gpu_graphs not built (no nvcc)"
+fi
+
 # --- 4-5: attach mode ------------------------------------------------------------------------
 if can_attach_to_others; then
 	for wait in built instantiated; do
