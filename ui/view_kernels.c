@@ -43,7 +43,7 @@ static void kernels_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f
 {
 	const struct rows *rs = f->rows;
 	struct tui_row *rows = calloc(rs->n_kernel ? rs->n_kernel : 1, sizeof(*rows));
-	char total[FMT_LEN], rate[FMT_LEN], graph[FMT_LEN], graphs[FMT_LEN], line[TUI_CELL];
+	char total[FMT_LEN], rate[FMT_LEN], graph[FMT_LEN], graphs[FMT_LEN], graph_part[64], line[TUI_CELL];
 
 	if (!rows)
 		return;
@@ -63,11 +63,14 @@ static void kernels_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f
 	cells_launch_count(total, sizeof(total), rs->launches, f->estimated);
 	cells_per_sec(rate, sizeof(rate), rs->launches_delta + rs->graph_kernel_runs_delta, rs->interval_ns,
 		      f->estimated);
-	fmt_count(graph, sizeof(graph), rs->graph_kernel_runs);
-	fmt_count(graphs, sizeof(graphs), rs->graph_launches);
-	snprintf(line, sizeof(line), "%zu kernels, %s launches, %s in %s graph launches, %s per second%s",
-		 rs->n_kernel, total, graph, graphs, rate,
-		 f->estimated ? " (estimated: --max-overhead samples launches)" : "");
+	graph_part[0] = '\0';
+	if (rs->graph_launches) {	/* the kernel runs of CUDA graph launches */
+		fmt_count(graph, sizeof(graph), rs->graph_kernel_runs);
+		fmt_count(graphs, sizeof(graphs), rs->graph_launches);
+		snprintf(graph_part, sizeof(graph_part), ", %s in %s graph launches", graph, graphs);
+	}
+	snprintf(line, sizeof(line), "%zu kernels, %s launches%s, %s per second%s", rs->n_kernel, total,
+		 graph_part, rate, f->estimated ? " (estimated: --max-overhead samples launches)" : "");
 	tui_put(w, r.y, r.x, r.w, tui_attr(f->estimated ? TC_WARN : TC_LABEL), line);
 	r.y += 2;
 	r.h -= 2;
