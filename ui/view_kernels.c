@@ -43,7 +43,7 @@ static void kernels_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f
 {
 	const struct rows *rs = f->rows;
 	struct tui_row *rows = calloc(rs->n_kernel ? rs->n_kernel : 1, sizeof(*rows));
-	char total[FMT_LEN], rate[FMT_LEN], graph[FMT_LEN], graphs[FMT_LEN], graph_part[64], line[TUI_CELL];
+	char total[FMT_LEN], rate[FMT_LEN], graph[FMT_LEN], graphs[FMT_LEN], graph_part[2 * FMT_LEN + 32], line[TUI_CELL];
 
 	if (!rows)
 		return;
