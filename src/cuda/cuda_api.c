@@ -132,7 +132,7 @@ static const struct api_spec api_table[] = {
 	OTHER("cudaGraphAddMemcpyNode1D", R),
 	OTHER("cudaGraphAddMemsetNode", R),
 	OTHER("cudaGraphDestroy", R),
-	OTHER("cudaGraphExecDestroy", R),
+	GRAPH("cudaGraphExecDestroy", R, OP_GRAPH_EXEC_DESTROY, 0, 1),
 
 	/* Driver API: allocation. */
 	ALLOC("cuMemAlloc_v2", D, 0, 1, 2),
@@ -215,7 +215,7 @@ static const struct api_spec api_table[] = {
 	OTHER("cuGraphAddMemcpyNode", D),
 	OTHER("cuGraphAddMemsetNode", D),
 	OTHER("cuGraphDestroy", D),
-	OTHER("cuGraphExecDestroy", D),
+	GRAPH("cuGraphExecDestroy", D, OP_GRAPH_EXEC_DESTROY, 0, 1),
 
 	/* Driver API: where CUfunction and CUkernel values get their names. */
 	NAMER("cuModuleGetFunction", D, NAME_FROM_STRING, 1, 3),

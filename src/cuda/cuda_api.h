@@ -30,6 +30,7 @@ enum api_op {
 	OP_GRAPH_INSTANTIATE,	/* *arg_out is an executable graph made from graph arg_ptr */
 	OP_GRAPH_UPDATE,	/* executable graph arg_out now runs the nodes of graph arg_ptr */
 	OP_GRAPH_LAUNCH,	/* executable graph arg_ptr runs once: each of its nodes once */
+	OP_GRAPH_EXEC_DESTROY,	/* executable graph arg_ptr is gone (its handle may come back) */
 };
 
 /* How a launch passes its kernel and its dimensions (x86-64 SysV; arch reads the slots). */

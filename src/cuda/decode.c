@@ -144,6 +144,7 @@ void decode_frame_args(const struct api_spec *s, const uint64_t *a,
 	case OP_GRAPH_INSTANTIATE:
 	case OP_GRAPH_UPDATE:
 	case OP_GRAPH_LAUNCH:
+	case OP_GRAPH_EXEC_DESTROY:
 		arg[0] = s->arg_out ? a[s->arg_out] : 0;	/* out-pointer, or the executable graph */
 		arg[1] = s->arg_ptr ? a[s->arg_ptr] : 0;	/* the graph, stream or executable graph */
 		break;

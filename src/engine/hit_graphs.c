@@ -240,5 +240,9 @@ void graphs_on_return(struct thread *t, const struct api_spec *s, const struct f
 	case OP_GRAPH_LAUNCH:
 		stats_on_graph_launch(f->arg[1]);
 		break;
+	case OP_GRAPH_EXEC_DESTROY:
+		catch_up(now);	/* its last launches, still in the ring, ran its nodes */
+		stats_graph_forget(f->arg[1]);
+		break;
 	}
 }

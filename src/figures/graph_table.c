@@ -1,5 +1,6 @@
-/* graph_table.c — executable graphs and their nodes (graph_table.h). A few graphs per program
- * (PyTorch makes one per captured shape): an array by id, with a hash map from the handle. */
+/* graph_table.c — executable graphs and what a launch of each runs (graph_table.h). A few
+ * graphs per program (PyTorch makes one per captured shape): an array by id, with a hash map
+ * from the live handles. */
 #include "graph_table.h"
 #include "hashmap.h"
 
@@ -15,6 +16,7 @@ struct graph_key {
 struct graph_table {
 	struct graph_entry *entries;
 	uint32_t n, cap;
+	uint32_t kernel_entries;	/* over the live graphs, at most GRAPH_TABLE_MAX_KERNELS */
 	struct hashmap by_exec;
 };
 
@@ -33,14 +35,13 @@ void graph_table_free(struct graph_table *g)
 	if (!g)
 		return;
 	for (uint32_t i = 0; i < g->n; i++)
-		free(g->entries[i].node);
+		free(g->entries[i].kernels);
 	free(g->entries);
 	hashmap_clear(&g->by_exec);
 	free(g);
 }
 
-/* A new row for exec (its handle may be one a destroyed graph had: the old row stays, with its
- * launches, and the handle names the new one from now on). */
+/* A new row for exec (a handle a destroyed graph had names the new one from now on). */
 static struct graph_entry *add(struct graph_table *g, uint64_t exec)
 {
 	if (g->n == GRAPH_TABLE_MAX)
@@ -64,35 +65,100 @@ static struct graph_entry *add(struct graph_table *g, uint64_t exec)
 	return e;
 }
 
-struct graph_entry *graph_table_get(struct graph_table *g, uint64_t exec)
+static struct graph_entry *find(struct graph_table *g, uint64_t exec)
 {
 	struct graph_key *k = exec ? hashmap_find(&g->by_exec, exec) : NULL;
-	return k ? &g->entries[k->index] : exec ? add(g, exec) : NULL;
+	return k ? &g->entries[k->index] : NULL;
+}
+
+struct graph_entry *graph_table_get(struct graph_table *g, uint64_t exec)
+{
+	struct graph_entry *e = find(g, exec);
+	return e ? e : exec ? add(g, exec) : NULL;
+}
+
+static void drop_kernels(struct graph_table *g, struct graph_entry *e)
+{
+	g->kernel_entries -= e->n_kernels;
+	free(e->kernels);
+	e->kernels = NULL;
+	e->n_kernels = 0;
+}
+
+/* The graph's kernels, one entry per kernel with its count of nodes, into e. */
+static int sum_kernels(struct graph_table *g, struct graph_entry *e, const struct stats_graph_node *nodes,
+		       uint32_t n)
+{
+	uint32_t kernel_nodes = 0;
+	for (uint32_t i = 0; i < n; i++)
+		kernel_nodes += nodes[i].type == GRAPH_NODE_KERNEL;
+	if (!kernel_nodes)
+		return 0;
+	struct graph_kernel *k = malloc(kernel_nodes * sizeof *k);
+	uint32_t nk = 0;
+	if (!k)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		if (nodes[i].type != GRAPH_NODE_KERNEL)
+			continue;
+		uint32_t j = 0;
+		while (j < nk && k[j].kernel != nodes[i].kernel)
+			j++;	/* a graph has a few distinct kernels: a linear search */
+		if (j == nk)
+			k[nk++] = (struct graph_kernel){ .kernel = nodes[i].kernel };
+		k[j].nodes++;
+		memcpy(k[j].grid, nodes[i].grid, sizeof k[j].grid);
+		memcpy(k[j].block, nodes[i].block, sizeof k[j].block);
+	}
+	if (g->kernel_entries + nk > GRAPH_TABLE_MAX_KERNELS) {
+		free(k);
+		return -ENOSPC;
+	}
+	e->kernels = k;
+	e->n_kernels = nk;
+	g->kernel_entries += nk;
+	return 0;
 }
 
 int graph_table_define(struct graph_table *g, uint64_t exec, const struct stats_graph_node *nodes,
 		       uint32_t n, bool known, bool keep_id)
 {
-	struct graph_key *k = exec ? hashmap_find(&g->by_exec, exec) : NULL;
-	struct graph_entry *e = k && keep_id ? &g->entries[k->index] : add(g, exec);
-	struct stats_graph_node *copy = NULL;
-	if (!e)
+	struct graph_entry *e = keep_id ? find(g, exec) : NULL;
+	if (!e && !(e = exec ? add(g, exec) : NULL))
 		return -ENOMEM;
-	if (known && n && !(copy = malloc(n * sizeof *copy)))
-		return -ENOMEM;
-	if (copy)
-		memcpy(copy, nodes, n * sizeof *copy);
-	free(e->node);
-	e->node = copy;
-	e->row.nodes_known = known;
-	e->row.nodes = known ? n : 0;
-	e->row.kernel_nodes = e->row.copy_nodes = e->row.memset_nodes = 0;
-	for (uint32_t i = 0; known && i < n; i++) {
-		e->row.kernel_nodes += nodes[i].type == GRAPH_NODE_KERNEL;
-		e->row.copy_nodes += nodes[i].type == GRAPH_NODE_COPY;
-		e->row.memset_nodes += nodes[i].type == GRAPH_NODE_MEMSET;
+	drop_kernels(g, e);
+	memset(e->copy, 0, sizeof e->copy);
+	memset(&e->memset_, 0, sizeof e->memset_);
+	e->row.nodes = e->row.kernel_nodes = e->row.copy_nodes = e->row.memset_nodes = 0;
+	int err = known ? sum_kernels(g, e, nodes, n) : 0;
+	e->row.nodes_known = known && err == 0;
+	if (!e->row.nodes_known)
+		return err;
+	e->row.nodes = n;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct stats_graph_node *d = &nodes[i];
+		if (d->type == GRAPH_NODE_KERNEL) {
+			e->row.kernel_nodes++;
+		} else if (d->type == GRAPH_NODE_COPY && d->dir < DIR_COUNT) {
+			e->row.copy_nodes++;
+			e->copy[d->dir].calls++;
+			e->copy[d->dir].bytes += d->bytes;
+		} else if (d->type == GRAPH_NODE_MEMSET) {
+			e->row.memset_nodes++;
+			e->memset_.calls++;
+			e->memset_.bytes += d->bytes;
+		}
 	}
 	return 0;
+}
+
+void graph_table_forget(struct graph_table *g, uint64_t exec)
+{
+	struct graph_entry *e = find(g, exec);
+	if (!e)
+		return;
+	drop_kernels(g, e);	/* the row keeps its figures; what a launch runs goes */
+	hashmap_remove(&g->by_exec, exec, NULL);
 }
 
 void graph_table_reset_counts(struct graph_table *g)

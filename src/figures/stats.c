@@ -5,7 +5,8 @@
  *
  * Memory bound (a product promise): one row per API function, the live-allocation table (at
  * most ~350 B per allocation the program itself holds live, at its peak: alloc_table.c) and
- * the kernel table (~37 MiB at worst: kernel_table.c); nothing grows with the number of calls. */
+ * the kernel table (~37 MiB at worst: kernel_table.c) and the CUDA graphs (~12 MiB at worst:
+ * graph_table.c); nothing grows with the number of calls. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* qsort_r */
 #endif
@@ -412,21 +413,31 @@ void stats_on_graph_launch(uint64_t exec)
 		S->c.graph_launches++;
 	if (e) {
 		e->row.launches++;
-		for (uint32_t i = 0; e->node && i < e->row.nodes; i++) {
-			const struct stats_graph_node *n = &e->node[i];
-			struct stats_kernel *row;
-			if (n->type == GRAPH_NODE_KERNEL && (row = kernel_table_row(S->kernels, n->kernel))) {
-				row->graph_launches++;
-				S->c.graph_kernel_runs++;
-				memcpy(row->grid, n->grid, sizeof row->grid);
-				memcpy(row->block, n->block, sizeof row->block);
-			} else if (n->type == GRAPH_NODE_COPY && n->dir < DIR_COUNT) {
-				xfer_add(&S->c.graph_xfer[n->dir], n->bytes, 0);
-			} else if (n->type == GRAPH_NODE_MEMSET) {
-				xfer_add(&S->c.graph_memset, n->bytes, 0);
-			}
+		for (uint32_t i = 0; i < e->n_kernels; i++) {
+			const struct graph_kernel *k = &e->kernels[i];
+			struct stats_kernel *row = kernel_table_row(S->kernels, k->kernel);
+			if (!row)
+				continue;
+			row->graph_launches += k->nodes;
+			S->c.graph_kernel_runs += k->nodes;
+			memcpy(row->grid, k->grid, sizeof row->grid);
+			memcpy(row->block, k->block, sizeof row->block);
 		}
+		for (int d = 0; d < DIR_COUNT; d++) {
+			S->c.graph_xfer[d].calls += e->copy[d].calls;
+			S->c.graph_xfer[d].bytes += e->copy[d].bytes;
+		}
+		S->c.graph_memset.calls += e->memset_.calls;
+		S->c.graph_memset.bytes += e->memset_.bytes;
 	}
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_graph_forget(uint64_t exec)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (S && S->ready)
+		graph_table_forget(S->graphs, exec);
 	pthread_mutex_unlock(&stats_lock);
 }
 

@@ -166,6 +166,8 @@ void stats_graph_define(uint64_t exec, const struct stats_graph_node *nodes, uin
 /* One launch of exec: each of its nodes runs once (an exec never defined gets a row of its own,
  * nodes not known). */
 void stats_on_graph_launch(uint64_t exec);
+/* exec was destroyed (its row stays; its handle may name a new graph later). */
+void stats_graph_forget(uint64_t exec);
 void stats_on_copy(enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns);
 void stats_on_memset(uint64_t bytes, uint64_t ns);
 void stats_on_sync(uint64_t ns);
