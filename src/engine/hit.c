@@ -361,7 +361,6 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 		if (!graphs_hold_memset(f->arg[0], ns))
 			stats_on_memset(f->arg[0], ns);
 		break;
-
 	case OP_SYNC:
 		stats_on_sync(ns);
 		break;
