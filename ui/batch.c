@@ -93,16 +93,32 @@ static void batch_api(const struct rows *rs, size_t max)
 }
 
 static const struct batch_col kernel_cols[] = {
+	{ "KERNEL", 44, false }, { "LAUNCHES", 8, true }, { "PER SEC", 8, true },
+	{ "GRID x BLOCK", 30, false },
+};
+/* Once the program launched a CUDA graph: its kernel runs apart, beside the launches. */
+static const struct batch_col kernel_graph_cols[] = {
 	{ "KERNEL", 44, false }, { "LAUNCHES", 8, true }, { "IN GRAPHS", 9, true }, { "PER SEC", 8, true },
 	{ "GRID x BLOCK", 30, false },
 };
+
+static void batch_kernel_titles(const struct rows *rs)
+{
+	if (rs->graph_launches)
+		batch_titles(kernel_graph_cols, 5);
+	else
+		batch_titles(kernel_cols, 4);
+}
 
 static void batch_kernel_row(const struct row_kernel *k, const struct rows *rs)
 {
 	struct cells_kernel c;
 
 	cells_kernel(&c, k, rs, estimated);
-	batch_row(kernel_cols, 5, (const char *[]){ c.name, c.launches, c.graph, c.rate, c.dims });
+	if (rs->graph_launches)
+		batch_row(kernel_graph_cols, 5, (const char *[]){ c.name, c.launches, c.graph, c.rate, c.dims });
+	else
+		batch_row(kernel_cols, 4, (const char *[]){ c.name, c.launches, c.rate, c.dims });
 }
 
 /* The busiest of the interval first. */
@@ -132,7 +148,7 @@ static void batch_kernels_interval(const struct rows *rs)
 	if (!n)
 		fprintf(out, "%s\n", "Kernels: (none)");
 	else
-		batch_titles(kernel_cols, 5);
+		batch_kernel_titles(rs);
 	for (size_t i = 0; i < n && i < BATCH_TOP; i++)
 		batch_kernel_row(k[i], rs);
 	free(k);
@@ -144,7 +160,7 @@ static void batch_kernels_all(const struct rows *rs)
 	if (!rs->n_kernel)
 		fprintf(out, "%s\n", "Kernels: (none)");
 	else
-		batch_titles(kernel_cols, 5);
+		batch_kernel_titles(rs);
 	for (size_t i = 0; i < rs->n_kernel; i++)
 		batch_kernel_row(&rs->kernel[i], rs);
 }

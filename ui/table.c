@@ -57,13 +57,15 @@ static int table_col_width(const struct tui_column *c)
 	return c->width > title ? c->width : title;
 }
 
-/* A column shown only when several processes are traced, and they are not. */
+/* A column not shown now: the view hides it, or it is shown only when several processes are
+ * traced, and they are not. */
 static bool table_hidden(const struct tui_view *v, const struct tui_view_state *vs, int c)
 {
-	return v->cols[c].multi && !vs->several;
+	return (vs->hidden & (1u << c)) || (v->cols[c].multi && !vs->several);
 }
 
-/* Which columns fit in width (dropping figures from the right) and how wide each is. */
+/* Which of the columns not hidden fit in width (dropping figures from the right) and how wide
+ * each is. */
 static int table_layout(const struct tui_view *v, const struct tui_view_state *vs, int width,
 			int *col, int *w)
 {
@@ -126,6 +128,8 @@ void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
 
 	if (r.h < 2 || r.w < 10)
 		return;
+	if (table_hidden(v, vs, vs->sort))	/* sorted by a column not shown now */
+		vs->sort = v->default_sort;
 	for (size_t i = 0; i < n; i++)
 		if (table_match(&rows[i], vs->filter))
 			rows[m++] = rows[i];

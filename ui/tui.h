@@ -47,6 +47,8 @@ struct tui_view_state {
 	char filter[TUI_FILTER_LEN];	/* case-insensitive substring of the row's name; "" = all */
 	int rows, page;			/* set by the draw: rows after filtering, rows visible */
 	bool several;			/* set by the draw: several processes are traced */
+	uint32_t hidden;		/* set by the view: columns it does not show now (bit =
+					 * column index; e.g. Kernels' IN GRAPHS without graphs) */
 };
 
 /* Everything a view draws from, for one refresh. */

@@ -1,6 +1,7 @@
 /* view_kernels.c — the Kernels view: one row per kernel name (demangled), its direct launches
  * and its executions as a node of launched CUDA graphs apart, executions per second over the last
- * interval, the last grid x block, and its share of all executions.
+ * interval, the last grid x block, and its share of all executions. IN GRAPHS shows once the
+ * program launched a graph.
  * Draws the frame's rows (rows.h) with their cells (cells.h) only. */
 #include "tui.h"
 #include "table.h"
@@ -74,6 +75,7 @@ static void kernels_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f
 	tui_put(w, r.y, r.x, r.w, tui_attr(f->estimated ? TC_WARN : TC_LABEL), line);
 	r.y += 2;
 	r.h -= 2;
+	vs->hidden = rs->graph_launches ? 0 : 1u << COL_GRAPH;	/* no CUDA graph, no column */
 	tui_table_draw(w, r, &view_kernels, vs, f, rows, rs->n_kernel, kernel_cells);
 	free(rows);
 }

@@ -41,9 +41,7 @@ expect_screen 'tui_demo::alpha_init' "kernels view with both kernels" || bail "t
 expect_screen 'LAUNCHES▼' "kernels sorted by launches at first (the mark on LAUNCHES)"
 expect_order "zeta alpha" "by launches: zeta_step (more launches) first"
 tui_keys s
-expect_screen 'IN GRAPHS▼' "s: sorted by executions in graphs"
-tui_keys s
-expect_screen 'PER SEC▼' "s s: sorted by PER SEC"
+expect_screen 'PER SEC▼' "s: sorted by PER SEC"
 tui_keys s s
 expect_screen 'KERNEL▲' "s s: sorted by name, A to Z"
 expect_order "alpha zeta" "by name: alpha_init first"

@@ -11,6 +11,8 @@
  *             to a graph of 2 dk, launched 20 times: gk 20, dk 40.
  *   threads   as capture, but while the stream captures, another thread launches dk 50 times
  *             on a stream of its own (those run): gk 1,000, dk 57.
+ *   loop      as capture, but the graph is launched every 10 ms until the file given with
+ *             --stop exists (at most 120 s), for the TUI tests; no check of the counts.
  * --go FILE: print "ready PID" and wait for FILE after building the graph (--wait built: before
  * instantiating it; --wait instantiated: after), for the attach tests.
  * Exit status 0 when every check passed. */
@@ -109,12 +111,14 @@ static void replay(cudaGraphExec_t e, cudaStream_t s, int times)
 
 int main(int argc, char **argv)
 {
-	const char *mode = argc > 1 ? argv[1] : "capture", *go = NULL, *wait = "built";
+	const char *mode = argc > 1 ? argv[1] : "capture", *go = NULL, *wait = "built", *stop = NULL;
 	for (int i = 2; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--go") == 0)
 			go = argv[i + 1];
 		else if (strcmp(argv[i], "--wait") == 0)
 			wait = argv[i + 1];
+		else if (strcmp(argv[i], "--stop") == 0)
+			stop = argv[i + 1];
 	}
 	cudaStream_t s;
 	float *dev = NULL;
@@ -136,7 +140,12 @@ int main(int argc, char **argv)
 		progs_ready();
 		progs_wait_go(go);
 	}
-	if (strcmp(mode, "update") == 0) {
+	if (strcmp(mode, "loop") == 0) {
+		for (int i = 0; i < 12000 && !(stop && access(stop, F_OK) == 0); i++) {
+			replay(e, s, 1);
+			progs_sleep_ms(10);
+		}
+	} else if (strcmp(mode, "update") == 0) {
 		cudaGraph_t g2 = capture(s, dk, 2, dev, NULL);
 		cudaGraphExecUpdateResultInfo info;
 		replay(e, s, 10);
