@@ -260,6 +260,7 @@ static const void *copy_side(CUmemorytype type, const void *host, CUdeviceptr de
 	return type == CU_MEMORYTYPE_HOST ? host : (const void *)(uintptr_t)dev;
 }
 
+/* Copies and memsets of one row (what the simulated runtime and driver record). */
 static void run_node(const struct CUgraphNode_st *n)
 {
 	switch (n->type) {
