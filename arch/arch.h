@@ -118,6 +118,10 @@ extern const uint8_t arch_launch_stub_trap[], arch_launch_stub_trap_ex[];
 /* The call stub and its return (same block of code): a driver copy, memset or synchronize
  * recorded in the ring's call records, entry and return, without a stop. */
 extern const uint8_t arch_call_stub[], arch_call_ret[];
+/* The call stub's trap for a stack (x86_64_launch.S): the thread stands as at the launch stub's
+ * trap (arch_launch_trap_entry rebuilds its entry), its call record's address in a register. */
+extern const uint8_t arch_call_stub_trap[];
+uint64_t arch_call_trap_record(const arch_regs_t *r);
 /* The thread pointer a thread's registers hold (what %fs:0 reads on x86-64). */
 uint64_t arch_thread_pointer(const arch_regs_t *r);
 
@@ -144,6 +148,10 @@ uint64_t arch_scratch(const arch_regs_t *r);	/* at the launch stub's trap: the p
 #define ARCH_LAUNCH_TRAP_SAVED 3
 void arch_launch_trap_entry(const arch_regs_t *r, const uint64_t saved[ARCH_LAUNCH_TRAP_SAVED],
 			    arch_regs_t *entry);
+/* The registers in DWARF's numbering, from number 0, for libdw's unwinder (base/unwind.c):
+ * ARCH_DWARF_REGS of them, the last the return address column (the pc). */
+#define ARCH_DWARF_REGS 17
+void arch_dwarf_regs(const arch_regs_t *r, uint64_t out[ARCH_DWARF_REGS]);
 /* The CPU's time stamp counter, as the stub reads it. */
 uint64_t arch_timestamp(void);
 /* Whether that counter runs at a constant rate on every CPU (else the stub is not used). */

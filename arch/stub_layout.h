@@ -15,6 +15,8 @@
 					 * a full ring or table waits that long at most for it */
 #define LR_OFF_LOST		4096	/* u64 per probe: calls a full ring or table dropped */
 #define LR_OFF_OUTS		12288	/* u8 pairs per probe: out-parameter argument positions */
+#define LR_OFF_STACKS		14336	/* u8 per probe: 1 = the call stub traps for a stack (while
+					 * gputop drains: a fresh heartbeat) */
 #define LR_OFF_CALLS		16384	/* the call stub's records */
 #define LR_OFF_FILTER		65536	/* seen handles: 4096 u64, two ways at the hash */
 #define LR_OFF_RECORDS		98304	/* LR_CAP launch records */

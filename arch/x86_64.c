@@ -63,6 +63,16 @@ uint64_t arch_thread_pointer(const arch_regs_t *r)
 	return r->fs_base;
 }
 
+/* The x86-64 psABI's DWARF numbers: rax rdx rcx rbx rsi rdi rbp rsp r8..r15, then rip. */
+void arch_dwarf_regs(const arch_regs_t *r, uint64_t out[ARCH_DWARF_REGS])
+{
+	const uint64_t regs[ARCH_DWARF_REGS] = {
+		r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
+		r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rip,
+	};
+	memcpy(out, regs, sizeof regs);
+}
+
 uint64_t arch_sp(const arch_regs_t *r)
 {
 	return r->rsp;
@@ -194,6 +204,11 @@ void arch_set_scratch(arch_regs_t *r, uint64_t value)
 uint64_t arch_scratch(const arch_regs_t *r)
 {
 	return r->r11;
+}
+
+uint64_t arch_call_trap_record(const arch_regs_t *r)
+{
+	return r->rcx;
 }
 
 void arch_launch_trap_entry(const arch_regs_t *r, const uint64_t saved[ARCH_LAUNCH_TRAP_SAVED],

@@ -37,10 +37,12 @@
 	.set LR_FILTER, LR_OFF_FILTER
 	.set LR_HASH, LR_FILTER_HASH
 	.set LR_RECORDS, LR_OFF_RECORDS
+	.set LR_STACKS, LR_OFF_STACKS
 
 	.section .rodata
 	.globl arch_launch_stub, arch_launch_stub_ring, arch_launch_stub_ex, arch_launch_stub_end
 	.globl arch_launch_stub_trap, arch_launch_stub_trap_ex, arch_call_stub, arch_call_ret
+	.globl arch_call_stub_trap
 
 /* While waiting for gputop's drain: give the CPU up (sched_yield), so that on a machine with
  * fewer cores than waiting threads gputop gets to drain. The system call keeps everything but
@@ -189,7 +191,9 @@ arch_launch_stub_ex:
  * depth still in flight (its call was left by longjmp) is marked abandoned first, so that no
  * return can find it. No free record (gputop has not read them yet): waited for as the full
  * ring is, only while gputop's heartbeat is fresh, then the call runs untraced and is counted
- * as lost. It never traps.
+ * as lost. It traps in one case (int3, with the record in rcx, the stack as at the launch stub's
+ * trap): a probe whose calls want their call stack (LR_STACKS), while gputop is there and has
+ * drained lately — a frozen, starved or dead gputop is never stopped for.
  * Record: 0 key (the sp the call returns with)  8 return address  16 probe + 1  24 rdi  32 rsi
  * 40 rdx  48 rcx  56 r8  64 r9  72 %fs:0  80 entry TSC  88 return TSC  96 rax  104 state
  * (1 in flight, 2 returned, 3 abandoned)  112, 120 what the out-parameters point to. */
@@ -268,7 +272,25 @@ arch_call_stub:
 	or %rdx, %rax
 	mov %rax, 80(%rcx)
 	movq $1, 104(%rcx)		/* in flight */
-	lea arch_call_ret(%rip), %rax
+	mov 0f(%rip), %rax		/* a stack wanted? Before the return address is swapped: */
+	cmpb $0, LR_STACKS(%rax,%r11)	/* the stack is unwound from the function's entry */
+	je 7f
+	cmpq $0, LR_PRESENT(%rax)
+	je 7f
+	cmpq $0, LR_FRESH(%rax)
+	je arch_call_stub_trap		/* no heartbeat to tell by (no reliable time stamp counter) */
+	push %rsi
+	mov %rax, %rsi
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	sub LR_HEARTBEAT(%rsi), %rax
+	cmp LR_FRESH(%rsi), %rax
+	pop %rsi
+	jae 7f				/* no drain lately (frozen, starved): no stack, never waited for */
+arch_call_stub_trap:
+	int3				/* the tracer takes the stack; the call goes on */
+7:	lea arch_call_ret(%rip), %rax
 	mov %rax, 32(%rsp)		/* the call returns through arch_call_ret */
 5:	pop %rcx
 	pop %rdx

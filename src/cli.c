@@ -2,6 +2,8 @@
  * a process: every mistake is caught before gputop attaches or launches. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "config.h"
+#include "folded.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -37,6 +39,14 @@ static const char usage_text[] =
 	"                          sampling launches (launch counts become estimates)\n"
 	"      --trust-seccomp     make the program run gputop's mmap/munmap calls even under a\n"
 	"                          seccomp filter gputop cannot read (it may kill the program)\n"
+	"      --stack-depth N     frames kept of each call stack (default 32, 0 = no stacks)\n"
+	"      --stacks LIST       calls that stop for their stack: allocs, frees, syncs,\n"
+	"                          launches (sampled), all or none (default), comma-separated\n"
+	"      --folded FILE       write folded stacks (flamegraph.pl, inferno, speedscope) at the end\n"
+	"      --folded-metric M   live-bytes (default), allocated-bytes, launches or api-time\n"
+	"      --timeline FILE     write a timeline (Chrome trace event JSON: Perfetto, speedscope)\n"
+	"      --timeline-max-mb N\n"
+	"                          stop adding events to the timeline at N MiB (default 256)\n"
 	"      --no-color          no colors (also when NO_COLOR is set or TERM=dumb)\n"
 	"  -q, --quiet             no progress messages on stderr\n"
 	"  -h, --help              show this help and exit\n"
@@ -56,10 +66,16 @@ static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "max-overhead", required_argument, NULL, 'O' },
+	{ "stack-depth", required_argument, NULL, 'D' },
+	{ "stacks", required_argument, NULL, 'K' },
+	{ "folded", required_argument, NULL, 'F' },
+	{ "folded-metric", required_argument, NULL, 'M' },
+	{ "timeline", required_argument, NULL, 'L' },
+	{ "timeline-max-mb", required_argument, NULL, 'X' },
 	{ "no-color", no_argument, NULL, 'C' },
 	{ "trust-seccomp", no_argument, NULL, 'S' },
-	{ "children", no_argument, NULL, 'K' },
-	{ "no-follow", no_argument, NULL, 'F' },
+	{ "children", no_argument, NULL, 'c' },
+	{ "no-follow", no_argument, NULL, 'N' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -121,9 +137,35 @@ static int parse_pids(const char *arg, struct options *opt)
 	return 0;
 }
 
+/* --stacks: a comma-separated list of allocs, frees, syncs, launches, all, none. */
+static bool parse_stacks(const char *s, unsigned *out)
+{
+	static const struct { const char *name; unsigned bits; } words[] = {
+		{ "allocs", CONFIG_STACKS_ALLOCS }, { "frees", CONFIG_STACKS_FREES },
+		{ "syncs", CONFIG_STACKS_SYNCS }, { "launches", CONFIG_STACKS_LAUNCHES },
+		{ "all", CONFIG_STACKS_ALLOCS | CONFIG_STACKS_FREES | CONFIG_STACKS_SYNCS | CONFIG_STACKS_LAUNCHES },
+		{ "none", 0 },
+	};
+	*out = 0;
+	while (*s) {
+		size_t len = strcspn(s, ","), i;
+		for (i = 0; i < sizeof words / sizeof words[0]; i++)
+			if (strlen(words[i].name) == len && strncmp(words[i].name, s, len) == 0)
+				break;
+		if (i == sizeof words / sizeof words[0])
+			return false;
+		*out |= words[i].bits;
+		s += len + (s[len] == ',');
+	}
+	return true;
+}
+
 int cli_parse(int argc, char **argv, struct options *opt)
 {
-	*opt = (struct options){ .delay_s = 1.0, .iterations = -1 };
+	long v;
+	double mb;
+	*opt = (struct options){ .delay_s = 1.0, .iterations = -1, .stack_depth = CONFIG_STACK_DEPTH_DEFAULT,
+				 .stacks = 0, .timeline_max_mb = 256 };
 	const char *nc = getenv("NO_COLOR");
 	opt->no_color = nc && *nc;
 
@@ -136,10 +178,10 @@ int cli_parse(int argc, char **argv, struct options *opt)
 			if (parse_pids(optarg, opt) < 0)
 				return -1;
 			break;
-		case 'K':
+		case 'c':
 			opt->children = true;
 			break;
-		case 'F':
+		case 'N':
 			opt->no_follow = true;
 			break;
 		case 'b':
@@ -169,6 +211,33 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		case 'O':
 			if (!parse_seconds(optarg, &opt->max_overhead, false) || opt->max_overhead >= 100)
 				return bad("invalid overhead '%s': expected a percentage between 0 and 100", optarg);
+			break;
+		case 'D':
+			if (!parse_long(optarg, &v, 0) || v > CONFIG_STACK_DEPTH_MAX)
+				return bad("invalid stack depth '%s': expected a number of frames from 0 to 256", optarg);
+			opt->stack_depth = (int)v;
+			break;
+		case 'K':
+			if (!parse_stacks(optarg, &opt->stacks))
+				return bad("invalid --stacks '%s': expected allocs, frees, syncs, launches, all or none, "
+					   "comma-separated", optarg);
+			break;
+		case 'F':
+			opt->folded_path = optarg;
+			break;
+		case 'M':
+			opt->folded_metric = folded_metric_parse(optarg);
+			if (opt->folded_metric < 0)
+				return bad("invalid folded metric '%s': expected live-bytes, allocated-bytes, launches "
+					   "or api-time", optarg);
+			break;
+		case 'L':
+			opt->timeline_path = optarg;
+			break;
+		case 'X':
+			if (!parse_seconds(optarg, &mb, false) || mb > 1024 * 1024)
+				return bad("invalid timeline bound '%s': expected a number of MiB above 0", optarg);
+			opt->timeline_max_mb = mb;
 			break;
 		case 'C':
 			opt->no_color = true;

@@ -26,6 +26,13 @@ struct options {
 	bool no_color;		/* --no-color, or NO_COLOR in the environment */
 	bool quiet;		/* -q: no progress messages on stderr */
 	bool trust_seccomp;	/* --trust-seccomp: inject under a filter gputop cannot read */
+	int stack_depth;	/* --stack-depth N: frames per call stack, 0 = none (default 32) */
+	unsigned stacks;	/* --stacks LIST: CONFIG_STACKS_* bits of the calls that stop for one
+				 * (default none: only the stops gputop takes anyway) */
+	const char *folded_path;	/* --folded FILE: folded stacks of folded_metric */
+	int folded_metric;	/* --folded-metric: enum folded_metric (output/folded.h) */
+	const char *timeline_path;	/* --timeline FILE: Chrome trace event JSON */
+	double timeline_max_mb;	/* --timeline-max-mb: its bound (default 256) */
 };
 
 /* Exit statuses (man/gputop.1, EXIT STATUS). In launch mode gputop exits with the program's. */

@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "config.h"
 #include "devices.h"
+#include "folded.h"
 #include "hit.h"
 #include "trace.h"
 #include "json.h"
@@ -34,6 +35,7 @@
 #include "stats.h"
 #include "procfs.h"
 #include "target.h"
+#include "timeline.h"
 #include "tracer.h"
 #include "ui.h"
 
@@ -84,6 +86,28 @@ static void output_discard(struct output *o)
 	if (o->created)
 		unlink(o->path);
 	o->fd = -1;
+}
+
+static int write_folded(struct output *o, int metric)
+{
+	struct stats_snapshot snap;
+	if (stats_snapshot(&snap) < 0)
+		return -ENOMEM;
+	int err = ftruncate(o->fd, 0) < 0 ? -errno : 0;
+	FILE *f = err ? NULL : fdopen(o->fd, "w");
+	if (f) {
+		err = folded_write(f, metric, &snap);
+		if (fclose(f) != 0 && !err)
+			err = -errno;
+	} else {
+		close(o->fd);
+		err = err ? err : -errno;
+	}
+	o->fd = -1;
+	stats_snapshot_free(&snap);
+	if (err)
+		log_error("cannot write '%s': %s", o->path, strerror(-err));
+	return err;
 }
 
 static int write_json(struct output *o, const struct report_info *info)
@@ -210,11 +234,14 @@ int session_run(const struct options *opt)
 {
 	struct output json = { .path = opt->json_path }, trace = { .path = opt->trace_path };
 	struct output prog_out = { .path = opt->output_path };
+	struct output folded = { .path = opt->folded_path }, timeline = { .path = opt->timeline_path };
 	pid_t pid = 0;
 	int code;
 
 	log_set_quiet(opt->quiet);
 	seccomp_set_trust(opt->trust_seccomp);
+	config.stack_depth = opt->stack_depth;
+	config.stacks = opt->stacks;
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
 	/* AT_SECURE: the kernel says this exec gained privilege, which also covers file
 	 * capabilities (setcap cap_sys_ptrace+ep), where the ids stay the user's. */
@@ -224,9 +251,12 @@ int session_run(const struct options *opt)
 		return EXIT_PERMISSION;
 	}
 	if (output_open(&json, "--json") < 0 || output_open(&trace, "--trace") < 0 ||
+	    output_open(&folded, "--folded") < 0 || output_open(&timeline, "--timeline") < 0 ||
 	    output_open(&prog_out, "-o") < 0) {
 		output_discard(&json);
 		output_discard(&trace);
+		output_discard(&folded);
+		output_discard(&timeline);
 		return EXIT_OUTPUT;
 	}
 	if (prog_out.fd >= 0 && ftruncate(prog_out.fd, 0) < 0) {
@@ -248,6 +278,8 @@ int session_run(const struct options *opt)
 	if (code != 0) {
 		output_discard(&json);
 		output_discard(&trace);
+		output_discard(&folded);
+		output_discard(&timeline);
 		if (prog_out.created)
 			unlink(prog_out.path);
 		return code;
@@ -267,14 +299,22 @@ int session_run(const struct options *opt)
 			close(trace.fd), trace.fd = -1;
 	}
 	tracer_set_follow(opt->pid ? opt->children : !opt->no_follow);
+	if (timeline.fd >= 0 && timeline_open(timeline.fd, (uint64_t)(opt->timeline_max_mb * 1048576), pid) < 0)
+		log_warn("cannot write the timeline '%s': out of memory", timeline.path);
 	int err = tracer_start(!opt->pid, opt->max_overhead);
 	if (err < 0) {
+		timeline_close();
+		output_discard(&timeline);
 		output_discard(&json);
+		output_discard(&folded);
 		return start_failed(opt, pid, err);
 	}
 	if ((code = attach_more(opt)) != 0) {
 		tracer_detach_all();
+		timeline_close();
+		output_discard(&timeline);
 		output_discard(&json);
+		output_discard(&folded);
 		return code;
 	}
 	devices_watch(pid, !opt->pid);
@@ -310,6 +350,11 @@ int session_run(const struct options *opt)
 	else if (!err)
 		log_info("detached from %d", pid);
 	trace_close();
+	timeline_close();
+	if (timeline.fd >= 0)
+		close(timeline.fd);
+	if (folded.fd >= 0 && write_folded(&folded, opt->folded_metric) < 0 && !exited)
+		return EXIT_OUTPUT;
 	if (json.fd >= 0) {
 		struct devices_snapshot devices;
 		devices_snapshot(&devices);

@@ -21,7 +21,7 @@ static void actions_quit(struct tui *t)
 
 static bool actions_has_table(struct tui *t)
 {
-	if (tui_views[t->view]->n_cols)
+	if (tui_view_now(t)->n_cols)
 		return true;
 	screen_say(t, "the Overview has no table: o l k b a switch views");
 	return false;
@@ -30,8 +30,8 @@ static bool actions_has_table(struct tui *t)
 /* The view's table: scroll, sort, reverse. */
 static void actions_table(struct tui *t, enum tui_action a, int ch)
 {
-	const struct tui_view *v = tui_views[t->view];
-	struct tui_view_state *vs = &t->vs[t->view];
+	const struct tui_view *v = tui_view_now(t);
+	struct tui_view_state *vs = tui_state_now(t);
 	char what[96];
 
 	if (a != ACT_SCROLL && !actions_has_table(t))
@@ -69,9 +69,50 @@ static int actions_process(struct tui *t)
 	return ACTED_TAKE;
 }
 
+/* Enter: the pane of call stacks behind the top row, where the view has one. */
+static void actions_stacks(struct tui *t)
+{
+	const struct tui_view *v = tui_view_now(t);
+	const struct tui_view_state *vs = tui_state_now(t);
+	if (!v->details) {
+		screen_say(t, "no call stacks here: Enter opens them in Leaks, Kernels and API");
+	} else if (!vs->selected) {
+		screen_say(t, "no row to open");
+	} else {
+		t->pane_kind = v->details - 1;
+		t->pane_subject = vs->selected;
+		t->pane_scroll = 0;
+		t->mode = MODE_STACKS;
+	}
+}
+
+static void actions_group(struct tui *t)
+{
+	if (!tui_views[t->view]->grouped) {
+		screen_say(t, "g groups the Leaks view by allocation site");
+		return;
+	}
+	t->grouped[t->view] = !t->grouped[t->view];
+	screen_say(t, t->grouped[t->view] ? "live allocations by allocation site: g ungroups"
+					  : "every live allocation: g groups them by site");
+}
+
+/* The pane of stacks: Up/Down/PgUp/PgDn scroll it, any other key closes it. */
+static void actions_pane(struct tui *t, int ch)
+{
+	int step = ch == KEY_UP || ch == KEY_DOWN ? 1 : ch == KEY_PPAGE || ch == KEY_NPAGE ? 10 : 0;
+	if (!step) {
+		t->mode = MODE_NORMAL;
+		return;
+	}
+	t->pane_scroll += ch == KEY_UP || ch == KEY_PPAGE ? -step : step;
+	if (t->pane_scroll < 0)
+		t->pane_scroll = 0;
+}
+
 static int actions_do(struct tui *t, const struct tui_key *k, int ch)
 {
-	struct tui_view_state *vs = &t->vs[t->view];
+	struct tui_view_state *vs = tui_state_now(t);
 
 	switch (k->action) {
 	case ACT_QUIT: actions_quit(t); break;
@@ -104,13 +145,15 @@ static int actions_do(struct tui *t, const struct tui_key *k, int ch)
 		return ACTED_RESET;
 	case ACT_REDRAW: clearok(curscr, TRUE); break;
 	case ACT_PROCESS: return actions_process(t);
+	case ACT_STACKS: actions_stacks(t); break;
+	case ACT_GROUP: actions_group(t); break;
 	}
 	return 0;
 }
 
 static void actions_filter_prompt(struct tui *t, int ch)
 {
-	struct tui_view_state *vs = &t->vs[t->view];
+	struct tui_view_state *vs = tui_state_now(t);
 	size_t len = strlen(t->edit);
 
 	if (ch == TUI_ESC) {
@@ -152,6 +195,7 @@ int actions_key(struct tui *t, int ch)
 	case MODE_HELP: t->mode = MODE_NORMAL; return 0;
 	case MODE_FILTER: actions_filter_prompt(t, ch); return 0;
 	case MODE_ASK_QUIT: actions_quit_prompt(t, ch); return 0;
+	case MODE_STACKS: actions_pane(t, ch); return 0;
 	case MODE_NORMAL: break;
 	}
 	if (t->st.ended && ch == TUI_ESC)

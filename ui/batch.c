@@ -9,6 +9,7 @@
 #include "meters.h"
 #include "rows.h"
 #include "session_state.h"
+#include "stack_text.h"
 #include "stats.h"
 
 #include <inttypes.h>
@@ -281,6 +282,7 @@ static void batch_block(struct batch *b, const struct stats_snapshot *s)
 	fputc('\n', out);
 	batch_memory(s, &rs, BATCH_TOP, &d, b->st.pid);
 	fputc('\n', out);
+	stack_text_sites(out, &rs, BATCH_TOP, 8);
 	fflush(out);
 	rows_free(&rs);
 }
@@ -327,6 +329,7 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	fprintf(out, "Synchronize: %" PRIu64 " calls, %s blocked\n", s->sync_calls, sync);
 	fputc('\n', out);
 	batch_memory(s, &rs, BATCH_LEAKS_MAX, &d, b->st.pid);
+	stack_text_sites(out, &rs, BATCH_LEAKS_MAX, SIZE_MAX);
 	fflush(out);
 	rows_free(&rs);
 }

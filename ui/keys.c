@@ -25,6 +25,10 @@ const struct tui_key tui_keys[] = {
 	{ { 'P' }, "P", "Process",
 	  "show one process (each press: the next one), then all again", ACT_PROCESS },
 	{ { 'z' }, "z", "Reset", "reset counters (live allocations stay)", ACT_RESET },
+	{ { '\n', '\r', KEY_ENTER }, "Enter", "Stacks",
+	  "call stacks of the top row: its allocation site (Leaks), launch sites (Kernels), "
+	  "error sites (API)", ACT_STACKS },
+	{ { 'g' }, "g", "Group", "Leaks: group live allocations by allocation site, or not", ACT_GROUP },
 	{ { CTRL_L }, "Ctrl-L", NULL, "redraw the whole screen", ACT_REDRAW },
 };
 

@@ -20,6 +20,8 @@ enum tui_action {
 	ACT_RESET,
 	ACT_REDRAW,
 	ACT_PROCESS,		/* show the next process alone, then all again */
+	ACT_STACKS,		/* Enter: the call stacks behind the top row */
+	ACT_GROUP,		/* g: the view's grouped form (Leaks by allocation site) */
 };
 
 #define KEYS_PER_ENTRY 6

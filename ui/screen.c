@@ -6,6 +6,7 @@
 #include "crt.h"
 #include "format.h"
 #include "meters.h"
+#include "stack_pane.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -143,7 +144,7 @@ int screen_status_text(const struct tui *t, char *buf, size_t n)
 /* The right part of the status line: PAUSED, the filter, the rows shown. */
 static void screen_status_flags(const struct tui *t, char *buf, size_t n)
 {
-	const struct tui_view_state *vs = &t->vs[t->view];
+	const struct tui_view_state *vs = tui_state_now((struct tui *)t);
 	size_t used = 0;
 
 	buf[0] = '\0';
@@ -151,7 +152,7 @@ static void screen_status_flags(const struct tui *t, char *buf, size_t n)
 		used += (size_t)snprintf(buf + used, n - used, " ~estimates");
 	if (vs->filter[0] && used < n)
 		used += (size_t)snprintf(buf + used, n - used, " filter:%s", vs->filter);
-	if (tui_views[t->view]->n_cols && vs->rows > vs->page && used < n)
+	if (tui_view_now(t)->n_cols && vs->rows > vs->page && used < n)
 		used += (size_t)snprintf(buf + used, n - used, " %d-%d/%d", vs->scroll + 1,
 					 vs->scroll + vs->page, vs->rows);
 	if (t->paused && used < n)
@@ -203,13 +204,16 @@ void screen_draw(struct tui *t)
 		screen_header(t, w);
 		screen_tabs(t, 1 + meters, w);
 		if (t->have_cur)
-			tui_views[t->view]->draw(stdscr, body, &f, &t->vs[t->view]);
+			tui_view_now(t)->draw(stdscr, body, &f, tui_state_now(t));
 		else
 			tui_put(stdscr, body.y, body.x, body.w, A_NORMAL, "waiting for figures");
 		screen_status(t, h - 2, w);
 		help_draw_bar(h - 1, w);
 		if (t->mode == MODE_HELP)
 			help_draw_overlay(h, w);
+		if (t->mode == MODE_STACKS)
+			t->pane_scroll = stack_pane_draw(h, w, t->pane_kind, t->pane_subject, t->only_pid,
+							 t->pane_scroll);
 	}
 	wnoutrefresh(stdscr);
 	doupdate();

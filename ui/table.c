@@ -138,6 +138,7 @@ void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
 	vs->scroll = vs->scroll < 0 ? 0 : vs->scroll > max ? max : vs->scroll;
 	vs->rows = (int)m;
 	vs->page = page;
+	vs->selected = m ? rows[vs->scroll].select : 0;
 
 	nc = table_layout(v, vs, r.w, col, cw);
 	table_titles(w, r, v, vs, col, cw, nc);
@@ -163,7 +164,9 @@ void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
 
 			fmt_truncate(buf, sizeof(buf), cell[col[c]], cw[c]);
 			pad = v->cols[col[c]].right ? cw[c] - fmt_width(buf) : 0;
-			tui_put(w, r.y + 1 + i, x + pad, cw[c], tui_attr(TC_NORMAL), buf);
+			/* The row Enter opens, where the view has something to open. */
+			int attr = tui_attr(TC_NORMAL) | (v->details && i == 0 ? A_REVERSE : 0);
+			tui_put(w, r.y + 1 + i, x + pad, cw[c], attr, buf);
 			x += cw[c] + TABLE_GAP;
 		}
 	}

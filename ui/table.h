@@ -21,6 +21,7 @@ struct tui_row {
 					 * subject for the filter (e.g. an address) */
 	double key[TUI_COLS_MAX];	/* SORT_NUM keys by column */
 	uint64_t tie;			/* last resort of the order, so that rows never swap */
+	uint64_t select;		/* what Enter opens for it (tui_view.details); 0: none */
 };
 
 static inline const char *tui_row_name(const struct tui_row *r)
@@ -32,7 +33,8 @@ typedef void tui_cells_fn(const struct tui_frame *f, const struct tui_row *row,
 			  char cell[][TUI_CELL]);
 
 /* Filters, sorts and draws rows in r (titles on the first line), scrolled by vs->scroll,
- * which it clamps; sets vs->rows and vs->page. Says v->empty when nothing is left. */
+ * which it clamps; sets vs->rows, vs->page and vs->selected (the top row's select, which is
+ * drawn highlighted in a view with details). Says v->empty when nothing is left. */
 void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
 		    struct tui_view_state *vs, const struct tui_frame *f, struct tui_row *rows,
 		    size_t n, tui_cells_fn *cells);

@@ -172,8 +172,11 @@ int tui_run(const struct options *opt)
 {
 	struct tui t = { .opt = opt };
 
-	for (int i = 0; i < TUI_VIEW_COUNT; i++)
+	for (int i = 0; i < TUI_VIEW_COUNT; i++) {
 		t.vs[i].sort = tui_views[i]->default_sort;
+		if (tui_views[i]->grouped)
+			t.gvs[i].sort = tui_views[i]->grouped->default_sort;
+	}
 	history_init(&t.hist);
 	session_status_get(&t.st);
 	t.screen = tui_term_open(opt->no_color);

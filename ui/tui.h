@@ -49,6 +49,8 @@ struct tui_view_state {
 	bool several;			/* set by the draw: several processes are traced */
 	uint32_t hidden;		/* set by the view: columns it does not show now (bit =
 					 * column index; e.g. Kernels' IN GRAPHS without graphs) */
+	uint64_t selected;		/* set by the draw: what Enter opens, the top row's
+					 * (struct tui_row.select); 0: nothing */
 };
 
 /* Everything a view draws from, for one refresh. */
@@ -72,8 +74,12 @@ struct tui_view {
 	const char *empty;		/* what a table with no rows says */
 	void (*draw)(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 		     struct tui_view_state *vs);
+	/* Enter: what its top row came from, as call stacks (stack_pane.h); NULL: nothing. */
+	int details;			/* enum stack_pane_kind + 1; 0: none */
+	const struct tui_view *grouped;	/* g: the same figures grouped (Leaks by site); NULL */
 };
 
 extern const struct tui_view view_overview, view_leaks, view_kernels, view_bandwidth, view_api;
+extern const struct tui_view view_leak_sites;	/* Leaks, g: by allocation site */
 
 #endif

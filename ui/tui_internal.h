@@ -21,13 +21,18 @@
 /* The views, in the order of their tabs (screen.c). */
 extern const struct tui_view *const tui_views[TUI_VIEW_COUNT];
 
-enum tui_mode { MODE_NORMAL, MODE_HELP, MODE_FILTER, MODE_ASK_QUIT };
+enum tui_mode { MODE_NORMAL, MODE_HELP, MODE_FILTER, MODE_ASK_QUIT, MODE_STACKS };
 
 struct tui {
 	const struct options *opt;
 	SCREEN *screen;
 	int view;
 	struct tui_view_state vs[TUI_VIEW_COUNT];
+	bool grouped[TUI_VIEW_COUNT];		/* g: the view's grouped form shows */
+	struct tui_view_state gvs[TUI_VIEW_COUNT];	/* ... and its state */
+	int pane_kind;				/* MODE_STACKS: what the pane shows, */
+	uint64_t pane_subject;			/* of which row, */
+	int pane_scroll;			/* from which line */
 	struct stats_snapshot cur, prev;	/* shown; prev for the interval rates */
 	struct rows rows;			/* of cur, against prev */
 	struct devices_snapshot dev;		/* the GPUs' meters, taken with cur */
@@ -46,6 +51,18 @@ struct tui {
 	uint64_t info_ns;
 	char drawn_status[512];			/* the status line as last drawn */
 };
+
+/* The view on screen and its state: the current view's grouped form when g chose it. */
+static inline const struct tui_view *tui_view_now(const struct tui *t)
+{
+	const struct tui_view *v = tui_views[t->view];
+	return t->grouped[t->view] && v->grouped ? v->grouped : v;
+}
+
+static inline struct tui_view_state *tui_state_now(struct tui *t)
+{
+	return t->grouped[t->view] && tui_views[t->view]->grouped ? &t->gvs[t->view] : &t->vs[t->view];
+}
 
 /* screen.c */
 void screen_draw(struct tui *t);

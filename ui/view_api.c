@@ -6,6 +6,7 @@
 #include "cells.h"
 #include "crt.h"
 #include "format.h"
+#include "stack_pane.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,7 @@ static void api_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 		row->key[COL_TIME] = (double)a->ns;
 		row->key[COL_AVG] = a->calls ? (double)a->ns / (double)a->calls : 0;
 		row->tie = (uint64_t)a->index;
+		row->select = (uint64_t)a->index + 1;	/* Enter: its error sites */
 	}
 	cells_launch_count(c, sizeof(c), rs->calls, f->estimated);
 	fmt_count(e, sizeof(e), rs->errors);
@@ -76,4 +78,5 @@ static void api_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 const struct tui_view view_api = {
 	.name = "API", .key = 'a', .cols = api_cols, .n_cols = COL_COUNT,
 	.default_sort = COL_CALLS, .empty = "no CUDA call traced yet", .draw = api_draw,
+	.details = PANE_ERROR_SITES + 1,
 };

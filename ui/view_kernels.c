@@ -8,6 +8,7 @@
 #include "cells.h"
 #include "crt.h"
 #include "format.h"
+#include "stack_pane.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,7 @@ static void kernels_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f
 		row->key[COL_RATE] = rows_per_sec(k->launches_delta + k->graph_launches_delta, rs->interval_ns);
 		row->key[COL_SHARE] = (double)(k->launches + k->graph_launches);
 		row->tie = (uint64_t)k->id;
+		row->select = (uint64_t)(uintptr_t)k->name;	/* Enter: its launch sites (by name) */
 	}
 	cells_launch_count(total, sizeof(total), rs->launches, f->estimated);
 	cells_per_sec(rate, sizeof(rate), rs->launches_delta + rs->graph_kernel_runs_delta, rs->interval_ns,
@@ -83,4 +85,5 @@ static void kernels_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f
 const struct tui_view view_kernels = {
 	.name = "Kernels", .key = 'k', .cols = kernel_cols, .n_cols = COL_COUNT,
 	.default_sort = COL_LAUNCHES, .empty = "no kernel launched yet", .draw = kernels_draw,
+	.details = PANE_LAUNCH_SITES + 1,
 };

@@ -8,6 +8,7 @@
 #include "crt.h"
 #include "format.h"
 #include "meters.h"
+#include "stack_pane.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -97,6 +98,7 @@ static void leaks_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 		row->key[COL_TID] = a->tid;
 		row->key[COL_AGE] = (double)a->age_ns;
 		row->tie = a->addr;
+		row->select = a->stack;	/* Enter: its call stack */
 	}
 	leaks_totals(w, r, f->cur);
 	r.y += 2;
@@ -111,4 +113,5 @@ static void leaks_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 const struct tui_view view_leaks = {
 	.name = "Leaks", .key = 'l', .cols = leak_cols, .n_cols = COL_COUNT,
 	.default_sort = COL_SIZE, .empty = "no live allocation", .draw = leaks_draw,
+	.details = PANE_STACK + 1, .grouped = &view_leak_sites,
 };

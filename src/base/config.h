@@ -24,11 +24,24 @@ struct config {
 	bool nvml_off;			/* GPUTOP_NVML=0: no device meters */
 	unsigned nvml_poll_ms;		/* GPUTOP_NVML_POLL_MS: NVML polled this often (500) */
 	bool tracing;			/* --trace is on: every call is wanted, in order */
+	/* Call stacks (set from the command line): frames kept (--stack-depth, 0 = none) and
+	 * which calls stop for one (--stacks, CONFIG_STACKS_* bits). */
+	int stack_depth;
+	unsigned stacks;
 	/* GPUTOP_TEST_CRASH=SIG:N (tests only): gputop crashes at its Nth stop. */
 	uint64_t crash_at;
 	int crash_signal;		/* SIGSEGV or SIGABRT */
 	bool crash_in_thread;		/* in another thread of gputop */
 };
+
+enum {
+	CONFIG_STACKS_ALLOCS = 1,	/* allocation calls */
+	CONFIG_STACKS_FREES = 2,	/* free calls: the sites of frees that fail */
+	CONFIG_STACKS_SYNCS = 4,	/* synchronize calls */
+	CONFIG_STACKS_LAUNCHES = 8,	/* launches, sampled */
+};
+#define CONFIG_STACK_DEPTH_DEFAULT 32
+#define CONFIG_STACK_DEPTH_MAX 256
 
 extern struct config config;
 

@@ -8,6 +8,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,6 +199,12 @@ int sym_foreach(const struct module *m,
 	return 0;
 }
 
+const struct module *sym_module_next(size_t *cursor)
+{
+	struct symbols_state *st = tracee->symbols;
+	return *cursor < st->n_mods ? st->mods[(*cursor)++] : NULL;
+}
+
 const struct module *sym_module_at(uint64_t addr)
 {
 	struct symbols_state *st = tracee->symbols;
@@ -241,4 +248,36 @@ uint64_t sym_find(const struct module *m, const char *name)
 	struct find_ctx f = { name, 0 };
 	sym_foreach(m, match_name, &f);
 	return f.addr;
+}
+
+void *sym_dwfl(void)
+{
+	return tracee && tracee->symbols ? tracee->symbols->dwfl : NULL;
+}
+
+int sym_describe(uint64_t pc, struct sym_place *out)
+{
+	Dwfl *dwfl = sym_dwfl();
+	Dwfl_Module *dm = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
+	*out = (struct sym_place){ 0 };
+	if (!dm)
+		return -ENOENT;
+	Dwarf_Addr start = 0;
+	const char *path = dwfl_module_info(dm, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	out->module = slash ? slash + 1 : path;
+	out->module_offset = pc - start;
+	GElf_Off off;
+	GElf_Sym sym;
+	out->function = dwfl_module_addrinfo(dm, pc, &off, &sym, NULL, NULL, NULL);
+	/* Line tables where the module has DWARF (a -g build); none are searched for elsewhere. */
+	Dwfl_Line *line = dwfl_module_getsrc(dm, pc);
+	if (line)
+		out->file = dwfl_lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
+	/* A name relative to the compilation's directory is made whole with it. */
+	const char *dir = line && out->file && out->file[0] != '/' ? dwfl_line_comp_dir(line) : NULL;
+	static char joined[4096];	/* scratch: the tracer thread only, copied by the caller */
+	if (dir && snprintf(joined, sizeof joined, "%s/%s", dir, out->file) < (int)sizeof joined)
+		out->file = joined;
+	return 0;
 }

@@ -44,6 +44,26 @@ int sym_foreach(const struct module *m,
 const char *sym_lookup(uint64_t addr, uint64_t *offset, const struct module **mod);
 const struct module *sym_module_at(uint64_t addr);
 
+/* Where a code address is, for a call stack: its function (the symbol table's name, not
+ * demangled), source file and line (where DWARF line tables have them), module. Any field is
+ * NULL (line 0) where unknown; the strings live until the next sym_refresh. 0, or -ENOENT when
+ * no module holds pc. */
+struct sym_place {
+	const char *function;
+	const char *file;
+	int line;
+	const char *module;	/* file name without directories */
+	uint64_t module_offset;	/* pc from the module's load address */
+};
+int sym_describe(uint64_t pc, struct sym_place *out);
+
+/* libdw's session for the current process (a Dwfl *), NULL before sym_open: the unwinder
+ * (unwind.c) works on the same modules. */
+void *sym_dwfl(void);
+
+/* The modules, one after another: size_t cursor = 0; while ((m = sym_module_next(&cursor))). */
+const struct module *sym_module_next(size_t *cursor);
+
 /* Address of a symbol defined in m, 0 if none. */
 uint64_t sym_find(const struct module *m, const char *name);
 

@@ -28,6 +28,7 @@ struct frame {
 	int32_t rec;		/* its record for the return stub (retfast.h), -1 if it traps */
 	uint64_t swapped;	/* what its return slot holds: the trampoline or the stub */
 	uint64_t arg[4];	/* arguments the return needs (out-pointers, sizes), per op */
+	uint32_t stack;		/* its call stack, taken at entry (figures/stacks.h); 0 if none */
 };
 
 struct thread {

@@ -21,6 +21,8 @@ struct retfast_state;
 struct probes_state;
 struct kernels_state;
 struct hit_state;
+struct pystack_state;
+struct stack_capture_state;
 
 struct tracee {
 	pid_t pid;			/* the thread group */
@@ -55,6 +57,9 @@ struct tracee {
 	struct probes_state *probes;		/* probe/probes.c: CUDA modules, launch policy */
 	struct kernels_state *kernels;		/* probe/kernels.c: value -> kernel map */
 	struct hit_state *hit;			/* engine/hit.c: stop cost, records in flight */
+	struct pystack_state *pystack;		/* base/pystack.c: the interpreter found in it */
+	struct stack_capture_state *stack_capture;	/* engine/stack_capture.c: image id,
+							 * launch sampling */
 };
 
 /* The process being handled; NULL before the first. */

@@ -15,6 +15,7 @@
 
 #include "breakpoints.h"
 #include "clock.h"
+#include "config.h"
 #include "cuda_api.h"
 #include "decode.h"
 #include "kernel_names.h"
@@ -24,10 +25,13 @@
 #include "memory.h"
 #include "probes.h"
 #include "rescue.h"
+#include "stack_capture.h"
+#include "stacks.h"
 #include "retfast.h"
 #include "stats.h"
 #include "symbols.h"
 #include "threads.h"
+#include "timeline.h"
 #include "trace.h"
 #include "tracee.h"
 #include "xol.h"
@@ -70,21 +74,29 @@ static int load_args(pid_t tid, const struct api_spec *s, const arch_regs_t *r,
 void hit_count_launch(pid_t tid, const struct api_spec *s, int kernel, const uint32_t g[3],
 			 const uint32_t b[3])
 {
-	if (!graphs_hold_launch(kernel, g, b))	/* captured: a node, not a launch (yet) */
-		stats_on_launch(kernel, g, b);
+	if (graphs_hold_launch(kernel, g, b)) {	/* captured: a node, not a launch (yet) */
+		trace_launch(tid, s->name, g, b);
+		return;
+	}
+	stats_on_launch(kernel, g, b);
 	trace_launch(tid, s->name, g, b);
+	if (timeline_on())	/* a ring launch's time is when the ring was read (within 10 ms) */
+		timeline_launch(tracee->pid, tid, stats_kernel_name(kernel), now_ns(), g, b);
 }
 
 /* Calls probed at entry only: driver launches of kernels and graphs (one stop each, where the
  * launch ring cannot take them) and kernel registration. */
 static void entry_only(struct thread *t, int api, const struct api_spec *s, const arch_regs_t *r,
-		       const uint64_t *a)
+		       const uint64_t *a, bool sampled)
 {
 	if (s->op == OP_LAUNCH) {
 		uint32_t g[3], b[3];
 		decode_launch_dims(s, a, read_mem, &t->tid, g, b);
 		stats_on_call(api, 0, false, 0);
-		hit_count_launch(t->tid, s, kernel_names_id(t, a[s->arg_ptr]), g, b);
+		int kernel = kernel_names_id(t, a[s->arg_ptr]);
+		if (kernel >= 0 && ((sampled && config.stack_depth > 0) || stack_capture_launch_due(kernel, now_ns())))
+			stacks_on_launch(stack_capture(t, r), stats_kernel_name(kernel));
+		hit_count_launch(t->tid, s, kernel, g, b);
 	} else if (s->op == OP_GRAPH_LAUNCH) {
 		stats_on_call(api, 0, false, 0);
 		stats_on_graph_launch(a[s->arg_ptr]);
@@ -199,22 +211,78 @@ static int swap_return(struct thread *t, struct frame *f, const struct api_spec 
  * some of the call's registers saved on its stack (arch_launch_trap_entry rebuilds its entry):
  * the call is counted from that view of its entry, the kernel named (asking the driver if need
  * be), and the handle marked seen. */
+/* The function whose jump probe has ring index probe (0 if none): where a stack taken at the
+ * stub's trap starts, as if the thread stood at the function's entry. */
+static uint64_t ring_probe_function(int probe)
+{
+	uint32_t it = 0;
+	for (struct bp *b; (b = bp_iter(&it));)
+		if (b->ring == probe)
+			return b->addr;
+	return 0;
+}
+
 void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
 {
-	int api = launchring_probe_api((int)(uint32_t)arch_scratch(r));
+	int probe = (int)(uint32_t)arch_scratch(r);
+	int api = launchring_probe_api(probe);
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
 	uint64_t saved[ARCH_LAUNCH_TRAP_SAVED], a[DECODE_MAX_ARGS + 1] = { 0 };
 	arch_regs_t entry;
 	if (!s || mem_read(t->tid, arch_sp(r), saved, sizeof saved) < 0)
 		return;
 	arch_launch_trap_entry(r, saved, &entry);
+	uint64_t function = ring_probe_function(probe);
+	if (function)
+		arch_set_pc(&entry, function);
 	if (load_args(t->tid, s, &entry, a, NULL) < 0)
 		return;
-	if (!t->guest && !is_nested(t, &entry))
-		entry_only(t, api, s, &entry, a);
 	uint64_t handle = 0, where;
 	arch_arg(&entry, ex ? 2 : 1, &handle, &where);	/* the launched function */
+	/* A trap of a handle already named is one --stacks launches asked for. */
+	bool sampled = kernels_seen(handle);
+	if (!t->guest && !is_nested(t, &entry))
+		entry_only(t, api, s, &entry, a, sampled);
 	launchring_seen(t->tid, handle);
+	stack_capture_note_handle(handle);
+}
+
+void hit_call_trap(struct thread *t, const arch_regs_t *r, int index)
+{
+	struct hit_state *st = tracee->hit;
+	int probe = (int)(uint32_t)arch_scratch(r);
+	uint64_t saved[ARCH_LAUNCH_TRAP_SAVED], record = arch_call_trap_record(r), function = ring_probe_function(probe);
+	struct lr_call c;
+	arch_regs_t entry;
+	if (index < 0 || !function || t->guest || mem_read(t->tid, arch_sp(r), saved, sizeof saved) < 0 ||
+	    mem_read(t->tid, record, &c, sizeof c) < 0)
+		return;
+	arch_launch_trap_entry(r, saved, &entry);
+	arch_set_pc(&entry, function);
+	if (is_nested(t, &entry))
+		return;	/* part of a traced call: that one counts, and has its stack */
+	uint32_t stack = stack_capture(t, &entry);
+	if (stack == STACK_NONE)
+		return;
+	if (!st->call_stack[index].entry_tsc)
+		st->n_call_stacks++;
+	st->call_stack[index].entry_tsc = c.entry_tsc;
+	st->call_stack[index].thread = c.thread;
+	st->call_stack[index].stack = stack;
+}
+
+uint32_t hit_take_call_stack(const struct lr_call *c)
+{
+	struct hit_state *st = tracee->hit;
+	for (int i = 0; st->n_call_stacks && i < LR_CALL_RECORDS; i++) {
+		if (!st->call_stack[i].entry_tsc || st->call_stack[i].entry_tsc != c->entry_tsc ||
+		    st->call_stack[i].thread != c->thread)
+			continue;
+		st->call_stack[i].entry_tsc = 0;
+		st->n_call_stacks--;
+		return st->call_stack[i].stack;
+	}
+	return STACK_NONE;
 }
 
 void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed)
@@ -222,8 +290,10 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 	const struct api_spec *s = cuda_api_get(b->api);
 	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 }, ret = 0;
 	bool nested = is_nested(t, r);
+	arch_regs_t at_entry = *r;	/* where a stack is unwound from: the function's entry */
 
 	*timed = NULL;
+	arch_set_pc(&at_entry, b->addr);
 	arch_set_pc(r, b->slot);
 	if (t->guest || (nested && s->op != OP_KERNEL_NAME))
 		return;
@@ -231,7 +301,7 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 	if (load_args(t->tid, s, r, a, with_return ? &ret : NULL) < 0)
 		return;	/* unreadable stack: let the call go untraced rather than guess */
 	if (!with_return) {
-		entry_only(t, b->api, s, r, a);
+		entry_only(t, b->api, s, &at_entry, a, false);
 		return;
 	}
 	uint64_t slot = arch_return_slot(r);
@@ -245,6 +315,10 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 	f->counted = !nested;
 	f->rescue = f->rec = -1;
 	hit_fill_frame(f, t, s, a);
+	f->stack = STACK_NONE;
+	if (f->counted && (probes_stops_for_stack(s) ||
+			   (s->op == OP_LAUNCH && stack_capture_launch_due((int)(int64_t)f->arg[0], now_ns()))))
+		f->stack = stack_capture(t, &at_entry);
 	if (swap_return(t, f, s, b, r) < 0) {
 		t->depth--;
 		return;
@@ -280,6 +354,9 @@ static void on_alloc_return(struct thread *t, int api, const struct api_spec *s,
 	int dev = t->device >= 0 ? t->device : st->default_dev;
 	const struct module *caller = sym_module_at(f->ret_addr);
 	stats_on_alloc(api, ptr, bytes, alloc_kind(s), dev, t->tid, now, caller ? caller->base : NULL);
+	stats_set_alloc_stack(ptr, f->stack);
+	timeline_alloc(tracee->pid, ptr, bytes, dev, ri->end_ns ? ri->end_ns : now);
+	stacks_on_alloc(f->stack, bytes);
 	trace_alloc(t->tid, s->name, ptr, bytes);
 }
 
@@ -314,6 +391,33 @@ static int find_frame(const struct thread *t, uint64_t sp)
 	return -1;
 }
 
+/* The call's complete event on the timeline, with what its row says about its arguments. */
+static void timeline_event(const struct thread *t, const struct api_spec *s, const struct frame *f,
+			   const struct ret_info *ri, uint64_t now)
+{
+	struct timeline_args a = { .device = t->device, .error = ri->err,
+				   .error_name = ri->err ? cuda_error_name(s->layer, ri->err) : NULL };
+	uint32_t g[3], b[3];
+	uint64_t end = ri->end_ns ? ri->end_ns : now;
+	if (s->op == OP_ALLOC) {
+		a.bytes = f->arg[1];
+		a.ptr = ri->err ? 0 : out_param(t->tid, f->arg[0], ri->outs_read, ri->out);
+	} else if (s->op == OP_COPY && f->arg[1] < DIR_COUNT) {
+		a.bytes = f->arg[0];
+		a.copy_kind = copy_dir_name[f->arg[1]];
+	} else if (s->op == OP_MEMSET) {
+		a.bytes = f->arg[0];
+	} else if (s->op == OP_FREE) {
+		a.ptr = f->arg[0];
+	} else if (s->op == OP_LAUNCH) {
+		decode_unpack_dims(f->arg, g, b);
+		a.kernel = stats_kernel_name((int)(int64_t)f->arg[0]);
+		a.grid = g;
+		a.block = b;
+	}
+	timeline_call(tracee->pid, t->tid, s->name, end > ri->ns ? end - ri->ns : 0, ri->ns, &a);
+}
+
 /* A call came back: count it, by its API table row. */
 void hit_on_return(struct thread *t, const struct frame *f, const struct ret_info *ri, uint64_t now)
 {
@@ -326,6 +430,9 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 	if (!f->counted)
 		return;
 	stats_on_call(f->api, ns, true, err);
+	stacks_on_call_time(f->stack, ns);
+	if (timeline_on())
+		timeline_event(t, s, f, ri, now);
 	if (s->op != OP_ALLOC)
 		trace_return(t->tid, s->name, err, cuda_error_name(s->layer, err), ns);
 	if (s->op >= OP_CAPTURE_BEGIN) {	/* graphs: a capture's end counts even when it failed */
@@ -333,6 +440,7 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 		return;
 	}
 	if (err) {
+		stacks_on_error(f->stack, f->api, err);
 		if (s->op == OP_ALLOC)
 			trace_error(t->tid, s->name, err, cuda_error_name(s->layer, err));
 		return;
@@ -344,10 +452,12 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 	case OP_FREE:
 		if (f->arg[0])
 			stats_on_free(f->arg[0]);
+		timeline_free(tracee->pid, f->arg[0], ri->end_ns ? ri->end_ns : now);
 		break;
 	case OP_LAUNCH: {
 		uint32_t g[3], b[3];
 		decode_unpack_dims(f->arg, g, b);
+		stacks_on_launch(f->stack, stats_kernel_name((int)(int64_t)f->arg[0]));
 		hit_count_launch(t->tid, s, (int)(int64_t)f->arg[0], g, b);
 		break;
 	}

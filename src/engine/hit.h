@@ -43,6 +43,9 @@ void hit_reset(void);	/* exec: no frame of the old image is left */
  * (r: the thread's registers there; ex: the stub's variant), and the records of the others,
  * read now (pid: the program, for kernel handle lookups). */
 void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex);
+/* The call stub trapped for the call's stack (--stacks): taken now, kept for its record (the
+ * index-th), whose return is counted later (hit_records.c). The thread goes on after the int3. */
+void hit_call_trap(struct thread *t, const arch_regs_t *r, int index);
 void hit_drain_launches(pid_t pid);
 
 /* How the CUDA graphs (hit_graphs.c) count what the stubs recorded before a capture begins or

@@ -22,6 +22,7 @@ struct ret_info {
 	uint64_t ns;
 	bool outs_read;
 	uint64_t out, out2;
+	uint64_t end_ns;	/* when it returned (monotonic), where a stub stamped it; 0: now */
 };
 
 /* A call came back: counted by its API table row (and traced). */
@@ -58,6 +59,16 @@ struct hit_state {
 	int captures;
 	struct graph_held *held;
 	size_t n_held, cap_held;
+	/* Stacks taken at the call stub's trap, by call record: the record's call is the one
+	 * that entered at entry_tsc on that thread (a record is reused: both must match). */
+	struct {
+		uint64_t entry_tsc, thread;
+		uint32_t stack;
+	} call_stack[LR_CALL_RECORDS];
+	int n_call_stacks;
 };
+
+/* The stack the call stub's trap took for a recorded call, STACK_NONE if none (forgotten). */
+uint32_t hit_take_call_stack(const struct lr_call *c);
 
 #endif

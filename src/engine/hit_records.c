@@ -130,11 +130,12 @@ static void on_call_record(const struct lr_call *c, const struct lr_call *all, i
 		return;
 	}
 	bool nested = probes_in_cuda_module(c->ret) && ((t && t->depth) || inside_recorded_call(c, all, n_all));
-	struct frame f = { .ret_addr = c->ret, .api = (int16_t)api, .counted = !nested, .rescue = -1, .rec = -1 };
+	struct frame f = { .ret_addr = c->ret, .api = (int16_t)api, .counted = !nested, .rescue = -1, .rec = -1,
+			   .stack = hit_take_call_stack(c) };
 	hit_fill_frame(&f, t ? t : &nobody, s, a);
 	uint64_t ticks = c->ret_tsc > c->entry_tsc ? c->ret_tsc - c->entry_tsc : 0;
 	struct ret_info ri = { .err = (int)(uint32_t)c->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true,
-			       .out = c->out_value, .out2 = c->out2_value };
+			       .out = c->out_value, .out2 = c->out2_value, .end_ns = retfast_tsc_to_mono(c->ret_tsc) };
 	hit_on_return(t ? t : &nobody, &f, &ri, now);
 }
 
@@ -166,7 +167,8 @@ static void collect_batch(struct done *d, int n, struct lr_call *c, int nc, uint
 		const struct ret_record *rr = &d[k].rec;
 		uint64_t ticks = rr->entry_tsc && rr->tsc > rr->entry_tsc ? rr->tsc - rr->entry_tsc : 0;
 		struct ret_info ri = { .err = (int)(uint32_t)rr->retval, .ns = retfast_ticks_to_ns(ticks),
-				       .outs_read = true, .out = rr->out_value, .out2 = rr->out2_value };
+				       .outs_read = true, .out = rr->out_value, .out2 = rr->out2_value,
+				       .end_ns = retfast_tsc_to_mono(rr->tsc) };
 		hit_forget_frames(t, d[k].frame);
 		hit_on_return(t, &f, &ri, now);
 	}

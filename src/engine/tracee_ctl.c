@@ -20,10 +20,12 @@
 #include "log.h"
 #include "memory.h"
 #include "probes.h"
+#include "pystack.h"
 #include "reap.h"
 #include "rescue.h"
 #include "stats.h"
 #include "retfast.h"
+#include "stack_capture.h"
 #include "symbols.h"
 #include "threads.h"
 #include "tracer_internal.h"
@@ -50,6 +52,8 @@ static void tracee_free(struct tracee *t)
 	probes_state_free(t->probes);
 	kernels_state_free(t->kernels);
 	hit_state_free(t->hit);
+	pystack_state_free(t->pystack);
+	stack_capture_state_free(t->stack_capture);
 	free(t);
 }
 
@@ -106,9 +110,11 @@ int tracee_open(pid_t pid, bool launched)
 	t->probes = probes_state_new();
 	t->kernels = kernels_state_new();
 	t->hit = hit_state_new();
+	t->pystack = pystack_state_new();
+	t->stack_capture = stack_capture_state_new();
 	if (!t->threads || !t->memory || !t->symbols || !t->xol || !t->breakpoints || !t->launchring ||
-	    !t->retfast || !t->probes || !t->kernels || !t->hit || t->rescue_slot < 0 ||
-	    t->stats_id < 0) {
+	    !t->retfast || !t->probes || !t->kernels || !t->hit || !t->pystack || !t->stack_capture ||
+	    t->rescue_slot < 0 || t->stats_id < 0) {
 		tracee_free(t);
 		return -ENOMEM;
 	}

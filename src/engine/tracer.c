@@ -27,6 +27,7 @@
 #include "memory.h"
 #include "log.h"
 #include "probes.h"
+#include "stack_capture.h"
 #include "reap.h"
 #include "rescue.h"
 #include "retfast.h"
@@ -67,6 +68,7 @@ static void on_exec(struct thread *t)
 	retfast_forget();
 	launchring_forget();
 	hit_reset();
+	stack_capture_forget();
 	rescue_forget_all();
 	rescue_watchdog_stop();	/* it holds the old image's /proc/PID/mem */
 	mem_close();
@@ -258,6 +260,7 @@ static void housekeeping(void)
 		tracee_forget_vanished_threads();
 		if (threads_count())
 			stats_set_threads(threads_count());	/* the last count stays once it ended */
+		stack_capture_sample_launches();
 	}
 	tracee_select(was);
 	follow_tick();

@@ -100,6 +100,17 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		tracee_release(t);
 		return true;
 	}
+	int record;
+	if (launchring_is_call_trap(addr, arch_call_trap_record(&r), &record)) {
+		/* A call that wants its stack (--stacks): taken now; it goes on after the int3. */
+		stats_on_stop();
+		tracee->stops++;
+		hit_call_trap(t, &r, record);
+		if (budget_active())
+			budget_on_stop(now_ns() - now, STOP_OTHER);
+		tracee_release(t);
+		return true;
+	}
 	struct bp *b = bp_find(addr);
 	if (!b || (b->ambiguous && !trap_is_breakpoint(t->tid)))
 		return false;

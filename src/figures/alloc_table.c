@@ -207,6 +207,11 @@ bool alloc_table_remove(struct alloc_table *t, uint64_t addr, struct stats_alloc
 	return true;
 }
 
+struct stats_alloc *alloc_table_find(struct alloc_table *t, uint64_t addr)
+{
+	return addr ? hashmap_find(&t->map, addr) : NULL;
+}
+
 void alloc_table_forget_overlaps(struct alloc_table *t, const struct stats_alloc *a,
 				 alloc_table_gone_fn *gone, void *arg)
 {

@@ -20,6 +20,9 @@ int alloc_table_put(struct alloc_table *t, const struct stats_alloc *a);
 /* Drops the record at addr, copied to *gone; false if there is none. */
 bool alloc_table_remove(struct alloc_table *t, uint64_t addr, struct stats_alloc *gone);
 
+/* The record at addr, to change its details (never its address or size); NULL if none. */
+struct stats_alloc *alloc_table_find(struct alloc_table *t, uint64_t addr);
+
 typedef void alloc_table_gone_fn(const struct stats_alloc *gone, void *arg);
 /* Drops every device/managed record whose range overlaps a's (when a is one itself), calling
  * gone for each. */

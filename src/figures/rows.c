@@ -166,6 +166,7 @@ static int rows_allocs(struct rows *r, const struct stats_snapshot *cur)
 			.tid = a[i]->tid,
 			.age_ns = cur->t_ns >= a[i]->t_ns ? cur->t_ns - a[i]->t_ns : 0,
 			.caller = a[i]->caller ? a[i]->caller : "",
+			.stack = a[i]->stack,
 		};
 		snprintf(row->address, sizeof(row->address), "0x%" PRIx64, a[i]->addr);
 	}

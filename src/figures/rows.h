@@ -58,6 +58,7 @@ struct row_alloc {
 	pid_t tid;
 	uint64_t age_ns;		/* at the snapshot */
 	const char *caller;		/* calling module, "" when not known */
+	uint32_t stack;			/* its call stack (stacks.h), STACK_NONE if none */
 };
 
 struct rows {

@@ -330,6 +330,24 @@ void stats_on_alloc(int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, 
 	pthread_mutex_unlock(&stats_lock);
 }
 
+void stats_set_alloc_stack(uint64_t addr, uint32_t stack)
+{
+	pthread_mutex_lock(&stats_lock);
+	struct stats_alloc *a = S && S->ready ? alloc_table_find(S->allocs, addr) : NULL;
+	if (a)
+		a->stack = stack;
+	pthread_mutex_unlock(&stats_lock);
+}
+
+const char *stats_kernel_name(int kernel)
+{
+	pthread_mutex_lock(&stats_lock);
+	const struct stats_kernel *k = S && S->ready ? kernel_table_row(S->kernels, kernel) : NULL;
+	const char *name = k ? k->name : NULL;
+	pthread_mutex_unlock(&stats_lock);
+	return name;
+}
+
 bool stats_on_free(uint64_t addr)
 {
 	bool known = false;

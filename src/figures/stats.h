@@ -42,6 +42,7 @@ struct stats_alloc {
 	uint8_t kind;		/* enum mem_kind */
 	const char *caller;	/* module that called the allocation function, "" if unknown;
 				 * interned by the stats module, valid for its life */
+	uint32_t stack;		/* its call stack (stacks.h), STACK_NONE if none was taken */
 };
 
 struct stats_kernel {
@@ -153,9 +154,14 @@ void stats_on_call(int api, uint64_t ns, bool returned, int error);
 void stats_on_lost(int api, uint64_t n);
 void stats_on_alloc(int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
 		    pid_t tid, uint64_t now_ns, const char *caller);
+/* The call stack (stacks.h) of the live allocation at addr, just recorded. */
+void stats_set_alloc_stack(uint64_t addr, uint32_t stack);
 bool stats_on_free(uint64_t addr);	/* false if addr was not a known allocation */
 bool stats_is_device_ptr(uint64_t addr);	/* inside a live device or managed allocation */
 int stats_kernel_id(const char *name);	/* interns the name; -1 when the table is full */
+/* The name of kernel id kernel of the selected process: valid for the module's life, and
+ * never another process's pointer (so it tells the process's kernels apart); NULL if none. */
+const char *stats_kernel_name(int kernel);
 /* kernel: an id from stats_kernel_id; -1 (full table) counts under "(other kernels)".
  * grid and block may be NULL when not known. */
 void stats_on_launch(int kernel, const uint32_t grid[3], const uint32_t block[3]);

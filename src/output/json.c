@@ -6,6 +6,8 @@
 #include "cuda_api.h"
 #include "device_rows.h"
 #include "rows.h"
+#include "site_rows.h"
+#include "stacks.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -164,7 +166,61 @@ static double json_seconds(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
-static void json_api_row(struct jw *w, const struct row_api *a)
+/* A call stack: its frames, innermost first; null when none was taken. */
+static void json_stack(struct jw *w, uint32_t id)
+{
+	const struct stack *st = stacks_get(id);
+	if (!st) {
+		jw_null(w);
+		return;
+	}
+	jw_open(w, '[');
+	for (uint32_t i = 0; i < st->n; i++) {
+		const struct stack_frame *f = &st->frame[i];
+		jw_open(w, '{');
+		jw_key(w, "function");
+		jw_str(w, f->function);
+		jw_key(w, "file");
+		if (f->file)
+			jw_str(w, f->file);
+		else
+			jw_null(w);
+		jw_key(w, "line");
+		jw_u64_if(w, f->line, f->line);
+		jw_key(w, "module");
+		if (f->module)
+			jw_str(w, f->module);
+		else
+			jw_null(w);
+		jw_key(w, "python");
+		jw_bool(w, f->python);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+/* The stacks the sites of errors of API row index were seen at (in process pid; 0: any), with
+ * their counts. */
+static void json_error_sites(struct jw *w, int index, pid_t pid, const struct stacks_snapshot *ss)
+{
+	jw_key(w, "error_sites");
+	jw_open(w, '[');
+	for (size_t i = 0; ss && i < ss->n_error; i++) {
+		if (ss->error[i].api != index || !stacks_in_process(ss->error[i].stack, pid))
+			continue;
+		jw_open(w, '{');
+		jw_key(w, "error");
+		jw_int(w, ss->error[i].err);
+		jw_key(w, "count");
+		jw_u64(w, ss->error[i].count);
+		jw_key(w, "stack");
+		json_stack(w, ss->error[i].stack);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+static void json_api_row(struct jw *w, const struct row_api *a, pid_t pid, const struct stacks_snapshot *ss)
 {
 	jw_open(w, '{');
 	jw_key(w, "name");
@@ -188,19 +244,40 @@ static void json_api_row(struct jw *w, const struct row_api *a)
 	jw_int_if(w, a->stops_per_call >= 0, a->stops_per_call);
 	jw_key(w, "lost");
 	jw_u64(w, a->lost);
+	json_error_sites(w, a->index, pid, ss);
 	jw_close(w, '}');
 }
 
-static void json_api(struct jw *w, const struct rows *rs)
+static void json_api(struct jw *w, const struct rows *rs, pid_t pid, const struct stacks_snapshot *ss)
 {
 	jw_key(w, "api");
 	jw_open(w, '[');
 	for (size_t i = 0; i < rs->n_api; i++)
-		json_api_row(w, &rs->api[i]);
+		json_api_row(w, &rs->api[i], pid, ss);
 	jw_close(w, ']');
 }
 
-static void json_kernels(struct jw *w, const struct rows *rs, const struct stats_snapshot *s)
+/* Where a kernel was launched from (in process pid; 0: any): the stacks of its first launch
+ * and of the sampled ones. */
+static void json_launch_sites(struct jw *w, const char *kernel, pid_t pid, const struct stacks_snapshot *ss)
+{
+	jw_key(w, "sites");
+	jw_open(w, '[');
+	for (size_t i = 0; ss && i < ss->n_launch; i++) {
+		if (!stacks_launch_site_of(&ss->launch[i], kernel, pid))
+			continue;
+		jw_open(w, '{');
+		jw_key(w, "samples");
+		jw_u64(w, ss->launch[i].samples);
+		jw_key(w, "stack");
+		json_stack(w, ss->launch[i].stack);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+static void json_kernels(struct jw *w, const struct rows *rs, const struct stats_snapshot *s,
+			 const struct stacks_snapshot *ss)
 {
 	jw_key(w, "kernels");
 	jw_open(w, '[');
@@ -218,6 +295,7 @@ static void json_kernels(struct jw *w, const struct rows *rs, const struct stats
 		jw_dim3(w, k->grid);
 		jw_key(w, "block");
 		jw_dim3(w, k->block);
+		json_launch_sites(w, k->name, s->pid, ss);
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
@@ -357,7 +435,33 @@ static void json_leak(struct jw *w, const struct row_alloc *a)
 	jw_double(w, json_seconds(a->age_ns));
 	jw_key(w, "caller");
 	jw_str(w, a->caller);
+	jw_key(w, "stack");
+	json_stack(w, a->stack);
 	jw_close(w, '}');
+}
+
+/* Live memory by the call stack that allocated it, largest first. */
+static void json_by_site(struct jw *w, const struct rows *rs, const struct stacks_snapshot *ss)
+{
+	struct row_site *sites;
+	long n = site_rows_build(rs, ss, &sites);
+	jw_key(w, "by_site");
+	jw_open(w, '[');
+	for (long i = 0; i < n; i++) {
+		jw_open(w, '{');
+		jw_key(w, "stack");
+		json_stack(w, sites[i].stack);
+		jw_key(w, "live_bytes");
+		jw_u64(w, sites[i].live_bytes);
+		jw_key(w, "live_allocations");
+		jw_u64(w, sites[i].live_allocations);
+		jw_key(w, "allocated_bytes");
+		jw_u64_if(w, sites[i].stack != STACK_NONE, sites[i].allocated_bytes);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	if (n >= 0)
+		free(sites);
 }
 
 /* Live device (and managed) memory per calling module: which library holds the memory, e.g.
@@ -476,7 +580,7 @@ static void json_devices(struct jw *w, const struct devices_snapshot *d)
 }
 
 static void json_memory(struct jw *w, const struct report_info *info, const struct rows *rs,
-			const struct stats_snapshot *s)
+			const struct stats_snapshot *s, const struct stacks_snapshot *ss)
 {
 	jw_key(w, "memory");
 	jw_open(w, '{');
@@ -498,6 +602,7 @@ static void json_memory(struct jw *w, const struct report_info *info, const stru
 		json_leak(w, &rs->alloc[i]);
 	jw_close(w, ']');
 	json_by_caller(w, rs);
+	json_by_site(w, rs, ss);
 	json_process_memory(w, info, s);
 	jw_close(w, '}');
 }
@@ -538,7 +643,8 @@ static void json_cost(struct jw *w, const struct report_info *info, const struct
 }
 
 /* One traced process: who it is, how it ended, and its own api/kernels/transfers/memory. */
-static int json_process(struct jw *w, const struct report_info *info, const struct stats_process *p)
+static int json_process(struct jw *w, const struct report_info *info, const struct stats_process *p,
+			const struct stacks_snapshot *ss)
 {
 	struct stats_snapshot s;
 	struct rows rs;
@@ -574,13 +680,13 @@ static int json_process(struct jw *w, const struct report_info *info, const stru
 		if (dev[d])
 			jw_int(w, d);
 	jw_close(w, ']');
-	json_api(w, &rs);
-	json_kernels(w, &rs, &s);
+	json_api(w, &rs, s.pid, ss);
+	json_kernels(w, &rs, &s, ss);
 	json_graphs(w, &rs);
 	json_transfers(w, &rs, &s);
 	struct report_info own = *info;	/* its device memory as NVML tells, where it does */
 	own.pid = p->info.pid;
-	json_memory(w, &own, &rs, &s);
+	json_memory(w, &own, &rs, &s, ss);
 	jw_key(w, "cost");
 	jw_open(w, '{');
 	jw_key(w, "stops");
@@ -602,24 +708,28 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	struct rows rs;
 	int err;
 
+	struct stacks_snapshot ss;
 	if ((err = rows_build(&rs, s, NULL)) < 0)	/* the summary: the whole session */
 		return err;
+	bool have_stacks = stacks_snapshot(&ss) == 0;
 	jw_open(&w, '{');
 	json_header(&w, info);
-	json_api(&w, &rs);
-	json_kernels(&w, &rs, s);
+	json_api(&w, &rs, 0, have_stacks ? &ss : NULL);
+	json_kernels(&w, &rs, s, have_stacks ? &ss : NULL);
 	json_graphs(&w, &rs);
 	json_transfers(&w, &rs, s);
-	json_memory(&w, info, &rs, s);
+	json_memory(&w, info, &rs, s, have_stacks ? &ss : NULL);
 	rows_free(&rs);
 	json_cost(&w, info, s);
 	json_devices(&w, info->devices);
 	jw_key(&w, "processes");
 	jw_open(&w, '[');
 	for (size_t i = 0; i < s->n_proc && !err; i++)
-		err = json_process(&w, info, &s->proc[i]);
+		err = json_process(&w, info, &s->proc[i], have_stacks ? &ss : NULL);
 	jw_close(&w, ']');
 	jw_close(&w, '}');
+	if (have_stacks)
+		stacks_snapshot_free(&ss);
 	fputc('\n', f);
 	if (err)
 		return err;

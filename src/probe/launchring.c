@@ -201,8 +201,10 @@ void launchring_drop_probe(int probe)
 {
 	struct launchring_state *st = tracee->launchring;
 	/* Its lost counter stays where it is: the index, reused, carries on from there. */
-	if (probe >= 0 && probe < st->n_probes)
+	if (probe >= 0 && probe < st->n_probes) {
 		st->api_of[probe] = -1;
+		launchring_set_stack_trap(probe, false);	/* the index may be given again */
+	}
 }
 
 int launchring_probe_api(int probe)
@@ -241,6 +243,27 @@ bool launchring_is_trap(uint64_t addr, bool *ex)
 	return at == arch_launch_stub_trap || at == arch_launch_stub_trap_ex;
 }
 
+bool launchring_is_call_trap(uint64_t addr, uint64_t record, int *index)
+{
+	struct launchring_state *st = tracee->launchring;
+	uint64_t off, calls = st->ring + LR_OFF_CALLS;
+	*index = -1;
+	if (!st->ring || !xol_in_shared_code(addr, &off) || arch_launch_stub + off != arch_call_stub_trap)
+		return false;
+	if (record >= calls && record < calls + LR_CALL_RECORDS * LR_CALL_SIZE && (record - calls) % LR_CALL_SIZE == 0)
+		*index = (int)((record - calls) / LR_CALL_SIZE);
+	return true;
+}
+
+int launchring_set_stack_trap(int probe, bool on)
+{
+	struct launchring_state *st = tracee->launchring;
+	uint8_t flag = on;
+	if (!st->ring || probe < 0 || probe >= LR_PROBES)
+		return -EINVAL;
+	return ring_write(st->ring + LR_OFF_STACKS + (uint64_t)probe, &flag, 1);
+}
+
 /* As the stub computes it (arch/x86_64_launch.S). Not hashmap.h: the filter lives in the
  * program's memory, the stub's assembly reads it, and it is a lossy cache that never grows. */
 static uint32_t filter_slot(uint64_t handle)
@@ -271,6 +294,18 @@ static int ring_io(uint64_t addr, void *buf, size_t len, bool write)
 		if (!t->guest)
 			err = write ? mem_write(t->tid, addr, buf, len) : mem_read(t->tid, addr, buf, len);
 	return err;
+}
+
+void launchring_unsee(uint64_t handle)
+{
+	struct launchring_state *st = tracee->launchring;
+	uint32_t i = filter_slot(handle) & ~1u;
+	uint64_t pair[2], none = 0;
+	if (!st->ring || ring_io(st->ring + OFF_FILTER + 8 * i, pair, sizeof pair, false) < 0)
+		return;
+	for (int k = 0; k < 2; k++)	/* the stub only reads the filter: a word written whole */
+		if (pair[k] == handle)
+			ring_io(st->ring + OFF_FILTER + 8 * (i + (uint32_t)k), &none, sizeof none, true);
 }
 
 static int ring_read(uint64_t addr, void *buf, size_t len)

@@ -56,8 +56,15 @@ bool launchring_in_stub(uint64_t pc);
 /* addr (an int3 that trapped) is the stub's trap for a handle not seen yet; the thread goes on
  * right after it once the tracer has counted and named the launch. *ex: the stub's variant. */
 bool launchring_is_trap(uint64_t addr, bool *ex);
+/* addr is the call stub's trap for a stack (--stacks): the call record is at
+ * arch_call_trap_record, its index in *index (-1 if it is not one). */
+bool launchring_is_call_trap(uint64_t addr, uint64_t record, int *index);
+/* The call stub traps at the calls of probe so that their stacks can be taken, or no more. */
+int launchring_set_stack_trap(int probe, bool on);
 /* The handle is named now: later launches of it go through the ring. */
 void launchring_seen(pid_t tid, uint64_t handle);
+/* The handle's next launch traps again (--stacks launches: a sampled launch site). */
+void launchring_unsee(uint64_t handle);
 
 /* Reads what the ring holds and frees it: on_record(api, words) per launch in ring order,
  * on_lost(api, n) for launches the full ring dropped and calls the call stub found no record

@@ -243,6 +243,13 @@ static void probe_exec(struct thread *t, const struct module *m, const uint64_t 
  * read from the caller's buffer at the return, for out-parameters beyond the registers, and for
  * everything when every call is traced (--trace wants each with its thread, in order) or an
  * experiment picks the launch layers. */
+bool probes_stops_for_stack(const struct api_spec *spec)
+{
+	unsigned which = spec->op == OP_ALLOC ? CONFIG_STACKS_ALLOCS : spec->op == OP_FREE ? CONFIG_STACKS_FREES
+		       : spec->op == OP_SYNC ? CONFIG_STACKS_SYNCS : 0;
+	return config.stack_depth > 0 && (config.stacks & which);
+}
+
 static int stub_for(const struct api_spec *spec)
 {
 	if (config.tracing || config.launch_layer_forced)
@@ -311,17 +318,21 @@ static void on_new_module(struct module *m, void *arg)
 		struct bp *b;
 		const char *why = NULL;
 		int err = -ENOEXEC;
+		bool stack_trap = false;
 		if (ring_wanted(t, spec)) {
 			err = bp_create_jump(t, s.funcs[i].addr, s.funcs[i].size, s.funcs[i].api,
 					     stub_for(spec), m->id, &b, &why);
 			if (err < 0)
 				log_info("%s in %s stops at each call: %s", spec->name, m->base,
 					 why ? why : strerror(-err));
+			/* --stacks: the call stub traps there, while gputop drains (docs/stacks.md). */
+			else if (stub_for(spec) == LR_STUB_CALL && probes_stops_for_stack(spec))
+				stack_trap = launchring_set_stack_trap(b->ring, true) == 0;
 		}
 		if (err < 0)
 			err = bp_create(t, s.funcs[i].addr, BP_PROBE, s.funcs[i].api, m->id, &b, &why);
 		if (err == 0)
-			stats_set_stops_per_call(s.funcs[i].api, b->ring >= 0 ? 0 :
+			stats_set_stops_per_call(s.funcs[i].api, b->ring >= 0 ? stack_trap :
 						 !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
 		if (err < 0) {
 			refused++;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct thread;
+struct api_spec;
 struct probes_state;
 
 /* The current process's part (tracee->probes, base/tracee.h): its CUDA modules and the launch
@@ -36,6 +37,10 @@ uint64_t probes_rtld_state_addr(void);	/* &_r_debug.r_state, 0 if unknown */
  * launch, whatever the caller), else the runtime's. GPUTOP_LAUNCH_LAYER=runtime|driver|both
  * overrides it, for experiments. */
 void probes_apply_launch_policy(void);
+
+/* --stacks: calls of the API table's row spec stop at their entry, so that their stack is taken there
+ * (a call the stubs record without a stop has none). */
+bool probes_stops_for_stack(const struct api_spec *spec);
 
 /* --max-overhead: arm or disarm every launch probe of the counting layer. */
 void probes_set_launches_armed(bool armed);

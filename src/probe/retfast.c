@@ -139,6 +139,14 @@ uint64_t retfast_ticks_to_ns(uint64_t ticks)
 	return (uint64_t)((double)ticks * (double)(ns1 - ns0) / (double)(tsc1 - tsc0));
 }
 
+uint64_t retfast_tsc_to_mono(uint64_t tsc)
+{
+	if (tsc >= tsc0)
+		return ns0 + retfast_ticks_to_ns(tsc - tsc0);
+	uint64_t back = retfast_ticks_to_ns(tsc0 - tsc);
+	return back < ns0 ? ns0 - back : 0;
+}
+
 int retfast_init(struct thread *t)
 {
 	struct retfast_state *st = tracee->retfast;

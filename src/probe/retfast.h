@@ -68,6 +68,8 @@ void retfast_flush(pid_t pid);
 
 /* Time stamp counter ticks as ns, and back (0 while the rate is not known). */
 uint64_t retfast_ticks_to_ns(uint64_t ticks);
+/* A time stamp counter reading as monotonic ns (clock.h), for the timeline. */
+uint64_t retfast_tsc_to_mono(uint64_t tsc);
 uint64_t retfast_ns_to_ticks(uint64_t ns);
 
 #endif

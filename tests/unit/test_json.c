@@ -107,7 +107,7 @@ static void checks(void)
 	jq(".duration_s == 12.5 and .exit_status == null and .term_signal == null");
 	jq("[.api[].name] == [\"cudaMalloc\",\"cuLaunchKernel\",\"cudaFree\",\"cudaMemcpy\"]");
 	jq(".api[0] == {\"name\":\"cudaMalloc\",\"layer\":\"runtime\",\"calls\":4,\"errors\":1,"
-	   "\"seconds\":4e-06,\"last_error\":\"cudaErrorMemoryAllocation\",\"stops_per_call\":null,\"lost\":0}");
+	   "\"seconds\":4e-06,\"last_error\":\"cudaErrorMemoryAllocation\",\"stops_per_call\":null,\"lost\":0,\"error_sites\":[]}");
 	jq(".api[1] | .layer == \"driver\" and .errors == null and .seconds == null and .last_error == null");
 	jq(".api[2].last_error == 999999");
 	jq("[.kernels[].name] == [\"graph_kernel\",\"void add<float>(float*)\",\"say \\\"hi\\\"\\\\\\n\\u0001 caf\u00e9\"]");

@@ -1,0 +1,19 @@
+/* unwind.h — a stopped thread's native call stack, through libdw's unwinder (the way eu-stack
+ * and perf use it): CFI from .eh_frame/.debug_frame, frame pointers where a module has none. */
+#ifndef GPUTOP_UNWIND_H
+#define GPUTOP_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch.h"
+
+/* Writes the pcs of up to max frames of the stopped thread tid of the traced process,
+ * innermost first, unwinding from regs (its registers now, or those it entered a function
+ * with). Each pc but the first is a return address less one, so that it lies inside the call
+ * instruction (the line of the call, not of the next statement). Returns how many (0 when
+ * none); *truncated is set when frames beyond max were left out. Memory reads only. */
+int unwind_stack(pid_t tid, const arch_regs_t *regs, uint64_t *pcs, int max, bool *truncated);
+
+#endif

@@ -1,0 +1,217 @@
+/* stack_capture.c — a stopped thread's stack, unwound, merged with its Python frames and
+ * interned (stack_capture.h). A stack is symbolized once, when first seen: later captures of
+ * the same stack cost the unwind and one lookup. */
+#define _GNU_SOURCE
+#include "stack_capture.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "hashmap.h"
+#include "kernels.h"
+#include "launchring.h"
+#include "tracee.h"
+#include "pystack.h"
+#include "stacks.h"
+#include "symbols.h"
+#include "threads.h"
+#include "unwind.h"
+
+/* The process's part (tracee->stack_capture): its image's id, which starts every stack's key
+ * (the same pcs in another process, or after an exec, are another stack), and the sampling of
+ * its launch sites. */
+struct due_entry {	/* kernel + 1 -> when its last launch stack was taken */
+	uint64_t key;
+	uint64_t at;
+};
+struct stack_capture_state {
+	uint64_t image;
+	struct hashmap last_sample;	/* of due_entry */
+	struct hashmap handles;		/* handles noted, each once */
+	uint64_t *handle_list;		/* the same, in turn for sampling */
+	size_t n_handles, cap_handles, next_handle;
+};
+
+static uint64_t images;	/* image ids given so far */
+
+struct stack_capture_state *stack_capture_state_new(void)
+{
+	struct stack_capture_state *st = calloc(1, sizeof *st);
+	if (!st)
+		return NULL;
+	st->image = ++images;
+	if (hashmap_init(&st->last_sample, sizeof(struct due_entry), 16, 0) < 0 ||
+	    hashmap_init(&st->handles, sizeof(uint64_t), 16, 0) < 0) {
+		stack_capture_state_free(st);
+		return NULL;
+	}
+	return st;
+}
+
+void stack_capture_state_free(struct stack_capture_state *st)
+{
+	if (!st)
+		return;
+	hashmap_clear(&st->last_sample);
+	hashmap_clear(&st->handles);
+	free(st->handle_list);
+	free(st);
+}
+
+void stack_capture_forget(void)
+{
+	struct stack_capture_state *st = tracee->stack_capture;
+	st->image = ++images;
+	hashmap_clear(&st->last_sample);
+	hashmap_clear(&st->handles);
+	st->n_handles = st->next_handle = 0;
+	pystack_forget();
+}
+
+/* Scratch, off the stack (the tracer thread only). */
+static uint64_t pcs[CONFIG_STACK_DEPTH_MAX];
+static struct py_frame py[CONFIG_STACK_DEPTH_MAX];
+static uint64_t key[1 + 3 * CONFIG_STACK_DEPTH_MAX];
+static struct stack_frame frames[CONFIG_STACK_DEPTH_MAX];
+static char names[CONFIG_STACK_DEPTH_MAX][64];
+
+/* One native frame, named: demangled function, or module+offset where no symbol names it.
+ * Names that need freeing go to *owned. */
+static void name_native(uint64_t pc, int i, struct stack_frame *f, char **owned)
+{
+	struct sym_place p;
+	*owned = NULL;
+	*f = (struct stack_frame){ 0 };
+	if (sym_describe(pc, &p) < 0) {
+		snprintf(names[i], sizeof names[i], "0x%" PRIx64, pc);
+		f->function = names[i];
+		return;
+	}
+	f->module = p.module;
+	f->file = p.file;
+	f->line = p.line > 0 ? (uint32_t)p.line : 0;
+	if (p.function) {
+		*owned = kernels_demangle(p.function);
+		f->function = *owned ? *owned : p.function;
+	} else {
+		snprintf(names[i], sizeof names[i], "%s+0x%" PRIx64, p.module ? p.module : "?", p.module_offset);
+		f->function = names[i];
+	}
+}
+
+/* Whether pc lies in the interpreter's eval loop, where Python frames are run. */
+static bool in_eval_loop(uint64_t pc)
+{
+	struct sym_place p;
+	return sym_describe(pc, &p) == 0 && p.function && pystack_is_eval_function(p.function);
+}
+
+/* The frames, innermost first: at each native frame of the eval loop, the Python frames it
+ * runs go in just above it (each eval call runs Python frames up to an entry frame). */
+static uint32_t build(int depth, int n_native, int n_py, char **owned)
+{
+	uint32_t n = 0;
+	int k = 0;
+	for (int i = 0; i < n_native && n < (uint32_t)depth; i++) {
+		if (n_py && k < n_py && in_eval_loop(pcs[i])) {
+			while (k < n_py && n < (uint32_t)depth) {
+				bool entry = py[k].entry;
+				frames[n++] = (struct stack_frame){ .function = py[k].function, .file = py[k].file,
+								    .line = py[k].line, .module = py[k].module,
+								    .python = true };
+				k++;
+				if (entry)
+					break;
+			}
+		}
+		if (n < (uint32_t)depth)
+			name_native(pcs[i], (int)n, &frames[n], &owned[n]), n++;
+	}
+	/* No native frame of the eval loop was seen (unwinding stopped short, or its symbol is
+	 * not there): the Python frames still go in, outermost. */
+	for (; k < n_py && n < (uint32_t)depth; k++)
+		frames[n++] = (struct stack_frame){ .function = py[k].function, .file = py[k].file,
+						    .line = py[k].line, .module = py[k].module, .python = true };
+	return n;
+}
+
+uint32_t stack_capture(struct thread *t, const arch_regs_t *r)
+{
+	bool truncated;
+	int depth = config.stack_depth > CONFIG_STACK_DEPTH_MAX ? CONFIG_STACK_DEPTH_MAX : config.stack_depth;
+	if (depth <= 0)
+		return STACK_NONE;
+	int n = unwind_stack(t->tid, r, pcs, depth, &truncated);
+	if (n <= 0)
+		return STACK_NONE;
+	int n_py = pystack_read(t->tid, t->thread_pointer, py, depth);
+	/* The key: the process image, the pcs, then each Python frame's code object and line. */
+	uint32_t nk = 0;
+	key[nk++] = tracee->stack_capture->image;
+	for (int i = 0; i < n; i++)
+		key[nk++] = pcs[i];
+	for (int i = 0; i < n_py; i++) {
+		key[nk++] = py[i].code;
+		key[nk++] = py[i].line;
+	}
+	uint32_t id = stacks_find(key, nk);
+	if (id != STACK_NONE)
+		return id;
+	for (int i = 0; i < n_py; i++)
+		pystack_describe(t->tid, &py[i]);
+	char *owned[CONFIG_STACK_DEPTH_MAX] = { 0 };
+	uint32_t nf = build(depth, n, n_py, owned);
+	id = stacks_add(tracee->pid, key, nk, frames, nf, truncated || nf < (uint32_t)(n + n_py));
+	for (uint32_t i = 0; i < nf; i++)
+		free(owned[i]);
+	return id;
+}
+
+/* ---- launch sites, sampled (--stacks launches) ---------------------------------------------- */
+
+bool stack_capture_launch_due(int kernel, uint64_t now)
+{
+	struct stack_capture_state *st = tracee->stack_capture;
+	if (kernel < 0 || config.stack_depth <= 0)
+		return false;
+	/* Its first launch, or (--stacks launches) a sample when its last one is old enough. */
+	struct due_entry *e = hashmap_find(&st->last_sample, (uint64_t)kernel + 1);
+	if (e && (!(config.stacks & CONFIG_STACKS_LAUNCHES) || now - e->at < STACK_SAMPLE_NS))
+		return false;
+	if (e || (e = hashmap_insert(&st->last_sample, (uint64_t)kernel + 1, NULL)))
+		e->at = now;
+	return true;
+}
+
+void stack_capture_note_handle(uint64_t handle)
+{
+	struct stack_capture_state *st = tracee->stack_capture;
+	bool added;
+	if (!(config.stacks & CONFIG_STACKS_LAUNCHES) || !handle)
+		return;
+	if (!hashmap_insert(&st->handles, handle, &added) || !added)
+		return;
+	if (st->n_handles == st->cap_handles) {
+		size_t cap = st->cap_handles ? 2 * st->cap_handles : 64;
+		uint64_t *l = realloc(st->handle_list, cap * sizeof *l);
+		if (!l)
+			return;
+		st->handle_list = l;
+		st->cap_handles = cap;
+	}
+	st->handle_list[st->n_handles++] = handle;
+}
+
+void stack_capture_sample_launches(void)
+{
+	struct stack_capture_state *st = tracee->stack_capture;
+	if (!(config.stacks & CONFIG_STACKS_LAUNCHES) || config.stack_depth <= 0)
+		return;
+	for (size_t k = 0; k < STACK_SAMPLES_PER_TICK && k < st->n_handles; k++) {
+		launchring_unsee(st->handle_list[st->next_handle]);
+		st->next_handle = (st->next_handle + 1) % st->n_handles;
+	}
+}

@@ -1,0 +1,36 @@
+/* stack_capture.h — the call stack of a thread stopped at a probe, as an interned stack
+ * (figures/stacks.h): native frames through libdw (base/unwind.h), with the Python frames of a
+ * CPython interpreter merged in where its eval loop runs them (base/pystack.h). Only at a stop:
+ * a call the stubs record without one has no stack (docs/stacks.md says why). */
+#ifndef GPUTOP_STACK_CAPTURE_H
+#define GPUTOP_STACK_CAPTURE_H
+
+#include <stdint.h>
+
+#include "arch.h"
+
+struct thread;
+struct stack_capture_state;
+
+/* The process's part (base/tracee.h), made and freed with it. */
+struct stack_capture_state *stack_capture_state_new(void);
+void stack_capture_state_free(struct stack_capture_state *st);
+/* The process ran exec: a new image, whose stacks are not the old one's. */
+void stack_capture_forget(void);
+
+/* The stack of t, stopped, unwound from r (its registers, or those it entered the probed
+ * function with), at most config.stack_depth frames: its id, STACK_NONE when stacks are off
+ * (depth 0) or none could be taken. */
+uint32_t stack_capture(struct thread *t, const arch_regs_t *r);
+
+/* Launch sites. The first launch of each kernel has its stack taken (it stops anyway); with
+ * --stacks launches, more are sampled: a launch that stops at every call (an int3 probe) when
+ * its kernel's last sample is STACK_SAMPLE_NS old, and a launch through the ring by making
+ * its handle trap again, at most STACK_SAMPLES_PER_TICK handles per 100 ms, in turn. */
+#define STACK_SAMPLE_NS 100000000ull
+#define STACK_SAMPLES_PER_TICK 8
+bool stack_capture_launch_due(int kernel, uint64_t now);	/* take this launch's stack? */
+void stack_capture_note_handle(uint64_t handle);	/* a handle the ring's stub trapped for */
+void stack_capture_sample_launches(void);	/* the process's, at the tracer's 100 ms housekeeping */
+
+#endif
