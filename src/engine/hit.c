@@ -244,7 +244,8 @@ void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
 	if (!t->guest && !is_nested(t, &entry))
 		entry_only(t, api, s, &entry, a, sampled);
 	launchring_seen(t->tid, handle);
-	stack_capture_note_handle(handle);
+	if (s->op == OP_LAUNCH)	/* sampled launch sites: kernels only, not executable graphs */
+		stack_capture_note_handle(handle);
 }
 
 void hit_call_trap(struct thread *t, const arch_regs_t *r, int index)
@@ -436,6 +437,8 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 	if (s->op != OP_ALLOC)
 		trace_return(t->tid, s->name, err, cuda_error_name(s->layer, err), ns);
 	if (s->op >= OP_CAPTURE_BEGIN) {	/* graphs: a capture's end counts even when it failed */
+		if (err)
+			stacks_on_error(f->stack, f->api, err);
 		graphs_on_return(t, s, f, err, now);
 		return;
 	}
