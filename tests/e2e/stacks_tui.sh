@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12, views: gputop --stacks allocs runs tests/progs/stacks.c (SIMULATED runtime) in a tmux
+# Issue 12, views: gputop --stacks allocs,launches runs tests/progs/stacks.c (SIMULATED runtime) in a tmux
 # terminal and
 # stays at its final screen. Leaks: Enter on the top row shows the leak's whole stack (leak_b,
 # leak_a, main with their lines); g groups the live allocations by site (the SITE column names
@@ -15,7 +15,7 @@ line_of() {
 }
 L_B=$(line_of leak_b) L_A=$(line_of leak_a) L_FAIL=$(line_of fail_site) L_LAUNCH=$(line_of launch_site)
 
-tui_gputop 120 32 -- --stacks allocs -- "$BIN/stacks"
+tui_gputop 120 32 -- --stacks allocs,launches -- "$BIN/stacks"
 expect_screen 'program exited with status 0' "the program ran to its end under the TUI"
 
 # --- Leaks: Enter shows the stack -----------------------------------------------------------
