@@ -31,7 +31,13 @@ static const char usage_text[] =
 	"  -d, --delay SECONDS     seconds between refreshes (default 1)\n"
 	"  -n, --iterations N      stop after N refreshes (then detach)\n"
 	"      --json FILE         write a summary as JSON to FILE when the session ends\n"
+	"      --json-interval SECONDS FILE\n"
+	"                          rewrite the JSON summary to FILE every SECONDS, atomically\n"
 	"      --trace FILE        write every traced call to FILE, one line each (- = stderr)\n"
+	"      --listen [ADDR:]PORT  serve metrics for Prometheus at http://ADDR:PORT/metrics\n"
+	"                          (OpenMetrics; ADDR 127.0.0.1 unless given; 0.0.0.0 = all)\n"
+	"      --metrics-top-kernels N  kernels with a series of their own (default 50); the\n"
+	"                          others are counted together as \"(other kernels)\"\n"
 	"  -o, --output FILE       launch mode: the program's stdout and stderr go to FILE\n"
 	"                          (so they do not draw over the TUI)\n"
 	"      --timeout SECONDS   end the session after SECONDS (then detach)\n"
@@ -56,6 +62,9 @@ static const char usage_text[] =
 	"a summary on stderr when the session ends. In launch mode gputop exits with the\n"
 	"program's exit status. See gputop(1) for keys, views and exit statuses.\n";
 
+/* Long options without a short one, past every char. */
+enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS };
+
 static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "batch", no_argument, NULL, 'b' },
@@ -63,6 +72,9 @@ static const struct option long_options[] = {
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "json", required_argument, NULL, 'J' },
 	{ "trace", required_argument, NULL, 'T' },
+	{ "json-interval", required_argument, NULL, OPT_JSON_INTERVAL },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "metrics-top-kernels", required_argument, NULL, OPT_TOP_KERNELS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "max-overhead", required_argument, NULL, 'O' },
@@ -160,11 +172,25 @@ static bool parse_stacks(const char *s, unsigned *out)
 	return true;
 }
 
+/* [ADDR:]PORT: a port of digits (0: any free one), and an address if a colon comes before it
+ * (the server resolves it). "[::1]:9464" for IPv6. */
+static bool listen_ok(const char *s)
+{
+	const char *port = strrchr(s, ':');
+	long v;
+
+	if (port == s || (port && port[-1] == '[') || (port && *s == '[' && port[-1] != ']'))
+		return false;
+	port = port ? port + 1 : s;
+	return isdigit((unsigned char)*port) && parse_long(port, &v, 0) && v <= 65535;
+}
+
 int cli_parse(int argc, char **argv, struct options *opt)
 {
 	long v;
 	double mb;
-	*opt = (struct options){ .delay_s = 1.0, .iterations = -1, .stack_depth = CONFIG_STACK_DEPTH_DEFAULT,
+	*opt = (struct options){ .delay_s = 1.0, .iterations = -1, .metrics_top_kernels = -1,
+				 .stack_depth = CONFIG_STACK_DEPTH_DEFAULT,
 				 .stacks = 0, .timeline_max_mb = 256 };
 	const char *nc = getenv("NO_COLOR");
 	opt->no_color = nc && *nc;
@@ -203,6 +229,23 @@ int cli_parse(int argc, char **argv, struct options *opt)
 			break;
 		case 'o':
 			opt->output_path = optarg;
+			break;
+		case OPT_JSON_INTERVAL:	/* two arguments: SECONDS here, FILE the next word */
+			if (!parse_seconds(optarg, &opt->json_interval_s, false))
+				return bad("invalid interval '%s': expected a number of seconds above 0", optarg);
+			if (optind >= argc)
+				return bad("option '--json-interval' needs SECONDS and FILE%s", "");
+			opt->json_interval_path = argv[optind++];
+			break;
+		case OPT_LISTEN:
+			if (!listen_ok(optarg))
+				return bad("invalid listen address '%s': expected [ADDR:]PORT, PORT 0 to 65535", optarg);
+			opt->listen = optarg;
+			break;
+		case OPT_TOP_KERNELS:
+			if (!isdigit((unsigned char)optarg[0]) || !parse_long(optarg, &opt->metrics_top_kernels, 0) ||
+			    opt->metrics_top_kernels > 100000)
+				return bad("invalid kernel count '%s': expected a number from 0 to 100000", optarg);
 			break;
 		case 't':
 			if (!parse_seconds(optarg, &opt->timeout_s, false))
@@ -270,6 +313,10 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		return bad("--no-follow is for launch mode (attach mode follows children only with --children)%s", "");
 	if (!opt->pid && opt->children)
 		return bad("--children is for attach mode (launch mode follows children unless --no-follow)%s", "");
+	if (opt->metrics_top_kernels >= 0 && !opt->listen)
+		return bad("--metrics-top-kernels is for --listen%s", "");
+	if (opt->metrics_top_kernels < 0)
+		opt->metrics_top_kernels = 50;
 	if (opt->pid && opt->output_path)
 		return bad("-o FILE is for launch mode: the output of a running process is its own%s", "");
 	return 0;

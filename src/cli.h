@@ -33,6 +33,10 @@ struct options {
 	int folded_metric;	/* --folded-metric: enum folded_metric (output/folded.h) */
 	const char *timeline_path;	/* --timeline FILE: Chrome trace event JSON */
 	double timeline_max_mb;	/* --timeline-max-mb: its bound (default 256) */
+	const char *listen;	/* --listen [ADDR:]PORT: serve GET /metrics; NULL = no */
+	long metrics_top_kernels;	/* --metrics-top-kernels N: kernel series per process */
+	double json_interval_s;	/* --json-interval SECONDS FILE; 0 = no */
+	const char *json_interval_path;
 };
 
 /* Exit statuses (man/gputop.1, EXIT STATUS). In launch mode gputop exits with the program's. */
@@ -43,7 +47,8 @@ enum exit_code {
 	EXIT_NO_PROCESS = 3,	/* no such process, or not a process that can be traced */
 	EXIT_PERMISSION = 4,	/* not permitted to trace it */
 	EXIT_NO_PROGRAM = 5,	/* the program to launch does not exist or is not executable */
-	EXIT_OUTPUT = 6,	/* --json/--trace file cannot be written */
+	EXIT_OUTPUT = 6,	/* --json/--trace/--json-interval file cannot be written, or
+				 * --listen cannot listen */
 	EXIT_NO_CUDA = 7,	/* the program never loaded CUDA before -n/--timeout ran out */
 	EXIT_BUSY = 8,		/* another tracer (gdb, strace, ...) already traces it */
 	EXIT_SECCOMP = 9,	/* a seccomp filter forbids, or gputop cannot show that it allows,

@@ -19,11 +19,14 @@
 #include "arch.h"
 #include "clock.h"
 #include "config.h"
+#include "cuda_api.h"
 #include "devices.h"
 #include "folded.h"
 #include "hit.h"
 #include "trace.h"
 #include "json.h"
+#include "json_interval.h"
+#include "metrics_server.h"
 #include "launchring.h"
 #include "log.h"
 #include "probes.h"
@@ -130,6 +133,29 @@ static int write_json(struct output *o, const struct report_info *info)
 	if (err)
 		log_error("cannot write '%s': %s", o->path, strerror(-err));
 	return err;
+}
+
+/* What the summaries say of the session itself, set once it has started. */
+static struct report_info session_report;
+
+/* --json-interval's summaries while tracing (the writer's thread: it reads only the snapshot,
+ * never the tracer's state, so the stops a call costs come from the snapshot's API rows). */
+static void report_while_tracing(struct report_info *out, const struct stats_snapshot *s)
+{
+	*out = session_report;
+	out->duration_s = (double)(now_ns() - s->start_ns) / 1e9;
+	out->stops_per_return = out->stops_per_launch = 0;
+	for (size_t i = 0; i < s->n_api; i++) {
+		const struct api_spec *spec = cuda_api_get((int)i);
+		const struct stats_api *a = &s->api[i];
+
+		if (!spec || !a->calls)
+			continue;
+		if (spec->op == OP_LAUNCH && a->stops_per_call > 0)
+			out->stops_per_launch = 1;
+		if (a->returns_seen && a->stops_per_call > 1)
+			out->stops_per_return = 1;
+	}
 }
 
 enum ui_mode { UI_TUI, UI_BATCH, UI_SUMMARY };
@@ -259,6 +285,14 @@ int session_run(const struct options *opt)
 		output_discard(&timeline);
 		return EXIT_OUTPUT;
 	}
+	if ((opt->json_interval_path && json_interval_check(opt->json_interval_path) < 0) ||
+	    (opt->listen && metrics_server_start(opt->listen, opt->delay_s,
+						 (size_t)opt->metrics_top_kernels) < 0)) {
+		output_discard(&json);
+		output_discard(&trace);
+		output_discard(&prog_out);
+		return EXIT_OUTPUT;
+	}
 	if (prog_out.fd >= 0 && ftruncate(prog_out.fd, 0) < 0) {
 		log_error("cannot write -o file '%s': %s", prog_out.path, strerror(errno));
 		return EXIT_OUTPUT;
@@ -276,6 +310,7 @@ int session_run(const struct options *opt)
 	if (prog_out.fd >= 0)
 		close(prog_out.fd);
 	if (code != 0) {
+		metrics_server_stop();
 		output_discard(&json);
 		output_discard(&trace);
 		output_discard(&folded);
@@ -305,6 +340,7 @@ int session_run(const struct options *opt)
 	if (err < 0) {
 		timeline_close();
 		output_discard(&timeline);
+		metrics_server_stop();
 		output_discard(&json);
 		output_discard(&folded);
 		return start_failed(opt, pid, err);
@@ -319,6 +355,9 @@ int session_run(const struct options *opt)
 	}
 	devices_watch(pid, !opt->pid);
 	devices_start(config.nvml_poll_ms);	/* no thread: no meters, tracing goes on */
+	session_report = (struct report_info){ .pid = pid, .command = command, .launched = !opt->pid };
+	if (opt->json_interval_path)
+		json_interval_start(opt->json_interval_path, opt->json_interval_s, report_while_tracing);
 	if (opt->pid)
 		log_info("attached to %d (%s)", pid, command);
 	if (!probes_cuda_seen())
@@ -338,6 +377,7 @@ int session_run(const struct options *opt)
 	rescue_watchdog_stop();
 	devices_stop();		/* the GPUs' last figures, before the UI shows the final ones */
 	mark_ended();
+	metrics_server_stop();
 	if (ui_running)
 		pthread_join(ui, NULL);
 	if (mode == UI_SUMMARY)
@@ -355,20 +395,20 @@ int session_run(const struct options *opt)
 		close(timeline.fd);
 	if (folded.fd >= 0 && write_folded(&folded, opt->folded_metric) < 0 && !exited)
 		return EXIT_OUTPUT;
-	if (json.fd >= 0) {
-		struct devices_snapshot devices;
-		devices_snapshot(&devices);
-		struct report_info info = {
-			.devices = &devices,
-			.pid = pid, .command = command, .launched = !opt->pid,
-			.duration_s = (double)(now_ns() - start_ns) / 1e9,
-			.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
-			.stops_per_return = retfast_used() ? 0 : 1,
-			.stops_per_launch = launchring_used() ? 0 : 1,
-		};
-		if (write_json(&json, &info) < 0 && !exited)
-			return EXIT_OUTPUT;
-	}
+	struct devices_snapshot devices;
+	devices_snapshot(&devices);
+	struct report_info info = {
+		.devices = &devices,
+		.pid = pid, .command = command, .launched = !opt->pid,
+		.duration_s = (double)(now_ns() - start_ns) / 1e9,
+		.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
+		.stops_per_return = retfast_used() ? 0 : 1,
+		.stops_per_launch = launchring_used() ? 0 : 1,
+	};
+	bool json_failed = json.fd >= 0 && write_json(&json, &info) < 0;
+	json_failed |= json_interval_stop(&info) < 0;
+	if (json_failed && !exited)
+		return EXIT_OUTPUT;
 	if (tracer_timed_out_without_cuda()) {
 		log_error("%d never loaded a CUDA library", pid);
 		return EXIT_NO_CUDA;

@@ -1,0 +1,318 @@
+/* metrics_server.c — --listen (metrics_server.h): the listening socket, libmicrohttpd's daemon
+ * (one thread, epoll) and the publisher thread that renders the figures every refresh. HTTP
+ * itself is libmicrohttpd's: this file only says which path answers with what. Requests read
+ * the last rendered text under a lock held for a copy; only the publisher takes snapshots. */
+#define _GNU_SOURCE
+#include "metrics_server.h"
+#include "log.h"
+#include "openmetrics.h"
+#include "rows.h"
+#include "session_state.h"
+#include "stats.h"
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The texts requests are answered with, one per format, replaced whole by the publisher. */
+struct published {
+	char *text[2];		/* by enum metrics_format */
+	size_t len[2];
+};
+
+static struct {
+	struct MHD_Daemon *daemon;
+	int listen_fd;
+	pthread_t publisher;
+	bool publisher_running, stopping;
+	pthread_mutex_t lock;	/* published, stopping */
+	pthread_cond_t wake;
+	struct published published;
+	double refresh_s;
+	size_t top_kernels;
+	struct openmetrics_series series;	/* the publisher's alone */
+} server = { .listen_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* --- rendering ------------------------------------------------------------------------------- */
+
+static int render(enum metrics_format format, const struct openmetrics_process *p, size_t n,
+		  char **text, size_t *len)
+{
+	FILE *f = open_memstream(text, len);
+	if (!f)
+		return -errno;
+	int err = openmetrics_write(f, format, p, n, server.top_kernels);
+	if (fclose(f) != 0 && !err)
+		err = -errno;
+	if (err) {
+		free(*text);
+		*text = NULL;
+	}
+	return err;
+}
+
+/* A snapshot of the session's process (none before it is started), rendered in both formats
+ * and published. Only the publisher thread (and start/stop, when it is not running) call it. */
+static void publish(void)
+{
+	struct session_status st;
+	struct stats_snapshot snap;
+	struct rows rows;
+	struct published fresh = { 0 };
+
+	session_status_get(&st);
+	bool traced = st.pid > 0;
+	if (traced && stats_snapshot(&snap) < 0)
+		return;
+	if (traced && rows_build(&rows, &snap, NULL) < 0) {
+		stats_snapshot_free(&snap);
+		return;
+	}
+	struct openmetrics_process proc = {
+		.pid = st.pid, .rank = -1, .command = st.command,
+		.snap = &snap, .rows = &rows, .series = &server.series,
+	};
+	int err = 0;
+	for (int fmt = 0; fmt < 2 && !err; fmt++)
+		err = render(fmt, &proc, traced ? 1 : 0, &fresh.text[fmt], &fresh.len[fmt]);
+	if (traced) {
+		rows_free(&rows);
+		stats_snapshot_free(&snap);
+	}
+	if (err) {
+		free(fresh.text[0]);
+		log_debug("metrics: cannot render: %s", strerror(-err));
+		return;
+	}
+	pthread_mutex_lock(&server.lock);
+	struct published old = server.published;
+	server.published = fresh;
+	pthread_mutex_unlock(&server.lock);
+	free(old.text[0]);
+	free(old.text[1]);
+}
+
+static void *publisher_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&server.lock);
+	while (!server.stopping) {
+		pthread_mutex_unlock(&server.lock);
+		publish();
+		pthread_mutex_lock(&server.lock);
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		double t = (double)until.tv_nsec / 1e9 + server.refresh_s;
+		until.tv_sec += (time_t)t;
+		until.tv_nsec = (long)((t - (double)(time_t)t) * 1e9);
+		while (!server.stopping &&
+		       pthread_cond_timedwait(&server.wake, &server.lock, &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&server.lock);
+	return NULL;
+}
+
+/* --- HTTP -------------------------------------------------------------------------------------- */
+
+static enum MHD_Result answer_text(struct MHD_Connection *c, unsigned int status, const char *text,
+				   const char *allow)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
+								 MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	if (allow)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	enum MHD_Result ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result answer_metrics(struct MHD_Connection *c)
+{
+	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	enum metrics_format fmt = openmetrics_negotiate(accept);
+
+	pthread_mutex_lock(&server.lock);
+	struct MHD_Response *r = server.published.text[fmt]
+		? MHD_create_response_from_buffer(server.published.len[fmt], server.published.text[fmt],
+						  MHD_RESPMEM_MUST_COPY)
+		: NULL;
+	pthread_mutex_unlock(&server.lock);
+	if (!r)
+		return answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "gputop: no figures yet\n", NULL);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, openmetrics_content_type(fmt));
+	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Every request: /metrics by GET (or HEAD); anything else is answered at once, a body never read. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
+{
+	(void)cls, (void)version, (void)upload_data, (void)upload_data_size, (void)req_cls;
+	if (strcmp(url, "/metrics") != 0)
+		return answer_text(c, MHD_HTTP_NOT_FOUND, "gputop serves only /metrics\n", NULL);
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return answer_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET /metrics\n", "GET, HEAD");
+	return answer_metrics(c);
+}
+
+/* libmicrohttpd's own complaints (a client that sent garbage...) are no news for the user. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[256];
+	(void)cls;
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	log_debug("metrics: %s", msg);
+}
+
+/* --- the socket ------------------------------------------------------------------------------- */
+
+/* [ADDR:]PORT into host and port; "[::1]:9464" gives "::1". */
+static int split_listen(const char *addr, char *host, size_t host_len, char *port, size_t port_len)
+{
+	const char *colon = strrchr(addr, ':');
+	const char *h = "127.0.0.1", *h_end = NULL;
+
+	if (colon) {
+		h = addr, h_end = colon;
+		if (*h == '[' && h_end > h && h_end[-1] == ']')
+			h++, h_end--;
+	}
+	size_t hl = h_end ? (size_t)(h_end - h) : strlen(h);
+	const char *p = colon ? colon + 1 : addr;
+	if (!hl || hl >= host_len || !*p || strlen(p) >= port_len)
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = 0;
+	snprintf(port, port_len, "%s", p);
+	return 0;
+}
+
+static int open_listen_socket(const char *addr, char *where, size_t where_len)
+{
+	char host[256], port[16];
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *ai;
+	int err, fd = -1;
+
+	if (split_listen(addr, host, sizeof host, port, sizeof port) < 0) {
+		log_error("cannot addr on '%s': expected [ADDR:]PORT", addr);
+		return -EINVAL;
+	}
+	if ((err = getaddrinfo(host, port, &hints, &ai)) != 0) {
+		log_error("cannot addr on '%s': %s", addr, gai_strerror(err));
+		return -EINVAL;
+	}
+	err = 0;
+	for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
+		int one = 1;
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+		if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+				bind(fd, a->ai_addr, a->ai_addrlen) < 0 || listen(fd, 64) < 0)) {
+			err = -errno;
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(ai);
+	if (fd < 0) {
+		log_error("cannot addr on '%s': %s", addr, strerror(err ? -err : EADDRNOTAVAIL));
+		return err ? err : -EADDRNOTAVAIL;
+	}
+	struct sockaddr_storage sa;
+	socklen_t sl = sizeof sa;
+	char h[NI_MAXHOST], s[NI_MAXSERV];
+	if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0 &&
+	    getnameinfo((struct sockaddr *)&sa, sl, h, sizeof h, s, sizeof s, NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+		snprintf(where, where_len, strchr(h, ':') ? "[%s]:%s" : "%s:%s", h, s);
+	else
+		snprintf(where, where_len, "%s", addr);
+	return fd;
+}
+
+/* --- start and stop ----------------------------------------------------------------------------- */
+
+int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
+{
+	char where[300];
+	int fd = open_listen_socket(addr, where, sizeof where);
+	if (fd < 0)
+		return fd;
+	server.listen_fd = fd;
+	server.refresh_s = refresh_s > 0 ? refresh_s : 1;
+	server.top_kernels = top_kernels;
+	server.stopping = false;
+	openmetrics_series_init(&server.series);
+	pthread_condattr_t ca;	/* the publisher's timed waits on the monotonic clock */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&server.wake, &ca);
+	pthread_condattr_destroy(&ca);
+
+	/* The daemon's and the publisher's threads take no signal: gputop's signals must reach
+	 * the tracer thread (they interrupt its waitpid). */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	server.daemon = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+		on_request, NULL,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+		MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_MAX_CONNECTIONS,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_REQUEST_BYTES,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_IDLE_SECONDS,
+		MHD_OPTION_END);
+	int err = server.daemon ? 0 : EIO;
+	if (!err) {
+		err = pthread_create(&server.publisher, NULL, publisher_main, NULL);
+		server.publisher_running = err == 0;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		log_error("cannot serve metrics on %s: %s", where,
+			  server.daemon ? strerror(err) : "the HTTP server did not start");
+		metrics_server_stop();
+		return -err;
+	}
+	log_info("serving metrics on http://%s/metrics", where);
+	return 0;
+}
+
+void metrics_server_stop(void)
+{
+	if (server.publisher_running) {
+		pthread_mutex_lock(&server.lock);
+		server.stopping = true;
+		pthread_cond_signal(&server.wake);
+		pthread_mutex_unlock(&server.lock);
+		pthread_join(server.publisher, NULL);
+		server.publisher_running = false;
+	}
+	if (server.daemon)
+		MHD_stop_daemon(server.daemon);	/* closes the listening socket too */
+	else if (server.listen_fd >= 0)
+		close(server.listen_fd);
+	server.daemon = NULL;
+	server.listen_fd = -1;
+	for (int i = 0; i < 2; i++)
+		free(server.published.text[i]);
+	memset(&server.published, 0, sizeof server.published);
+	openmetrics_series_free(&server.series);
+}

@@ -1,0 +1,23 @@
+/* metrics_server.h — --listen: GET /metrics over HTTP (libmicrohttpd) for Prometheus and other
+ * scrapers. A thread of its own takes a snapshot of the figures every refresh and renders it;
+ * requests are answered from that rendered text, so neither a scraper nor a flood of clients
+ * ever waits on, or makes wait, the tracer. Nothing here touches the traced program. */
+#ifndef GPUTOP_METRICS_SERVER_H
+#define GPUTOP_METRICS_SERVER_H
+
+#include <stddef.h>
+
+/* Limits that hold against slow or hostile clients (documented in gputop(1)). */
+#define METRICS_MAX_CONNECTIONS	32	/* more at once are accepted and closed */
+#define METRICS_REQUEST_BYTES	16384	/* request line and headers; larger: 431/413, closed */
+#define METRICS_IDLE_SECONDS	10	/* a connection silent this long is closed */
+
+/* Binds [ADDR:]PORT (ADDR 127.0.0.1 when not given; PORT 0 picks a free one) and starts
+ * serving; the figures of the session's process appear once it is started (session_state).
+ * refresh_s: how often the published text is renewed; top_kernels: kernel series per process.
+ * Returns 0, or -errno after saying why on stderr ("cannot listen on ...: ..."). */
+int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels);
+/* Stops serving and frees everything; no-op when not started. */
+void metrics_server_stop(void);
+
+#endif

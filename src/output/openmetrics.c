@@ -1,0 +1,514 @@
+/* openmetrics.c — writes gputop's figures as OpenMetrics 1.0 or Prometheus 0.0.4 text
+ * (openmetrics.h): one table of metric families, each written for every process in turn (a
+ * family's samples must stand together). It formats a snapshot's rows; it gathers nothing. */
+#include "openmetrics.h"
+#include "cuda_api.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OTHER_KERNELS	"(other kernels)"	/* as the kernel table names its overflow row */
+#define LABEL_MAX	200			/* bytes of a label value; longer ones are cut */
+#define DEVICE_UNKNOWN	63			/* devices_seen's bit for "not known" */
+
+enum family_type { COUNTER, GAUGE, INFO };
+
+struct writer {
+	FILE *f;
+	enum metrics_format format;
+	const struct family *family;
+	size_t top_kernels;
+};
+
+struct family {
+	const char *name;	/* without the _total / _info suffix of its samples */
+	enum family_type type;
+	const char *unit;	/* OpenMetrics UNIT ("seconds", "bytes"; the name ends with it) */
+	const char *help;
+	void (*samples)(struct writer *w, const struct openmetrics_process *p);
+};
+
+/* --- label values ------------------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0: a scraper rejects a label
+ * value that is not UTF-8, and a command line can hold any bytes. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* A label value, escaped; bytes that are not UTF-8 become '?'. A value longer than LABEL_MAX
+ * is cut and, when unique must stay unique (kernel names), ends with a hash of the whole. */
+static void label_value(FILE *f, const char *v, bool unique)
+{
+	const unsigned char *s = (const unsigned char *)v;
+	size_t n = strlen(v), done = 0;
+	bool cut = n > LABEL_MAX;
+
+	fputc('"', f);
+	while (done < n) {
+		size_t len = utf8_len(s + done, n - done);
+
+		if (cut && done + (len ? len : 1) > LABEL_MAX)
+			break;
+		if (!len)
+			fputc('?', f), len = 1;
+		else if (s[done] == '\\' || s[done] == '"')
+			fprintf(f, "\\%c", s[done]);
+		else if (s[done] == '\n')
+			fputs("\\n", f);
+		else
+			fwrite(s + done, 1, len, f);
+		done += len;
+	}
+	if (cut)
+		fprintf(f, unique ? "...#%08x" : "...", fnv1a(v));
+	fputc('"', f);
+}
+
+/* --- samples --------------------------------------------------------------------------------- */
+
+/* name{pid="P"[,rank="R"] — the labels every series of a process has. */
+static void sample_begin(struct writer *w, const struct openmetrics_process *p)
+{
+	const char *suffix = w->family->type == COUNTER ? "_total" : w->family->type == INFO ? "_info" : "";
+
+	fprintf(w->f, "%s%s{pid=\"%d\"", w->family->name, suffix, (int)p->pid);
+	if (p->rank >= 0)
+		fprintf(w->f, ",rank=\"%d\"", p->rank);
+}
+
+static void label(struct writer *w, const char *key, const char *value)
+{
+	fprintf(w->f, ",%s=", key);
+	label_value(w->f, value, false);
+}
+
+static void sample_u64(struct writer *w, uint64_t v)
+{
+	fprintf(w->f, "} %" PRIu64 "\n", v);
+}
+
+static void sample_seconds(struct writer *w, uint64_t ns)
+{
+	fprintf(w->f, "} %" PRIu64 ".%09" PRIu64 "\n", ns / 1000000000u, ns % 1000000000u);
+}
+
+static const char *layer_name(int layer)
+{
+	return layer == LAYER_DRIVER ? "driver" : "runtime";
+}
+
+/* --- the families ------------------------------------------------------------------------------ */
+
+static void api_calls(struct writer *w, const struct openmetrics_process *p)
+{
+	for (size_t i = 0; i < p->rows->n_api; i++) {
+		const struct row_api *a = &p->rows->api[i];
+
+		if (!a->name)
+			continue;
+		sample_begin(w, p);
+		label(w, "api", a->name);
+		label(w, "layer", layer_name(a->layer));
+		sample_u64(w, a->calls);
+	}
+}
+
+/* Errors and time are known only where the return is probed. */
+static void api_errors(struct writer *w, const struct openmetrics_process *p)
+{
+	for (size_t i = 0; i < p->rows->n_api; i++) {
+		const struct row_api *a = &p->rows->api[i];
+
+		if (!a->name || !a->returns_seen)
+			continue;
+		sample_begin(w, p);
+		label(w, "api", a->name);
+		label(w, "layer", layer_name(a->layer));
+		sample_u64(w, a->errors);
+	}
+}
+
+static void api_seconds(struct writer *w, const struct openmetrics_process *p)
+{
+	for (size_t i = 0; i < p->rows->n_api; i++) {
+		const struct row_api *a = &p->rows->api[i];
+
+		if (!a->name || !a->returns_seen)
+			continue;
+		sample_begin(w, p);
+		label(w, "api", a->name);
+		label(w, "layer", layer_name(a->layer));
+		sample_seconds(w, a->ns);
+	}
+}
+
+static void api_unrecorded(struct writer *w, const struct openmetrics_process *p)
+{
+	for (size_t i = 0; i < p->rows->n_api; i++) {
+		const struct row_api *a = &p->rows->api[i];
+
+		if (!a->name || !a->lost)
+			continue;
+		sample_begin(w, p);
+		label(w, "api", a->name);
+		label(w, "layer", layer_name(a->layer));
+		sample_u64(w, a->lost);
+	}
+}
+
+static void launches(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_u64(w, p->snap->launches);
+}
+
+static void launches_estimated(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_u64(w, p->snap->launches_estimated);
+}
+
+static void kernel_launches(struct writer *w, const struct openmetrics_process *p)
+{
+	const struct openmetrics_series *s = p->series;
+	const struct stats_snapshot *snap = p->snap;
+	uint64_t other = 0;
+	char unnamed[32];
+
+	for (size_t i = 0; i < s->n_kernels; i++) {
+		const struct stats_kernel *k = &snap->kernel[s->kernel_ids[i]];
+		const char *name = k->name;
+
+		if (!name) {	/* never two series with one label: the id tells them apart */
+			snprintf(unnamed, sizeof unnamed, "(kernel %d)", s->kernel_ids[i]);
+			name = unnamed;
+		}
+		sample_begin(w, p);
+		fputs(",kernel=", w->f);
+		label_value(w->f, name, true);
+		sample_u64(w, k->launches);
+	}
+	for (size_t id = 0; id < snap->n_kernel; id++)
+		if (id >= s->has_series_len || !s->has_series[id])
+			other += snap->kernel[id].launches;
+	sample_begin(w, p);
+	label(w, "kernel", OTHER_KERNELS);
+	sample_u64(w, other);
+}
+
+/* Copies: every direction and mode, with calls or not, so that each series lives all along. */
+static void copies(struct writer *w, const struct openmetrics_process *p, int what)
+{
+	for (int d = 0; d < DIR_COUNT; d++)
+		for (int m = 0; m < COPY_MODE_COUNT; m++) {
+			const struct stats_xfer *x = &p->rows->copy[d][m].total;
+
+			sample_begin(w, p);
+			label(w, "direction", copy_dir_name[d]);
+			label(w, "mode", m == COPY_ASYNC ? "async" : "sync");
+			if (what == 0)
+				sample_u64(w, x->calls);
+			else if (what == 1)
+				sample_u64(w, x->bytes);
+			else
+				sample_seconds(w, x->ns);
+		}
+}
+
+static void copy_calls(struct writer *w, const struct openmetrics_process *p) { copies(w, p, 0); }
+static void copy_bytes(struct writer *w, const struct openmetrics_process *p) { copies(w, p, 1); }
+static void copy_seconds(struct writer *w, const struct openmetrics_process *p) { copies(w, p, 2); }
+
+static void memset_calls(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_u64(w, p->rows->memset_.total.calls);
+}
+
+static void memset_bytes(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_u64(w, p->rows->memset_.total.bytes);
+}
+
+static void memset_seconds(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_seconds(w, p->rows->memset_.total.ns);
+}
+
+static void sync_calls(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_u64(w, p->snap->sync_calls);
+}
+
+static void sync_seconds(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_seconds(w, p->snap->sync_ns);
+}
+
+static int device_bit(int device)
+{
+	return device >= 0 && device < DEVICE_UNKNOWN ? device : DEVICE_UNKNOWN;
+}
+
+/* Live memory per device and kind: bytes (count false) or allocations (count true). */
+static void live(struct writer *w, const struct openmetrics_process *p, bool count)
+{
+	for (int bit = 0; bit <= DEVICE_UNKNOWN; bit++) {
+		char device[16];
+
+		if (!(p->series->devices_seen & (UINT64_C(1) << bit)))
+			continue;
+		if (bit == DEVICE_UNKNOWN)
+			snprintf(device, sizeof device, "unknown");
+		else
+			snprintf(device, sizeof device, "%d", bit);
+		for (int kind = 0; kind < MEM_KIND_COUNT; kind++) {
+			uint64_t sum = 0;
+
+			for (size_t i = 0; i < p->rows->n_alloc; i++) {
+				const struct row_alloc *a = &p->rows->alloc[i];
+
+				if (a->kind == kind && device_bit(a->device) == bit)
+					sum += count ? 1 : a->bytes;
+			}
+			sample_begin(w, p);
+			label(w, "device", device);
+			label(w, "kind", mem_kind_name[kind]);
+			sample_u64(w, sum);
+		}
+	}
+}
+
+static void live_bytes(struct writer *w, const struct openmetrics_process *p) { live(w, p, false); }
+static void live_allocations(struct writer *w, const struct openmetrics_process *p) { live(w, p, true); }
+
+static void peak_device_bytes(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_u64(w, p->snap->peak_device_bytes);
+}
+
+static void allocations(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_u64(w, p->snap->allocs);
+}
+
+static void frees(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_u64(w, p->snap->frees);
+}
+
+static void stops(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_u64(w, p->snap->stops);
+}
+
+static void cpu_seconds(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_seconds(w, p->snap->tracer_cpu_ns);
+}
+
+static void threads(struct writer *w, const struct openmetrics_process *p)
+{
+	sample_begin(w, p);
+	sample_u64(w, p->snap->threads > 0 ? (uint64_t)p->snap->threads : 0);
+}
+
+static void process_info(struct writer *w, const struct openmetrics_process *p)
+{
+	if (!p->command)
+		return;
+	sample_begin(w, p);
+	label(w, "command", p->command);
+	sample_u64(w, 1);
+}
+
+static const struct family families[] = {
+	{ "gputop_process", INFO, NULL, "The traced process: its command line.", process_info },
+	{ "gputop_api_calls", COUNTER, NULL, "Calls of a CUDA API function.", api_calls },
+	{ "gputop_api_errors", COUNTER, NULL,
+	  "Calls of a CUDA API function that returned an error (only where the return is probed).",
+	  api_errors },
+	{ "gputop_api_seconds", COUNTER, "seconds",
+	  "Time spent inside a CUDA API function (only where the return is probed).", api_seconds },
+	{ "gputop_api_unrecorded_calls", COUNTER, NULL,
+	  "Calls counted but not recorded (gputop fell behind): their bytes, times and kernels are missing.",
+	  api_unrecorded },
+	{ "gputop_launches", COUNTER, NULL, "Kernel launches, all kernels.", launches },
+	{ "gputop_launches_estimated", GAUGE, NULL,
+	  "1 when launch figures are extrapolated from samples (--max-overhead).", launches_estimated },
+	{ "gputop_kernel_launches", COUNTER, NULL,
+	  "Launches per kernel: the kernels with most launches when their series were made (at most "
+	  "--metrics-top-kernels), the rest as \"(other kernels)\".", kernel_launches },
+	{ "gputop_copy_calls", COUNTER, NULL, "Memory copy calls by direction and mode.", copy_calls },
+	{ "gputop_copy_bytes", COUNTER, "bytes", "Bytes copied by direction and mode.", copy_bytes },
+	{ "gputop_copy_seconds", COUNTER, "seconds", "Time inside copy calls by direction and mode.",
+	  copy_seconds },
+	{ "gputop_memset_calls", COUNTER, NULL, "Memset calls.", memset_calls },
+	{ "gputop_memset_bytes", COUNTER, "bytes", "Bytes set by memset calls.", memset_bytes },
+	{ "gputop_memset_seconds", COUNTER, "seconds", "Time inside memset calls.", memset_seconds },
+	{ "gputop_sync_calls", COUNTER, NULL, "Synchronize calls.", sync_calls },
+	{ "gputop_sync_seconds", COUNTER, "seconds", "Time blocked in synchronize calls.", sync_seconds },
+	{ "gputop_live_bytes", GAUGE, "bytes", "Bytes allocated and not freed, by device and kind.",
+	  live_bytes },
+	{ "gputop_live_allocations", GAUGE, NULL, "Allocations not freed, by device and kind.",
+	  live_allocations },
+	{ "gputop_peak_device_bytes", GAUGE, "bytes", "Peak of live device and managed bytes.",
+	  peak_device_bytes },
+	{ "gputop_allocations", COUNTER, NULL, "Successful allocation calls.", allocations },
+	{ "gputop_frees", COUNTER, NULL, "Frees of known allocations.", frees },
+	{ "gputop_stops", COUNTER, NULL, "Times gputop stopped the program (its cost to the program).",
+	  stops },
+	{ "gputop_cpu_seconds", COUNTER, "seconds", "gputop's own CPU time (user and system).",
+	  cpu_seconds },
+	{ "gputop_program_threads", GAUGE, NULL, "Threads of the traced program.", threads },
+};
+
+static void family_header(struct writer *w)
+{
+	const struct family *fam = w->family;
+	static const char *const om_type[] = { "counter", "gauge", "info" };
+
+	if (w->format == METRICS_OPENMETRICS) {
+		fprintf(w->f, "# TYPE %s %s\n", fam->name, om_type[fam->type]);
+		if (fam->unit)
+			fprintf(w->f, "# UNIT %s %s\n", fam->name, fam->unit);
+		fprintf(w->f, "# HELP %s %s\n", fam->name, fam->help);
+		return;
+	}
+	/* 0.0.4 has no info type: an info family is a gauge of value 1, named with _info. */
+	const char *suffix = fam->type == COUNTER ? "_total" : fam->type == INFO ? "_info" : "";
+	fprintf(w->f, "# HELP %s%s %s\n", fam->name, suffix, fam->help);
+	fprintf(w->f, "# TYPE %s%s %s\n", fam->name, suffix, fam->type == COUNTER ? "counter" : "gauge");
+}
+
+/* --- the series a process keeps ---------------------------------------------------------------- */
+
+void openmetrics_series_init(struct openmetrics_series *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void openmetrics_series_free(struct openmetrics_series *s)
+{
+	free(s->kernel_ids);
+	free(s->has_series);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Gives series to the kernels with most launches while there is room, and notes the devices
+ * with live memory. A reset of the figures starts the choice afresh. */
+static int series_update(struct openmetrics_series *s, const struct openmetrics_process *p, size_t top)
+{
+	const struct stats_snapshot *snap = p->snap;
+
+	if (s->start_ns != snap->start_ns) {
+		s->start_ns = snap->start_ns;
+		s->n_kernels = 0;
+		s->devices_seen = 0;
+		if (s->has_series)
+			memset(s->has_series, 0, s->has_series_len * sizeof(*s->has_series));
+	}
+	if (!s->kernel_ids && top) {
+		s->kernel_ids = calloc(top, sizeof(*s->kernel_ids));
+		if (!s->kernel_ids)
+			return -ENOMEM;
+	}
+	if (s->has_series_len < snap->n_kernel) {
+		bool *grown = realloc(s->has_series, snap->n_kernel * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + s->has_series_len, 0, (snap->n_kernel - s->has_series_len) * sizeof(*grown));
+		s->has_series = grown;
+		s->has_series_len = snap->n_kernel;
+	}
+	for (size_t i = 0; i < p->rows->n_kernel && s->n_kernels < top; i++) {
+		const struct row_kernel *k = &p->rows->kernel[i];
+
+		if (s->has_series[k->id] || (k->name && strcmp(k->name, OTHER_KERNELS) == 0))
+			continue;
+		s->has_series[k->id] = true;
+		s->kernel_ids[s->n_kernels++] = k->id;
+	}
+	for (size_t i = 0; i < p->rows->n_alloc; i++)
+		s->devices_seen |= UINT64_C(1) << device_bit(p->rows->alloc[i].device);
+	return 0;
+}
+
+int openmetrics_write(FILE *f, enum metrics_format format, const struct openmetrics_process *procs,
+		      size_t n, size_t top_kernels)
+{
+	struct writer w = { .f = f, .format = format, .top_kernels = top_kernels };
+
+	for (size_t i = 0; i < n; i++)
+		if (series_update(procs[i].series, &procs[i], top_kernels) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		w.family = &families[i];
+		family_header(&w);
+		for (size_t j = 0; j < n; j++)
+			families[i].samples(&w, &procs[j]);
+	}
+	if (format == METRICS_OPENMETRICS)
+		fputs("# EOF\n", f);
+	if (fflush(f) == EOF || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* --- content negotiation ------------------------------------------------------------------------ */
+
+enum metrics_format openmetrics_negotiate(const char *accept)
+{
+	/* Prometheus asks "application/openmetrics-text;version=1.0.0,...;q=0.75,text/plain;
+	 * version=0.0.4;q=0.5,*\/\*;q=0.1". A scraper that names OpenMetrics gets it; curl and
+	 * older scrapers get the text format every Prometheus reads. */
+	return accept && strstr(accept, "application/openmetrics-text") ? METRICS_OPENMETRICS
+								       : METRICS_PROMETHEUS;
+}
+
+const char *openmetrics_content_type(enum metrics_format format)
+{
+	return format == METRICS_OPENMETRICS ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+					     : "text/plain; version=0.0.4; charset=utf-8";
+}
