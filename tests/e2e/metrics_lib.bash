@@ -21,14 +21,17 @@ metric_value() {
 	awk -v key="$2" 'index($0, key) == 1 { print $NF; exit }' <<<"$1"
 }
 
-# wait_for_metric PORT 'name{labels' VALUE TIMEOUT: polls /metrics until that sample has VALUE;
-# 0 when it did, 1 on timeout. The last scrape is in SCRAPED.
+# wait_for_metric PORT 'name{labels' VALUE TIMEOUT: polls /metrics until that sample has VALUE
+# (VALUE "+": any value above 0); 0 when it did, 1 on timeout. The last scrape is in SCRAPED.
 wait_for_metric() {
 	local port=$1 key=$2 want=$3 deadline
 	deadline=$(($(date +%s) + $4))
 	while :; do
 		SCRAPED=$(scrape "$port" 2>/dev/null)
-		[ "$(metric_value "$SCRAPED" "$key")" == "$want" ] && return 0
+		local got
+		got=$(metric_value "$SCRAPED" "$key")
+		[ "$got" == "$want" ] && return 0
+		[ "$want" == "+" ] && [ -n "$got" ] && awk -v v="$got" 'BEGIN { exit !(v > 0) }' && return 0
 		[ "$(date +%s)" -ge "$deadline" ] && return 1
 		sleep 0.1
 	done
