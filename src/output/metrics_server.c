@@ -212,11 +212,11 @@ static int open_listen_socket(const char *addr, char *where, size_t where_len)
 	int err, fd = -1;
 
 	if (split_listen(addr, host, sizeof host, port, sizeof port) < 0) {
-		log_error("cannot addr on '%s': expected [ADDR:]PORT", addr);
+		log_error("cannot listen on '%s': expected [ADDR:]PORT", addr);
 		return -EINVAL;
 	}
 	if ((err = getaddrinfo(host, port, &hints, &ai)) != 0) {
-		log_error("cannot addr on '%s': %s", addr, gai_strerror(err));
+		log_error("cannot listen on '%s': %s", addr, gai_strerror(err));
 		return -EINVAL;
 	}
 	err = 0;
@@ -232,7 +232,7 @@ static int open_listen_socket(const char *addr, char *where, size_t where_len)
 	}
 	freeaddrinfo(ai);
 	if (fd < 0) {
-		log_error("cannot addr on '%s': %s", addr, strerror(err ? -err : EADDRNOTAVAIL));
+		log_error("cannot listen on '%s': %s", addr, strerror(err ? -err : EADDRNOTAVAIL));
 		return err ? err : -EADDRNOTAVAIL;
 	}
 	struct sockaddr_storage sa;

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 /* Limits that hold against slow or hostile clients (documented in gputop(1)). */
-#define METRICS_MAX_CONNECTIONS	32	/* more at once are accepted and closed */
+#define METRICS_MAX_CONNECTIONS	32	/* more wait in the listen queue (64) */
 #define METRICS_REQUEST_BYTES	16384	/* request line and headers; larger: 431/413, closed */
 #define METRICS_IDLE_SECONDS	10	/* a connection silent this long is closed */
 
