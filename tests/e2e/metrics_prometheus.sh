@@ -59,6 +59,34 @@ meta=$(curl -sS "http://127.0.0.1:$PPORT/api/v1/metadata" |
 	jq -r '"\(.data.gputop_api_seconds[0].unit) \(.data.gputop_process[0].type)"')
 expect_eq "$meta" "seconds info" "Prometheus read OpenMetrics (a UNIT, an info family)"
 
+# The Grafana dashboard (contrib/grafana): every query of it is valid PromQL on this data, names
+# metric families gputop serves, and those without a "> 0" filter give series; its process
+# variable lists this process.
+DASH=$ROOT/contrib/grafana/gputop-dashboard.json
+families=$(curl -sS "http://127.0.0.1:$PPORT/api/v1/metadata" | jq -r '.data | keys[]')
+n=0
+while read -r expr; do
+	n=$((n + 1))
+	q=${expr//\$pid/.*}
+	q=${q//\$__rate_interval/3s}
+	answer=$(curl -sS --data-urlencode "query=$q" "http://127.0.0.1:$PPORT/api/v1/query")
+	status=$(jq -r '.status' <<<"$answer")
+	results=$(jq -r '.data.result | length' <<<"$answer")
+	if [ "$status" != success ]; then
+		not_ok "dashboard query $n is valid: $expr ($(jq -r '.error' <<<"$answer"))"
+	elif [[ $expr != *"> 0"* ]] && [ "$results" -eq 0 ]; then
+		not_ok "dashboard query $n gives series: $expr"
+	else
+		ok "dashboard query $n: $status, $results series"
+	fi
+	for name in $(grep -oE 'gputop_[a-z_]+' <<<"$expr"); do
+		grep -qx "${name%_total}" <<<"$families" || not_ok "dashboard query $n: gputop serves ${name%_total}"
+	done
+done < <(jq -r '.panels[].targets[].expr' "$DASH")
+[ "$n" -ge 10 ] && ok "the dashboard has $n queries" || not_ok "the dashboard has queries ($n)"
+pids=$(curl -sS -G --data-urlencode 'match[]=gputop_process_info' "http://127.0.0.1:$PPORT/api/v1/label/pid/values" | jq -r '.data[]')
+expect_eq "$pids" "$PROG" "the dashboard's process variable (label_values(gputop_process_info, pid)) lists $PROG"
+
 # The program ends: gputop with it, and its summary has the same figures.
 touch "$TMP/stop"
 wait_pid "$PROG" 60
