@@ -159,15 +159,25 @@ static enum MHD_Result answer_metrics(struct MHD_Connection *c)
 	return ret;
 }
 
-/* Every request: /metrics by GET (or HEAD); anything else is answered at once, a body never read. */
+/* Every request: /metrics by GET (or HEAD); anything else is answered at once, a body never read.
+ * A GET (or HEAD) is answered at the second call, once libmicrohttpd has the whole request: answered at
+ * the first, it closes the connection (no keep-alive for the scraper). */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **req_cls)
 {
-	(void)cls, (void)version, (void)upload_data, (void)upload_data_size, (void)req_cls;
+	static int seen;
+
+	(void)cls, (void)version, (void)upload_data;
+	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+
+	if (!*req_cls && get && strcmp(url, "/metrics") == 0 && !*upload_data_size) {
+		*req_cls = &seen;
+		return MHD_YES;
+	}
 	if (strcmp(url, "/metrics") != 0)
 		return answer_text(c, MHD_HTTP_NOT_FOUND, "gputop serves only /metrics\n", NULL);
-	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+	if (!get)
 		return answer_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET /metrics\n", "GET, HEAD");
 	return answer_metrics(c);
 }

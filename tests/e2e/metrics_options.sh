@@ -6,7 +6,8 @@
 #     gputop launches does not inherit the listening socket.
 #  3. Only /metrics answers (404 elsewhere, 405 for POST with Allow: GET, HEAD); HEAD has no
 #     body; a request with Accept: application/openmetrics-text gets OpenMetrics (# EOF at the
-#     end), one without gets the Prometheus text format, each with its Content-Type.
+#     end), one without gets the Prometheus text format, each with its Content-Type; the
+#     connection is kept alive between requests.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/metrics_lib.bash"
 need_bin fleet_kernels simdrv/libcuda.so.1
@@ -78,6 +79,8 @@ expect_match "$text_head" $'^Content-Type: text/plain; version=0.0.4; charset=ut
 grep -q '^# EOF' "$TMP/text" && not_ok "Prometheus text: no # EOF" || ok "Prometheus text: no # EOF"
 expect_match "$(cat "$TMP/text")" '^# TYPE gputop_launches_total counter$' "Prometheus text: counters typed with _total"
 expect_match "$(cat "$TMP/om")" '^# TYPE gputop_launches counter$' "OpenMetrics: counter families without _total"
+expect_match "$(curl -sv -o /dev/null -o /dev/null "$url/metrics" "$url/metrics" 2>&1)" 'Re-using existing connection' \
+	"keep-alive: a scraper's second request goes over the same connection"
 
 touch "$TMP/stop"
 wait_pid "$G" 60
