@@ -3,6 +3,7 @@
  * one directory is atomic: a reader opens the old summary or the new one, never half of one. */
 #define _GNU_SOURCE
 #include "json_interval.h"
+#include "clock.h"
 #include "log.h"
 #include "stats.h"
 
@@ -104,11 +105,7 @@ static void *writer_main(void *arg)
 		pthread_mutex_unlock(&jiv.lock);
 		rewrite_noted();
 		pthread_mutex_lock(&jiv.lock);
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		double t = (double)until.tv_nsec / 1e9 + jiv.seconds;
-		until.tv_sec += (time_t)t;
-		until.tv_nsec = (long)((t - (double)(time_t)t) * 1e9);
+		struct timespec until = deadline_in(jiv.seconds);
 		while (!jiv.stopping && pthread_cond_timedwait(&jiv.wake, &jiv.lock, &until) != ETIMEDOUT)
 			;
 	}

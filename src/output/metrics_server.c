@@ -4,6 +4,7 @@
  * the last rendered text under a lock held for a copy; only the publisher takes snapshots. */
 #define _GNU_SOURCE
 #include "metrics_server.h"
+#include "clock.h"
 #include "log.h"
 #include "openmetrics.h"
 #include "rows.h"
@@ -62,7 +63,8 @@ static int render(enum metrics_format format, const struct openmetrics_process *
 }
 
 /* A snapshot of the session's process (none before it is started), rendered in both formats
- * and published. Only the publisher thread (and start/stop, when it is not running) call it. */
+ * and published. The publisher thread's alone: the snapshot's copy is the only moment the
+ * tracer may wait (on the figures' lock, as for the TUI's refresh), once per refresh. */
 static void publish(void)
 {
 	struct session_status st;
@@ -110,11 +112,7 @@ static void *publisher_main(void *arg)
 		pthread_mutex_unlock(&server.lock);
 		publish();
 		pthread_mutex_lock(&server.lock);
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		double t = (double)until.tv_nsec / 1e9 + server.refresh_s;
-		until.tv_sec += (time_t)t;
-		until.tv_nsec = (long)((t - (double)(time_t)t) * 1e9);
+		struct timespec until = deadline_in(server.refresh_s);
 		while (!server.stopping &&
 		       pthread_cond_timedwait(&server.wake, &server.lock, &until) != ETIMEDOUT)
 			;
