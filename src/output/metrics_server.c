@@ -41,18 +41,23 @@ static struct {
 	struct published published;
 	double refresh_s;
 	size_t top_kernels;
-	struct openmetrics_series series;	/* the publisher's alone */
+	/* The publisher's alone: each process's series, kept from one rendering to the next. */
+	struct process_series {
+		pid_t pid;
+		struct openmetrics_series series;
+	} *series;
+	size_t n_series;
 } server = { .listen_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* --- rendering ------------------------------------------------------------------------------- */
 
-static int render(enum metrics_format format, const struct openmetrics_process *p, size_t n,
-		  char **text, size_t *len)
+static int render(enum metrics_format format, const struct openmetrics_session *session,
+		  const struct openmetrics_process *p, size_t n, char **text, size_t *len)
 {
 	FILE *f = open_memstream(text, len);
 	if (!f)
 		return -errno;
-	int err = openmetrics_write(f, format, p, n, server.top_kernels);
+	int err = openmetrics_write(f, format, session, p, n, server.top_kernels);
 	if (fclose(f) != 0 && !err)
 		err = -errno;
 	if (err) {
@@ -62,32 +67,56 @@ static int render(enum metrics_format format, const struct openmetrics_process *
 	return err;
 }
 
-/* A snapshot of the session's process (none before it is started), rendered in both formats
+/* The series kept for pid (made on first use); NULL when out of memory. A process is never
+ * forgotten: its figures stay after it ends, and so do its series. */
+static struct openmetrics_series *series_of(pid_t pid)
+{
+	for (size_t i = 0; i < server.n_series; i++)
+		if (server.series[i].pid == pid)
+			return &server.series[i].series;
+	struct process_series *grown = realloc(server.series, (server.n_series + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	server.series = grown;
+	grown[server.n_series].pid = pid;
+	openmetrics_series_init(&grown[server.n_series].series);
+	return &grown[server.n_series++].series;
+}
+
+/* The figures of the session's process (none before it is started), rendered in both formats
  * and published. The publisher thread's alone: the snapshot's copy is the only moment the
- * tracer may wait (on the figures' lock, as for the TUI's refresh), once per refresh. */
+ * tracer may wait (on the figures' lock, as for the TUI's refresh), once per refresh.
+ * The writer takes a list of processes: with several traced processes (issue 11), each gets
+ * its own snapshot, rank and series here. */
 static void publish(void)
 {
 	struct session_status st;
 	struct stats_snapshot snap;
 	struct rows rows;
 	struct published fresh = { 0 };
+	struct openmetrics_process proc = { 0 };
+	size_t n = 0;
+	int err = 0;
 
 	session_status_get(&st);
-	bool traced = st.pid > 0;
-	if (traced && stats_snapshot(&snap) < 0)
-		return;
-	if (traced && rows_build(&rows, &snap, NULL) < 0) {
-		stats_snapshot_free(&snap);
-		return;
+	if (st.pid > 0) {
+		struct openmetrics_series *series = series_of(st.pid);
+		if (!series || stats_snapshot(&snap) < 0)
+			return;
+		if (rows_build(&rows, &snap, NULL) < 0) {
+			stats_snapshot_free(&snap);
+			return;
+		}
+		proc = (struct openmetrics_process){
+			.pid = st.pid, .rank = -1, .running = !st.ended, .command = st.command,
+			.snap = &snap, .rows = &rows, .series = series,
+		};
+		n = 1;
 	}
-	struct openmetrics_process proc = {
-		.pid = st.pid, .rank = -1, .command = st.command,
-		.snap = &snap, .rows = &rows, .series = &server.series,
-	};
-	int err = 0;
+	struct openmetrics_session session = { .tracer_cpu_ns = n ? snap.tracer_cpu_ns : 0 };
 	for (int fmt = 0; fmt < 2 && !err; fmt++)
-		err = render(fmt, &proc, traced ? 1 : 0, &fresh.text[fmt], &fresh.len[fmt]);
-	if (traced) {
+		err = render(fmt, &session, &proc, n, &fresh.text[fmt], &fresh.len[fmt]);
+	if (n) {
 		rows_free(&rows);
 		stats_snapshot_free(&snap);
 	}
@@ -266,7 +295,6 @@ int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
 	server.refresh_s = refresh_s > 0 ? refresh_s : 1;
 	server.top_kernels = top_kernels;
 	server.stopping = false;
-	openmetrics_series_init(&server.series);
 	pthread_condattr_t ca;	/* the publisher's timed waits on the monotonic clock */
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -322,5 +350,9 @@ void metrics_server_stop(void)
 	for (int i = 0; i < 2; i++)
 		free(server.published.text[i]);
 	memset(&server.published, 0, sizeof server.published);
-	openmetrics_series_free(&server.series);
+	for (size_t i = 0; i < server.n_series; i++)
+		openmetrics_series_free(&server.series[i].series);
+	free(server.series);
+	server.series = NULL;
+	server.n_series = 0;
 }

@@ -19,7 +19,7 @@ struct writer {
 	FILE *f;
 	enum metrics_format format;
 	const struct family *family;
-	size_t top_kernels;
+	const struct openmetrics_session *session;
 };
 
 struct family {
@@ -27,6 +27,8 @@ struct family {
 	enum family_type type;
 	const char *unit;	/* OpenMetrics UNIT ("seconds", "bytes"; the name ends with it) */
 	const char *help;
+	/* Each process's samples; NULL: the family has one sample for the whole session, without
+	 * labels (session_sample). */
 	void (*samples)(struct writer *w, const struct openmetrics_process *p);
 };
 
@@ -113,6 +115,7 @@ static void label(struct writer *w, const char *key, const char *value)
 	label_value(w->f, value, false);
 }
 
+/* The value ends a sample, after its labels ('}' closes them). */
 static void sample_u64(struct writer *w, uint64_t v)
 {
 	fprintf(w->f, "} %" PRIu64 "\n", v);
@@ -341,10 +344,19 @@ static void stops(struct writer *w, const struct openmetrics_process *p)
 	sample_u64(w, p->snap->stops);
 }
 
-static void cpu_seconds(struct writer *w, const struct openmetrics_process *p)
+/* The families of the session as a whole: gputop's CPU time (one tracer for every process). */
+static void session_sample(struct writer *w)
+{
+	uint64_t ns = w->session ? w->session->tracer_cpu_ns : 0;
+
+	fprintf(w->f, "%s_total %" PRIu64 ".%09" PRIu64 "\n", w->family->name, ns / 1000000000u,
+		ns % 1000000000u);
+}
+
+static void running(struct writer *w, const struct openmetrics_process *p)
 {
 	sample_begin(w, p);
-	sample_seconds(w, p->snap->tracer_cpu_ns);
+	sample_u64(w, p->running);
 }
 
 static void threads(struct writer *w, const struct openmetrics_process *p)
@@ -364,6 +376,8 @@ static void process_info(struct writer *w, const struct openmetrics_process *p)
 
 static const struct family families[] = {
 	{ "gputop_process", INFO, NULL, "The traced process: its command line.", process_info },
+	{ "gputop_process_running", GAUGE, NULL,
+	  "1 while the process is traced, 0 once it has ended (its figures stay).", running },
 	{ "gputop_api_calls", COUNTER, NULL, "Calls of a CUDA API function.", api_calls },
 	{ "gputop_api_errors", COUNTER, NULL,
 	  "Calls of a CUDA API function that returned an error (only where the return is probed).",
@@ -398,8 +412,8 @@ static const struct family families[] = {
 	{ "gputop_frees", COUNTER, NULL, "Frees of known allocations.", frees },
 	{ "gputop_stops", COUNTER, NULL, "Times gputop stopped the program (its cost to the program).",
 	  stops },
-	{ "gputop_cpu_seconds", COUNTER, "seconds", "gputop's own CPU time (user and system).",
-	  cpu_seconds },
+	{ "gputop_cpu_seconds", COUNTER, "seconds",
+	  "gputop's own CPU time (user and system), for every traced process together.", NULL },
 	{ "gputop_program_threads", GAUGE, NULL, "Threads of the traced program.", threads },
 };
 
@@ -475,10 +489,10 @@ static int series_update(struct openmetrics_series *s, const struct openmetrics_
 	return 0;
 }
 
-int openmetrics_write(FILE *f, enum metrics_format format, const struct openmetrics_process *procs,
-		      size_t n, size_t top_kernels)
+int openmetrics_write(FILE *f, enum metrics_format format, const struct openmetrics_session *session,
+		      const struct openmetrics_process *procs, size_t n, size_t top_kernels)
 {
-	struct writer w = { .f = f, .format = format, .top_kernels = top_kernels };
+	struct writer w = { .f = f, .format = format, .session = session };
 
 	for (size_t i = 0; i < n; i++)
 		if (series_update(procs[i].series, &procs[i], top_kernels) < 0)
@@ -486,7 +500,9 @@ int openmetrics_write(FILE *f, enum metrics_format format, const struct openmetr
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		w.family = &families[i];
 		family_header(&w);
-		for (size_t j = 0; j < n; j++)
+		if (!families[i].samples)
+			session_sample(&w);
+		for (size_t j = 0; families[i].samples && j < n; j++)
 			families[i].samples(&w, &procs[j]);
 	}
 	if (format == METRICS_OPENMETRICS)

@@ -35,21 +35,27 @@ struct openmetrics_series {
 void openmetrics_series_init(struct openmetrics_series *s);
 void openmetrics_series_free(struct openmetrics_series *s);
 
-/* One traced process. rank < 0: not known, no rank label (issue 11 gives ranks and several
- * processes; the writer already takes a list). */
+/* One traced process: its own figures (stats_snapshot_of). rank < 0: not known, no label. */
 struct openmetrics_process {
 	pid_t pid;
 	int rank;
+	bool running;				/* not ended: traced now */
 	const char *command;			/* the process_info series; NULL: none */
 	const struct stats_snapshot *snap;
 	const struct rows *rows;		/* built from snap */
 	struct openmetrics_series *series;	/* kept by the caller across scrapes */
 };
 
-/* Writes every metric family for the n processes to f. top_kernels bounds the kernel series of
- * each process (plus one "(other kernels)"). Returns 0, or -errno (-ENOMEM, a write error). */
-int openmetrics_write(FILE *f, enum metrics_format format, const struct openmetrics_process *procs,
-		      size_t n, size_t top_kernels);
+/* What belongs to the session rather than to one process. */
+struct openmetrics_session {
+	uint64_t tracer_cpu_ns;			/* gputop's own CPU time */
+};
+
+/* Writes every metric family for the session and its n processes to f. top_kernels bounds the
+ * kernel series of each process (plus one "(other kernels)"). Returns 0, or -errno (-ENOMEM,
+ * a write error). */
+int openmetrics_write(FILE *f, enum metrics_format format, const struct openmetrics_session *session,
+		      const struct openmetrics_process *procs, size_t n, size_t top_kernels);
 
 /* The format to answer with, from a request's Accept header (NULL: none): OpenMetrics when the
  * scraper accepts it, otherwise the Prometheus text format. */

@@ -68,10 +68,16 @@ n=0
 while read -r expr; do
 	n=$((n + 1))
 	q=${expr//\$pid/.*}
-	q=${q//\$__rate_interval/3s}
-	answer=$(curl -sS --data-urlencode "query=$q" "http://127.0.0.1:$PPORT/api/v1/query")
-	status=$(jq -r '.status' <<<"$answer")
-	results=$(jq -r '.data.result | length' <<<"$answer")
+	q=${q//\$__rate_interval/10s}
+	# rate() needs two samples in its window: on a loaded machine the scrapes may lag, so ask
+	# again (for 30 s at most) until a query that should give series does.
+	for try in $(seq 60); do
+		answer=$(curl -sS --data-urlencode "query=$q" "http://127.0.0.1:$PPORT/api/v1/query")
+		status=$(jq -r '.status' <<<"$answer")
+		results=$(jq -r '.data.result | length' <<<"$answer")
+		[ "$status" != success ] || [[ $expr == *"> 0"* ]] || [ "$results" -gt 0 ] && break
+		sleep 0.5
+	done
 	if [ "$status" != success ]; then
 		not_ok "dashboard query $n is valid: $expr ($(jq -r '.error' <<<"$answer"))"
 	elif [[ $expr != *"> 0"* ]] && [ "$results" -eq 0 ]; then

@@ -34,10 +34,11 @@ static char *render(enum metrics_format format, struct openmetrics_series *serie
 
 	if (stats_snapshot(&snap) < 0 || rows_build(&rows, &snap, NULL) < 0)
 		return NULL;
-	struct openmetrics_process p = { .pid = pid, .rank = rank, .command = command,
+	struct openmetrics_process p = { .pid = pid, .rank = rank, .running = true, .command = command,
 					 .snap = &snap, .rows = &rows, .series = series };
+	struct openmetrics_session session = { .tracer_cpu_ns = 1500000000u };
 	FILE *f = open_memstream(&text, &len);
-	int err = openmetrics_write(f, format, &p, 1, top);
+	int err = openmetrics_write(f, format, &session, &p, 1, top);
 	fclose(f);
 	rows_free(&rows);
 	stats_snapshot_free(&snap);
@@ -217,11 +218,12 @@ static void test_formats(void)
 		return;
 	}
 	struct openmetrics_process p[2] = {
-		{ .pid = 1, .rank = 0, .command = "a", .snap = &snap, .rows = &rows, .series = &s1 },
-		{ .pid = 2, .rank = 1, .command = "b", .snap = &snap, .rows = &rows, .series = &s2 },
+		{ .pid = 1, .rank = 0, .running = true, .command = "a", .snap = &snap, .rows = &rows, .series = &s1 },
+		{ .pid = 2, .rank = 1, .running = false, .command = "b", .snap = &snap, .rows = &rows, .series = &s2 },
 	};
+	struct openmetrics_session session = { .tracer_cpu_ns = 2500000001u };
 	FILE *f = open_memstream(&t, &len);
-	check(openmetrics_write(f, METRICS_OPENMETRICS, p, 2, 5) == 0, "OpenMetrics: two processes written");
+	check(openmetrics_write(f, METRICS_OPENMETRICS, &session, p, 2, 5) == 0, "OpenMetrics: two processes written");
 	fclose(f);
 	check(len > 6 && strcmp(t + len - 6, "# EOF\n") == 0, "OpenMetrics: ends with # EOF");
 	check(lines_starting(t, "# TYPE gputop_launches counter", NULL) == 1, "OpenMetrics: one family header for both");
@@ -231,10 +233,15 @@ static void test_formats(void)
 	      "OpenMetrics: both processes' samples right after the header");
 	check(strstr(t, "# TYPE gputop_process info\n") && strstr(t, "gputop_process_info{pid=\"1\""), "OpenMetrics: an info family");
 	check(strstr(t, "# UNIT gputop_api_seconds seconds\n") != NULL, "OpenMetrics: units");
+	check(lines_starting(t, "gputop_cpu_seconds_total 2.500000001\n", NULL) == 1 &&
+	      lines_starting(t, "gputop_cpu_seconds_total", NULL) == 1,
+	      "gputop's CPU time: one series for the session, no pid label");
+	check(strstr(t, "gputop_process_running{pid=\"2\",rank=\"1\"} 0\n") &&
+	      strstr(t, "gputop_process_running{pid=\"1\",rank=\"0\"} 1\n"), "process_running: 1 traced, 0 ended");
 	free(t);
 	t = NULL;
 	f = open_memstream(&t, &len);
-	check(openmetrics_write(f, METRICS_PROMETHEUS, p, 1, 5) == 0, "Prometheus text: written");
+	check(openmetrics_write(f, METRICS_PROMETHEUS, &session, p, 1, 5) == 0, "Prometheus text: written");
 	fclose(f);
 	check(!strstr(t, "# EOF") && !strstr(t, "# UNIT"), "Prometheus text: no # EOF, no # UNIT");
 	check(strstr(t, "# HELP gputop_launches_total Kernel launches, all kernels.\n# TYPE gputop_launches_total counter\n") != NULL,
