@@ -9,7 +9,7 @@ CFLAGS  ?= -O2 -g
 LAYERS  := base figures cuda output probe engine
 CFLAGS  += -std=gnu11 -pthread -Wall -Wextra -Werror -Wno-unused-parameter \
            -Isrc $(LAYERS:%=-Isrc/%) -Iarch -Iui -DGPUTOP_VERSION='"$(VERSION)"'
-LDLIBS  += -ldw -lelf -lcapstone -lncursesw -ltinfo -lmicrohttpd -lstdc++ -lm -pthread
+LDLIBS  += -ldw -lelf -lcapstone -lncursesw -ltinfo -ldl -lstdc++ -lm -pthread
 
 ifeq ($(V),1)
 Q :=
@@ -67,8 +67,9 @@ bench: deps all
 dist: $(BUILD)/gputop
 	@mkdir -p $(BUILD)/dist/lib
 	$(Q)$(CC) $(CFLAGS) -o $(BUILD)/dist/gputop $(OBJ) $(LDFLAGS) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib' $(LDLIBS)
-	$(Q)for l in libdw.so.1 libelf.so.1 libcapstone.so.4 libmicrohttpd.so.12; do \
+	$(Q)for l in libdw.so.1 libelf.so.1 libcapstone.so.4; do \
 		cp -L "$$(ldd $(BUILD)/gputop | awk -v l=$$l '$$1 == l { print $$3 }')" $(BUILD)/dist/lib/$$l; done
+	$(Q)cp -L "$$($(CC) -print-file-name=libmicrohttpd.so.12)" $(BUILD)/dist/lib/	# dlopen'ed for --listen
 	@echo "  DIST    $(BUILD)/dist (gputop + lib/)"
 
 install: all

@@ -6,13 +6,13 @@
 #include "metrics_server.h"
 #include "clock.h"
 #include "log.h"
+#include "mhd_lib.h"
 #include "openmetrics.h"
 #include "rows.h"
 #include "session_state.h"
 #include "stats.h"
 
 #include <errno.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
@@ -155,34 +155,34 @@ static void *publisher_main(void *arg)
 static enum MHD_Result answer_text(struct MHD_Connection *c, unsigned int status, const char *text,
 				   const char *allow)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
+	struct MHD_Response *r = mhd.create_response_from_buffer(strlen(text), (void *)text,
 								 MHD_RESPMEM_PERSISTENT);
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
 	if (allow)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-	enum MHD_Result ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	enum MHD_Result ret = mhd.queue_response(c, status, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
 static enum MHD_Result answer_metrics(struct MHD_Connection *c)
 {
-	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	const char *accept = mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	enum metrics_format fmt = openmetrics_negotiate(accept);
 
 	pthread_mutex_lock(&server.lock);
 	struct MHD_Response *r = server.published.text[fmt]
-		? MHD_create_response_from_buffer(server.published.len[fmt], server.published.text[fmt],
+		? mhd.create_response_from_buffer(server.published.len[fmt], server.published.text[fmt],
 						  MHD_RESPMEM_MUST_COPY)
 		: NULL;
 	pthread_mutex_unlock(&server.lock);
 	if (!r)
 		return answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "gputop: no figures yet\n", NULL);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, openmetrics_content_type(fmt));
-	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, openmetrics_content_type(fmt));
+	enum MHD_Result ret = mhd.queue_response(c, MHD_HTTP_OK, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -287,7 +287,12 @@ static int open_listen_socket(const char *addr, char *where, size_t where_len)
 
 int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
 {
-	char where[300];
+	char where[300], why[256];
+	if (mhd_lib_load(why, sizeof why) < 0) {
+		log_error("cannot listen on '%s': the HTTP server library is missing: %s", addr, why);
+		log_hint("install libmicrohttpd (Debian and Ubuntu: apt install libmicrohttpd12)");
+		return -ENOENT;
+	}
 	int fd = open_listen_socket(addr, where, sizeof where);
 	if (fd < 0)
 		return fd;
@@ -306,7 +311,7 @@ int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	server.daemon = MHD_start_daemon(
+	server.daemon = mhd.start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 		on_request, NULL,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
@@ -342,7 +347,7 @@ void metrics_server_stop(void)
 		server.publisher_running = false;
 	}
 	if (server.daemon)
-		MHD_stop_daemon(server.daemon);	/* closes the listening socket too */
+		mhd.stop_daemon(server.daemon);	/* closes the listening socket too */
 	else if (server.listen_fd >= 0)
 		close(server.listen_fd);
 	server.daemon = NULL;
