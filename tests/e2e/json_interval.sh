@@ -18,6 +18,8 @@ RB_LAUNCH=1 RB_STOP_FILE=$TMP/stop RB_PROGRESS_FILE=$TMP/progress spawn "$TMP/gp
 	"$BIN/rb_progress" 2 0
 GPUTOP_PID=$SPAWNED_PID
 wait_for_line "$TMP/progress" '^progress [0-9.]+ [1-9]' 60 || bail "the program makes progress"
+# It runs until the stop file exists: should this script end early, it is killed too (lib.sh).
+SPAWNED+=("$(sed -nE 's/^ready ([0-9]+)$/\1/p' "$TMP/prog.out" | head -n 1)")
 
 # The reader: 3 s of open + parse, as fast as it goes.
 python3 - "$LIVE" "$GPUTOP_PID" >"$TMP/reader" <<'PY'

@@ -27,6 +27,8 @@ RB_LAUNCH=1 RB_STOP_FILE=$TMP/stop RB_PROGRESS_FILE=$PROGRESS \
 	start_gputop_listening gputop -d 0.2 --json "$TMP/end.json" -o "$TMP/prog.out" -- \
 	"$BIN/rb_progress" 2 0 || bail "gputop listens (stderr: $(head -c 400 "$TMP/gputop.err"))"
 wait_for_line "$PROGRESS" '^progress [0-9.]+ [1-9]' 60 || bail "the program makes progress"
+# It runs until the stop file exists: should this script end early, it is killed too (lib.sh).
+SPAWNED+=("$(sed -nE 's/^ready ([0-9]+)$/\1/p' "$TMP/prog.out" | head -n 1)")
 
 # The program's own account: "SECONDS ROUNDS" of its last progress line.
 account() {
