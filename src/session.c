@@ -346,6 +346,7 @@ int session_run(const struct options *opt)
 		return start_failed(opt, pid, err);
 	}
 	if ((code = attach_more(opt)) != 0) {
+		metrics_server_stop();
 		tracer_detach_all();
 		timeline_close();
 		output_discard(&timeline);

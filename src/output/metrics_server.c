@@ -9,7 +9,6 @@
 #include "mhd_lib.h"
 #include "openmetrics.h"
 #include "rows.h"
-#include "session_state.h"
 #include "stats.h"
 
 #include <errno.h>
@@ -68,7 +67,8 @@ static int render(enum metrics_format format, const struct openmetrics_session *
 }
 
 /* The series kept for pid (made on first use); NULL when out of memory. A process is never
- * forgotten: its figures stay after it ends, and so do its series. */
+ * forgotten: its figures stay after it ends, and so do its series (at most
+ * STATS_MAX_PROCESSES). */
 static struct openmetrics_series *series_of(pid_t pid)
 {
 	for (size_t i = 0; i < server.n_series; i++)
@@ -83,43 +83,56 @@ static struct openmetrics_series *series_of(pid_t pid)
 	return &grown[server.n_series++].series;
 }
 
-/* The figures of the session's process (none before it is started), rendered in both formats
- * and published. The publisher thread's alone: the snapshot's copy is the only moment the
- * tracer may wait (on the figures' lock, as for the TUI's refresh), once per refresh.
- * The writer takes a list of processes: with several traced processes (issue 11), each gets
- * its own snapshot, rank and series here. */
-static void publish(void)
-{
-	struct session_status st;
+/* One traced process's figures, as rendered. */
+struct process_figures {
 	struct stats_snapshot snap;
 	struct rows rows;
-	struct published fresh = { 0 };
-	struct openmetrics_process proc = { 0 };
-	size_t n = 0;
-	int err = 0;
+};
 
-	session_status_get(&st);
-	if (st.pid > 0) {
-		struct openmetrics_series *series = series_of(st.pid);
-		if (!series || stats_snapshot(&snap) < 0)
-			return;
-		if (rows_build(&rows, &snap, NULL) < 0) {
-			stats_snapshot_free(&snap);
-			return;
+/* Every traced process's own figures (stats_snapshot_of), rendered in both formats and
+ * published. The publisher thread's alone: the snapshots' copies are the only moments the
+ * tracer may wait (on the figures' lock, as for the TUI's refresh), once per refresh. */
+static void publish(void)
+{
+	struct stats_snapshot all;
+	struct published fresh = { 0 };
+	/* The list of processes; none before the first is traced (stats_snapshot fails then). */
+	bool have_all = stats_snapshot(&all) == 0;
+	size_t n = 0, cap = have_all ? all.n_proc : 0;
+	struct process_figures *figs = calloc(cap ? cap : 1, sizeof(*figs));
+	struct openmetrics_process *procs = calloc(cap ? cap : 1, sizeof(*procs));
+	int err = figs && procs ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < cap; i++) {
+		const struct stats_process_info *info = &all.proc[i].info;
+		struct process_figures *pf = &figs[n];
+		struct openmetrics_series *series = series_of(info->pid);
+
+		if (!series || stats_snapshot_of(info->pid, &pf->snap) < 0) {
+			err = -ENOMEM;
+			break;
 		}
-		proc = (struct openmetrics_process){
-			.pid = st.pid, .rank = -1, .running = !st.ended, .command = st.command,
-			.snap = &snap, .rows = &rows, .series = series,
+		if (rows_build(&pf->rows, &pf->snap, NULL) < 0) {
+			stats_snapshot_free(&pf->snap);
+			err = -ENOMEM;
+			break;
+		}
+		procs[n++] = (struct openmetrics_process){
+			.pid = info->pid, .rank = info->rank, .running = !info->ended,
+			.command = info->command, .snap = &pf->snap, .rows = &pf->rows, .series = series,
 		};
-		n = 1;
 	}
-	struct openmetrics_session session = { .tracer_cpu_ns = n ? snap.tracer_cpu_ns : 0 };
+	struct openmetrics_session session = { .tracer_cpu_ns = have_all ? all.tracer_cpu_ns : 0 };
 	for (int fmt = 0; fmt < 2 && !err; fmt++)
-		err = render(fmt, &session, &proc, n, &fresh.text[fmt], &fresh.len[fmt]);
-	if (n) {
-		rows_free(&rows);
-		stats_snapshot_free(&snap);
+		err = render(fmt, &session, procs, n, &fresh.text[fmt], &fresh.len[fmt]);
+	for (size_t i = 0; i < n; i++) {
+		rows_free(&figs[i].rows);
+		stats_snapshot_free(&figs[i].snap);
 	}
+	free(figs);
+	free(procs);
+	if (have_all)
+		stats_snapshot_free(&all);
 	if (err) {
 		free(fresh.text[0]);
 		log_debug("metrics: cannot render: %s", strerror(-err));

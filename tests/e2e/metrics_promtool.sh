@@ -76,4 +76,35 @@ check_program odd "$SIMDRV" 'gputop_launches_total{pid="' 10 -- \
 expect_match "$(grep '^gputop_process_info' "$TMP/odd.prom")" \
 	'command=".*fleet_kernels 2 10 say \\"hi\\" back\\\\slash new\\nline bad\?\?utf8"' \
 	"odd: the command label escaped, bytes that are not UTF-8 as ?"
+# Two processes at once (-p A,B; ranks from their RANK): a set of series each, labelled with its
+# pid and rank, each holding exactly its own launches, in one family block per metric.
+if can_attach_to_others; then
+	export LD_LIBRARY_PATH=$SIMDRV RB_GO_FILE=$TMP/go-mp RB_STOP_FILE=$TMP/stop-mp
+	RANK=3 spawn "$TMP/mp1" "$BIN/fleet_kernels" 2 100
+	A=$SPAWNED_PID
+	RANK=5 spawn "$TMP/mp2" "$BIN/fleet_kernels" 3 250
+	B=$SPAWNED_PID
+	unset RB_GO_FILE RB_STOP_FILE
+	wait_for_line "$TMP/mp1.out" '^ready' 30 && wait_for_line "$TMP/mp2.out" '^ready' 30 || bail "two programs ready"
+	start_gputop_listening gputop-mp -d 0.2 -p "$A,$B" || bail "gputop -p $A,$B listens"
+	wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$B\"" 0 30 || bail "both processes attached"
+	touch "$TMP/go-mp"
+	wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$A\",rank=\"3\"}" 100 30 &&
+		ok "two processes: $A (rank 3) has its own 100 launches" || not_ok "two processes: $A (rank 3): 100 launches"
+	wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$B\",rank=\"5\"}" 250 30 &&
+		ok "two processes: $B (rank 5) has its own 250 launches" || not_ok "two processes: $B (rank 5): 250 launches"
+	printf '%s\n' "$SCRAPED" >"$TMP/mp.prom"
+	scrape "$GPORT" "$OM" >"$TMP/mp.om"
+	promtool check metrics <"$TMP/mp.prom" >/dev/null 2>&1 && ok "two processes: promtool accepts it" ||
+		not_ok "two processes: promtool accepts it"
+	"$ROOT/tests/e2e/metrics_om_check.py" "$TMP/mp.om" >/dev/null 2>&1 && ok "two processes: the OpenMetrics parser accepts it" ||
+		not_ok "two processes: the OpenMetrics parser accepts it"
+	expect_eq "$(grep -c '^# TYPE gputop_launches counter' "$TMP/mp.om")" 1 "two processes: one family block"
+	expect_eq "$(grep -c '^gputop_cpu_seconds_total ' "$TMP/mp.om")" 1 "two processes: gputop's CPU time once, for the session"
+	touch "$TMP/stop-mp"
+	wait_pid "$GPUTOP_PID" 60
+	expect_eq "$WAIT_STATUS" 0 "two processes: gputop exits 0 once both have ended"
+else
+	note "two processes: skipped (this user may not ptrace other processes)"
+fi
 finish
