@@ -239,8 +239,9 @@ void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
 		return;
 	uint64_t handle = 0, where;
 	arch_arg(&entry, ex ? 2 : 1, &handle, &where);	/* the launched function */
-	/* A trap of a handle already named is one --stacks launches asked for. */
-	bool sampled = kernels_seen(handle);
+	/* With --stacks launches, a trap of a handle already named is a sample it asked for. (Not
+	 * otherwise: after an attach, handles named from the program's data trap once each too.) */
+	bool sampled = (config.stacks & CONFIG_STACKS_LAUNCHES) && kernels_seen(handle);
 	if (!t->guest && !is_nested(t, &entry))
 		entry_only(t, api, s, &entry, a, sampled);
 	launchring_seen(t->tid, handle);
