@@ -39,8 +39,8 @@ expect_match "$(head -n1 "$TMP/live-bytes.folded")" '^_start;.*;main \(stacks\.c
 # --- timeline and launches of the ring and the call stub ----------------------------------------
 export LD_LIBRARY_PATH=$SIMDRV
 R=500
-RB_CALLS=1 run_gputop_json "$TMP/ring.json" -- -b --timeline "$TMP/ring.trace" --folded "$TMP/ring.folded" \
-	--folded-metric launches -- "$BIN/ring_loop" 4 $R || bail "a summary to check"
+RB_CALLS=1 run_gputop_json "$TMP/ring.json" -- -b --stacks launches --timeline "$TMP/ring.trace" \
+	--folded "$TMP/ring.folded" --folded-metric launches -- "$BIN/ring_loop" 4 $R || bail "a summary to check"
 expect_eq "$(prog_lines "$GPUTOP_OUT" ring_loop)" "ring_loop: launches=$((8 * R)) calls=$((8 * R)) failures=0" "ring_loop works"
 strict "$TMP/ring.trace" >"$TMP/ring.counts" && ok "the timeline passes the strict trace event check" ||
 	{ not_ok "the timeline passes the strict trace event check"; sed 's/^/#   /' "$TMP/strict.err"; }
