@@ -265,26 +265,35 @@ static void keep_signal(struct thread *t, int sig)
 		t->deferred |= 1ull << (sig - 1);
 }
 
-int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
+/* The next stop of t: 0, -ESRCH once it ended (a program that died meanwhile is never waited on
+ * forever: reap.h), or another -errno. */
+static int next_stop(struct thread *t, struct trace_stop *e)
 {
-	int foreign = 0;
-	struct trace_stop e;
-	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
-		return -errno;
 	for (;;) {
-		pid_t w = event_wait(t->tid, 0, &e);
+		pid_t w = event_wait(t->tid, 0, e);
 		if (w == -EINTR) {
-			/* A program that died meanwhile is never waited on forever (reap.h). */
 			if (reap_after_interrupted_wait(tracee->pid, t->tid, tracer_stop_signal))
 				return -ESRCH;
 			continue;
 		}
 		if (w < 0)
 			return (int)w;
-		if (event_is_end(&e)) {
-			tracee_on_exit(&e);
+		if (event_is_end(e)) {
+			tracee_on_exit(e);
 			return -ESRCH;
 		}
+		return 0;
+	}
+}
+
+int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
+{
+	int foreign = 0;
+	struct trace_stop e;
+	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+		return -errno;
+	int err;
+	while ((err = next_stop(t, &e)) == 0) {
 		if (e.event == TE_SIGNAL && e.sig == SIGTRAP && arch_get_regs(t->tid, r) == 0 &&
 		    arch_breakpoint_addr(r) == trap_addr) {
 			tracee_note_stop(t, &e);
@@ -297,6 +306,7 @@ int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
 			return -errno;
 	}
+	return err;
 }
 
 /* A signal that ends the process is on its way to the thread (a seccomp filter's SIGSYS, a
@@ -324,19 +334,8 @@ int tracee_run_syscall(struct thread *t, arch_regs_t *r)
 	int foreign = 0;
 	if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0)
 		return -errno;
-	for (;;) {
-		pid_t w = event_wait(t->tid, 0, &e);
-		if (w == -EINTR) {
-			if (reap_after_interrupted_wait(tracee->pid, t->tid, tracer_stop_signal))
-				return -ESRCH;
-			continue;
-		}
-		if (w < 0)
-			return (int)w;
-		if (event_is_end(&e)) {
-			tracee_on_exit(&e);
-			return -ESRCH;
-		}
+	int err;
+	while ((err = next_stop(t, &e)) == 0) {
 		/* A system call stop (PTRACE_O_TRACESYSGOOD: SIGTRAP | 0x80). struct
 		 * ptrace_syscall_info (linux/ptrace.h; glibc's headers may lack it) begins with
 		 * its op: 1 at the entry stop, 2 at the exit stop. */
@@ -362,6 +361,7 @@ int tracee_run_syscall(struct thread *t, arch_regs_t *r)
 		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0)
 			return -errno;
 	}
+	return err;
 }
 
 /* ---- every thread stopped --------------------------------------------------------------- */
