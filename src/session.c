@@ -91,7 +91,25 @@ static void output_discard(struct output *o)
 	o->fd = -1;
 }
 
-static int write_folded(struct output *o, int metric)
+/* What an output file gets: the snapshot of every process, written by a presenter. */
+struct output_writer {
+	int (*write)(FILE *f, const struct output_writer *w, const struct stats_snapshot *snap);
+	const struct report_info *info;	/* --json's */
+	int metric;			/* --folded's */
+};
+
+static int folded_writer(FILE *f, const struct output_writer *w, const struct stats_snapshot *snap)
+{
+	return folded_write(f, w->metric, snap);
+}
+
+static int json_writer(FILE *f, const struct output_writer *w, const struct stats_snapshot *snap)
+{
+	return json_write(f, w->info, snap);
+}
+
+/* Replaces the file's contents with what w writes of a fresh snapshot; closes it. */
+static int write_output(struct output *o, const struct output_writer *w)
 {
 	struct stats_snapshot snap;
 	if (stats_snapshot(&snap) < 0)
@@ -99,7 +117,7 @@ static int write_folded(struct output *o, int metric)
 	int err = ftruncate(o->fd, 0) < 0 ? -errno : 0;
 	FILE *f = err ? NULL : fdopen(o->fd, "w");
 	if (f) {
-		err = folded_write(f, metric, &snap);
+		err = w->write(f, w, &snap);
 		if (fclose(f) != 0 && !err)
 			err = -errno;
 	} else {
@@ -113,26 +131,14 @@ static int write_folded(struct output *o, int metric)
 	return err;
 }
 
+static int write_folded(struct output *o, int metric)
+{
+	return write_output(o, &(struct output_writer){ .write = folded_writer, .metric = metric });
+}
+
 static int write_json(struct output *o, const struct report_info *info)
 {
-	struct stats_snapshot snap;
-	if (stats_snapshot(&snap) < 0)
-		return -ENOMEM;
-	int err = ftruncate(o->fd, 0) < 0 ? -errno : 0;
-	FILE *f = err ? NULL : fdopen(o->fd, "w");
-	if (f) {
-		err = json_write(f, info, &snap);
-		if (fclose(f) != 0 && !err)
-			err = -errno;
-	} else {
-		close(o->fd);
-		err = err ? err : -errno;
-	}
-	o->fd = -1;
-	stats_snapshot_free(&snap);
-	if (err)
-		log_error("cannot write '%s': %s", o->path, strerror(-err));
-	return err;
+	return write_output(o, &(struct output_writer){ .write = json_writer, .info = info });
 }
 
 /* What the summaries say of the session itself, set once it has started. */
