@@ -133,6 +133,15 @@ static const char *layer_name(int layer)
 
 /* --- the families ------------------------------------------------------------------------------ */
 
+/* A sample of an API row: its process's labels, then api and layer. */
+static void api_sample_begin(struct writer *w, const struct openmetrics_process *p,
+			     const struct row_api *a)
+{
+	sample_begin(w, p);
+	label(w, "api", a->name);
+	label(w, "layer", layer_name(a->layer));
+}
+
 static void api_calls(struct writer *w, const struct openmetrics_process *p)
 {
 	for (size_t i = 0; i < p->rows->n_api; i++) {
@@ -140,9 +149,7 @@ static void api_calls(struct writer *w, const struct openmetrics_process *p)
 
 		if (!a->name)
 			continue;
-		sample_begin(w, p);
-		label(w, "api", a->name);
-		label(w, "layer", layer_name(a->layer));
+		api_sample_begin(w, p, a);
 		sample_u64(w, a->calls);
 	}
 }
@@ -155,9 +162,7 @@ static void api_errors(struct writer *w, const struct openmetrics_process *p)
 
 		if (!a->name || !a->returns_seen)
 			continue;
-		sample_begin(w, p);
-		label(w, "api", a->name);
-		label(w, "layer", layer_name(a->layer));
+		api_sample_begin(w, p, a);
 		sample_u64(w, a->errors);
 	}
 }
@@ -169,9 +174,7 @@ static void api_seconds(struct writer *w, const struct openmetrics_process *p)
 
 		if (!a->name || !a->returns_seen)
 			continue;
-		sample_begin(w, p);
-		label(w, "api", a->name);
-		label(w, "layer", layer_name(a->layer));
+		api_sample_begin(w, p, a);
 		sample_seconds(w, a->ns);
 	}
 }
@@ -183,9 +186,7 @@ static void api_unrecorded(struct writer *w, const struct openmetrics_process *p
 
 		if (!a->name || !a->lost)
 			continue;
-		sample_begin(w, p);
-		label(w, "api", a->name);
-		label(w, "layer", layer_name(a->layer));
+		api_sample_begin(w, p, a);
 		sample_u64(w, a->lost);
 	}
 }
