@@ -226,7 +226,7 @@ static void json_api_row(struct jw *w, const struct row_api *a, pid_t pid, const
 	jw_key(w, "name");
 	jw_str(w, a->name);
 	jw_key(w, "layer");
-	jw_str(w, a->layer == LAYER_DRIVER ? "driver" : "runtime");
+	jw_str(w, cuda_layer_name(a->layer));
 	jw_key(w, "calls");
 	jw_u64(w, a->calls);
 	jw_key(w, "errors");
