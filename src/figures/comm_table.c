@@ -125,8 +125,8 @@ int comm_table_peer_device(const struct stats_comm *c, const struct stats_comm *
 	return found;
 }
 
-void comm_table_add(struct stats_comm *dst, const struct stats_comm *src, const struct stats_comm *const *all,
-		    int n_all)
+void comm_table_add(struct stats_comm *dst, const struct stats_comm *src, pid_t pid,
+		    const struct stats_comm *const *all, int n_all)
 {
 	for (int d = 0; d < COMM_DEV_SLOTS; d++) {
 		struct stats_device_use *o = &dst->dev[d];
@@ -156,8 +156,10 @@ void comm_table_add(struct stats_comm *dst, const struct stats_comm *src, const 
 		p->calls += s->calls;
 		p->bytes += s->bytes;
 	}
-	for (int i = 0; i < src->n_comms && dst->n_comms < COMM_MAX_COMMS; i++)
-		dst->comms[dst->n_comms++] = src->comms[i];
+	for (int i = 0; i < src->n_comms && dst->n_comms < COMM_MAX_COMMS; i++) {
+		dst->comms[dst->n_comms] = src->comms[i];
+		dst->comms[dst->n_comms++].pid = pid;
+	}
 }
 
 void comm_table_reset(struct stats_comm *c)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cuda_api.h"
 
@@ -42,6 +43,7 @@ struct stats_p2p {
 /* An NCCL communicator of the process. rank, nranks: -1 while not known. */
 struct stats_comm_info {
 	uint64_t comm;
+	pid_t pid;		/* the process (set in snapshots) */
 	int rank, nranks, device;
 };
 
@@ -83,10 +85,10 @@ const struct stats_comm_info *comm_table_find(const struct stats_comm *c, uint64
  * which may include c); -1 when none or when they disagree. */
 int comm_table_peer_device(const struct stats_comm *c, const struct stats_comm *const *all, int n_all,
 			   int nranks, int peer);
-/* Adds src's figures into dst, its sends resolved into the matrix against all[] (the
- * communicators of every process); dst's own sends stay as they are. */
-void comm_table_add(struct stats_comm *dst, const struct stats_comm *src, const struct stats_comm *const *all,
-		    int n_all);
+/* Adds src's figures (process pid's) into dst, its sends resolved into the matrix against all[]
+ * (the communicators of every process); dst's own sends stay as they are. */
+void comm_table_add(struct stats_comm *dst, const struct stats_comm *src, pid_t pid,
+		    const struct stats_comm *const *all, int n_all);
 /* Counters back to zero ('z'); communicators stay. */
 void comm_table_reset(struct stats_comm *c);
 

@@ -735,7 +735,7 @@ static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st
 	}
 	out->graph_memset.calls += st->c.graph_memset.calls;
 	out->graph_memset.bytes += st->c.graph_memset.bytes;
-	comm_table_add(&out->comm, &st->comm, all_comms, n_all);
+	comm_table_add(&out->comm, &st->comm, st->info.pid, all_comms, n_all);
 	out->sync_calls += st->c.sync_calls;
 	out->sync_ns += st->c.sync_ns;
 	for (int k = 0; k < MEM_KIND_COUNT; k++)

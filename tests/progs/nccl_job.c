@@ -1,0 +1,249 @@
+/* nccl_job.c — known NCCL and multi-GPU work, for gputop's communication tests, on the
+ * SIMULATED runtime and NCCL (tests/sim; nothing moves). It writes its own account of what it
+ * issued to $NCCL_JOB_ACCOUNT (one JSON object: pid, rank, nranks, collectives by op with calls
+ * and bytes, point-to-point sends by source and destination device), so that the tests compare
+ * gputop's figures with the program's, not with numbers written in the test.
+ *
+ *   nccl_job all ITER     one process drives every device (cudaGetDeviceCount) through
+ *                         ncclCommInitAll: grouped collectives on each, a ring of sends
+ *   nccl_job rank R N ITER  rank R of N processes (device R, ncclCommInitRank; the rank is not
+ *                         in the environment): collectives, then a send to the next rank and a
+ *                         receive from the previous one
+ *   nccl_job peer ITER    peer copies between devices (cudaMemcpyPeer, cudaMemcpyPeerAsync,
+ *                         cudaMemcpy D2D and cudaMemcpyDefault across devices), allocations and
+ *                         synchronize calls on each device */
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "progs.h"
+
+#define MAX_DEV 8
+static const char *const op_name[] = { "AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter",
+				       "AlltoAll", "Send", "Recv" };
+enum { AR, BC, RD, AG, RS, A2A, SEND, RECV, N_OPS };
+static unsigned long long calls[N_OPS], bytes[N_OPS];
+static unsigned long long p2p_calls[MAX_DEV][MAX_DEV], p2p_bytes[MAX_DEV][MAX_DEV];
+static int failures;
+
+static size_t type_size(ncclDataType_t t)
+{
+	switch (t) {
+	case ncclInt8: case ncclUint8: return 1;
+	case ncclFloat16: case ncclBfloat16: return 2;
+	case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
+	default: return 8;
+	}
+}
+
+/* A call that succeeded counts in the account. */
+static void note_call(int op, ncclResult_t r, size_t count, ncclDataType_t t)
+{
+	if (r != ncclSuccess) {
+		fprintf(stderr, "nccl_job: %s failed: %d\n", op_name[op], r);
+		failures++;
+		return;
+	}
+	calls[op]++;
+	bytes[op] += count * type_size(t);
+}
+
+static void note_p2p(int src, int dst, size_t n)
+{
+	p2p_calls[src][dst]++;
+	p2p_bytes[src][dst] += n;
+}
+
+static void write_account(int rank, int nranks)
+{
+	const char *path = getenv("NCCL_JOB_ACCOUNT");
+	FILE *f = path ? fopen(path, "a") : NULL;
+	if (!f)
+		return;
+	fprintf(f, "{\"pid\":%d,\"rank\":%d,\"nranks\":%d,\"collectives\":{", (int)getpid(), rank, nranks);
+	int first = 1;
+	for (int i = 0; i < N_OPS; i++)
+		if (calls[i]) {
+			fprintf(f, "%s\"%s\":{\"calls\":%llu,\"bytes\":%llu}", first ? "" : ",", op_name[i], calls[i], bytes[i]);
+			first = 0;
+		}
+	fprintf(f, "},\"p2p\":[");
+	first = 1;
+	for (int s = 0; s < MAX_DEV; s++)
+		for (int d = 0; d < MAX_DEV; d++)
+			if (p2p_calls[s][d]) {
+				fprintf(f, "%s{\"src_device\":%d,\"dst_device\":%d,\"calls\":%llu,\"bytes\":%llu}",
+					first ? "" : ",", s, d, p2p_calls[s][d], p2p_bytes[s][d]);
+				first = 0;
+			}
+	fprintf(f, "]}\n");
+	fclose(f);
+}
+
+/* The collectives of one iteration on comm, with counts that differ per op and per iteration. */
+static void collectives(ncclComm_t comm, void *buf, int it)
+{
+	size_t n = 1000 + 10 * (size_t)it;
+	note_call(AR, ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, comm, NULL), n, ncclFloat32);
+	note_call(AG, ncclAllGather(buf, buf, n / 2, ncclFloat16, comm, NULL), n / 2, ncclFloat16);
+	note_call(RS, ncclReduceScatter(buf, buf, n / 4, ncclBfloat16, ncclMax, comm, NULL), n / 4, ncclBfloat16);
+	if (it % 2 == 0)
+		note_call(BC, ncclBcast(buf, 333, ncclInt64, 0, comm, NULL), 333, ncclInt64);
+	else
+		note_call(BC, ncclBroadcast(buf, buf, 77, ncclUint8, 0, comm, NULL), 77, ncclUint8);
+	note_call(RD, ncclReduce(buf, buf, 64, ncclFloat64, ncclSum, 0, comm, NULL), 64, ncclFloat64);
+	note_call(A2A, ncclAlltoAll(buf, buf, 128, ncclInt32, comm, NULL), 128, ncclInt32);
+}
+
+static void *device_buffer(size_t n)
+{
+	void *p = NULL;
+	if (cudaMalloc(&p, n) != cudaSuccess) {
+		fprintf(stderr, "nccl_job: cudaMalloc failed\n");
+		exit(1);
+	}
+	return p;
+}
+
+static int run_all(int iters)
+{
+	int ndev = 0;
+	ncclComm_t comms[MAX_DEV];
+	void *buf[MAX_DEV];
+	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 2 || ndev > MAX_DEV) {
+		fprintf(stderr, "nccl_job: needs 2 to %d devices (SIMCUDA_DEVICES)\n", MAX_DEV);
+		return 1;
+	}
+	for (int d = 0; d < ndev; d++) {
+		cudaSetDevice(d);
+		buf[d] = device_buffer(1 << 20);
+	}
+	if (ncclCommInitAll(comms, ndev, NULL) != ncclSuccess) {
+		fprintf(stderr, "nccl_job: ncclCommInitAll failed\n");
+		return 1;
+	}
+	for (int it = 0; it < iters; it++) {
+		ncclGroupStart();
+		for (int d = 0; d < ndev; d++)
+			collectives(comms[d], buf[d], it);
+		ncclGroupEnd();
+		/* A ring: rank d sends to d+1 and receives from d-1 (rank d is device d). */
+		size_t n = 4096 * (size_t)(it + 1);
+		ncclGroupStart();
+		for (int d = 0; d < ndev; d++) {
+			int next = (d + 1) % ndev, prev = (d + ndev - 1) % ndev;
+			ncclResult_t r = ncclSend(buf[d], n, ncclFloat32, next, comms[d], NULL);
+			note_call(SEND, r, n, ncclFloat32);
+			if (r == ncclSuccess)
+				note_p2p(d, next, n * 4);
+			note_call(RECV, ncclRecv(buf[d], n, ncclFloat32, prev, comms[d], NULL), n, ncclFloat32);
+		}
+		ncclGroupEnd();
+	}
+	/* Wrong on purpose: an unknown datatype fails, and is no collective. */
+	if (ncclAllReduce(buf[0], buf[0], 8, (ncclDataType_t)99, ncclSum, comms[0], NULL) == ncclSuccess)
+		failures++;
+	for (int d = 0; d < ndev; d++)
+		ncclCommDestroy(comms[d]);
+	write_account(-1, ndev);
+	printf("nccl_job: all ok devices=%d iterations=%d\n", ndev, iters);
+	return failures != 0;
+}
+
+static int run_rank(int rank, int nranks, int iters)
+{
+	ncclUniqueId id;
+	ncclComm_t comm;
+	memset(&id, 0, sizeof id);
+	if (cudaSetDevice(rank) != cudaSuccess) {
+		fprintf(stderr, "nccl_job: cudaSetDevice(%d) failed (SIMCUDA_DEVICES)\n", rank);
+		return 1;
+	}
+	void *buf = device_buffer(1 << 20);
+	if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess) {
+		fprintf(stderr, "nccl_job: ncclCommInitRank failed\n");
+		return 1;
+	}
+	for (int it = 0; it < iters; it++) {
+		collectives(comm, buf, it);
+		size_t n = 512 * (size_t)(rank + 1);
+		int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+		ncclGroupStart();
+		ncclResult_t r = ncclSend(buf, n, ncclInt64, next, comm, NULL);
+		note_call(SEND, r, n, ncclInt64);
+		if (r == ncclSuccess)
+			note_p2p(rank, next, n * 8);	/* rank r runs on device r */
+		note_call(RECV, ncclRecv(buf, 512 * (size_t)(prev + 1), ncclInt64, prev, comm, NULL),
+			  512 * (size_t)(prev + 1), ncclInt64);
+		ncclGroupEnd();
+	}
+	ncclCommDestroy(comm);
+	write_account(rank, nranks);
+	printf("nccl_job: rank %d of %d ok iterations=%d\n", rank, nranks, iters);
+	return failures != 0;
+}
+
+static void peer_copy(int dst, void *d, int src, const void *s, size_t n, int async)
+{
+	cudaError_t e = async ? cudaMemcpyPeerAsync(d, dst, s, src, n, NULL) : cudaMemcpyPeer(d, dst, s, src, n);
+	if (e != cudaSuccess) {
+		fprintf(stderr, "nccl_job: cudaMemcpyPeer%s %d->%d failed: %d\n", async ? "Async" : "", src, dst, e);
+		failures++;
+		return;
+	}
+	note_p2p(src, dst, n);
+}
+
+static void copy(void *d, int dst, const void *s, int src, size_t n, enum cudaMemcpyKind kind)
+{
+	if (cudaMemcpy(d, s, n, kind) != cudaSuccess) {
+		fprintf(stderr, "nccl_job: cudaMemcpy %d->%d failed\n", src, dst);
+		failures++;
+		return;
+	}
+	if (src != dst)
+		note_p2p(src, dst, n);
+}
+
+static int run_peer(int iters)
+{
+	int ndev = 0;
+	void *buf[MAX_DEV];
+	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 4 || ndev > MAX_DEV) {
+		fprintf(stderr, "nccl_job: needs 4 to %d devices (SIMCUDA_DEVICES)\n", MAX_DEV);
+		return 1;
+	}
+	for (int d = 0; d < ndev; d++) {
+		cudaSetDevice(d);
+		buf[d] = device_buffer(1 << 20);
+		cudaDeviceSynchronize();
+	}
+	cudaSetDevice(0);
+	for (int it = 0; it < iters; it++) {
+		peer_copy(1, buf[1], 0, buf[0], 65536, 0);
+		peer_copy(3, buf[3], 2, buf[2], 8192, 1);
+		copy(buf[2], 2, buf[1], 1, 4096 * (size_t)(it + 1), cudaMemcpyDeviceToDevice);
+		copy(buf[0], 0, buf[3], 3, 1000, cudaMemcpyDefault);
+		copy(buf[0], 0, (char *)buf[0] + 4096, 0, 2048, cudaMemcpyDeviceToDevice);	/* same device */
+	}
+	write_account(-1, -1);
+	printf("nccl_job: peer ok devices=%d iterations=%d\n", ndev, iters);
+	return failures != 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && strcmp(argv[1], "all") == 0)
+		return run_all(atoi(argv[2]));
+	if (argc == 5 && strcmp(argv[1], "rank") == 0)
+		return run_rank(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+	if (argc == 3 && strcmp(argv[1], "peer") == 0)
+		return run_peer(atoi(argv[2]));
+	fprintf(stderr, "usage: nccl_job all ITER | rank R N ITER | peer ITER\n");
+	return 2;
+}
