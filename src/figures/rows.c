@@ -9,11 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t rows_delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;	/* a reset ('z') in between: count from zero */
-}
-
 double rows_per_sec(uint64_t delta, uint64_t ns)
 {
 	return ns ? (double)delta * 1e9 / (double)ns : 0;

@@ -138,8 +138,12 @@ void comm_rows_free(struct rows *r);
 /* The rank of process pid in a distributed job, from the snapshot's process list; -1: none. */
 int rows_rank(const struct stats_snapshot *s, pid_t pid);
 
-/* cur - prev of a counter; cur alone after a reset ('z') in between. */
-uint64_t rows_delta(uint64_t cur, uint64_t prev);
+/* cur - prev of a counter; cur alone after a reset ('z') in between. (Inline: comm_rows.c,
+ * which rows.c calls, uses it too.) */
+static inline uint64_t rows_delta(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
+}
 /* delta per second over ns; 0 when ns is 0. */
 double rows_per_sec(uint64_t delta, uint64_t ns);
 

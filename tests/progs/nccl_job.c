@@ -11,7 +11,9 @@
  *                         receive from the previous one
  *   nccl_job peer ITER    peer copies between devices (cudaMemcpyPeer, cudaMemcpyPeerAsync,
  *                         cudaMemcpy D2D and cudaMemcpyDefault across devices), allocations and
- *                         synchronize calls on each device */
+ *                         synchronize calls on each device
+ * With NCCL_JOB_STOP=FILE it waits, after its work and its account, until FILE exists (at most
+ * 120 s), so that a test can look at a TUI while the program still runs. */
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <stdint.h>
@@ -58,6 +60,13 @@ static void note_p2p(int src, int dst, size_t n)
 	p2p_bytes[src][dst] += n;
 }
 
+static void hold(void)
+{
+	const char *stop = getenv("NCCL_JOB_STOP");
+	for (int i = 0; stop && i < 2400 && access(stop, F_OK) != 0; i++)
+		progs_sleep_ms(50);
+}
+
 static void write_account(int rank, int nranks)
 {
 	const char *path = getenv("NCCL_JOB_ACCOUNT");
@@ -82,6 +91,12 @@ static void write_account(int rank, int nranks)
 			}
 	fprintf(f, "]}\n");
 	fclose(f);
+}
+
+static void account_and_hold(int rank, int nranks)
+{
+	write_account(rank, nranks);
+	hold();
 }
 
 /* The collectives of one iteration on comm, with counts that differ per op and per iteration. */
@@ -149,7 +164,7 @@ static int run_all(int iters)
 		failures++;
 	for (int d = 0; d < ndev; d++)
 		ncclCommDestroy(comms[d]);
-	write_account(-1, ndev);
+	account_and_hold(-1, ndev);
 	printf("nccl_job: all ok devices=%d iterations=%d\n", ndev, iters);
 	return failures != 0;
 }
@@ -182,7 +197,7 @@ static int run_rank(int rank, int nranks, int iters)
 		ncclGroupEnd();
 	}
 	ncclCommDestroy(comm);
-	write_account(rank, nranks);
+	account_and_hold(rank, nranks);
 	printf("nccl_job: rank %d of %d ok iterations=%d\n", rank, nranks, iters);
 	return failures != 0;
 }
@@ -230,7 +245,7 @@ static int run_peer(int iters)
 		copy(buf[0], 0, buf[3], 3, 1000, cudaMemcpyDefault);
 		copy(buf[0], 0, (char *)buf[0] + 4096, 0, 2048, cudaMemcpyDeviceToDevice);	/* same device */
 	}
-	write_account(-1, -1);
+	account_and_hold(-1, -1);
 	printf("nccl_job: peer ok devices=%d iterations=%d\n", ndev, iters);
 	return failures != 0;
 }
