@@ -52,6 +52,12 @@ jq_eq "$P" '.devices' '[0,1]' "it used devices 0 and 1"
 jq_eq "$F" '[.device_use[] | {device, allocations, allocated_bytes}]' \
 	'[{"device":0,"allocations":1,"allocated_bytes":1048576},{"device":1,"allocations":1,"allocated_bytes":1048576}]' \
 	"one 1 MiB allocation on each device (cudaSetDevice before each)"
+# -b's summary: the same figures as lines.
+calls=$(jq '.collectives.AllReduce.calls' "$TMP/all.acc")
+expect_match "$(cat "$GPUTOP_OUT")" "[0-9]+ +— +AllReduce +$calls " "-b: the AllReduce line, $calls calls"
+n01=$(jq '.p2p[] | select(.src_device == 0 and .dst_device == 1) | .calls' "$TMP/all.acc")
+expect_match "$(cat "$GPUTOP_OUT")" "P2P GPU0 -> GPU1: $n01 calls" "-b: the P2P line GPU0 -> GPU1"
+expect_match "$(cat "$GPUTOP_OUT")" "GPU +LIVE +ALLOCS" "-b: the table by GPU (two GPUs)"
 ITER=4
 expect_api "$F" ncclGroupStart $((2 * ITER)) 0
 expect_api "$F" ncclGroupEnd $((2 * ITER)) 0
