@@ -154,12 +154,21 @@ static void drop_dead_frames(struct thread *t)
 }
 
 /* Whether a thread (by its thread pointer) is inside a call the call stub recorded that had not
- * returned at the last look (hit_records.c keeps in_flight). */
-static bool in_recorded_call(uint64_t thread_pointer)
+ * returned at the last look (hit_records.c keeps in_flight), of s's scope (hit_same_scope). */
+static bool in_recorded_call(uint64_t thread_pointer, const struct api_spec *s)
 {
 	const struct hit_state *st = tracee->hit;
 	for (int i = 0; thread_pointer && i < st->n_in_flight; i++)
-		if (st->in_flight[i].thread == thread_pointer)
+		if (st->in_flight[i].thread == thread_pointer &&
+		    hit_same_scope(launchring_probe_api((int)st->in_flight[i].probe - 1), s))
+			return true;
+	return false;
+}
+
+bool hit_in_frame_of_scope(const struct thread *t, const struct api_spec *s)
+{
+	for (uint32_t k = 0; k < t->depth; k++)
+		if (hit_same_scope(t->frames[k].api, s))
 			return true;
 	return false;
 }
@@ -173,7 +182,7 @@ static bool is_nested(struct thread *t, const arch_regs_t *r, const struct api_s
 {
 	if (t->depth)
 		drop_dead_frames(t);
-	if (!t->depth && !in_recorded_call(t->thread_pointer))
+	if (!hit_in_frame_of_scope(t, s) && !in_recorded_call(t->thread_pointer, s))
 		return false;
 	uint64_t caller = 0;
 	return mem_read(t->tid, arch_return_slot(r), &caller, sizeof caller) == 0 && probes_in_scope(s, caller);

@@ -26,6 +26,19 @@ struct ret_info {
 	uint64_t end_ns;	/* when it returned (monotonic), where a stub stamped it; 0: now */
 };
 
+/* Whether a traced call of row api in flight can hold a call of row s (NULL: a CUDA row): NCCL
+ * calls hold NCCL calls (ncclBcast calling ncclBroadcast), CUDA calls hold CUDA calls (cudart
+ * calling the driver). A CUDA call made inside an NCCL call is NCCL's work on the GPU (its
+ * buffers, its kernels): it counts, as it did before NCCL was probed. */
+static inline bool hit_same_scope(int api, const struct api_spec *s)
+{
+	const struct api_spec *outer = cuda_api_get(api);
+	return outer && (outer->layer == LAYER_NCCL) == (s && s->layer == LAYER_NCCL);
+}
+
+/* A traced call of the thread's frames in flight that can hold a call of row s. */
+bool hit_in_frame_of_scope(const struct thread *t, const struct api_spec *s);
+
 /* What an out-parameter points to at the return: as the stub read it, or read now. */
 static inline uint64_t hit_out_param(pid_t tid, uint64_t addr, const struct ret_info *ri)
 {

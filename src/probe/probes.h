@@ -26,9 +26,9 @@ void probes_reset(void);		/* after exec */
 
 bool probes_cuda_seen(void);		/* some CUDA API function is probed */
 bool probes_in_cuda_module(uint64_t addr);	/* addr lies in a CUDA module we probe */
-/* Whether a call of row s (NULL: a CUDA row) returning to addr comes from the library that
- * would make it part of another traced call: a CUDA module for CUDA rows, NCCL for NCCL's. NCCL
- * is not a CUDA module there: the kernels and copies it issues count as they always did. */
+/* Whether a call of row s (NULL: a CUDA row) returning to addr comes from a library whose calls
+ * can be part of another traced call: a module with CUDA functions for CUDA rows (NCCL's, which
+ * links cudart statically, is one), one with NCCL functions for NCCL's. */
 bool probes_in_scope(const struct api_spec *s, uint64_t addr);
 
 /* libcuda's cuFuncGetName and cuKernelGetName (0 if not loaded): the driver names a

@@ -5,6 +5,7 @@
 #  - one process, two devices, ncclCommInitAll: collectives by op (calls, bytes = count x the
 #    datatype's size; ncclBcast counted as the Broadcast it calls), grouped calls counted once
 #    each, a ring of ncclSend/ncclRecv as the GPU x GPU matrix, a failed call in no collective;
+#    the CUDA calls NCCL makes inside its own calls (its buffers) counted, once;
 #  - two processes (ranks 0 and 1, device = rank, the rank not in their environment): each
 #    process's rank and size come from its communicator, each its own collectives, and the
 #    sends' destinations resolved across the processes;
@@ -49,9 +50,14 @@ jq_eq "$P" '.communicators' '[{"rank":0,"nranks":2,"device":0},{"rank":1,"nranks
 	"two communicators: rank i of 2 on device i"
 jq_eq "$P" '.rank' null "one process of several ranks has no single rank"
 jq_eq "$P" '.devices' '[0,1]' "it used devices 0 and 1"
-jq_eq "$F" '[.device_use[] | {device, allocations, allocated_bytes}]' \
-	'[{"device":0,"allocations":1,"allocated_bytes":1048576},{"device":1,"allocations":1,"allocated_bytes":1048576}]' \
-	"one 1 MiB allocation on each device (cudaSetDevice before each)"
+# The program's 1 MiB on each device (cudaSetDevice before each), and each communicator's 1 MiB
+# of buffers, which the simulated NCCL makes on the communicator's device with its own
+# (statically linked) cudart inside ncclCommInitAll and frees at ncclCommDestroy: counted, once.
+jq_eq "$F" '[.device_use[] | {device, allocations, allocated_bytes, live_bytes}]' \
+	'[{"device":0,"allocations":2,"allocated_bytes":2097152,"live_bytes":1048576},{"device":1,"allocations":2,"allocated_bytes":2097152,"live_bytes":1048576}]' \
+	"per device: the program's buffer and its communicator's, the latter freed"
+expect_api "$F" cudaMalloc 4 0
+expect_api "$F" cudaFree 2 0
 # -b's summary: the same figures as lines.
 calls=$(jq '.collectives.AllReduce.calls' "$TMP/all.acc")
 expect_match "$(cat "$GPUTOP_OUT")" "[0-9]+ +— +AllReduce +$calls " "-b: the AllReduce line, $calls calls"

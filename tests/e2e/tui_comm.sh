@@ -5,7 +5,7 @@
 #  c: a row per NCCL operation with the calls and bytes nccl_job's own account gives, ranks
 #     "0/2" and "1/2" not shown for one process of two ranks (its rank is "—"), the totals line
 #     and the GPU x GPU matrix of the ring of ncclSend (GPU0 -> GPU1, GPU1 -> GPU0);
-#  G: one row per GPU with its live memory; G again goes back; Tab leaves it too.
+#  G: one row per GPU with its live memory and allocations; G again goes back; Tab leaves it.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/tui_lib.bash"
 need_bin nccl_job sim/libcudart.so.13 simdrv/libcuda.so.1 simnccl/libnccl.so.2
@@ -36,8 +36,8 @@ expect_screen 'GPU1 +[0-9.]+ KiB +—' "c: GPU1 -> GPU0"
 
 tui_keys G
 expect_screen 'GPU[^ ]* +LIVE +ALLOCS +LAUNCHES' "G shows the figures by GPU"
-expect_screen '^ +0 +1\.00 MiB +1 ' "G: GPU 0, 1 MiB live, 1 allocation"
-expect_screen '^ +1 +1\.00 MiB +1 ' "G: GPU 1, 1 MiB live, 1 allocation"
+expect_screen '^ +0 +1\.00 MiB +2 ' "G: GPU 0, 1 MiB live, 2 allocations (the program's, its communicator's freed)"
+expect_screen '^ +1 +1\.00 MiB +2 ' "G: GPU 1, 1 MiB live, 2 allocations"
 tui_keys G
 expect_screen 'RANK[^ ]* +OPERATION +CALLS +BYTES' "G again: back to the Communication view"
 tui_keys G

@@ -12,6 +12,9 @@
  *   nccl_job peer ITER    peer copies between devices (cudaMemcpyPeer, cudaMemcpyPeerAsync,
  *                         cudaMemcpy D2D and cudaMemcpyDefault across devices), allocations and
  *                         synchronize calls on each device
+ *   nccl_job errors N     NCCL calls that fail without a communicator or a GPU, N times each
+ *                         (for the real NCCL of the toolkit, on a machine without a GPU); one
+ *                         line "nccl_job: NAME calls=N failed=F" per function
  * With NCCL_JOB_STOP=FILE it waits, after its work and its account, until FILE exists (at most
  * 120 s), so that a test can look at a TUI while the program still runs. */
 #include <cuda_runtime_api.h>
@@ -250,6 +253,57 @@ static int run_peer(int iters)
 	return failures != 0;
 }
 
+static void tally(const char *name, int n, ncclResult_t (*call)(void))
+{
+	int failed = 0;
+	for (int i = 0; i < n; i++)
+		failed += call() != ncclSuccess;
+	printf("nccl_job: %s calls=%d failed=%d\n", name, n, failed);
+}
+
+static ncclResult_t allreduce_no_comm(void)
+{
+	static float x[4];
+	return ncclAllReduce(x, x, 4, ncclFloat32, ncclSum, NULL, NULL);
+}
+
+static ncclResult_t send_no_comm(void)
+{
+	static float x[4];
+	return ncclSend(x, 4, ncclFloat32, 1, NULL, NULL);
+}
+
+static ncclResult_t group_start(void)
+{
+	return ncclGroupStart();
+}
+
+static ncclResult_t group_end(void)
+{
+	return ncclGroupEnd();
+}
+
+static ncclResult_t init_rank(void)
+{
+	ncclUniqueId id;
+	ncclComm_t comm = NULL;
+	memset(&id, 0, sizeof id);
+	ncclResult_t r = ncclCommInitRank(&comm, 2, id, 5);	/* rank 5 of 2: never valid */
+	if (r == ncclSuccess)
+		ncclCommDestroy(comm);
+	return r;
+}
+
+static int run_errors(int n)
+{
+	tally("ncclGroupStart", n, group_start);
+	tally("ncclAllReduce", n, allreduce_no_comm);
+	tally("ncclSend", n, send_no_comm);
+	tally("ncclGroupEnd", n, group_end);
+	tally("ncclCommInitRank", n, init_rank);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -259,6 +313,8 @@ int main(int argc, char **argv)
 		return run_rank(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 3 && strcmp(argv[1], "peer") == 0)
 		return run_peer(atoi(argv[2]));
-	fprintf(stderr, "usage: nccl_job all ITER | rank R N ITER | peer ITER\n");
+	if (argc == 3 && strcmp(argv[1], "errors") == 0)
+		return run_errors(atoi(argv[2]));
+	fprintf(stderr, "usage: nccl_job all ITER | rank R N ITER | peer ITER | errors N\n");
 	return 2;
 }

@@ -3,7 +3,9 @@
  * toolkit's nccl.h (included, so the compiler checks them), each with a p-prefixed alias as NCCL
  * has, and checks its arguments as NCCL would: communicators are real (rank, size, the device
  * current at their making), collectives on a bad communicator, datatype or peer fail. As in
- * NCCL, ncclBcast calls ncclBroadcast through the PLT. */
+ * NCCL, ncclBcast calls ncclBroadcast through the PLT, and each communicator has device buffers
+ * (NCCL_SIM_BUFFER_BYTES, 1 MiB) made with the library's own cudart (nccl_cudart.c) on the
+ * communicator's device, freed when it is destroyed. */
 #define _GNU_SOURCE
 #include <nccl.h>
 
@@ -19,10 +21,17 @@
 
 #define SIM_MAGIC 0x5e1cc1u
 
+#define NCCL_SIM_BUFFER_BYTES (1u << 20)
+
 struct ncclComm {
 	uint32_t magic;
 	int rank, nranks, device;
+	void *buffers;
 };
+
+/* nccl_cudart.c: the library's own cudart (local symbols). */
+__attribute__((visibility("hidden"))) int sim_nccl_malloc(void **p, size_t n);
+__attribute__((visibility("hidden"))) int sim_nccl_free(void *p);
 
 static __thread int group_depth;
 
@@ -44,6 +53,16 @@ static ncclResult_t make_comm(ncclComm_t *out, int rank, int nranks, int device)
 	if (!c)
 		return ncclSystemError;
 	*c = (struct ncclComm){ .magic = SIM_MAGIC, .rank = rank, .nranks = nranks, .device = device };
+	/* The buffers on the communicator's device (ncclCommInitAll makes several in one thread). */
+	int (*get)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "cudaGetDevice");
+	int (*set)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "cudaSetDevice");
+	int was = 0;
+	if (get && set && get(&was) == 0 && was != device)
+		set(device);
+	if (sim_nccl_malloc(&c->buffers, NCCL_SIM_BUFFER_BYTES) != 0)
+		c->buffers = NULL;
+	if (get && set && was != device)
+		set(was);
 	*out = c;
 	return ncclSuccess;
 }
@@ -151,6 +170,8 @@ static ncclResult_t comm_free(ncclComm_t comm)
 	if (!comm_ok(comm))
 		return ncclInvalidArgument;
 	comm->magic = 0;
+	if (comm->buffers)
+		sim_nccl_free(comm->buffers);
 	free(comm);
 	return ncclSuccess;
 }
