@@ -97,6 +97,32 @@ jq -s '{collectives: (map(.collectives | to_entries[]) | group_by(.key)
 	| from_entries), p2p: (map(.p2p[]))}' "$NCCL_JOB_ACCOUNT" >"$TMP/ranks.acc"
 expect_account "$F" "$TMP/ranks.acc" "both ranks, in all"
 
+# --- attached after the communicator was made ---------------------------------------------------
+# Its operations count exactly; what gputop did not see is not made up: no communicator, so no
+# rank or size, and the send's devices are not known (the thread set its device before).
+NCCL_JOB_ACCOUNT=$TMP/attach.account
+spawn "$TMP/att" env NCCL_JOB_GO="$TMP/go" "$BIN/nccl_job" rank 1 2 4
+wait_for_line "$TMP/att.out" '^ready [0-9]+' 30 || bail "nccl_job said ready"
+"$GPUTOP" --json "$TMP/attach.json" -b -d 60 -p "$SPAWNED_PID" >"$TMP/att.gputop.out" 2>"$TMP/att.gputop.err" &
+GP=$!
+wait_for_line "$TMP/att.gputop.err" 'attached to' 30 || bail "gputop attached"
+touch "$TMP/go"
+wait "$GP"
+expect_eq "$?" 0 "attached: gputop ends with the program"
+expect_match "$(cat "$TMP/att.out")" 'rank 1 of 2 ok' "attached: the program's work was done"
+F=$TMP/attach.json
+jq '.processes[0]' "$F" >"$TMP/attach.proc"
+jq -c '[.collectives[] | {op, calls, bytes}] | sort_by(.op)' "$TMP/attach.proc" >"$TMP/attach.g"
+jq -c '[.collectives | to_entries[] | {op: .key, calls: .value.calls, bytes: .value.bytes}] | sort_by(.op)' \
+	"$NCCL_JOB_ACCOUNT" >"$TMP/attach.a"
+expect_file_eq "$TMP/attach.g" "$TMP/attach.a" "attached: collectives by op as the program issued"
+jq_eq "$TMP/attach.proc" '{rank, nranks, communicators}' '{"rank":null,"nranks":null,"communicators":[]}' \
+	"attached: the communicator predates gputop: no rank, size or communicator made up"
+jq_eq "$TMP/attach.proc" '[.p2p[] | {src_device, dst_device}]' '[{"src_device":null,"dst_device":null}]' \
+	"attached: the sends' devices are not known"
+jq_eq "$TMP/attach.proc" '[.p2p[].bytes] | add' "$(jq '[.p2p[].bytes] | add' "$NCCL_JOB_ACCOUNT")" \
+	"attached: the sends' bytes are"
+
 # --- peer copies between four devices -------------------------------------------------------
 export SIMCUDA_DEVICES=4
 NCCL_JOB_ACCOUNT=$TMP/peer.account

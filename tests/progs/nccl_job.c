@@ -15,6 +15,8 @@
  *   nccl_job errors N     NCCL calls that fail without a communicator or a GPU, N times each
  *                         (for the real NCCL of the toolkit, on a machine without a GPU); one
  *                         line "nccl_job: NAME calls=N failed=F" per function
+ * With NCCL_JOB_GO=FILE a rank prints "ready PID" once its communicator is made and waits for
+ * FILE before its collectives (gputop -p attaches there).
  * With NCCL_JOB_STOP=FILE it waits, after its work and its account, until FILE exists (at most
  * 120 s), so that a test can look at a TUI while the program still runs. */
 #include <cuda_runtime_api.h>
@@ -185,6 +187,12 @@ static int run_rank(int rank, int nranks, int iters)
 	if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess) {
 		fprintf(stderr, "nccl_job: ncclCommInitRank failed\n");
 		return 1;
+	}
+	const char *go = getenv("NCCL_JOB_GO");
+	if (go) {
+		progs_ready();
+		for (int i = 0; i < 2400 && access(go, F_OK) != 0; i++)
+			progs_sleep_ms(50);
 	}
 	for (int it = 0; it < iters; it++) {
 		collectives(comm, buf, it);
