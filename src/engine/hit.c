@@ -115,7 +115,7 @@ void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s,
 	if (s->op == OP_LAUNCH)
 		f->arg[0] = (uint64_t)(int64_t)kernels_id_of(t->tid, a[s->arg_ptr]);
 	if (s->op == OP_COPY)
-		hit_copy_devices(f, t, s, a);
+		hit_copy_devices(f, s, a);
 }
 
 void hit_reset(void)
@@ -478,7 +478,7 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 		enum copy_mode mode = s->flags & API_ASYNC ? COPY_ASYNC : COPY_SYNC;
 		if (!graphs_hold_copy((enum copy_dir)f->arg[1], mode, f->arg[0], ns)) {
 			stats_on_copy((enum copy_dir)f->arg[1], mode, f->arg[0], ns);
-			hit_count_copy_devices(f, f->arg[0]);
+			hit_count_copy_devices(f, t, s, f->arg[0]);
 		}
 		break;
 	}

@@ -67,39 +67,35 @@ bool hit_always_read(const struct api_spec *s)
 	return s->op == OP_KERNEL_NAME || s->op == OP_CTX_LEARN;
 }
 
-void hit_copy_devices(struct frame *f, const struct thread *t, const struct api_spec *s, const uint64_t *a)
+/* A copy's devices as its arguments say (a peer copy's device or context arguments) or the
+ * allocations its pointers are in; -1 where neither tells. */
+void hit_copy_devices(struct frame *f, const struct api_spec *s, const uint64_t *a)
 {
 	int src = -1, dst = -1;
 	if (s->flags & API_PEER) {
-		src = s->flags & API_CTX_ARGS ? ctx_device(a[s->arg_src_dev]) : (int)a[s->arg_src_dev];
-		dst = s->flags & API_CTX_ARGS ? ctx_device(a[s->arg_dev]) : (int)a[s->arg_dev];
-	} else if (f->arg[1] == DIR_D2D) {
-		src = stats_device_of_ptr(a[s->arg_src]);
-		dst = stats_device_of_ptr(a[s->arg_dst]);
-	} else if (f->arg[1] == DIR_H2D) {
-		dst = stats_device_of_ptr(a[s->arg_dst]);
-	} else if (f->arg[1] == DIR_D2H) {
-		src = stats_device_of_ptr(a[s->arg_src]);
+		src = s->flags & API_CTX_ARGS ? ctx_device(a[s->arg_src_dev]) : (int)(int32_t)a[s->arg_src_dev];
+		dst = s->flags & API_CTX_ARGS ? ctx_device(a[s->arg_dev]) : (int)(int32_t)a[s->arg_dev];
 	}
-	/* Where a pointer does not tell, the thread's device issued the copy. */
-	int here = hit_thread_device(t);
-	if (f->arg[1] != DIR_H2D && src < 0 && !(s->flags & API_PEER))
-		src = here;
-	if (f->arg[1] != DIR_D2H && dst < 0 && !(s->flags & API_PEER))
-		dst = here;
+	if (src < 0 && f->arg[1] != DIR_H2D && f->arg[1] != DIR_H2H)
+		src = stats_device_of_ptr(a[s->arg_src]);
+	if (dst < 0 && f->arg[1] != DIR_D2H && f->arg[1] != DIR_H2H)
+		dst = stats_device_of_ptr(a[s->arg_dst]);
 	f->arg[2] = (uint64_t)(src >= 0 ? src + 1 : 0);
 	f->arg[3] = (uint64_t)(dst >= 0 ? dst + 1 : 0);
 }
 
-void hit_count_copy_devices(const struct frame *f, uint64_t bytes)
+void hit_count_copy_devices(const struct frame *f, const struct thread *t, const struct api_spec *s, uint64_t bytes)
 {
 	int src = (int)f->arg[2] - 1, dst = (int)f->arg[3] - 1;
 	enum copy_dir dir = (enum copy_dir)f->arg[1];
-	/* The device a copy counts on: the one with device memory in it, the source's for D2D. */
+	/* The device a copy counts on: the one whose memory it reads (writes, for H2D); where its
+	 * pointers do not tell, the calling thread's, which issued it. */
 	int on = dir == DIR_H2D ? dst : src;
 	if (dir != DIR_H2H)
-		stats_on_device(on, DEV_COPY, bytes, 0);
-	if (dir == DIR_D2D && src >= 0 && dst >= 0 && src != dst)
+		stats_on_device(on >= 0 ? on : hit_thread_device(t), DEV_COPY, bytes, 0);
+	/* P2P: a peer copy between two devices (a side not known is "?"), or a D2D copy between
+	 * allocations gputop saw made on two devices. */
+	if ((s->flags & API_PEER) ? !(src >= 0 && src == dst) : (dir == DIR_D2D && src >= 0 && dst >= 0 && src != dst))
 		stats_on_p2p(src, dst, bytes);
 }
 

@@ -59,9 +59,9 @@ int hit_thread_device(const struct thread *t);
 int hit_ring_device(void);
 /* A copy's source and destination devices into f->arg[2], f->arg[3] (device + 1; 0: not
  * known), from its peer arguments or the allocations its pointers are in. */
-void hit_copy_devices(struct frame *f, const struct thread *t, const struct api_spec *s, const uint64_t *a);
-/* A copy counted on its device, and as P2P when its devices differ. */
-void hit_count_copy_devices(const struct frame *f, uint64_t bytes);
+void hit_copy_devices(struct frame *f, const struct api_spec *s, const uint64_t *a);
+/* A copy counted on its device, and as P2P when it is a peer copy or its devices differ. */
+void hit_count_copy_devices(const struct frame *f, const struct thread *t, const struct api_spec *s, uint64_t bytes);
 /* The return of a device, context or NCCL row (op OP_SET_DEVICE, OP_CTX_*, OP_COMM_*,
  * OP_COLLECTIVE) that succeeded. */
 void hit_devices_on_return(struct thread *t, const struct api_spec *s, const struct frame *f,
