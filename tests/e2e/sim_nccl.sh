@@ -10,7 +10,10 @@
 #    process's rank and size come from its communicator, each its own collectives, and the
 #    sends' destinations resolved across the processes;
 #  - peer copies between four devices (cudaMemcpyPeer[Async], D2D and cudaMemcpyDefault across
-#    devices, and a same-device D2D that is none), allocations per device.
+#    devices, and a same-device D2D that is none), allocations per device;
+#  - the driver API: the device of contexts made current (set, push, pop), cuMemcpyPeer's
+#    devices from its contexts;
+#  - attached after the communicator was made: what gputop did not see is not made up.
 # The program's output and exit status are the same with and without gputop.
 source "$(dirname "$0")/../lib.sh"
 need_bin nccl_job sim/libcudart.so.13 simdrv/libcuda.so.1 simnccl/libnccl.so.2
@@ -139,4 +142,17 @@ jq_eq "$F" '[.device_use[] | .allocations] | add' 4 "one allocation per device"
 jq_eq "$F" '[.device_use[] | .synchronize_calls]' '[1,1,1,1]' "a synchronize call on each device"
 expect_api "$F" cudaMemcpyPeer 3 0
 expect_api "$F" cudaMemcpyPeerAsync 3 0
+
+# --- the driver API: contexts made current, a peer copy between contexts -------------------------
+export SIMCUDA_DEVICES=2
+NCCL_JOB_ACCOUNT=$TMP/ctx.account
+run_gputop_json "$TMP/ctx.json" -- -b -q -- "$BIN/nccl_job" ctx || bail "a summary to check"
+expect_eq "$GPUTOP_STATUS" 0 "gputop exits with the program's status"
+F=$TMP/ctx.json
+jq_check "$NCCL_JOB_ACCOUNT" '.allocations[0] >= 1 and .allocations[1] >= 1' "the program allocated on both devices"
+jq_eq "$F" '[.device_use[] | .allocations]' "$(jq -c '[.allocations[] | select(. > 0)]' "$NCCL_JOB_ACCOUNT")" \
+	"allocations per device through cuCtxSetCurrent, cuCtxPushCurrent and cuCtxPopCurrent, as the program made them"
+jq_eq "$F" '.p2p' "$(jq -c '.p2p' "$NCCL_JOB_ACCOUNT")" "cuMemcpyPeer: source and destination from its contexts"
+jq_eq "$F" '[.device_use[] | select(.synchronize_calls > 0) | .device]' '[1]' \
+	"cuCtxSynchronize on the device of the context popped back to"
 finish

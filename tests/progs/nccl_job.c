@@ -12,6 +12,10 @@
  *   nccl_job peer ITER    peer copies between devices (cudaMemcpyPeer, cudaMemcpyPeerAsync,
  *                         cudaMemcpy D2D and cudaMemcpyDefault across devices), allocations and
  *                         synchronize calls on each device
+ *   nccl_job ctx          the driver API on two devices: contexts made current (cuCtxSetCurrent,
+ *                         cuCtxPushCurrent/PopCurrent), an allocation under each, a
+ *                         cuMemcpyPeer between the contexts' devices, a synchronize; its
+ *                         account adds "allocations": allocations per device
  *   nccl_job errors N     NCCL calls that fail without a communicator or a GPU, N times each
  *                         (for the real NCCL of the toolkit, on a machine without a GPU); one
  *                         line "nccl_job: NAME calls=N failed=F" per function
@@ -19,6 +23,7 @@
  * FILE before its collectives (gputop -p attaches there).
  * With NCCL_JOB_STOP=FILE it waits, after its work and its account, until FILE exists (at most
  * 120 s), so that a test can look at a TUI while the program still runs. */
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <stdint.h>
@@ -72,13 +77,18 @@ static void hold(void)
 		progs_sleep_ms(50);
 }
 
+static unsigned long long dev_allocs[MAX_DEV];
+
 static void write_account(int rank, int nranks)
 {
 	const char *path = getenv("NCCL_JOB_ACCOUNT");
 	FILE *f = path ? fopen(path, "a") : NULL;
 	if (!f)
 		return;
-	fprintf(f, "{\"pid\":%d,\"rank\":%d,\"nranks\":%d,\"collectives\":{", (int)getpid(), rank, nranks);
+	fprintf(f, "{\"pid\":%d,\"rank\":%d,\"nranks\":%d,\"allocations\":[", (int)getpid(), rank, nranks);
+	for (int d = 0; d < MAX_DEV; d++)
+		fprintf(f, "%s%llu", d ? "," : "", dev_allocs[d]);
+	fprintf(f, "],\"collectives\":{");
 	int first = 1;
 	for (int i = 0; i < N_OPS; i++)
 		if (calls[i]) {
@@ -261,6 +271,44 @@ static int run_peer(int iters)
 	return failures != 0;
 }
 
+static int drv(const char *what, CUresult r)
+{
+	if (r != CUDA_SUCCESS) {
+		fprintf(stderr, "nccl_job: %s failed: %d\n", what, (int)r);
+		failures++;
+	}
+	return r == CUDA_SUCCESS;
+}
+
+static CUdeviceptr drv_alloc(int dev)
+{
+	CUdeviceptr p = 0;
+	if (drv("cuMemAlloc", cuMemAlloc(&p, 1 << 16)))
+		dev_allocs[dev]++;
+	return p;
+}
+
+static int run_ctx(void)
+{
+	CUcontext c0, c1, popped;
+	if (!drv("cuInit", cuInit(0)) || !drv("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&c0, 0)) ||
+	    !drv("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&c1, 1)))
+		return 1;
+	drv("cuCtxSetCurrent", cuCtxSetCurrent(c1));
+	CUdeviceptr a1 = drv_alloc(1);
+	drv("cuCtxPushCurrent", cuCtxPushCurrent(c0));
+	CUdeviceptr a0 = drv_alloc(0);
+	drv("cuCtxPopCurrent", cuCtxPopCurrent(&popped));
+	CUdeviceptr b1 = drv_alloc(1);
+	if (drv("cuMemcpyPeer", cuMemcpyPeer(a1, c1, a0, c0, 4096)))
+		note_p2p(0, 1, 4096);
+	drv("cuCtxSynchronize", cuCtxSynchronize());
+	(void)b1;
+	account_and_hold(-1, -1);
+	printf("nccl_job: ctx ok\n");
+	return failures != 0;
+}
+
 static void tally(const char *name, int n, ncclResult_t (*call)(void))
 {
 	int failed = 0;
@@ -321,8 +369,10 @@ int main(int argc, char **argv)
 		return run_rank(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 3 && strcmp(argv[1], "peer") == 0)
 		return run_peer(atoi(argv[2]));
+	if (argc == 2 && strcmp(argv[1], "ctx") == 0)
+		return run_ctx();
 	if (argc == 3 && strcmp(argv[1], "errors") == 0)
 		return run_errors(atoi(argv[2]));
-	fprintf(stderr, "usage: nccl_job all ITER | rank R N ITER | peer ITER | errors N\n");
+	fprintf(stderr, "usage: nccl_job all ITER | rank R N ITER | peer ITER | ctx | errors N\n");
 	return 2;
 }
