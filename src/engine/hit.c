@@ -96,7 +96,7 @@ static void entry_only(struct thread *t, int api, const struct api_spec *s, cons
 		stats_on_call(api, 0, false, 0);
 		int kernel = kernel_names_id(t, a[s->arg_ptr]);
 		if (kernel >= 0 && ((sampled && config.stack_depth > 0) || stack_capture_launch_due(kernel, now_ns())))
-			stacks_on_launch(stack_capture(t, r), stats_kernel_name(kernel));
+			stacks_on_launch(stack_capture_launch(t, r), stats_kernel_name(kernel));
 		hit_count_launch(t->tid, s, kernel, g, b, hit_thread_device(t));
 	} else if (s->op == OP_GRAPH_LAUNCH) {
 		stats_on_call(api, 0, false, 0);
@@ -332,8 +332,9 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 	f->rescue = f->rec = -1;
 	hit_fill_frame(f, t, s, a);
 	f->stack = STACK_NONE;
-	if (f->counted && (probes_stops_for_stack(s) ||
-			   (s->op == OP_LAUNCH && stack_capture_launch_due((int)(int64_t)f->arg[0], now_ns()))))
+	if (f->counted && s->op == OP_LAUNCH && stack_capture_launch_due((int)(int64_t)f->arg[0], now_ns()))
+		f->stack = stack_capture_launch(t, &at_entry);
+	else if (f->counted && probes_stops_for_stack(s))
 		f->stack = stack_capture(t, &at_entry);
 	if (swap_return(t, f, s, b, r) < 0) {
 		t->depth--;

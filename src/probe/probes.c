@@ -68,12 +68,6 @@ static bool in_ranges(const struct range *r, int n, uint64_t addr)
 	return false;
 }
 
-bool probes_in_cuda_module(uint64_t addr)
-{
-	struct probes_state *st = tracee->probes;
-	return in_ranges(st->cuda_modules, st->n_cuda_modules, addr);
-}
-
 bool probes_in_scope(const struct api_spec *s, uint64_t addr)
 {
 	struct probes_state *st = tracee->probes;
@@ -238,6 +232,11 @@ static void probe_rtld(struct thread *t, const struct module *m)
 	const char *why;
 	if (!hook)
 		return;
+	if (config.no_int3) {
+		log_info("libraries loaded later are looked for every 100 ms (--no-int3: no hook in "
+			 "the dynamic linker)");
+		return;
+	}
 	if (bp_create(t, hook, BP_RTLD, -1, m->id, &b, &why) < 0 || bp_arm(b) < 0) {
 		log_warn("cannot watch the dynamic linker: libraries loaded later will not be seen");
 		return;
@@ -250,6 +249,8 @@ static void probe_rtld(struct thread *t, const struct module *m)
  * when the program enters execve, before they are gone (execv, execvp... all go through it). */
 static void probe_exec(struct thread *t, const struct module *m, const uint64_t fn[2])
 {
+	if (config.no_int3)	/* calls returning just before an exec go uncounted */
+		return;
 	for (int i = 0; i < 2; i++) {
 		struct bp *b;
 		const char *why;
@@ -334,7 +335,7 @@ static void on_new_module(struct module *m, void *arg)
 	sym_foreach(m, on_symbol, &s);
 	if (s.handles)
 		kernels_scan_handle_vars(t->tid);
-	int planted = 0, refused = 0, nccl = 0;
+	int planted = 0, refused = 0, int3_refused = 0, nccl = 0;
 	for (size_t i = 0; i < s.n; i++) {
 		const struct api_spec *spec = cuda_api_get(s.funcs[i].api);
 		struct bp *b;
@@ -356,6 +357,11 @@ static void on_new_module(struct module *m, void *arg)
 		if (err == 0)
 			stats_set_stops_per_call(s.funcs[i].api, b->ring >= 0 ? stack_trap :
 						 !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
+		if (err == -EPERM && config.no_int3) {	/* asked for: named once for all, below */
+			int3_refused++;
+			log_debug("not probing %s in %s: %s", spec->name, m->base, why);
+			continue;
+		}
 		if (err < 0) {
 			refused++;
 			log_warn("not probing %s in %s: %s", spec->name, m->base, why ? why : strerror(-err));
@@ -373,6 +379,9 @@ static void on_new_module(struct module *m, void *arg)
 		st->cuda_modules[st->n_cuda_modules++] = (struct range){ m->start, m->end, m->id };
 	if (nccl && st->n_nccl_modules < CUDA_MODULES_MAX)
 		st->nccl_modules[st->n_nccl_modules++] = (struct range){ m->start, m->end, m->id };
+	if (int3_refused)
+		log_info("%d CUDA functions in %s not probed: each would need an int3 (--no-int3; "
+			 "GPUTOP_DEBUG=1 names them)", int3_refused, m->base);
 	if (planted) {
 		st->cuda_seen = true;
 		log_info("probing %d CUDA functions in %s%s", planted, m->base,

@@ -25,7 +25,6 @@ int probes_refresh(struct thread *t);
 void probes_reset(void);		/* after exec */
 
 bool probes_cuda_seen(void);		/* some CUDA API function is probed */
-bool probes_in_cuda_module(uint64_t addr);	/* addr lies in a CUDA module we probe */
 /* Whether a call of row s (NULL: a CUDA row) returning to addr comes from a library whose calls
  * can be part of another traced call: a module with CUDA functions for CUDA rows (NCCL's, which
  * links cudart statically, is one), one with NCCL functions for NCCL's. */
