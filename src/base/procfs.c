@@ -3,6 +3,7 @@
 #include "procfs.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -113,3 +114,62 @@ int proc_descendants(pid_t pid, pid_t *out, int max)
 	return found;
 }
 
+
+static uint64_t distance(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* The candidate of a gap [lo, hi) nearest to near, or 0. */
+static uint64_t gap_candidate(uint64_t lo, uint64_t hi, uint64_t near, uint64_t size, uint64_t align)
+{
+	lo = (lo + align - 1) & ~(align - 1);
+	if (hi < size || lo > hi - size)
+		return 0;
+	uint64_t top = (hi - size) & ~(align - 1);
+	uint64_t at = near < lo ? lo : near > top ? top : (near & ~(align - 1));
+	return at < lo ? lo : at;
+}
+
+int proc_free_ranges_near(pid_t pid, uint64_t near, uint64_t size, uint64_t align, uint64_t reach,
+			  uint64_t *out, int max)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	/* A guard of 64 KiB on each side: never right against another mapping (a stack's guard
+	 * gap, a library that grows into its reservation). */
+	const uint64_t guard = 64 * 1024, user_top = 1ull << 47;
+	uint64_t prev_end = guard;
+	int n = 0;
+	for (bool more = true; more;) {
+		unsigned long lo = user_top, hi = user_top;
+		more = fgets(line, sizeof line, f) != NULL;
+		if (more && sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		if (lo >= user_top)
+			lo = hi = user_top, more = false;
+		uint64_t at = lo > prev_end + 2 * guard ?
+			gap_candidate(prev_end + guard, lo - guard, near, size, align) : 0;
+		if (at && distance(at, near) < reach && distance(at + size, near) < reach) {
+			/* Kept in order of distance to near, the max nearest. */
+			int k = n;
+			if (n < max)
+				n++;
+			else if (distance(out[max - 1], near) <= distance(at, near))
+				k = -1;
+			else
+				k = max - 1;
+			for (; k > 0 && distance(out[k - 1], near) > distance(at, near); k--)
+				out[k] = out[k - 1];
+			if (k >= 0)
+				out[k] = at;
+		}
+		if (hi > prev_end)
+			prev_end = hi;
+	}
+	fclose(f);
+	return n;
+}

@@ -4,6 +4,7 @@
 #define GPUTOP_PROCFS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* The file's contents, NUL-terminated, into buf: its length, or -errno. */
@@ -18,5 +19,11 @@ void proc_rank(pid_t pid, int *rank, int *local_rank);
 /* The processes below pid (children, their children...), parents first: at most max into out
  * (which has room for max + 1); returns how many. */
 int proc_descendants(pid_t pid, pid_t *out, int max);
+/* Free address ranges of the process, nearest to `near` first: up to max start addresses
+ * (aligned to `align`) where `size` bytes lie in a gap between its mappings and within
+ * `reach` bytes of near, start and end. Returns how many (the kernel may still refuse one:
+ * the process maps meanwhile). */
+int proc_free_ranges_near(pid_t pid, uint64_t near, uint64_t size, uint64_t align, uint64_t reach,
+			  uint64_t *out, int max);
 
 #endif

@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "log.h"
 #include "memory.h"
+#include "procfs.h"
 #include "seccomp.h"
 #include "symbols.h"
 #include "threads.h"
@@ -280,6 +281,19 @@ static int area_near(struct thread *t, uint64_t near)
 				return i;
 	if (st->n_areas == MAX_AREAS)
 		return -ENOSPC;
+	/* The gaps between the program's mappings nearest to the code, as /proc/PID/maps tells
+	 * (a PyTorch process's CUDA reservations leave few: stepping away from libnccl found
+	 * none, and its 87 functions fell back to int3); then stepping, as before. */
+	uint64_t gaps[8];
+	int n_gaps = near ? proc_free_ranges_near(tracee->pid, near, AREA_SIZE, AREA_SIZE,
+						  (1ull << 31) - 2 * AREA_SIZE, gaps, 8) : 0;
+	for (int k = 0; k < n_gaps; k++) {
+		long addr = map_area(t, st->areas[0].base + OFF_RESUME, st->areas[0].base + OFF_RESUME_SAVE, gaps[k]);
+		if (addr > 0 && within_2g((uint64_t)addr, near)) {
+			int err = add_area((uint64_t)addr);
+			return err < 0 ? err : st->n_areas - 1;
+		}
+	}
 	/* Try below and above the code, a step further each time, until the kernel gives us a
 	 * free range (MAP_FIXED_NOREPLACE never clobbers a mapping). */
 	for (uint64_t step = 16u << 20; step < (1u << 30); step *= 2) {
