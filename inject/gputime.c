@@ -49,6 +49,7 @@ static char cupti_path[4096];
 static uint32_t flush_ms;
 static void *self;		/* our own handle, from gputop's dlopen */
 static CUpti_SubscriberHandle subscriber;
+static bool stopping;		/* the thread tears CUPTI down: at_exit must not flush */
 static pthread_mutex_t produce = PTHREAD_MUTEX_INITIALIZER;	/* CUPTI's threads, never gputop */
 
 static const CUpti_ActivityKind kinds[] = {
@@ -246,6 +247,7 @@ static int enable(void)
  * guaranteed). Without cuptiFinalize libcupti stays loaded, disabled. */
 static void teardown(bool subscribed, bool enabled)
 {
+	__atomic_store_n(&stopping, true, __ATOMIC_RELEASE);
 	if (enabled) {
 		cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		for (size_t i = 0; i < N_KINDS; i++)
@@ -293,6 +295,16 @@ static bool wait_for(const uint32_t *word, long limit_ms)
 	return true;
 }
 
+/* The program exits: what CUPTI still holds goes into the ring, which gputop reads at the
+ * exiting threads' last stop (registered last, this runs before the CUDA runtime's own exit
+ * handlers). After a stop, or run by dlclose, it does nothing. */
+static void at_exit(void)
+{
+	if (__atomic_load_n(&SH.state, __ATOMIC_ACQUIRE) == GT_RUNNING && !__atomic_load_n(&stopping, __ATOMIC_ACQUIRE) &&
+	    cupti.flush_all)
+		cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
 struct closing { void *handle, *dlclose_fn; };
 
 /* The thread's work; returns what gt_thread_entry tail-calls: dlclose(self). */
@@ -301,6 +313,7 @@ HIDDEN struct closing gt_thread_main(void)
 	pthread_setname_np(pthread_self(), "gputop-gpu");
 	SH.helper_tid = (uint32_t)syscall(SYS_gettid);
 	bool subscribed = false, enabled = false;
+	atexit(at_exit);
 	if (find_cupti() == 0 && subscribe() == 0) {
 		subscribed = true;
 		enabled = true;	/* a failed enable is undone as a whole */
