@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "gputime_layout.h"
@@ -149,9 +151,12 @@ static void record(const CUpti_Activity *a)
 	put(&r);
 }
 
+/* CUPTI's buffers are mapped, not malloc'ed: a thread's first malloc gives it an arena of its
+ * own, which glibc keeps for the life of the process. */
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-	*buffer = aligned_alloc(8, BUFFER_SIZE);
+	void *p = mmap(NULL, BUFFER_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	*buffer = p == MAP_FAILED ? NULL : p;
 	*size = *buffer ? BUFFER_SIZE : 0;
 	*max_records = 0;
 }
@@ -164,7 +169,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	while (valid && cupti.next_record(buffer, valid, &a) == CUPTI_SUCCESS)
 		record(a);
 	pthread_mutex_unlock(&produce);
-	free(buffer);
+	munmap(buffer, BUFFER_SIZE);
 }
 
 static void CUPTIAPI no_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId id,
@@ -265,12 +270,12 @@ static void teardown(bool subscribed, bool enabled)
 static bool traced(void)
 {
 	char buf[2048];
-	FILE *f = fopen("/proc/thread-self/status", "re");
-	if (!f)
+	int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);	/* no stdio: no malloc */
+	if (fd < 0)
 		return true;	/* cannot tell: keep going until asked */
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
 	const char *p = strstr(buf, "\nTracerPid:");
 	return !p || atoi(p + 11) != 0;
 }

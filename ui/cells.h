@@ -28,6 +28,8 @@ struct cells_kernel {
 	char launches[CELLS_FIG];	/* direct launches */
 	char graph[CELLS_FIG];		/* executions as a node of a graph launch */
 	char rate[CELLS_FIG], dims[CELLS_LEN], share[CELLS_FIG];	/* of all executions */
+	/* --gpu-time: its runs' GPU time (the dash where none was recorded) */
+	char gpu_total[CELLS_FIG], gpu_avg[CELLS_FIG], gpu_min[CELLS_FIG], gpu_max[CELLS_FIG];
 };
 
 struct cells_xfer {
@@ -50,6 +52,9 @@ void cells_kernel(struct cells_kernel *c, const struct row_kernel *r, const stru
 		  bool estimated);
 void cells_xfer(struct cells_xfer *c, const struct row_xfer *r);
 void cells_alloc(struct cells_alloc *c, const struct row_alloc *r, const struct rows *rs);
+/* --gpu-time's line: "GPU busy: 37.5% (375 ms of kernels in 1.00 s recorded)", with its
+ * lost records; empty when GPU time was not recorded. */
+void cells_gpu_busy(char *buf, size_t n, const struct rows *rs);
 /* The process column: "4242", "4242:r1" with its rank, "all" for a row of several. */
 void cells_process(char *buf, size_t n, pid_t pid, const struct rows *rs);
 

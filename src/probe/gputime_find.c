@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
 
 int gputime_find_library(char *out, size_t size)
 {
