@@ -43,16 +43,6 @@
 #define START_WAIT_NS 15000000000ull	/* CUPTI's set-up: loading a 100 MB library included */
 #define STOP_WAIT_NS 10000000000ull
 
-enum phase { WAITING, LOADING, ON, DONE };
-
-struct gputime_state {
-	enum phase phase;
-	uint64_t handle;		/* the library's, from dlopen */
-	struct gputime_ring *ring;
-	struct gputime_header last;	/* the header at the last look */
-	bool final_read;		/* stopping: its last records read, release said */
-};
-
 static char lib_path[PATH_MAX];	/* gputop-wide: set once */
 
 void gputime_enable(const char *lib)
@@ -60,23 +50,11 @@ void gputime_enable(const char *lib)
 	snprintf(lib_path, sizeof lib_path, "%s", lib);
 }
 
-struct gputime_state *gputime_state_new(void)
-{
-	return calloc(1, sizeof(struct gputime_state));
-}
-
-void gputime_state_free(struct gputime_state *st)
-{
-	if (st)
-		gputime_ring_free(st->ring);
-	free(st);
-}
-
 void gputime_forget(void)
 {
 	struct gputime_state *st = tracee->gputime;
 	gputime_ring_free(st->ring);
-	*st = (struct gputime_state){ .phase = WAITING };
+	*st = (struct gputime_state){ .phase = GPUTIME_WAITING };
 }
 
 /* ---- loading ---------------------------------------------------------------------------- */
@@ -203,7 +181,7 @@ static void wait_started(struct thread *t, struct gputime_state *st)
 				 "library unloads itself once it is done)", START_WAIT_NS / 1000000000ull, tracee->pid);
 			gputime_ring_ask_stop(st->ring);
 			gputime_ring_release(st->ring);
-			st->phase = DONE;
+			st->phase = GPUTIME_DONE;
 			return;
 		}
 		struct tracee *was = tracee;
@@ -213,38 +191,38 @@ static void wait_started(struct thread *t, struct gputime_state *st)
 		}
 		tracee_select(was);
 		if (!threads_find(tid)) {	/* the program ended meanwhile */
-			st->phase = DONE;
+			st->phase = GPUTIME_DONE;
 			return;
 		}
 	}
 	if (st->last.state == GT_RUNNING) {
-		st->phase = ON;
+		st->phase = GPUTIME_ON;
 		note_counts(st, true);
 		log_info("--gpu-time: CUPTI records kernels, copies and memsets of %d", tracee->pid);
 		return;
 	}
 	say_final(&st->last, tracee->pid);	/* it stopped at once (or vanished) */
 	gputime_ring_release(st->ring);
-	st->phase = DONE;
+	st->phase = GPUTIME_DONE;
 }
 
 void gputime_at_stop(struct thread *t)
 {
 	struct gputime_state *st = tracee->gputime;
-	if (!hit_take_top_entry(t) || !lib_path[0] || st->phase != WAITING || !xol_ready())
+	if (!hit_take_top_entry(t) || !lib_path[0] || st->phase != GPUTIME_WAITING || !xol_ready())
 		return;
-	st->phase = LOADING;
+	st->phase = GPUTIME_LOADING;
 	char cupti[PATH_MAX];
 	uint64_t handle = 0, shared = 0;
 	if (gputime_find_cupti(tracee->pid, cupti, sizeof cupti) < 0) {
 		log_warn("--gpu-time: no libcupti found for %d (next to its CUDA libraries, in "
 			 "/usr/local/cuda): no GPU time", tracee->pid);
 		log_hint("GPUTOP_CUPTI=/path/to/libcupti.so.13 names the one to load");
-		st->phase = DONE;
+		st->phase = GPUTIME_DONE;
 		return;
 	}
 	if (load(t, cupti, &handle, &shared) < 0 || !(st->ring = gputime_ring_new(tracee->pid, shared))) {
-		st->phase = DONE;
+		st->phase = GPUTIME_DONE;
 		return;
 	}
 	st->handle = handle;
@@ -257,13 +235,13 @@ void gputime_at_stop(struct thread *t)
 void gputime_drain(void)
 {
 	struct gputime_state *st = tracee->gputime;
-	if (st->phase != ON)
+	if (st->phase != GPUTIME_ON)
 		return;
 	long n = gputime_ring_drain(st->ring);
 	int err = gputime_ring_header(st->ring, &st->last);
 	if (err < 0 || n < 0) {
 		log_debug("--gpu-time: %d's ring is gone (%s)", tracee->pid, strerror(-(n < 0 ? (int)n : err)));
-		st->phase = DONE;	/* it went away by itself (gputop seemed gone to it) */
+		st->phase = GPUTIME_DONE;	/* it went away by itself (gputop seemed gone to it) */
 		note_counts(st, false);
 		return;
 	}
@@ -271,9 +249,9 @@ void gputime_drain(void)
 		gputime_ring_drain(st->ring);
 		say_final(&st->last, tracee->pid);
 		gputime_ring_release(st->ring);
-		st->phase = DONE;
+		st->phase = GPUTIME_DONE;
 	}
-	note_counts(st, st->phase == ON);
+	note_counts(st, st->phase == GPUTIME_ON);
 }
 
 /* One step of a process's stop: false once it is done (unloaded, or given up). */
@@ -311,7 +289,7 @@ void gputime_stop_all(void)
 	struct tracee *was = tracee;
 	int asked = 0;
 	for (struct tracee *p; (p = tracee_next(&it));) {
-		if (p->gputime->phase != ON || p->exited)
+		if (p->gputime->phase != GPUTIME_ON || p->exited)
 			continue;
 		tracee_select(p);
 		gputime_ring_ask_stop(p->gputime->ring);
@@ -322,13 +300,13 @@ void gputime_stop_all(void)
 		asked = 0;
 		it = 0;
 		for (struct tracee *p; (p = tracee_next(&it));) {
-			if (p->gputime->phase != ON)
+			if (p->gputime->phase != GPUTIME_ON)
 				continue;
 			tracee_select(p);
 			if (!p->exited && threads_count_all() > 0 && stop_step(p->gputime, deadline))
 				asked++;
 			else
-				p->gputime->phase = DONE;
+				p->gputime->phase = GPUTIME_DONE;
 		}
 		if (asked && !tracee_dispatch_pending()) {	/* its dlclose stops at the linker's hook */
 			struct timespec nap = { 0, 2000000 };

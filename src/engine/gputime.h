@@ -8,15 +8,11 @@
 #include <stdbool.h>
 
 struct thread;
-struct gputime_state;
 
 /* --gpu-time asked: lib is libgputop-gpu.so's path (gputime_find.h). Set once, before any
  * process is taken. */
 void gputime_enable(const char *lib);
 
-/* The current process's part (tracee->gputime); made and freed with it. */
-struct gputime_state *gputime_state_new(void);
-void gputime_state_free(struct gputime_state *st);
 void gputime_forget(void);	/* exec: the library went with the old image; loaded again */
 
 /* A stop just handled (trap.c), t still held: if t stands at the entry of a CUDA call of the

@@ -14,7 +14,7 @@
 
 #include "breakpoints.h"
 #include "clock.h"
-#include "gputime.h"
+#include "gputime_ring.h"
 #include "hit.h"
 #include "kernels.h"
 #include "launchring.h"

@@ -129,3 +129,15 @@ uint64_t gputime_ring_unnamed(const struct gputime_ring *g)
 {
 	return g->feed.unnamed;
 }
+
+struct gputime_state *gputime_state_new(void)
+{
+	return calloc(1, sizeof(struct gputime_state));
+}
+
+void gputime_state_free(struct gputime_state *st)
+{
+	if (st)
+		gputime_ring_free(st->ring);
+	free(st);
+}

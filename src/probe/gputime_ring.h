@@ -23,6 +23,19 @@ struct gputime_header {
 	char message[256];
 };
 
+/* A traced process's --gpu-time (tracee->gputime, made and freed with it; its life is
+ * engine/gputime.c's). */
+enum gputime_phase { GPUTIME_WAITING, GPUTIME_LOADING, GPUTIME_ON, GPUTIME_DONE };
+struct gputime_state {
+	enum gputime_phase phase;
+	uint64_t handle;		/* the library's, from dlopen */
+	struct gputime_ring *ring;
+	struct gputime_header last;	/* the header at the last look */
+	bool final_read;		/* stopping: its last records read, release said */
+};
+struct gputime_state *gputime_state_new(void);
+void gputime_state_free(struct gputime_state *st);
+
 /* What turns records into figures: the part of it that needs no program (unit-tested). */
 struct gputime_feed {
 	uint64_t dev_end[64];	/* per device: the latest kernel end counted into busy time */
