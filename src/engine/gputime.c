@@ -171,7 +171,7 @@ static void note_counts(struct gputime_state *st, bool on)
 }
 
 /* Holding t, lets the others run until the library's thread says RUNNING or FINAL. */
-static void wait_started(struct thread *t, struct gputime_state *st)
+static void wait_started(struct thread *t, struct gputime_state *st, const char *cupti)
 {
 	pid_t tid = t->tid;
 	uint64_t deadline = now_ns() + START_WAIT_NS;
@@ -190,6 +190,8 @@ static void wait_started(struct thread *t, struct gputime_state *st)
 			nanosleep(&nap, NULL);
 		}
 		tracee_select(was);
+		if (st->phase != GPUTIME_LOADING)
+			return;	/* it ran exec meanwhile (gputime_forget): loaded again in the new image */
 		if (!threads_find(tid)) {	/* the program ended meanwhile */
 			st->phase = GPUTIME_DONE;
 			return;
@@ -198,7 +200,7 @@ static void wait_started(struct thread *t, struct gputime_state *st)
 	if (st->last.state == GT_RUNNING) {
 		st->phase = GPUTIME_ON;
 		note_counts(st, true);
-		log_info("--gpu-time: CUPTI records kernels, copies and memsets of %d", tracee->pid);
+		log_info("--gpu-time: CUPTI records kernels, copies and memsets of %d (%s)", tracee->pid, cupti);
 		return;
 	}
 	say_final(&st->last, tracee->pid);	/* it stopped at once (or vanished) */
@@ -227,7 +229,7 @@ void gputime_at_stop(struct thread *t)
 	}
 	st->handle = handle;
 	log_debug("--gpu-time: %s loaded in %d, CUPTI %s", lib_path, tracee->pid, cupti);
-	wait_started(t, st);
+	wait_started(t, st, cupti);
 }
 
 /* ---- reading and stopping --------------------------------------------------------------- */

@@ -96,7 +96,8 @@ int gputime_find_cupti(pid_t pid, char *out, size_t size)
 	if (from_maps(pid, out, size))
 		return 0;
 	const char *const dirs[] = { "/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64",
-				     "/usr/lib/x86_64-linux-gnu", "/usr/lib64" };
+				     "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/lib/x86_64-linux-gnu",
+				     "/usr/lib64" };
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
 		if (try_dir(pid, dirs[i], out, size))
 			return 0;
