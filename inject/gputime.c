@@ -303,10 +303,12 @@ static bool wait_for(const uint32_t *word, long limit_ms)
 /* The program exits: what CUPTI still holds goes into the ring, which gputop reads at the
  * exiting threads' last stop (registered last, this runs before the CUDA runtime's own exit
  * handlers). After a stop, or run by dlclose, it does nothing. */
+static pid_t started_in;	/* a child forked meanwhile has a copy of us, CUPTI not its own */
+
 static void at_exit(void)
 {
 	if (__atomic_load_n(&SH.state, __ATOMIC_ACQUIRE) == GT_RUNNING && !__atomic_load_n(&stopping, __ATOMIC_ACQUIRE) &&
-	    cupti.flush_all)
+	    cupti.flush_all && getpid() == started_in)
 		cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
@@ -361,9 +363,12 @@ __asm__(".text\n"
  * gputop then waits for state GT_RUNNING or GT_FINAL, holding that thread only. */
 EXPORT int gputop_gpu_start(const char *path, uint32_t period_ms, void *handle)
 {
+	if (started_in && started_in != getpid())
+		return GT_ERR_FORKED;
 	snprintf(cupti_path, sizeof cupti_path, "%s", path);
 	flush_ms = period_ms;
 	self = handle;
+	started_in = getpid();
 	SH.version = GT_VERSION;
 	SH.size = sizeof SH;
 	SH.magic = GT_MAGIC;

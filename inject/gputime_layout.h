@@ -33,6 +33,8 @@ enum gt_status {
 	GT_ERR_CUPTI_CALL,	/* a CUPTI call failed (message: which, cupti_result: its result) */
 	GT_ERR_THREAD,		/* pthread_create failed */
 	GT_ERR_TRACER_GONE,	/* gputop went away without a word: it unloaded itself */
+	GT_ERR_FORKED,		/* the start function ran in a child forked from a process it runs in:
+				 * CUPTI is the parent's there, not to be used */
 };
 
 enum gt_kind { GT_KERNEL = 1, GT_MEMCPY, GT_MEMSET };

@@ -132,7 +132,9 @@ static int load(struct thread *t, const char *cupti, uint64_t *handle, uint64_t 
 	    call(t, dl.sym, *handle, scratch + AT_SHARED, 0, shared) < 0 || !*shared ||
 	    call(t, start, scratch + AT_CUPTI, FLUSH_PERIOD_MS, *handle, &ret) < 0 || (int)ret != 0) {
 		log_warn("--gpu-time: %s did not start in %d (%s): no GPU time", lib_path, tracee->pid,
-			 (int)ret == GT_ERR_THREAD ? "it could not make its thread" : "not gputop's library?");
+			 (int)ret == GT_ERR_THREAD ? "it could not make its thread"
+			 : (int)ret == GT_ERR_FORKED ? "a child forked from a process it runs in: CUPTI there is the parent's"
+			 : "not gputop's library?");
 		call(t, dl.close, *handle, 0, 0, &ret);
 		return -1;
 	}
@@ -263,8 +265,11 @@ static bool stop_step(struct gputime_state *st, uint64_t deadline)
 	int err = gputime_ring_header(st->ring, &h);
 	if (err < 0) {
 		note_counts(st, false);
-		return false;	/* unloaded: nothing of it left */
+		/* Unloaded; its thread, back in glibc, ends (its exit reaches the dispatcher). */
+		pid_t helper = (pid_t)st->last.helper_tid;
+		return helper && threads_find(helper) && now_ns() < deadline;
 	}
+	st->last.helper_tid = h.helper_tid;
 	if (h.state == GT_FINAL && !st->final_read) {
 		gputime_ring_drain(st->ring);	/* every record there will be */
 		st->last = h;

@@ -77,6 +77,7 @@ int gputime_ring_header(struct gputime_ring *g, struct gputime_header *h)
 		return -ENOENT;	/* unloaded, and something else mapped there */
 	*h = (struct gputime_header){ .state = head.state, .status = head.status,
 				      .cupti_result = head.cupti_result, .cupti_kept = head.cupti_kept,
+				      .helper_tid = head.helper_tid,
 				      .head = head.head, .tail = head.tail, .dropped = head.dropped,
 				      .cupti_dropped = head.cupti_dropped,
 				      .names_dropped = head.names_dropped };

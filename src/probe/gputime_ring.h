@@ -18,6 +18,7 @@ struct gputime_header {
 	int32_t status;		/* enum gt_status */
 	int32_t cupti_result;
 	uint32_t cupti_kept;
+	uint32_t helper_tid;	/* the library's thread */
 	uint64_t head, tail, dropped, cupti_dropped;
 	uint32_t names_dropped;
 	char message[256];
