@@ -179,8 +179,77 @@ static void CUPTIAPI no_callback(void *userdata, CUpti_CallbackDomain domain, CU
 
 /* ---- setting up and tearing down (the library's thread) ---------------------------------- */
 
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+/* ---- the threads CUPTI makes ------------------------------------------------------------- */
+
+/* The process's threads before libcupti was loaded: a thread not among them after
+ * cuptiFinalize may still run CUPTI's code, and libcupti is then not unloaded. Read with
+ * getdents64, not opendir: no malloc in this thread. */
+#define MAX_TIDS 8192
+static pid_t before[MAX_TIDS];
+static int n_before;
+
+/* Calls fn(tid) for each thread of the process; the number of threads, or -1. */
+static int each_thread(void (*fn)(pid_t tid, void *arg), void *arg)
+{
+	char buf[8192];
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0;
+	if (fd < 0)
+		return -1;
+	for (long got; (got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0;)
+		for (long off = 0; off < got;) {
+			struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; }
+				*d = (void *)(buf + off);
+			if (d->name[0] != '.') {
+				fn((pid_t)atoi(d->name), arg);
+				n++;
+			}
+			off += d->reclen;
+		}
+	close(fd);
+	return n;
+}
+
+static void note_before(pid_t tid, void *arg)
+{
+	if (n_before < MAX_TIDS)
+		before[n_before++] = tid;
+}
+
+static void count_new(pid_t tid, void *arg)
+{
+	if (tid == (pid_t)syscall(SYS_gettid))
+		return;
+	for (int i = 0; i < n_before; i++)
+		if (before[i] == tid)
+			return;
+	(*(int *)arg)++;
+}
+
+/* Whether every thread made since libcupti was loaded has ended (waiting up to limit_ms). A
+ * thread the program made meanwhile counts too: then CUPTI stays, which is the safe side. */
+static bool new_threads_gone(long limit_ms)
+{
+	for (long waited = 0;; waited += 10) {
+		int fresh = 0;
+		if (each_thread(count_new, &fresh) < 0 || n_before == MAX_TIDS)
+			return false;
+		if (!fresh)
+			return true;
+		if (waited >= limit_ms)
+			return false;
+		nap_ms(10);
+	}
+}
+
 static int find_cupti(void)
 {
+	each_thread(note_before, NULL);
 	if (!(cupti.lib = dlopen(cupti_path, RTLD_NOW | RTLD_LOCAL))) {
 		const char *e = dlerror();
 		fail(GT_ERR_CUPTI_OPEN, e ? e : cupti_path, 0);
@@ -263,7 +332,8 @@ static void teardown(bool subscribed, bool enabled)
 	if (subscribed)
 		cupti.unsubscribe(subscriber);
 	if (cupti.lib && enabled)
-		SH.cupti_kept = !cupti.finalize || cupti.finalize() != CUPTI_SUCCESS;
+		SH.cupti_kept = !cupti.finalize || cupti.finalize() != CUPTI_SUCCESS ||
+				!new_threads_gone(2000);
 }
 
 /* gputop is still there: this thread is traced (by gputop, which traces every thread). */
@@ -278,12 +348,6 @@ static bool traced(void)
 	buf[n > 0 ? n : 0] = 0;
 	const char *p = strstr(buf, "\nTracerPid:");
 	return !p || atoi(p + 11) != 0;
-}
-
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-	nanosleep(&ts, NULL);
 }
 
 /* Waits for gputop's word (stop or released) while gputop is there, at most limit_ms

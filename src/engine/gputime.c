@@ -275,8 +275,8 @@ static bool stop_step(struct gputime_state *st, uint64_t deadline)
 		st->last = h;
 		note_counts(st, false);
 		if (h.cupti_kept)
-			log_warn("--gpu-time: CUPTI could not be finalized in %d: libcupti stays loaded there, "
-				 "every activity kind disabled", tracee->pid);
+			log_warn("--gpu-time: CUPTI could not be finalized in %d, or a thread it made still runs: "
+				 "libcupti stays loaded there, every activity kind disabled", tracee->pid);
 		st->final_read = true;
 		gputime_ring_release(st->ring);
 	} else if (h.state == GT_RUNNING) {

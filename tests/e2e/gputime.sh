@@ -11,6 +11,8 @@
 #  2. Attach mode, detached while the program idles: the same exact figures; on detach the
 #     library flushes, disables, unsubscribes, finalizes CUPTI and unloads both libraries:
 #     no file or executable mapping differs from before, no thread is left, the program goes on.
+#     A CUPTI that leaves a thread running after cuptiFinalize stays loaded (said so): unloading
+#     it would pull code from under that thread.
 #  3. Another CUPTI subscriber (torch.profiler, Nsight...): said clearly, no GPU time, gputop
 #     goes on with every other figure exact.
 #  4. A CUPTI that cannot be loaded: a clear warning, no GPU time, the program unharmed.
@@ -91,6 +93,25 @@ touch "$TMP/idle"
 wait_pid "$TARGET" 30
 expect_eq "$WAIT_STATUS" 0 "attach: ring_loop ends well after the detach"
 expect_eq "$(grep -c '^ring_loop: launches=600 calls=600 failures=0$' "$TMP/prog.out")" 1 "attach: all its calls succeeded"
+
+# --- 2b. a CUPTI that leaves a thread of its own running: it must stay loaded ---
+rm -f "$TMP/go" "$TMP/idle"
+RB_GO_FILE=$TMP/go RB_IDLE_FILE=$TMP/idle SIMCUPTI_LINGER=1 rb_spawn linger "$BIN/ring_loop" 1 $N
+rb_gputop_bg linger_g -p "$TARGET" --gpu-time --json "$TMP/linger.json"
+rb_wait_attached linger_g
+touch "$TMP/go"
+wait_for_line "$TMP/linger.out" '^idle$' 60 || bail "ring_loop ran its rounds"
+kill -TERM "$GPUTOP_PID"
+wait_pid "$GPUTOP_PID" 60
+expect_eq "$WAIT_STATUS" 0 "linger: gputop detaches, status 0"
+expect_match "$(cat "$TMP/linger_g.err")" "gputop: warning: --gpu-time: CUPTI could not be finalized in $TARGET, or a thread it made still runs: libcupti stays loaded there" \
+	"linger: said that libcupti stays"
+grep -q libcupti.so.13 "/proc/$TARGET/maps" && ok "linger: libcupti stays mapped" || not_ok "linger: libcupti stays mapped"
+grep -q libgputop-gpu.so "/proc/$TARGET/maps" && not_ok "linger: gputop's own library is gone" || ok "linger: gputop's own library is gone"
+jq_eq "$TMP/linger.json" "$(kernel_row 'ring_a(int*)').gpu_time.count" $N "linger: the GPU time is all there"
+touch "$TMP/idle"
+wait_pid "$TARGET" 30
+expect_eq "$WAIT_STATUS" 0 "linger: ring_loop ends well, CUPTI's thread still running"
 
 # --- 3. another CUPTI subscriber ---
 SIMCUPTI_OTHER_SUBSCRIBER='torch.profiler (simulated)' rb_same other 0 "ring_loop: launches=$((2 * N)) calls=$((2 * N)) failures=0" \

@@ -12,6 +12,8 @@
  *                       with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, naming NAME
  *   SIMCUPTI_LOG=FILE   appends one line per CUPTI call that changes state (subscribe, enable,
  *                       finalize...), for tests that check the teardown
+ *   SIMCUPTI_LINGER=1   cuptiFinalize leaves a thread of its own running (in this library's
+ *                       code): a CUPTI that must not be unloaded
  * Records: a kernel starts when the simulated GPU is free (its previous kernel ended) or now,
  * whichever is later, and lasts its duration: runs never overlap, so a test knows the union. */
 #define _GNU_SOURCE
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -292,8 +295,19 @@ EXPORT CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t v
 	return CUPTI_SUCCESS;
 }
 
+static void *linger(void *arg)
+{
+	for (;;)
+		pause();
+	return NULL;
+}
+
 EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 {
+	const char *l = getenv("SIMCUPTI_LINGER");
+	pthread_t th;
+	if (l && *l == '1' && pthread_create(&th, NULL, linger, NULL) == 0)
+		pthread_detach(th);
 	flusher_end();
 	hook_driver(NULL);
 	pthread_mutex_lock(&lock);
