@@ -398,7 +398,9 @@ HIDDEN struct closing gt_thread_main(void)
 	__atomic_store_n(&SH.state, GT_FINAL, __ATOMIC_RELEASE);
 	wait_for(&SH.released, 10000);	/* gputop reads the last records and the status */
 	__atomic_store_n(&SH.state, GT_UNLOADING, __ATOMIC_RELEASE);
-	if (cupti.lib && !SH.cupti_kept)
+	if (SH.cupti_kept)	/* CUPTI still holds our callbacks: we stay too, idle */
+		return (struct closing){ NULL, NULL };
+	if (cupti.lib)
 		dlclose(cupti.lib);
 	return (struct closing){ self, (void *)dlclose };
 }

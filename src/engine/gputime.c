@@ -270,13 +270,18 @@ static bool stop_step(struct gputime_state *st, uint64_t deadline)
 		return helper && threads_find(helper) && now_ns() < deadline;
 	}
 	st->last.helper_tid = h.helper_tid;
+	if (st->final_read && h.cupti_kept) {	/* both stay loaded: only its thread ends */
+		pid_t helper = (pid_t)h.helper_tid;
+		return helper && threads_find(helper) && now_ns() < deadline;
+	}
 	if (h.state == GT_FINAL && !st->final_read) {
 		gputime_ring_drain(st->ring);	/* every record there will be */
 		st->last = h;
 		note_counts(st, false);
 		if (h.cupti_kept)
 			log_warn("--gpu-time: CUPTI could not be finalized in %d, or a thread it made still runs: "
-				 "libcupti stays loaded there, every activity kind disabled", tracee->pid);
+				 "libcupti stays loaded there, every activity kind disabled, and so does gputop's "
+				 "library, whose callbacks CUPTI holds (idle, no thread)", tracee->pid);
 		st->final_read = true;
 		gputime_ring_release(st->ring);
 	} else if (h.state == GT_RUNNING) {

@@ -97,6 +97,7 @@ expect_eq "$(grep -c '^ring_loop: launches=600 calls=600 failures=0$' "$TMP/prog
 # --- 2b. a CUPTI that leaves a thread of its own running: it must stay loaded ---
 rm -f "$TMP/go" "$TMP/idle"
 RB_GO_FILE=$TMP/go RB_IDLE_FILE=$TMP/idle SIMCUPTI_LINGER=1 rb_spawn linger "$BIN/ring_loop" 1 $N
+threads_before=$(ls "/proc/$TARGET/task" | wc -l)
 rb_gputop_bg linger_g -p "$TARGET" --gpu-time --json "$TMP/linger.json"
 rb_wait_attached linger_g
 touch "$TMP/go"
@@ -107,7 +108,9 @@ expect_eq "$WAIT_STATUS" 0 "linger: gputop detaches, status 0"
 expect_match "$(cat "$TMP/linger_g.err")" "gputop: warning: --gpu-time: CUPTI could not be finalized in $TARGET, or a thread it made still runs: libcupti stays loaded there" \
 	"linger: said that libcupti stays"
 grep -q libcupti.so.13 "/proc/$TARGET/maps" && ok "linger: libcupti stays mapped" || not_ok "linger: libcupti stays mapped"
-grep -q libgputop-gpu.so "/proc/$TARGET/maps" && not_ok "linger: gputop's own library is gone" || ok "linger: gputop's own library is gone"
+grep -q libgputop-gpu.so "/proc/$TARGET/maps" && ok "linger: gputop's library stays too (CUPTI holds its callbacks)" ||
+	not_ok "linger: gputop's library stays too (CUPTI holds its callbacks)"
+expect_eq "$(ls "/proc/$TARGET/task" | wc -l)" $((threads_before + 1)) "linger: its thread ended (the program's and CUPTI's lingering one are left)"
 jq_eq "$TMP/linger.json" "$(kernel_row 'ring_a(int*)').gpu_time.count" $N "linger: the GPU time is all there"
 touch "$TMP/idle"
 wait_pid "$TARGET" 30
