@@ -141,11 +141,19 @@ static void batch_kernel_row(const struct row_kernel *k, const struct rows *rs)
 	batch_row(col, n, cell);
 }
 
-/* --gpu-time: the busy line under the kernels. */
+/* --gpu-time: the busy line under the kernels, the copies' GPU side under the transfers. */
 static void batch_gpu_busy(const struct rows *rs)
 {
 	char line[256];
 	cells_gpu_busy(line, sizeof line, rs);
+	if (line[0])
+		fprintf(out, "%s\n", line);
+}
+
+static void batch_gpu_copies(const struct rows *rs)
+{
+	char line[512];
+	cells_gpu_copies(line, sizeof line, rs);
 	if (line[0])
 		fprintf(out, "%s\n", line);
 }
@@ -308,6 +316,7 @@ static void batch_block(struct batch *b, const struct stats_snapshot *s)
 	batch_gpu_busy(&rs);
 	fputc('\n', out);
 	batch_transfers(&rs, true);
+	batch_gpu_copies(&rs);
 	fputc('\n', out);
 	batch_memory(s, &rs, BATCH_TOP, &d, b->st.pid);
 	fputc('\n', out);
@@ -356,6 +365,7 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	batch_gpu_busy(&rs);
 	fputc('\n', out);
 	batch_transfers(&rs, false);
+	batch_gpu_copies(&rs);
 	fprintf(out, "Synchronize: %" PRIu64 " calls, %s blocked\n", s->sync_calls, sync);
 	fputc('\n', out);
 	batch_memory(s, &rs, BATCH_LEAKS_MAX, &d, b->st.pid);

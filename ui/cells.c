@@ -172,3 +172,25 @@ void cells_alloc(struct cells_alloc *c, const struct row_alloc *r, const struct 
 	snprintf(c->thread, sizeof(c->thread), "%d", (int)r->tid);
 	fmt_age(c->age, sizeof(c->age), r->age_ns);
 }
+
+static void gpu_copy_part(char *buf, size_t n, const char *name, const struct stats_xfer *x)
+{
+	char count[FMT_LEN], time[FMT_LEN], rate[FMT_LEN];
+	size_t len = strlen(buf);
+	if (!x->calls)
+		return;
+	fmt_count(count, sizeof(count), x->calls);
+	fmt_duration(time, sizeof(time), x->ns);
+	fmt_rate(rate, sizeof(rate), x->bytes, x->ns);
+	snprintf(buf + len, n - len, "%s%s %s in %s (%s)", len ? ", " : "GPU side: ", name, count, time, rate);
+}
+
+void cells_gpu_copies(char *buf, size_t n, const struct rows *rs)
+{
+	buf[0] = 0;
+	if (!rs->gpu.on)
+		return;
+	for (int d = 0; d < DIR_COUNT; d++)
+		gpu_copy_part(buf, n, copy_dir_name[d], &rs->gpu.xfer[d]);
+	gpu_copy_part(buf, n, "memset", &rs->gpu.memset_);
+}

@@ -55,6 +55,9 @@ void cells_alloc(struct cells_alloc *c, const struct row_alloc *r, const struct 
 /* --gpu-time's line: "GPU busy: 37.5% (375 ms of kernels in 1.00 s recorded)", with its
  * lost records; empty when GPU time was not recorded. */
 void cells_gpu_busy(char *buf, size_t n, const struct rows *rs);
+/* --gpu-time's copies: "GPU side: H2D 300 in 2.00 ms (15.7 GB/s), memset 300 in 15.0 ms
+ * (5.12 MB/s)"; empty when GPU time was not recorded or no copy has a record. */
+void cells_gpu_copies(char *buf, size_t n, const struct rows *rs);
 /* The process column: "4242", "4242:r1" with its rank, "all" for a row of several. */
 void cells_process(char *buf, size_t n, pid_t pid, const struct rows *rs);
 

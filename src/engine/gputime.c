@@ -90,7 +90,6 @@ static int call(struct thread *t, uint64_t fn, uint64_t a, uint64_t b, uint64_t 
 #define AT_START 4096
 #define AT_SHARED 4160
 #define AT_CUPTI 8192
-#define AT_ERROR 12288
 
 static int write_str(pid_t tid, uint64_t at, const char *s)
 {

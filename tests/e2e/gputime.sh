@@ -56,6 +56,7 @@ gpu_time_exact "$J" launch
 expect_match "$(grep -E '^KERNEL' "$TMP/batch.out" | head -n 1)" 'GPU TIME +GPU AVG +GPU MIN +GPU MAX' "-b: the kernel table has the GPU columns"
 expect_match "$(grep -E '^ring_a\(int\*\)' "$TMP/batch.out" | tail -n 1)" ' 300 ms +1\.00 ms +1\.00 ms +1\.00 ms' "-b: ring_a's GPU time"
 expect_match "$(grep -E '^GPU busy' "$TMP/batch.out" | tail -n 1)" '^GPU busy: [0-9.]+% \(375 ms of kernels' "-b: the GPU busy line"
+expect_match "$(grep -E '^GPU side' "$TMP/batch.out" | tail -n 1)" '^GPU side: memset 300 in 15\.0 ms \(' "-b: memsets' GPU side"
 expect_match "$(cat "$TMP/batch.err")" "gputop: --gpu-time: CUPTI records kernels, copies and memsets of [0-9]+ \($BIN/simcupti/libcupti.so.13\)" "gputop says GPU time is on, and which CUPTI"
 
 # --- 2. attach mode, then detach while the program idles ---
