@@ -318,7 +318,8 @@ static int enable(void)
 /* Flush what CUPTI holds, then nothing more: every kind off, our subscription gone, CUPTI
  * finalized (CUPTI's "detach": it then leaves the driver alone; the CUPTI documentation asks
  * for buffers flushed first, done here, and no other CUPTI user racing us, which the subscription
- * guaranteed). Without cuptiFinalize libcupti stays loaded, disabled. */
+ * guaranteed). Without cuptiFinalize libcupti stays loaded, disabled, and so do we: CUPTI keeps
+ * our callbacks. */
 static void teardown(bool subscribed, bool enabled)
 {
 	__atomic_store_n(&stopping, true, __ATOMIC_RELEASE);
@@ -331,9 +332,12 @@ static void teardown(bool subscribed, bool enabled)
 	}
 	if (subscribed)
 		cupti.unsubscribe(subscriber);
-	if (cupti.lib && enabled)
-		SH.cupti_kept = !cupti.finalize || cupti.finalize() != CUPTI_SUCCESS ||
-				!new_threads_gone(2000);
+	/* Finalized only if it was ours to (another subscriber's CUPTI is left alone); unloaded
+	 * only once no thread made since it was loaded runs, whoever made it. */
+	if (subscribed)
+		SH.cupti_kept = !cupti.finalize || cupti.finalize() != CUPTI_SUCCESS;
+	if (cupti.lib && !SH.cupti_kept)
+		SH.cupti_kept = !new_threads_gone(2000);
 }
 
 /* gputop is still there: this thread is traced (by gputop, which traces every thread). */

@@ -205,6 +205,9 @@ static void wait_started(struct thread *t, struct gputime_state *st, const char 
 		return;
 	}
 	say_final(&st->last, tracee->pid);	/* it stopped at once (or vanished) */
+	if (st->last.state == GT_FINAL && st->last.cupti_kept)
+		log_warn("--gpu-time: a thread appeared in %d while CUPTI was loaded: libcupti and gputop's "
+			 "library stay loaded there, idle", tracee->pid);
 	gputime_ring_release(st->ring);
 	st->phase = GPUTIME_DONE;
 }
