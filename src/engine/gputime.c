@@ -37,6 +37,7 @@
 #include "threads.h"
 #include "tracee.h"
 #include "tracee_ctl.h"
+#include "tracer_internal.h"
 #include "xol.h"
 
 #define FLUSH_PERIOD_MS 100	/* CUPTI hands records over at least this often */
@@ -177,9 +178,10 @@ static void wait_started(struct thread *t, struct gputime_state *st, const char 
 	pid_t tid = t->tid;
 	uint64_t deadline = now_ns() + START_WAIT_NS;
 	while (gputime_ring_header(st->ring, &st->last) == 0 && st->last.state == GT_STARTING) {
-		if (now_ns() > deadline) {
-			log_warn("--gpu-time: CUPTI did not start within %llu s in %d: no GPU time (gputop's "
-				 "library unloads itself once it is done)", START_WAIT_NS / 1000000000ull, tracee->pid);
+		if (now_ns() > deadline || tracer_stop_signal) {
+			log_warn("--gpu-time: CUPTI did not start %s in %d: no GPU time (gputop's library "
+				 "unloads itself once it is done)", tracer_stop_signal ? "before gputop was told to go"
+				 : "within 15 s", tracee->pid);
 			gputime_ring_ask_stop(st->ring);
 			gputime_ring_release(st->ring);
 			st->phase = GPUTIME_DONE;
