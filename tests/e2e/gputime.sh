@@ -125,6 +125,24 @@ expect_match "$(cat "$TMP/other.err")" 'gputop: warning: --gpu-time: another CUP
 jq_eq "$TMP/other.json" '[.launches, .gpu_time, .gpu_busy, ([.kernels[].gpu_time] | unique)]' "[$((2 * N)),null,null,[null]]" \
 	"other subscriber: every launch counted, no GPU time"
 
+# ... attached: once it has said so, nothing of it stays in the program, gputop attached or not
+rm -f "$TMP/go" "$TMP/idle"
+RB_GO_FILE=$TMP/go RB_IDLE_FILE=$TMP/idle SIMCUPTI_OTHER_SUBSCRIBER=nsys rb_spawn other2 "$BIN/ring_loop" 1 $N
+rb_gputop_bg other2_g -p "$TARGET" --gpu-time
+rb_wait_attached other2_g
+touch "$TMP/go"
+wait_for_line "$TMP/other2.out" '^idle$' 60 || bail "ring_loop ran its rounds"
+wait_for_line "$TMP/other2_g.err" 'another CUPTI subscriber' 30 || not_ok "other subscriber, attached: said"
+for _ in $(seq 1 200); do grep -Eq 'gputop-gpu|cupti' "/proc/$TARGET/maps" || break; sleep 0.05; done
+grep -Eq 'gputop-gpu|cupti' "/proc/$TARGET/maps" && not_ok "other subscriber, attached: its library and CUPTI unloaded at once" ||
+	ok "other subscriber, attached: its library and CUPTI unloaded at once, gputop still attached"
+running "$GPUTOP_PID" && ok "other subscriber, attached: gputop goes on" || not_ok "other subscriber, attached: gputop goes on"
+kill -TERM "$GPUTOP_PID"
+wait_pid "$GPUTOP_PID" 30
+touch "$TMP/idle"
+wait_pid "$TARGET" 30
+expect_eq "$WAIT_STATUS" 0 "other subscriber, attached: ring_loop ends well"
+
 # --- 4. a CUPTI that cannot be loaded ---
 printf 'not a library\n' >"$TMP/libcupti.so.13"
 GPUTOP_CUPTI=$TMP/libcupti.so.13 rb_same nocupti 0 "ring_loop: launches=$((2 * N)) calls=$((2 * N)) failures=0" \
