@@ -45,6 +45,7 @@ static struct {
 	__typeof__(cuptiActivityFlushPeriod) *flush_period;
 	__typeof__(cuptiActivityGetNextRecord) *next_record;
 	__typeof__(cuptiFinalize) *finalize;	/* optional: without it CUPTI stays loaded */
+	__typeof__(cuptiGetResultString) *result_string;	/* optional: names a failure */
 } cupti;
 
 static char cupti_path[4096];
@@ -67,6 +68,17 @@ static void fail(int status, const char *what, int result)
 	size_t n = what ? strnlen(what, sizeof SH.message - 1) : 0;	/* cut, NUL-terminated */
 	memcpy(SH.message, what, n);
 	SH.message[n] = 0;
+}
+
+/* A CUPTI call failed: "cuptiSubscribe: CUPTI_ERROR_UNKNOWN" in the message. */
+static void fail_call(const char *call, CUptiResult result)
+{
+	const char *name = NULL;
+	char text[256];
+	if (!cupti.result_string || cupti.result_string(result, &name) != CUPTI_SUCCESS || !name)
+		name = "error";
+	snprintf(text, sizeof text, "%s: %s", call, name);
+	fail(GT_ERR_CUPTI_CALL, text, result);
 }
 
 /* ---- records into the ring (CUPTI's threads) --------------------------------------------- */
@@ -268,18 +280,19 @@ static int find_cupti(void)
 #undef FIND
 	cupti.subscribe_v2 = dlsym(cupti.lib, "cuptiSubscribe_v2");
 	cupti.finalize = dlsym(cupti.lib, "cuptiFinalize");
+	cupti.result_string = dlsym(cupti.lib, "cuptiGetResultString");
 	return 0;
 }
 
 static int subscribe(void)
 {
 	CUptiResult res;
-	char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
+	char other[sizeof SH.message] = "";	/* at least CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN */
 	if (cupti.subscribe_v2) {
 		CUpti_SubscriberParams p = { .structSize = CUpti_SubscriberParams_STRUCT_SIZE,
 					     .subscriberName = "gputop --gpu-time",
 					     .oldSubscriberName = other,
-					     .oldSubscriberSize = CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN };
+					     .oldSubscriberSize = sizeof other - 1 };
 		res = cupti.subscribe_v2(&subscriber, no_callback, NULL, &p);
 	} else {
 		res = cupti.subscribe(&subscriber, no_callback, NULL);
@@ -289,7 +302,7 @@ static int subscribe(void)
 		return -1;
 	}
 	if (res != CUPTI_SUCCESS) {
-		fail(GT_ERR_CUPTI_CALL, "cuptiSubscribe", res);
+		fail_call("cuptiSubscribe", res);
 		return -1;
 	}
 	return 0;
@@ -299,17 +312,17 @@ static int enable(void)
 {
 	CUptiResult res = cupti.register_callbacks(buffer_requested, buffer_completed);
 	if (res != CUPTI_SUCCESS) {
-		fail(GT_ERR_CUPTI_CALL, "cuptiActivityRegisterCallbacks", res);
+		fail_call("cuptiActivityRegisterCallbacks", res);
 		return -1;
 	}
 	for (size_t i = 0; i < N_KINDS; i++)
 		if ((res = cupti.enable(kinds[i])) != CUPTI_SUCCESS) {
-			fail(GT_ERR_CUPTI_CALL, "cuptiActivityEnable", res);
+			fail_call("cuptiActivityEnable", res);
 			return -1;
 		}
 	/* Records come while the program runs, not only when CUPTI's buffers fill. */
 	if ((res = cupti.flush_period(flush_ms)) != CUPTI_SUCCESS) {
-		fail(GT_ERR_CUPTI_CALL, "cuptiActivityFlushPeriod", res);
+		fail_call("cuptiActivityFlushPeriod", res);
 		return -1;
 	}
 	return 0;
@@ -426,6 +439,13 @@ __asm__(".text\n"
 	"1:	xor %eax, %eax\n"
 	"	ret\n"
 	".size gt_thread_entry, .-gt_thread_entry\n");
+
+/* Called by gputop in a thread it holds at the entry of execve: what CUPTI holds goes into
+ * the ring now, for gputop to read before the image, and the ring with it, is gone. */
+EXPORT void gputop_gpu_flush(void)
+{
+	at_exit();
+}
 
 /* Called by gputop in a thread it holds at a CUDA API entry: copies the arguments and starts
  * the library's thread, every signal blocked in it (and so in the threads CUPTI makes from it):

@@ -90,6 +90,7 @@ static int call(struct thread *t, uint64_t fn, uint64_t a, uint64_t b, uint64_t 
 #define AT_LIB 0
 #define AT_START 4096
 #define AT_SHARED 4160
+#define AT_FLUSH 4224
 #define AT_CUPTI 8192
 
 static int write_str(pid_t tid, uint64_t at, const char *s)
@@ -108,7 +109,7 @@ static void say_dlerror(struct thread *t, const struct dl_fns *dl)
 }
 
 /* Loads the library and starts it; its handle and shared block, or -1 (said why). */
-static int load(struct thread *t, const char *cupti, uint64_t *handle, uint64_t *shared)
+static int load(struct thread *t, const char *cupti, uint64_t *handle, uint64_t *shared, uint64_t *flush)
 {
 	struct dl_fns dl = { 0 };
 	uint64_t scratch, start = 0, ret = 1;
@@ -119,6 +120,7 @@ static int load(struct thread *t, const char *cupti, uint64_t *handle, uint64_t 
 	if (xol_scratch(t, &scratch) < 0 || write_str(t->tid, scratch + AT_LIB, lib_path) < 0 ||
 	    write_str(t->tid, scratch + AT_START, "gputop_gpu_start") < 0 ||
 	    write_str(t->tid, scratch + AT_SHARED, "gputop_gpu_shared") < 0 ||
+	    write_str(t->tid, scratch + AT_FLUSH, "gputop_gpu_flush") < 0 ||
 	    write_str(t->tid, scratch + AT_CUPTI, cupti) < 0 ||
 	    call(t, dl.open, scratch + AT_LIB, RTLD_NOW | RTLD_LOCAL, 0, handle) < 0) {
 		log_warn("--gpu-time: cannot call into %d: no GPU time", tracee->pid);
@@ -130,11 +132,16 @@ static int load(struct thread *t, const char *cupti, uint64_t *handle, uint64_t 
 	}
 	if (call(t, dl.sym, *handle, scratch + AT_START, 0, &start) < 0 || !start ||
 	    call(t, dl.sym, *handle, scratch + AT_SHARED, 0, shared) < 0 || !*shared ||
+	    call(t, dl.sym, *handle, scratch + AT_FLUSH, 0, flush) < 0 || !*flush ||
 	    call(t, start, scratch + AT_CUPTI, FLUSH_PERIOD_MS, *handle, &ret) < 0 || (int)ret != 0) {
-		log_warn("--gpu-time: %s did not start in %d (%s): no GPU time", lib_path, tracee->pid,
-			 (int)ret == GT_ERR_THREAD ? "it could not make its thread"
-			 : (int)ret == GT_ERR_FORKED ? "a child forked from a process it runs in: CUPTI there is the parent's"
-			 : "not gputop's library?");
+		static bool said_forked;	/* once a session: a program may fork many */
+		if ((int)ret == GT_ERR_FORKED && !said_forked)
+			log_info("--gpu-time: %d and other children forked from a process where CUPTI runs get no "
+				 "GPU time (their CUPTI is their parent's copy)", tracee->pid);
+		else if ((int)ret != GT_ERR_FORKED)
+			log_warn("--gpu-time: %s did not start in %d (%s): no GPU time", lib_path, tracee->pid,
+				 (int)ret == GT_ERR_THREAD ? "it could not make its thread" : "not gputop's library?");
+		said_forked |= (int)ret == GT_ERR_FORKED;
 		call(t, dl.close, *handle, 0, 0, &ret);
 		return -1;
 	}
@@ -160,7 +167,7 @@ static void say_final(const struct gputime_header *h, pid_t pid)
 		log_warn("--gpu-time: the CUPTI found for %d lacks %s: no GPU time", pid, h->message);
 		break;
 	default:
-		log_warn("--gpu-time: in %d, %s failed (CUPTI error %d): no GPU time", pid, h->message,
+		log_warn("--gpu-time: in %d, CUPTI said no: %s (%d): no GPU time", pid, h->message,
 			 h->cupti_result);
 	}
 }
@@ -221,7 +228,7 @@ void gputime_at_stop(struct thread *t)
 		return;
 	st->phase = GPUTIME_LOADING;
 	char cupti[PATH_MAX];
-	uint64_t handle = 0, shared = 0;
+	uint64_t handle = 0, shared = 0, flush = 0;
 	if (gputime_find_cupti(tracee->pid, cupti, sizeof cupti) < 0) {
 		log_warn("--gpu-time: no libcupti found for %d (next to its CUDA libraries, in "
 			 "/usr/local/cuda): no GPU time", tracee->pid);
@@ -229,11 +236,12 @@ void gputime_at_stop(struct thread *t)
 		st->phase = GPUTIME_DONE;
 		return;
 	}
-	if (load(t, cupti, &handle, &shared) < 0 || !(st->ring = gputime_ring_new(tracee->pid, shared))) {
+	if (load(t, cupti, &handle, &shared, &flush) < 0 || !(st->ring = gputime_ring_new(tracee->pid, shared))) {
 		st->phase = GPUTIME_DONE;
 		return;
 	}
 	st->handle = handle;
+	st->flush = flush;
 	log_debug("--gpu-time: %s loaded in %d, CUPTI %s", lib_path, tracee->pid, cupti);
 	wait_started(t, st, cupti);
 }
@@ -260,6 +268,17 @@ void gputime_drain(void)
 		st->phase = GPUTIME_DONE;
 	}
 	note_counts(st, st->phase == GPUTIME_ON);
+}
+
+void gputime_before_exec(struct thread *t)
+{
+	struct gputime_state *st = tracee->gputime;
+	uint64_t ret;
+	uint64_t args[6] = { 0 };
+	if (st->phase != GPUTIME_ON || !st->flush)
+		return;
+	xol_call(t, st->flush, args, &ret, NULL);	/* CUPTI's buffers into the ring */
+	gputime_drain();
 }
 
 /* One step of a process's stop: false once it is done (unloaded, or given up). */

@@ -21,6 +21,9 @@ void gputime_forget(void);	/* exec: the library went with the old image; loaded 
 void gputime_at_stop(struct thread *t);
 /* The tick: the current process's new records into the figures. */
 void gputime_drain(void);
+/* t is held at the entry of execve: the records CUPTI holds are flushed (the library's flush
+ * called in t, which holds no lock there) and read before the image goes. */
+void gputime_before_exec(struct thread *t);
 /* Before a detach: asks every process's library to flush and unload, and waits for it (at most
  * a few seconds, handling the program's stops meanwhile). */
 void gputime_stop_all(void);

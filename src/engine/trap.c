@@ -135,6 +135,7 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		arch_set_pc(&r, b->slot);
 	} else if (b->kind == BP_EXEC) {
 		hit_drain_launches(tracee->pid);	/* the returns were read above */
+		gputime_before_exec(t);	/* --gpu-time: CUPTI's last records of this image */
 		arch_set_pc(&r, b->slot);
 	} else {
 		hit_entry(t, b, &r, &timed);

@@ -30,6 +30,7 @@ enum gputime_phase { GPUTIME_WAITING, GPUTIME_LOADING, GPUTIME_ON, GPUTIME_DONE 
 struct gputime_state {
 	enum gputime_phase phase;
 	uint64_t handle;		/* the library's, from dlopen */
+	uint64_t flush;			/* its gputop_gpu_flush */
 	struct gputime_ring *ring;
 	struct gputime_header last;	/* the header at the last look */
 	bool final_read;		/* stopping: its last records read, release said */

@@ -20,9 +20,12 @@
 #     before the program is started.
 #  6. gputop killed (SIGKILL) while its library is loaded: the library finds itself untraced
 #     and unloads itself; the program goes on and ends well.
+#  7. exec and fork (tests/progs/rb_fork.c, the runtime over the driver): the old image's last
+#     records are read at its execve (the library flushes CUPTI there), the new image gets the
+#     library again; a forked child gets no GPU time, said once, and computes right.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/robust_lib.bash"
-need_bin ring_loop simdrv/libcuda.so.1 simcupti/libcupti.so.13
+need_bin ring_loop rb_fork sim/libcudart.so.13 simdrv/libcuda.so.1 simcupti/libcupti.so.13
 need_gputop
 [ -f "$ROOT/build/libgputop-gpu.so" ] || skip "build/libgputop-gpu.so is not built (no CUPTI headers)"
 
@@ -161,6 +164,13 @@ mkdir -p "$TMP/alone" && cp "$GPUTOP" "$TMP/alone/gputop"
 expect_eq "$?" 1 "gputop's library missing: exit 1"
 expect_match "$(head -n 1 "$TMP/bad.err")" "^gputop: --gpu-time: $TMP/alone/libgputop-gpu.so is missing" "... said so"
 [ -e "$TMP/ran" ] && not_ok "... the program was not started" || ok "... the program was not started"
+
+# --- 7. exec and fork (before 6, which needs attaching) ---
+LD_LIBRARY_PATH=$SIM:$SIMDRV SIMCUPTI_KERNEL_NS=$KA rb_same exec 0 "rb_fork: failures=0 mismatches=0\nrb_fork: child status=0\nrb_fork: failures=0 mismatches=0" \
+	--gpu-time -- "$BIN/rb_fork" exec "$BIN/rb_fork" fork 2
+jq_eq "$TMP/exec.json" '.processes[0].kernels[0] | [.name, .launches, .gpu_time.count, (.gpu_time.total_s * 1e9 | round)]' \
+	"[\"fork_kernel\",5,5,$((5 * KA))]" "exec: 2 runs before the exec and 3 after, each with its GPU time"
+jq_eq "$TMP/exec.json" '.processes[1].kernels[0] | [.launches, .gpu_time]' '[3,null]' "fork: the child's 3 launches, no GPU time"
 
 # --- 6. gputop killed while its library is loaded ---
 rm -f "$TMP/go" "$TMP/idle"
