@@ -195,6 +195,8 @@ static void wait_started(struct thread *t, struct gputime_state *st, const char 
 			return;
 		}
 		struct tracee *was = tracee;
+		hit_collect_returns(now_ns());	/* the launch ring and call records: as the loop would */
+		hit_drain_launches(tracee->pid);
 		if (!tracee_dispatch_pending()) {
 			struct timespec nap = { 0, 1000000 };
 			nanosleep(&nap, NULL);
