@@ -86,12 +86,13 @@ static int call(struct thread *t, uint64_t fn, uint64_t a, uint64_t b, uint64_t 
 	return xol_call(t, fn, args, ret, NULL);
 }
 
-/* Scratch layout: the strings the calls take. */
+/* Scratch layout: the strings the calls take (paths up to PATH_MAX, 4096 bytes). */
 #define AT_LIB 0
-#define AT_START 4096
-#define AT_SHARED 4160
-#define AT_FLUSH 4224
-#define AT_CUPTI 8192
+#define AT_CUPTI 4096
+#define AT_START 8192
+#define AT_SHARED 8256
+#define AT_FLUSH 8320
+_Static_assert(AT_FLUSH + 64 <= XOL_SCRATCH_SIZE && PATH_MAX <= 4096, "the strings fit the scratch");
 
 static int write_str(pid_t tid, uint64_t at, const char *s)
 {
