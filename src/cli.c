@@ -45,6 +45,9 @@ static const char usage_text[] =
 	"                          sampling launches (launch counts become estimates)\n"
 	"      --trust-seccomp     make the program run gputop's mmap/munmap calls even under a\n"
 	"                          seccomp filter gputop cannot read (it may kill the program)\n"
+	"      --no-int3           plant no int3 in the program's code (the only probes a kill -9\n"
+	"                          of gputop could turn into a SIGTRAP): functions that would need\n"
+	"                          one are not probed, new libraries are looked for every 100 ms\n"
 	"      --stack-depth N     frames kept of each call stack (default 32, 0 = no stacks)\n"
 	"      --stacks LIST       calls that stop for their stack: allocs, frees, syncs,\n"
 	"                          launches (sampled), all or none (default), comma-separated\n"
@@ -66,7 +69,7 @@ static const char usage_text[] =
 	"program's exit status. See gputop(1) for keys, views and exit statuses.\n";
 
 /* Long options without a short one, past every char. */
-enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_GPU_TIME };
+enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME };
 
 static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -90,6 +93,7 @@ static const struct option long_options[] = {
 	{ "gpu-time", no_argument, NULL, OPT_GPU_TIME },
 	{ "no-color", no_argument, NULL, 'C' },
 	{ "trust-seccomp", no_argument, NULL, 'S' },
+	{ "no-int3", no_argument, NULL, OPT_NO_INT3 },
 	{ "children", no_argument, NULL, 'c' },
 	{ "no-follow", no_argument, NULL, 'N' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -295,6 +299,9 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		case 'S':
 			opt->trust_seccomp = true;
 			break;
+		case OPT_NO_INT3:
+			opt->no_int3 = true;
+			break;
 		case 'q':
 			opt->quiet = true;
 			break;
@@ -324,6 +331,9 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		return bad("--metrics-top-kernels is for --listen%s", "");
 	if (opt->metrics_top_kernels < 0)
 		opt->metrics_top_kernels = 50;
+	if (opt->no_int3 && opt->trace_path)
+		return bad("--trace stops the program at every call (an int3 on each function); "
+			   "--no-int3 refuses them: give one or the other%s", "");
 	if (opt->pid && opt->output_path)
 		return bad("-o FILE is for launch mode: the output of a running process is its own%s", "");
 	return 0;

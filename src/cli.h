@@ -26,6 +26,7 @@ struct options {
 	bool no_color;		/* --no-color, or NO_COLOR in the environment */
 	bool quiet;		/* -q: no progress messages on stderr */
 	bool trust_seccomp;	/* --trust-seccomp: inject under a filter gputop cannot read */
+	bool no_int3;		/* --no-int3: plant no int3 in the program's code */
 	int stack_depth;	/* --stack-depth N: frames per call stack, 0 = none (default 32) */
 	unsigned stacks;	/* --stacks LIST: CONFIG_STACKS_* bits of the calls that stop for one
 				 * (default none: only the stops gputop takes anyway) */

@@ -296,6 +296,7 @@ int session_run(const struct options *opt)
 	seccomp_set_trust(opt->trust_seccomp);
 	config.stack_depth = opt->stack_depth;
 	config.stacks = opt->stacks;
+	config.no_int3 = opt->no_int3;
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
 	/* AT_SECURE: the kernel says this exec gained privilege, which also covers file
 	 * capabilities (setcap cap_sys_ptrace+ep), where the ids stay the user's. */

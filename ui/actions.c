@@ -121,9 +121,10 @@ static int actions_do(struct tui *t, const struct tui_key *k, int ch)
 		for (int i = 0; i < TUI_VIEW_COUNT; i++)
 			if (tui_views[i]->key == ch)
 				t->view = i;
+		t->by_gpu = false;
 		break;
-	case ACT_NEXT_VIEW: t->view = (t->view + 1) % TUI_VIEW_COUNT; break;
-	case ACT_PREV_VIEW: t->view = (t->view + TUI_VIEW_COUNT - 1) % TUI_VIEW_COUNT; break;
+	case ACT_NEXT_VIEW: t->view = (t->view + 1) % TUI_VIEW_COUNT; t->by_gpu = false; break;
+	case ACT_PREV_VIEW: t->view = (t->view + TUI_VIEW_COUNT - 1) % TUI_VIEW_COUNT; t->by_gpu = false; break;
 	case ACT_SCROLL:
 	case ACT_SORT:
 	case ACT_REVERSE: actions_table(t, k->action, ch); break;
@@ -147,6 +148,10 @@ static int actions_do(struct tui *t, const struct tui_key *k, int ch)
 	case ACT_PROCESS: return actions_process(t);
 	case ACT_STACKS: actions_stacks(t); break;
 	case ACT_GROUP: actions_group(t); break;
+	case ACT_BY_GPU:
+		t->by_gpu = !t->by_gpu;
+		screen_say(t, t->by_gpu ? "by GPU: G again goes back" : "back to the view");
+		break;
 	}
 	return 0;
 }

@@ -285,6 +285,51 @@ static void batch_memory(const struct stats_snapshot *s, const struct rows *rs, 
 		fprintf(out, "... and %zu more\n", rs->n_alloc - max);
 }
 
+/* Per GPU, where a program used more than one (or one gputop could not tell), and NCCL's
+ * operations per process and the P2P matrix as lines, where there are any: a program on one
+ * GPU without NCCL prints none of them. */
+static const struct batch_col gpu_cols[] = {
+	{ "GPU", 3, true }, { "LIVE", 10, true }, { "ALLOCS", 7, true }, { "LAUNCHES", 9, true },
+	{ "COPIES", 7, true }, { "COPIED", 10, true }, { "SYNCS", 7, true }, { "BLOCKED", 10, true },
+};
+static const struct batch_col coll_cols[] = {
+	{ "PID", 9, true }, { "RANK", 6, true }, { "OPERATION", 14, false }, { "CALLS", 9, true },
+	{ "BYTES", 10, true }, { "RATE", 11, true }, { "TIME", 10, true },
+};
+
+static void batch_comm(const struct rows *rs, bool interval)
+{
+	bool gpus = rs->n_device > 1 || (rs->n_device == 1 && rs->device[0].device != 0);
+	if (gpus) {
+		batch_titles(gpu_cols, 8);
+		for (size_t i = 0; i < rs->n_device; i++) {
+			struct cells_device c;
+			cells_device(&c, &rs->device[i], rs, estimated);
+			batch_row(gpu_cols, 8, (const char *[]){ c.device, c.live, c.allocs, c.launches, c.copies,
+								 c.copy_bytes, c.syncs, c.sync_time });
+		}
+		fputc('\n', out);
+	}
+	if (!rs->n_coll && !rs->n_p2p)
+		return;
+	if (rs->n_coll)
+		batch_titles(coll_cols, interval ? 7 : 5);
+	for (size_t i = 0; i < rs->n_coll; i++) {
+		struct cells_coll c;
+		cells_coll(&c, &rs->coll[i], rs);
+		batch_row(coll_cols, interval ? 7 : 5,
+			  (const char *[]){ c.process, c.rank, c.op, c.calls, c.bytes, c.rate, c.time });
+	}
+	for (size_t i = 0; i < rs->n_p2p; i++) {
+		char src[16], dst[16], bytes[FMT_LEN];
+		cells_gpu(src, sizeof(src), rs->p2p[i].src);
+		cells_gpu(dst, sizeof(dst), rs->p2p[i].dst);
+		fmt_bytes(bytes, sizeof(bytes), rs->p2p[i].total.bytes);
+		fprintf(out, "P2P GPU%s -> GPU%s: %" PRIu64 " calls, %s\n", src, dst, rs->p2p[i].total.calls, bytes);
+	}
+	fputc('\n', out);
+}
+
 /* ---- blocks ---- */
 
 static void batch_header(const struct batch *b, const struct stats_snapshot *s)
@@ -318,6 +363,7 @@ static void batch_block(struct batch *b, const struct stats_snapshot *s)
 	batch_transfers(&rs, true);
 	batch_gpu_copies(&rs);
 	fputc('\n', out);
+	batch_comm(&rs, true);
 	batch_memory(s, &rs, BATCH_TOP, &d, b->st.pid);
 	fputc('\n', out);
 	stack_text_sites(out, &rs, BATCH_TOP, 8);
@@ -368,6 +414,7 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	batch_gpu_copies(&rs);
 	fprintf(out, "Synchronize: %" PRIu64 " calls, %s blocked\n", s->sync_calls, sync);
 	fputc('\n', out);
+	batch_comm(&rs, false);
 	batch_memory(s, &rs, BATCH_LEAKS_MAX, &d, b->st.pid);
 	stack_text_sites(out, &rs, BATCH_LEAKS_MAX, SIZE_MAX);
 	fflush(out);

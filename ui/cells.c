@@ -173,6 +173,43 @@ void cells_alloc(struct cells_alloc *c, const struct row_alloc *r, const struct 
 	fmt_age(c->age, sizeof(c->age), r->age_ns);
 }
 
+void cells_gpu(char *buf, size_t n, int device)
+{
+	if (device >= 0)
+		snprintf(buf, n, "%d", device);
+	else
+		snprintf(buf, n, "?");
+}
+
+void cells_coll(struct cells_coll *c, const struct row_coll *r, const struct rows *rs)
+{
+	cells_process(c->process, sizeof(c->process), r->pid, rs);
+	c->op = r->name ? r->name : "?";
+	if (r->rank >= 0 && r->nranks > 0)
+		snprintf(c->rank, sizeof(c->rank), "%d/%d", r->rank, r->nranks);
+	else if (r->nranks > 0)
+		snprintf(c->rank, sizeof(c->rank), "?/%d", r->nranks);
+	else
+		snprintf(c->rank, sizeof(c->rank), "%s", fmt_dash());
+	fmt_count(c->calls, sizeof(c->calls), r->total.calls);
+	fmt_bytes(c->bytes, sizeof(c->bytes), r->total.bytes);
+	fmt_rate(c->rate, sizeof(c->rate), r->delta.bytes, rs->interval_ns);
+	fmt_duration(c->time, sizeof(c->time), r->total.ns);
+}
+
+void cells_device(struct cells_device *c, const struct row_device *r, const struct rows *rs, bool estimated)
+{
+	cells_gpu(c->device, sizeof(c->device), r->device);
+	fmt_bytes(c->live, sizeof(c->live), r->live_bytes);
+	fmt_count(c->allocs, sizeof(c->allocs), r->total.allocs);
+	cells_launch_count(c->launches, sizeof(c->launches), r->total.launches, estimated);
+	cells_per_sec(c->launch_rate, sizeof(c->launch_rate), r->delta.launches, rs->interval_ns, estimated);
+	fmt_count(c->copies, sizeof(c->copies), r->total.copies);
+	fmt_bytes(c->copy_bytes, sizeof(c->copy_bytes), r->total.copy_bytes);
+	fmt_count(c->syncs, sizeof(c->syncs), r->total.syncs);
+	fmt_duration(c->sync_time, sizeof(c->sync_time), r->total.sync_ns);
+}
+
 static void gpu_copy_part(char *buf, size_t n, const char *name, const struct stats_xfer *x)
 {
 	char count[FMT_LEN], time[FMT_LEN], rate[FMT_LEN];

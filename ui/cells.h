@@ -45,6 +45,20 @@ struct cells_alloc {
 	char size[CELLS_FIG], device[CELLS_FIG], thread[CELLS_FIG], age[CELLS_FIG];
 };
 
+/* One NCCL operation of one process (row_coll). rate: bytes per second of the interval. */
+struct cells_coll {
+	const char *op;
+	char process[CELLS_FIG], rank[CELLS_FIG];	/* "0/2"; the dash when not known */
+	char calls[CELLS_FIG], bytes[CELLS_FIG], rate[CELLS_FIG], time[CELLS_FIG];
+};
+
+/* One GPU (row_device). */
+struct cells_device {
+	char device[CELLS_FIG];				/* "0"; "?" for not known */
+	char live[CELLS_FIG], allocs[CELLS_FIG], launches[CELLS_FIG], launch_rate[CELLS_FIG];
+	char copies[CELLS_FIG], copy_bytes[CELLS_FIG], syncs[CELLS_FIG], sync_time[CELLS_FIG];
+};
+
 /* estimated: launch figures are extrapolated (--max-overhead); they get a "~". */
 void cells_api(struct cells_api *c, const struct row_api *r, const struct rows *rs,
 	       bool estimated);
@@ -52,6 +66,10 @@ void cells_kernel(struct cells_kernel *c, const struct row_kernel *r, const stru
 		  bool estimated);
 void cells_xfer(struct cells_xfer *c, const struct row_xfer *r);
 void cells_alloc(struct cells_alloc *c, const struct row_alloc *r, const struct rows *rs);
+void cells_coll(struct cells_coll *c, const struct row_coll *r, const struct rows *rs);
+void cells_device(struct cells_device *c, const struct row_device *r, const struct rows *rs, bool estimated);
+/* A GPU's number, "?" when not known (-1). */
+void cells_gpu(char *buf, size_t n, int device);
 /* --gpu-time's line: "GPU busy: 37.5% (375 ms of kernels in 1.00 s recorded)", with its
  * lost records; empty when GPU time was not recorded. */
 void cells_gpu_busy(char *buf, size_t n, const struct rows *rs);

@@ -10,8 +10,8 @@ const struct tui_key tui_keys[] = {
 	{ { 'q' }, "q", "Quit",
 	  "quit: detach; in launch mode, ask: kill or detach", ACT_QUIT },
 	{ { '?', 'h', KEY_F(1) }, "?/h/F1", "Help", "show this help; any key closes it", ACT_HELP },
-	{ { 'o', 'l', 'k', 'b', 'a' }, "o l k b a", "Views",
-	  "views Overview Leaks Kernels Bandwidth API", ACT_VIEW },
+	{ { 'o', 'l', 'k', 'b', 'a', 'c' }, "o l k b a c", "Views",
+	  "views Overview Leaks Kernels Bandwidth API Comm (NCCL, P2P)", ACT_VIEW },
 	{ { '\t' }, "Tab", NULL, "next view", ACT_NEXT_VIEW },
 	{ { KEY_BTAB }, "S-Tab", NULL, "previous view", ACT_PREV_VIEW },
 	{ { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END }, "Up Down PgUp PgDn Home End",
@@ -29,6 +29,7 @@ const struct tui_key tui_keys[] = {
 	  "call stacks of the top row: its allocation site (Leaks), launch sites (Kernels), "
 	  "error sites (API)", ACT_STACKS },
 	{ { 'g' }, "g", "Group", "Leaks: group live allocations by allocation site, or not", ACT_GROUP },
+	{ { 'G' }, "G", "GPUs", "the figures by GPU (memory, launches, copies, synchronize), or back", ACT_BY_GPU },
 	{ { CTRL_L }, "Ctrl-L", NULL, "redraw the whole screen", ACT_REDRAW },
 };
 

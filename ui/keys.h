@@ -22,6 +22,7 @@ enum tui_action {
 	ACT_PROCESS,		/* show the next process alone, then all again */
 	ACT_STACKS,		/* Enter: the call stacks behind the top row */
 	ACT_GROUP,		/* g: the view's grouped form (Leaks by allocation site) */
+	ACT_BY_GPU,		/* G: the figures by GPU, over any view */
 };
 
 #define KEYS_PER_ENTRY 6

@@ -16,7 +16,7 @@
 #define TUI_MSG_NS	15000000000ull	/* a log message stays this long in the status line */
 
 const struct tui_view *const tui_views[TUI_VIEW_COUNT] = {
-	&view_overview, &view_leaks, &view_kernels, &view_bandwidth, &view_api,
+	&view_overview, &view_leaks, &view_kernels, &view_bandwidth, &view_api, &view_comm,
 };
 
 /* Messages from gputop's own modules while the TUI owns the terminal (log_set_sink). */

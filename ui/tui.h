@@ -81,5 +81,7 @@ struct tui_view {
 
 extern const struct tui_view view_overview, view_leaks, view_kernels, view_bandwidth, view_api;
 extern const struct tui_view view_leak_sites;	/* Leaks, g: by allocation site */
+extern const struct tui_view view_comm;		/* c: NCCL and P2P */
+extern const struct tui_view view_gpus;		/* G, from any view: the figures by GPU */
 
 #endif

@@ -15,7 +15,7 @@
 #include "stats.h"
 #include "tui.h"
 
-#define TUI_VIEW_COUNT	5
+#define TUI_VIEW_COUNT	6
 #define TUI_ESC		27
 
 /* The views, in the order of their tabs (screen.c). */
@@ -30,6 +30,8 @@ struct tui {
 	struct tui_view_state vs[TUI_VIEW_COUNT];
 	bool grouped[TUI_VIEW_COUNT];		/* g: the view's grouped form shows */
 	struct tui_view_state gvs[TUI_VIEW_COUNT];	/* ... and its state */
+	bool by_gpu;				/* G: the figures by GPU, over any view */
+	struct tui_view_state gpu_vs;		/* ... and its state */
 	int pane_kind;				/* MODE_STACKS: what the pane shows, */
 	uint64_t pane_subject;			/* of which row, */
 	int pane_scroll;			/* from which line */
@@ -52,15 +54,20 @@ struct tui {
 	char drawn_status[512];			/* the status line as last drawn */
 };
 
-/* The view on screen and its state: the current view's grouped form when g chose it. */
+/* The view on screen and its state: the figures by GPU when G chose them, else the current
+ * view's grouped form when g chose it. */
 static inline const struct tui_view *tui_view_now(const struct tui *t)
 {
 	const struct tui_view *v = tui_views[t->view];
+	if (t->by_gpu)
+		return &view_gpus;
 	return t->grouped[t->view] && v->grouped ? v->grouped : v;
 }
 
 static inline struct tui_view_state *tui_state_now(struct tui *t)
 {
+	if (t->by_gpu)
+		return &t->gpu_vs;
 	return t->grouped[t->view] && tui_views[t->view]->grouped ? &t->gvs[t->view] : &t->vs[t->view];
 }
 

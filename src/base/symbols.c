@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tracee.h"
 
@@ -241,6 +242,67 @@ static int match_name(const char *name, uint64_t addr, uint64_t size, enum sym_t
 		return 0;
 	f->addr = addr;
 	return 1;
+}
+
+/* The tail of m's executable segment, if `room` bytes of it lie past every segment. */
+static uint64_t exec_tail_of(const struct module *m, size_t room, uint64_t page)
+{
+	Dwarf_Addr bias;
+	Elf *elf = m->dwfl_module ? dwfl_module_getelf(m->dwfl_module, &bias) : NULL;
+	size_t n;
+	if (!elf || elf_getphdrnum(elf, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr x;
+		if (!gelf_getphdr(elf, (int)i, &x) || x.p_type != PT_LOAD || !(x.p_flags & PF_X))
+			continue;
+		uint64_t at = (x.p_vaddr + x.p_memsz + 15) & ~15ull, end = (at + page - 1) & ~(page - 1);
+		if (at + room > end)
+			continue;
+		bool clear = true;
+		for (size_t k = 0; k < n && clear; k++) {
+			GElf_Phdr y;
+			if (k != i && gelf_getphdr(elf, (int)k, &y) && y.p_type == PT_LOAD &&
+			    y.p_vaddr < end && y.p_vaddr + y.p_memsz > x.p_vaddr + x.p_memsz)
+				clear = false;
+		}
+		if (clear && at + bias >= m->start && at + bias + room <= m->end)
+			return at + bias;
+	}
+	return 0;
+}
+
+/* Whether [at, at + len) lies in one executable mapping of the process, as the kernel says. */
+static bool mapped_executable(uint64_t at, size_t len)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", tracee->pid);
+	FILE *f = fopen(path, "re");
+	bool yes = false;
+	if (!f)
+		return false;
+	while (!yes && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && at >= lo && at + len <= hi)
+			yes = perms[2] == 'x';
+	}
+	fclose(f);
+	return yes;
+}
+
+uint64_t sym_exec_tail(size_t room)
+{
+	size_t cursor = 0;
+	const struct module *m;
+	long page = sysconf(_SC_PAGESIZE);
+	while ((m = sym_module_next(&cursor)))
+		if (m->path && m->path[0] == '/') {
+			uint64_t at = exec_tail_of(m, room, page > 0 ? (uint64_t)page : 4096);
+			if (at && mapped_executable(at, room))
+				return at;
+		}
+	return 0;
 }
 
 uint64_t sym_find(const struct module *m, const char *name)

@@ -64,6 +64,12 @@ void *sym_dwfl(void);
 /* The modules, one after another: size_t cursor = 0; while ((m = sym_module_next(&cursor))). */
 const struct module *sym_module_next(size_t *cursor);
 
+/* Room for a few bytes of code that the program never runs: the unused end of the last page
+ * of an executable segment (past p_vaddr + p_memsz, up to the page's end, where no other
+ * segment lies). Mapped executable with the segment, never used by the program. The run-time
+ * address of `room` such bytes (16-aligned), or 0 if no module has them. */
+uint64_t sym_exec_tail(size_t room);
+
 /* Address of a symbol defined in m, 0 if none. */
 uint64_t sym_find(const struct module *m, const char *name);
 

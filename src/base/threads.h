@@ -41,7 +41,9 @@ struct thread {
 	int pending_sig;	/* signal to deliver when it is resumed */
 	uint64_t deferred;	/* more signals that arrived while we held it (bit n-1 = signal n):
 				 * sent again once it runs, so each is delivered in its turn */
-	int device;		/* from cudaSetDevice, -1 until known */
+	int device;		/* from cudaSetDevice or a context made current, -1 until known */
+	int8_t dev_pushed[8];	/* devices under contexts pushed (cuCtxPushCurrent), innermost last */
+	uint8_t n_pushed;
 	uint64_t thread_pointer;	/* its %fs base, from its last stop: names it in call records */
 	uint64_t cpu_ns;	/* CPU time it had used when last looked at (--max-overhead) */
 	uint32_t depth, cap;

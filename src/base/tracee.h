@@ -46,6 +46,8 @@ struct tracee {
 	int exit_status;		/* exit code, or 128 + signal */
 	int term_signal;
 	bool no_cuda_timeout;		/* the timeout came before any CUDA library */
+	uint64_t maps_hash;		/* --no-int3: its executable mappings, as engine/libwatch.c
+					 * last saw them */
 
 	/* The other modules' parts: only the module named looks inside its own. */
 	struct threads_state *threads;		/* base/threads.c: the thread table */

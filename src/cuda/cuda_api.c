@@ -9,6 +9,7 @@
 
 #define R LAYER_RUNTIME
 #define D LAYER_DRIVER
+#define N LAYER_NCCL
 
 /* Rows by kind. Positions are 1-based argument numbers. */
 #define ALLOC(n, l, fl, out, size) \
@@ -24,6 +25,10 @@
 #define COPY(n, l, fl, dst, src, size, kind) \
 	{ .name = n, .layer = l, .op = OP_COPY, .flags = API_RETURN | (fl), .arg_dst = dst, .arg_src = src, \
 	  .arg_size = size, .arg_kind = kind }
+/* (dst, dst device or context, src, src device or context, bytes) */
+#define PEER(n, l, fl) \
+	{ .name = n, .layer = l, .op = OP_COPY, .flags = API_RETURN | API_PEER | (fl), .arg_dst = 1, \
+	  .arg_dev = 2, .arg_src = 3, .arg_src_dev = 4, .arg_size = 5 }
 #define COPY2D(n, l, fl, dst, src, width, height, kind) \
 	{ .name = n, .layer = l, .op = OP_COPY, .flags = API_RETURN | API_2D | (fl), .arg_dst = dst, \
 	  .arg_src = src, .arg_size = width, .arg_height = height, .arg_kind = kind }
@@ -46,6 +51,23 @@
 	{ .name = n, .layer = l, .op = OP_GRAPH_LAUNCH, .flags = API_LAUNCH_PROBE | ((l) == R ? API_RETURN : 0), \
 	  .arg_ptr = 1 }
 #define OTHER(n, l) { .name = n, .layer = l, .op = OP_OTHER, .flags = API_RETURN }
+/* Contexts: where the thread's current device comes from with the driver API. */
+#define CTX(n, o, out, ptr, dev) \
+	{ .name = n, .layer = D, .op = o, .flags = API_RETURN, .arg_out = out, .arg_ptr = ptr, .arg_dev = dev }
+/* NCCL (nccl.h, 2.x): a collective or point-to-point call, its count, datatype, communicator and
+ * peer. A communicator past the 6th argument (ncclReduce's) is on the stack, which the call stub
+ * does not record: those calls are counted and sized, their communicator is not known. */
+#define COLL(n, c, count, dtype, comm, peer) \
+	{ .name = n, .layer = N, .op = OP_COLLECTIVE, .flags = API_RETURN, .coll = c, .arg_count = count, \
+	  .arg_dtype = dtype, .arg_comm = comm, .arg_peer = peer }
+/* Communicators made: the return stops (rare calls), so that the tracer reads what the
+ * out-parameters point to while the caller's memory surely holds them. */
+#define COMM_INIT(n, out, nranks, rank) \
+	{ .name = n, .layer = N, .op = OP_COMM_INIT, .flags = API_RETURN | API_STOPS, .arg_out = out, \
+	  .arg_nranks = nranks, .arg_rank = rank }
+#define COMM_QUERY(n, what) \
+	{ .name = n, .layer = N, .op = OP_COMM_QUERY, .flags = API_RETURN | API_STOPS, .coll = what, \
+	  .arg_comm = 1, .arg_out = 2 }
 #define NAMER(n, l, src, out, from) \
 	{ .name = n, .layer = l, .op = OP_KERNEL_NAME, .flags = API_RETURN, .name_src = src, \
 	  .arg_out = out, .arg_name = from }
@@ -79,10 +101,10 @@ static const struct api_spec api_table[] = {
 	COPY("cudaMemcpy_ptds", R, 0, 1, 2, 3, 4),
 	COPY("cudaMemcpyAsync", R, API_ASYNC, 1, 2, 3, 4),
 	COPY("cudaMemcpyAsync_ptsz", R, API_ASYNC, 1, 2, 3, 4),
-	COPY("cudaMemcpyPeer", R, API_PEER, 1, 3, 5, 0),
-	COPY("cudaMemcpyPeer_ptds", R, API_PEER, 1, 3, 5, 0),
-	COPY("cudaMemcpyPeerAsync", R, API_PEER | API_ASYNC, 1, 3, 5, 0),
-	COPY("cudaMemcpyPeerAsync_ptsz", R, API_PEER | API_ASYNC, 1, 3, 5, 0),
+	PEER("cudaMemcpyPeer", R, 0),
+	PEER("cudaMemcpyPeer_ptds", R, 0),
+	PEER("cudaMemcpyPeerAsync", R, API_ASYNC),
+	PEER("cudaMemcpyPeerAsync_ptsz", R, API_ASYNC),
 	COPY2D("cudaMemcpy2D", R, 0, 1, 3, 5, 6, 7),
 	COPY2D("cudaMemcpy2D_ptds", R, 0, 1, 3, 5, 6, 7),
 	COPY2D("cudaMemcpy2DAsync", R, API_ASYNC, 1, 3, 5, 6, 7),
@@ -174,8 +196,8 @@ static const struct api_spec api_table[] = {
 	COPY("cuMemcpy_ptds", D, 0, 1, 2, 3, 0),
 	COPY("cuMemcpyAsync", D, API_ASYNC, 1, 2, 3, 0),
 	COPY("cuMemcpyAsync_ptsz", D, API_ASYNC, 1, 2, 3, 0),
-	COPY("cuMemcpyPeer", D, API_PEER, 1, 3, 5, 0),
-	COPY("cuMemcpyPeerAsync", D, API_PEER | API_ASYNC, 1, 3, 5, 0),
+	PEER("cuMemcpyPeer", D, API_CTX_ARGS),
+	PEER("cuMemcpyPeerAsync", D, API_CTX_ARGS | API_ASYNC),
 
 	/* Driver API: memsets (N elements of 1, 2 or 4 bytes). */
 	MEMSET("cuMemsetD8_v2", D, 1, 3, 1),
@@ -217,12 +239,51 @@ static const struct api_spec api_table[] = {
 	OTHER("cuGraphDestroy", D),
 	GRAPH("cuGraphExecDestroy", D, OP_GRAPH_EXEC_DESTROY, 0, 1),
 
+	/* Driver API: contexts and the device they are of (cudaSetDevice does its own). */
+	CTX("cuDevicePrimaryCtxRetain", OP_CTX_LEARN, 1, 0, 2),
+	CTX("cuCtxCreate_v2", OP_CTX_LEARN, 1, 0, 3),
+	CTX("cuCtxCreate_v3", OP_CTX_LEARN, 1, 0, 5),
+	CTX("cuCtxCreate_v4", OP_CTX_LEARN, 1, 0, 4),
+	CTX("cuCtxSetCurrent", OP_CTX_SET, 0, 1, 0),
+	CTX("cuCtxPushCurrent_v2", OP_CTX_PUSH, 0, 1, 0),
+	CTX("cuCtxPopCurrent_v2", OP_CTX_POP, 0, 0, 0),
+
 	/* Driver API: where CUfunction and CUkernel values get their names. */
 	NAMER("cuModuleGetFunction", D, NAME_FROM_STRING, 1, 3),
 	NAMER("cuLibraryGetKernel", D, NAME_FROM_STRING, 1, 3),
 	/* Not cuKernelGetFunction: cudart calls it on many launches (two stops each, 11% of a
 	 * PyTorch step on the H100); a CUfunction it made is named by cuFuncGetName instead, once,
 	 * at its first launch (hit.c). */
+
+	/* NCCL: collectives (count, datatype, communicator). Not ncclBcast: it calls ncclBroadcast,
+	 * which counts it (probing both would count it twice). */
+	COLL("ncclAllReduce", COLL_ALLREDUCE, 3, 4, 6, 0),
+	COLL("ncclBroadcast", COLL_BROADCAST, 3, 4, 6, 0),
+	COLL("ncclReduce", COLL_REDUCE, 3, 4, 7, 0),
+	COLL("ncclAllGather", COLL_ALLGATHER, 3, 4, 5, 0),
+	COLL("ncclReduceScatter", COLL_REDUCESCATTER, 3, 4, 6, 0),
+	COLL("ncclAlltoAll", COLL_ALLTOALL, 3, 4, 5, 0),
+	COLL("ncclGather", COLL_GATHER, 3, 4, 6, 0),
+	COLL("ncclScatter", COLL_SCATTER, 3, 4, 6, 0),
+	/* Point-to-point: (buff, count, datatype, peer, comm, stream). */
+	COLL("ncclSend", COLL_SEND, 2, 3, 5, 4),
+	COLL("ncclRecv", COLL_RECV, 2, 3, 5, 4),
+	/* Groups: counted, once each. */
+	OTHER("ncclGroupStart", N),
+	OTHER("ncclGroupEnd", N),
+	/* Communicators: (comm *, nranks, [ncclUniqueId on the stack], rank, ...). */
+	COMM_INIT("ncclCommInitRank", 1, 2, 3),
+	COMM_INIT("ncclCommInitRankConfig", 1, 2, 3),
+	COMM_INIT("ncclCommInitRankScalable", 1, 2, 3),
+	{ .name = "ncclCommInitAll", .layer = N, .op = OP_COMM_INIT, .flags = API_RETURN | API_STOPS,
+	  .arg_out = 1, .arg_nranks = 2, .arg_dev = 3 },
+	/* ncclCommSplit(comm, color, key, ncclComm_t *newcomm, config): rank and size asked below. */
+	COMM_INIT("ncclCommSplit", 4, 0, 0),
+	COMM_QUERY("ncclCommUserRank", COLL_RANK),
+	COMM_QUERY("ncclCommCount", COLL_SIZE),
+	OTHER("ncclCommFinalize", N),
+	OTHER("ncclCommDestroy", N),
+	OTHER("ncclCommAbort", N),
 };
 
 #define N_API ((int)(sizeof api_table / sizeof api_table[0]))
@@ -241,7 +302,7 @@ int cuda_api_find(const char *name)
 {
 	/* ~100 rows, looked up once per symbol while scanning modules: a linear scan is enough,
 	 * behind a cheap first-letter filter since most symbols do not start with "cu"/"__cu". */
-	if (!(name[0] == 'c' && name[1] == 'u') && strncmp(name, "__cuda", 6) != 0)
+	if (!(name[0] == 'c' && name[1] == 'u') && strncmp(name, "__cuda", 6) != 0 && strncmp(name, "nccl", 4) != 0)
 		return -1;
 	for (int i = 0; i < N_API; i++)
 		if (strcmp(api_table[i].name, name) == 0)
@@ -255,13 +316,40 @@ struct cuda_error_row {
 };
 #include "cuda_errors.inc"
 
+/* ncclResult_t (nccl.h). */
+static const struct cuda_error_row nccl_errors[] = {
+	{ 0, "ncclSuccess" }, { 1, "ncclUnhandledCudaError" }, { 2, "ncclSystemError" },
+	{ 3, "ncclInternalError" }, { 4, "ncclInvalidArgument" }, { 5, "ncclInvalidUsage" },
+	{ 6, "ncclRemoteError" }, { 7, "ncclInProgress" },
+};
+
 const char *cuda_error_name(enum api_layer layer, int code)
 {
-	const struct cuda_error_row *rows = layer == LAYER_RUNTIME ? runtime_errors : driver_errors;
+	const struct cuda_error_row *rows = layer == LAYER_RUNTIME ? runtime_errors
+					  : layer == LAYER_NCCL ? nccl_errors : driver_errors;
 	size_t n = layer == LAYER_RUNTIME ? sizeof runtime_errors / sizeof runtime_errors[0]
-					  : sizeof driver_errors / sizeof driver_errors[0];
+		 : layer == LAYER_NCCL ? sizeof nccl_errors / sizeof nccl_errors[0]
+				       : sizeof driver_errors / sizeof driver_errors[0];
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].code == code)
 			return rows[i].name;
 	return NULL;
+}
+
+bool cuda_api_out_pointer(const struct api_spec *s)
+{
+	return s->op == OP_ALLOC || s->op == OP_KERNEL_NAME || s->op == OP_CTX_LEARN;
+}
+
+const char *cuda_layer_name(enum api_layer layer)
+{
+	return layer == LAYER_DRIVER ? "driver" : layer == LAYER_NCCL ? "nccl" : "runtime";
+}
+
+unsigned cuda_nccl_type_size(uint64_t datatype)
+{
+	/* ncclInt8/Char, Uint8, Int32/Int, Uint32, Int64, Uint64, Float16/Half, Float32/Float,
+	 * Float64/Double, Bfloat16, Float8e4m3, Float8e5m2 */
+	static const uint8_t size[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
+	return datatype < sizeof size ? size[datatype] : 0;
 }

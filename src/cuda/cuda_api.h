@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum api_layer { LAYER_RUNTIME, LAYER_DRIVER };
+enum api_layer { LAYER_RUNTIME, LAYER_DRIVER, LAYER_NCCL };
 
 /* A copy's direction: cudaMemcpyKind's first four values. */
 enum copy_dir { DIR_H2H, DIR_H2D, DIR_D2H, DIR_D2D, DIR_COUNT };
@@ -31,6 +31,26 @@ enum api_op {
 	OP_GRAPH_UPDATE,	/* executable graph arg_out now runs the nodes of graph arg_ptr */
 	OP_GRAPH_LAUNCH,	/* executable graph arg_ptr runs once: each of its nodes once */
 	OP_GRAPH_EXEC_DESTROY,	/* executable graph arg_ptr is gone (its handle may come back) */
+	/* Devices and contexts (the thread's current device, engine/hit_devices.c). */
+	OP_CTX_LEARN,		/* *arg_out is a context of device arg_dev */
+	OP_CTX_SET,		/* context arg_ptr is the thread's current one */
+	OP_CTX_PUSH,		/* context arg_ptr is pushed: current until popped */
+	OP_CTX_POP,		/* the context pushed last is popped */
+	/* NCCL (libnccl.so.2). */
+	OP_COLLECTIVE,		/* coll: arg_count elements of datatype arg_dtype on comm arg_comm
+				 * (peer arg_peer for Send/Recv) */
+	OP_COMM_INIT,		/* *arg_out is a communicator: rank arg_rank of arg_nranks (InitAll:
+				 * arg_out is an array of arg_nranks, ranks 0.., devices arg_dev[]) */
+	OP_COMM_QUERY,		/* *arg_out (an int) is the rank (coll COLL_RANK) or the size of
+				 * communicator arg_comm */
+};
+
+/* NCCL's operations, as gputop counts them (figures/comm_table.h names them). */
+enum coll_op {
+	COLL_ALLREDUCE, COLL_BROADCAST, COLL_REDUCE, COLL_ALLGATHER, COLL_REDUCESCATTER,
+	COLL_ALLTOALL, COLL_GATHER, COLL_SCATTER, COLL_SEND, COLL_RECV, COLL_COUNT,
+	/* OP_COMM_QUERY: what it asks. */
+	COLL_RANK = COLL_COUNT, COLL_SIZE,
 };
 
 /* How a launch passes its kernel and its dimensions (x86-64 SysV; arch reads the slots). */
@@ -61,6 +81,7 @@ enum name_src {
 #define API_LAUNCH_PROBE 0x80	/* launch rows: disarmed when the other layer counts launches */
 #define API_STOPS	0x100	/* the return stops (trampoline, no stub): the tracer asks the
 				 * driver things in the stopped thread there */
+#define API_CTX_ARGS	0x200	/* copies: arg_dev and arg_src_dev are contexts (cuMemcpyPeer) */
 
 struct api_spec {
 	const char *name;
@@ -80,11 +101,28 @@ struct api_spec {
 	int8_t fixed_dir;	/* enum copy_dir + 1 when the function fixes it (cuMemcpyHtoD) */
 	int8_t arg_name;	/* OP_KERNEL_NAME: the stub, string or handle to take the name from */
 	uint8_t elem_size;	/* memsets: bytes per element (cuMemsetD32: 4); 0 means 1 */
+	/* Devices and NCCL. Positions count registers as the ABI gives them: a struct passed by
+	 * value on the stack (ncclUniqueId, 128 bytes) takes none, so ncclCommInitRank's rank,
+	 * its 4th parameter, is register argument 3. */
+	int8_t arg_dev;		/* a device number (int); copies: the destination's (Peer) */
+	int8_t arg_src_dev;	/* copies: the source's device (Peer), or context (driver Peer) */
+	int8_t arg_count;	/* elements */
+	int8_t arg_dtype;	/* ncclDataType_t */
+	int8_t arg_comm;	/* ncclComm_t */
+	int8_t arg_peer;	/* Send/Recv: the peer's rank */
+	int8_t arg_rank, arg_nranks;
+	uint8_t coll;		/* enum coll_op */
 };
 
 int cuda_api_count(void);
 const struct api_spec *cuda_api_get(int index);
 int cuda_api_find(const char *name);	/* index, or -1 */
 const char *cuda_error_name(enum api_layer layer, int code);	/* NULL if not known */
+/* Whether a successful return leaves a pointer-sized value at *arg_out that the figures need
+ * (an allocation, a kernel handle, a context), which the stubs read at the return. */
+bool cuda_api_out_pointer(const struct api_spec *s);
+const char *cuda_layer_name(enum api_layer layer);	/* "runtime", "driver", "nccl" */
+/* Bytes per element of an ncclDataType_t (nccl.h, NCCL 2.x); 0 for a type it does not know. */
+unsigned cuda_nccl_type_size(uint64_t datatype);
 
 #endif

@@ -8,7 +8,8 @@ static int max_arg(const struct api_spec *s)
 {
 	int m = 0;
 	const int8_t pos[] = { s->arg_out, s->arg_size, s->arg_height, s->arg_pitch_out, s->arg_ptr,
-			       s->arg_dst, s->arg_src, s->arg_kind, s->arg_name };
+			       s->arg_dst, s->arg_src, s->arg_kind, s->arg_name, s->arg_dev, s->arg_src_dev,
+			       s->arg_count, s->arg_dtype, s->arg_comm, s->arg_peer, s->arg_rank, s->arg_nranks };
 	for (size_t i = 0; i < sizeof pos; i++)
 		if (pos[i] > m)
 			m = pos[i];
@@ -47,6 +48,11 @@ int decode_args(const struct api_spec *s, const arch_regs_t *r, decode_read_fn r
 	for (int i = 0; i < on_stack; i++)
 		a[first_on_stack + i] = words[i + (ret ? 1 : 0)];
 	return 0;
+}
+
+uint64_t decode_nccl_bytes(const struct api_spec *s, const uint64_t *a)
+{
+	return a[s->arg_count] * cuda_nccl_type_size(a[s->arg_dtype]);
 }
 
 enum copy_dir decode_copy_dir(const struct api_spec *s, const uint64_t *a, decode_is_device_fn is_device)
@@ -127,7 +133,7 @@ void decode_frame_args(const struct api_spec *s, const uint64_t *a,
 	case OP_COPY:
 		arg[0] = a[s->arg_size] * (s->flags & API_2D ? a[s->arg_height] : 1);
 		arg[1] = decode_copy_dir(s, a, is_device);
-		break;
+		break;	/* arg[2], arg[3]: the devices, which the engine knows */
 	case OP_MEMSET:
 		arg[0] = a[s->arg_size] * (s->elem_size ? s->elem_size : 1) *
 			 (s->flags & API_2D ? a[s->arg_height] : 1);
@@ -138,6 +144,32 @@ void decode_frame_args(const struct api_spec *s, const uint64_t *a,
 	case OP_KERNEL_NAME:
 		arg[0] = a[s->arg_out];
 		arg[1] = a[s->arg_name];
+		break;
+	case OP_CTX_LEARN:
+		arg[0] = a[s->arg_out];
+		arg[1] = a[s->arg_dev];
+		break;
+	case OP_CTX_SET:
+	case OP_CTX_PUSH:
+		arg[0] = a[s->arg_ptr];
+		break;
+	case OP_CTX_POP:
+		break;
+	case OP_COLLECTIVE:
+		arg[0] = decode_nccl_bytes(s, a);
+		arg[1] = s->arg_comm ? a[s->arg_comm] : 0;
+		arg[2] = s->arg_peer ? (uint64_t)(int64_t)(int32_t)a[s->arg_peer] : (uint64_t)-1;
+		arg[3] = s->coll;
+		break;
+	case OP_COMM_INIT:
+		arg[0] = a[s->arg_out];
+		arg[1] = s->arg_nranks ? (uint64_t)(int64_t)(int32_t)a[s->arg_nranks] : (uint64_t)-1;
+		arg[2] = s->arg_rank ? (uint64_t)(int64_t)(int32_t)a[s->arg_rank] : (uint64_t)-1;
+		arg[3] = s->arg_dev ? a[s->arg_dev] : 0;	/* ncclCommInitAll's devlist */
+		break;
+	case OP_COMM_QUERY:
+		arg[0] = a[s->arg_out];
+		arg[1] = a[s->arg_comm];
 		break;
 	case OP_CAPTURE_BEGIN:
 	case OP_CAPTURE_END:

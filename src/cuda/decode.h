@@ -28,6 +28,11 @@ int decode_args(const struct api_spec *s, const arch_regs_t *r, decode_read_fn r
 /* A copy's direction: fixed by the function, the kind argument, or the pointers. */
 enum copy_dir decode_copy_dir(const struct api_spec *s, const uint64_t *a, decode_is_device_fn is_device);
 
+/* An NCCL call's bytes: its count argument times its datatype's size (0 for a type NCCL 2.x
+ * does not have). The count the call is given: per rank for AllGather (sendcount), of the
+ * result for ReduceScatter (recvcount), per peer for AlltoAll. */
+uint64_t decode_nccl_bytes(const struct api_spec *s, const uint64_t *a);
+
 /* A launch's grid and block (zeros where they cannot be read), from its arguments a[] (and
  * memory, for a config passed by pointer). */
 void decode_launch_dims(const struct api_spec *s, const uint64_t *a,
@@ -36,7 +41,10 @@ void decode_launch_dims(const struct api_spec *s, const uint64_t *a,
 /* What a frame keeps of a call for its return, by op (threads.h struct frame's arg[4]):
  * ALLOC out-pointer, size, pitch out-pointer, height; FREE the pointer; COPY bytes, direction;
  * MEMSET bytes; SET_DEVICE the device; KERNEL_NAME out-pointer, name source; LAUNCH packed
- * dims in 1..3 (arg[0] is the kernel, which the caller fills). */
+ * dims in 1..3 (arg[0] is the kernel, which the caller fills); CTX_LEARN out-pointer, device;
+ * CTX_SET/PUSH the context; COLLECTIVE bytes, communicator, peer (-1: none), enum coll_op;
+ * COMM_INIT out-pointer, nranks, rank (-1: not an argument), ncclCommInitAll's devlist;
+ * COMM_QUERY out-pointer, communicator. */
 void decode_frame_args(const struct api_spec *s, const uint64_t *a,
 		       decode_read_fn read, void *ctx, decode_is_device_fn is_device, uint64_t arg[4]);
 void decode_unpack_dims(const uint64_t arg[4], uint32_t grid[3], uint32_t block[3]);

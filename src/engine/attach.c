@@ -33,8 +33,9 @@
 #include "threads.h"
 #include "xol.h"
 
-/* TRACESYSGOOD: the only system call stops are those of injected calls (tracee_run_syscall),
- * told apart from a SIGTRAP of the program's by it. */
+/* TRACESYSGOOD: the only system call stops are those of injected calls (tracee_run_syscall)
+ * and the end of an exec (tracer_settle_after_exec), told apart from a SIGTRAP of the
+ * program's by it. */
 #define PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
 			PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
 
@@ -148,13 +149,15 @@ static uint64_t program_entry(pid_t p)
 }
 
 /* At the exec event stop, execve has not returned yet: its return value will overwrite the
- * return register when the thread goes on, which would spoil an injected system call. One
- * single-step lets the syscall finish (and runs the new image's first instruction, as it
- * would anyway). */
+ * return register when the thread goes on, which would spoil an injected system call. The
+ * thread is let finish it up to its system-call-exit stop (PTRACE_SYSCALL; its registers are
+ * final there, at the new image's first instruction). Not a single-step: a gputop killed
+ * meanwhile would leave the thread a trace trap to die of; from a system call stop it just
+ * goes on. */
 int tracer_settle_after_exec(struct thread *t)
 {
 	struct trace_stop e;
-	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+	if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0)
 		return -errno;
 	for (;;) {
 		pid_t w = event_wait(t->tid, 0, &e);
@@ -164,13 +167,13 @@ int tracer_settle_after_exec(struct thread *t)
 			return (int)w;
 		if (event_is_end(&e))
 			return -ESRCH;
-		if (e.event == TE_SIGNAL && e.sig == SIGTRAP) {
+		if (e.event == TE_SIGNAL && e.sig == (SIGTRAP | 0x80)) {
 			tracee_note_stop(t, &e);
 			return 0;
 		}
 		if (e.event == TE_SIGNAL)
 			t->pending_sig = e.sig;
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0)
 			return -errno;
 	}
 }

@@ -55,6 +55,11 @@ bool budget_active(void)
 	return active;
 }
 
+double budget_share(void)
+{
+	return active ? share : 0;
+}
+
 void budget_on_stop(uint64_t held_ns, enum budget_stop what)
 {
 	avg_held_ns = avg_held_ns ? avg_held_ns * 0.99 + (double)held_ns * 0.01 : (double)held_ns;

@@ -13,6 +13,7 @@
 void budget_init(double max_overhead_pct, uint64_t stop_cost_ns, uint64_t stop_cpu_ns,
 		 uint64_t (*cpu_ns)(void));
 bool budget_active(void);
+double budget_share(void);	/* the budget as a share of run time, 0 without --max-overhead */
 /* Called by the tracer on every pass of its loop, with the stops it has seen so far. */
 void budget_poll(uint64_t now_ns, uint64_t stops);
 /* What a stop was for: a launch, another call that does work (allocation, copy,

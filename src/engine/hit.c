@@ -72,13 +72,14 @@ static int load_args(pid_t tid, const struct api_spec *s, const arch_regs_t *r,
 }
 
 void hit_count_launch(pid_t tid, const struct api_spec *s, int kernel, const uint32_t g[3],
-			 const uint32_t b[3])
+		      const uint32_t b[3], int device)
 {
 	if (graphs_hold_launch(kernel, g, b)) {	/* captured: a node, not a launch (yet) */
 		trace_launch(tid, s->name, g, b);
 		return;
 	}
 	stats_on_launch(kernel, g, b);
+	stats_on_device(device, DEV_LAUNCH, 0, 0);
 	trace_launch(tid, s->name, g, b);
 	if (timeline_on())	/* a ring launch's time is when the ring was read (within 10 ms) */
 		timeline_launch(tracee->pid, tid, stats_kernel_name(kernel), now_ns(), g, b);
@@ -95,8 +96,8 @@ static void entry_only(struct thread *t, int api, const struct api_spec *s, cons
 		stats_on_call(api, 0, false, 0);
 		int kernel = kernel_names_id(t, a[s->arg_ptr]);
 		if (kernel >= 0 && ((sampled && config.stack_depth > 0) || stack_capture_launch_due(kernel, now_ns())))
-			stacks_on_launch(stack_capture(t, r), stats_kernel_name(kernel));
-		hit_count_launch(t->tid, s, kernel, g, b);
+			stacks_on_launch(stack_capture_launch(t, r), stats_kernel_name(kernel));
+		hit_count_launch(t->tid, s, kernel, g, b, hit_thread_device(t));
 	} else if (s->op == OP_GRAPH_LAUNCH) {
 		stats_on_call(api, 0, false, 0);
 		stats_on_graph_launch(a[s->arg_ptr]);
@@ -113,6 +114,8 @@ void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s,
 	decode_frame_args(s, a, read_mem, &t->tid, stats_is_device_ptr, f->arg);
 	if (s->op == OP_LAUNCH)
 		f->arg[0] = (uint64_t)(int64_t)kernels_id_of(t->tid, a[s->arg_ptr]);
+	if (s->op == OP_COPY)
+		hit_copy_devices(f, s, a);
 }
 
 bool hit_take_top_entry(const struct thread *t)
@@ -159,28 +162,38 @@ static void drop_dead_frames(struct thread *t)
 }
 
 /* Whether a thread (by its thread pointer) is inside a call the call stub recorded that had not
- * returned at the last look (hit_records.c keeps in_flight). */
-static bool in_recorded_call(uint64_t thread_pointer)
+ * returned at the last look (hit_records.c keeps in_flight), of s's scope (hit_same_scope). */
+static bool in_recorded_call(uint64_t thread_pointer, const struct api_spec *s)
 {
 	const struct hit_state *st = tracee->hit;
 	for (int i = 0; thread_pointer && i < st->n_in_flight; i++)
-		if (st->in_flight[i].thread == thread_pointer)
+		if (st->in_flight[i].thread == thread_pointer &&
+		    hit_same_scope(launchring_probe_api((int)st->in_flight[i].probe - 1), s))
+			return true;
+	return false;
+}
+
+bool hit_in_frame_of_scope(const struct thread *t, const struct api_spec *s)
+{
+	for (uint32_t k = 0; k < t->depth; k++)
+		if (hit_same_scope(t->frames[k].api, s))
 			return true;
 	return false;
 }
 
 /* Part of a traced call in flight, not a call of the program's own: a call made from inside
- * a CUDA module (cudart calling the driver) while the thread is in a traced call, stopped at or
- * recorded by the call stub. A CUDA call made by a signal handler or a callback of the
- * program's is its own, and counts. */
-static bool is_nested(struct thread *t, const arch_regs_t *r)
+ * a CUDA module (cudart calling the driver; for an NCCL row, NCCL calling itself) while the
+ * thread is in a traced call, stopped at or recorded by the call stub. A CUDA call made by a
+ * signal handler or a callback of the program's is its own, and counts. s: the row (NULL: a
+ * CUDA one). */
+static bool is_nested(struct thread *t, const arch_regs_t *r, const struct api_spec *s)
 {
 	if (t->depth)
 		drop_dead_frames(t);
-	if (!t->depth && !in_recorded_call(t->thread_pointer))
+	if (!hit_in_frame_of_scope(t, s) && !in_recorded_call(t->thread_pointer, s))
 		return false;
 	uint64_t caller = 0;
-	return mem_read(t->tid, arch_return_slot(r), &caller, sizeof caller) == 0 && probes_in_cuda_module(caller);
+	return mem_read(t->tid, arch_return_slot(r), &caller, sizeof caller) == 0 && probes_in_scope(s, caller);
 }
 
 /* Swaps the call's return address: for the return stub where it can record this call's
@@ -191,7 +204,7 @@ static int swap_return(struct thread *t, struct frame *f, const struct api_spec 
 {
 	struct hit_state *st = tracee->hit;
 	if (retfast_ready() && s->name_src != NAME_FROM_STRING && !(s->flags & API_STOPS)) {
-		uint64_t out = s->op == OP_ALLOC || s->op == OP_KERNEL_NAME ? f->arg[0] : 0;
+		uint64_t out = cuda_api_out_pointer(s) ? f->arg[0] : 0;
 		uint64_t out2 = s->flags & API_PITCH ? f->arg[2] : 0;
 		f->rec = retfast_begin(t->tid, arch_sp_after_return(f->entry_sp), f->ret_addr, out, out2,
 				       f->ret_slot, b->slot);
@@ -250,7 +263,7 @@ void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
 	/* With --stacks launches, a trap of a handle already named is a sample it asked for. (Not
 	 * otherwise: after an attach, handles named from the program's data trap once each too.) */
 	bool sampled = (config.stacks & CONFIG_STACKS_LAUNCHES) && kernels_seen(handle);
-	bool top = !t->guest && !is_nested(t, &entry);
+	bool top = !t->guest && !is_nested(t, &entry, s);
 	if (top)
 		entry_only(t, api, s, &entry, a, sampled);
 	tracee->hit->top_entry = top ? t->tid : 0;
@@ -271,7 +284,8 @@ void hit_call_trap(struct thread *t, const arch_regs_t *r, int index)
 		return;
 	arch_launch_trap_entry(r, saved, &entry);
 	arch_set_pc(&entry, function);
-	if (is_nested(t, &entry))
+	int api = launchring_probe_api(probe);
+	if (is_nested(t, &entry, api >= 0 ? cuda_api_get(api) : NULL))
 		return;	/* part of a traced call: that one counts, and has its stack */
 	uint32_t stack = stack_capture(t, &entry);
 	if (stack == STACK_NONE)
@@ -301,14 +315,14 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 {
 	const struct api_spec *s = cuda_api_get(b->api);
 	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 }, ret = 0;
-	bool nested = is_nested(t, r);
+	bool nested = is_nested(t, r, s);
 	arch_regs_t at_entry = *r;	/* where a stack is unwound from: the function's entry */
 
 	*timed = NULL;
 	arch_set_pc(&at_entry, b->addr);
 	arch_set_pc(r, b->slot);
 	tracee->hit->top_entry = !t->guest && !nested && s->op != OP_KERNEL_NAME ? t->tid : 0;
-	if (t->guest || (nested && s->op != OP_KERNEL_NAME))
+	if (t->guest || (nested && !hit_always_read(s)))
 		return;
 	bool with_return = s->flags & API_RETURN;
 	if (load_args(t->tid, s, r, a, with_return ? &ret : NULL) < 0)
@@ -329,8 +343,9 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 	f->rescue = f->rec = -1;
 	hit_fill_frame(f, t, s, a);
 	f->stack = STACK_NONE;
-	if (f->counted && (probes_stops_for_stack(s) ||
-			   (s->op == OP_LAUNCH && stack_capture_launch_due((int)(int64_t)f->arg[0], now_ns()))))
+	if (f->counted && s->op == OP_LAUNCH && stack_capture_launch_due((int)(int64_t)f->arg[0], now_ns()))
+		f->stack = stack_capture_launch(t, &at_entry);
+	else if (f->counted && probes_stops_for_stack(s))
 		f->stack = stack_capture(t, &at_entry);
 	if (swap_return(t, f, s, b, r) < 0) {
 		t->depth--;
@@ -345,28 +360,21 @@ static enum mem_kind alloc_kind(const struct api_spec *s)
 }
 
 
-static uint64_t out_param(pid_t tid, uint64_t addr, bool read, uint64_t value)
-{
-	uint64_t v = 0;
-	if (read)
-		return value;
-	if (mem_read(tid, addr, &v, sizeof v) < 0)
-		return 0;
-	return v;
-}
+
 
 static void on_alloc_return(struct thread *t, int api, const struct api_spec *s, const struct frame *f,
 			    const struct ret_info *ri, uint64_t now)
 {
-	struct hit_state *st = tracee->hit;
-	uint64_t ptr = out_param(t->tid, f->arg[0], ri->outs_read, ri->out), bytes = f->arg[1];
+	uint64_t ptr = hit_out_param(t->tid, f->arg[0], ri), bytes = f->arg[1];
 	if (!ptr)
 		return;
 	if (s->flags & API_PITCH)
-		bytes = out_param(t->tid, f->arg[2], ri->outs_read, ri->out2) * f->arg[3];
-	int dev = t->device >= 0 ? t->device : st->default_dev;
+		bytes = (ri->outs_read ? ri->out2 : hit_out_param(t->tid, f->arg[2], ri)) * f->arg[3];
+	int dev = hit_thread_device(t);
 	const struct module *caller = sym_module_at(f->ret_addr);
 	stats_on_alloc(api, ptr, bytes, alloc_kind(s), dev, t->tid, now, caller ? caller->base : NULL);
+	if (alloc_kind(s) != MEM_HOST)
+		stats_on_device(dev, DEV_ALLOC, bytes, 0);
 	stats_set_alloc_stack(ptr, f->stack);
 	timeline_alloc(tracee->pid, ptr, bytes, dev, ri->end_ns ? ri->end_ns : now);
 	stacks_on_alloc(f->stack, bytes);
@@ -376,7 +384,7 @@ static void on_alloc_return(struct thread *t, int api, const struct api_spec *s,
 static void on_name_return(struct thread *t, const struct api_spec *s, const struct frame *f,
 			   const struct ret_info *ri)
 {
-	uint64_t value = out_param(t->tid, f->arg[0], ri->outs_read, ri->out);
+	uint64_t value = hit_out_param(t->tid, f->arg[0], ri);
 	char name[1024];
 	if (!value)
 		return;
@@ -414,7 +422,7 @@ static void timeline_event(const struct thread *t, const struct api_spec *s, con
 	uint64_t end = ri->end_ns ? ri->end_ns : now;
 	if (s->op == OP_ALLOC) {
 		a.bytes = f->arg[1];
-		a.ptr = ri->err ? 0 : out_param(t->tid, f->arg[0], ri->outs_read, ri->out);
+		a.ptr = ri->err ? 0 : hit_out_param(t->tid, f->arg[0], ri);
 	} else if (s->op == OP_COPY && f->arg[1] < DIR_COUNT) {
 		a.bytes = f->arg[0];
 		a.copy_kind = copy_dir_name[f->arg[1]];
@@ -440,6 +448,8 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 
 	if (s->op == OP_KERNEL_NAME && !err)
 		on_name_return(t, s, f, ri);
+	if (s->op == OP_CTX_LEARN && !err)
+		hit_devices_on_return(t, s, f, ri);
 	if (!f->counted)
 		return;
 	stats_on_call(f->api, ns, true, err);
@@ -448,7 +458,7 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 		timeline_event(t, s, f, ri, now);
 	if (s->op != OP_ALLOC)
 		trace_return(t->tid, s->name, err, cuda_error_name(s->layer, err), ns);
-	if (s->op >= OP_CAPTURE_BEGIN) {	/* graphs: a capture's end counts even when it failed */
+	if (s->op >= OP_CAPTURE_BEGIN && s->op <= OP_GRAPH_EXEC_DESTROY) {	/* graphs: a capture's end counts even when it failed */
 		if (err)
 			stacks_on_error(f->stack, f->api, err);
 		graphs_on_return(t, s, f, err, now);
@@ -473,13 +483,15 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 		uint32_t g[3], b[3];
 		decode_unpack_dims(f->arg, g, b);
 		stacks_on_launch(f->stack, stats_kernel_name((int)(int64_t)f->arg[0]));
-		hit_count_launch(t->tid, s, (int)(int64_t)f->arg[0], g, b);
+		hit_count_launch(t->tid, s, (int)(int64_t)f->arg[0], g, b, hit_thread_device(t));
 		break;
 	}
 	case OP_COPY: {
 		enum copy_mode mode = s->flags & API_ASYNC ? COPY_ASYNC : COPY_SYNC;
-		if (!graphs_hold_copy((enum copy_dir)f->arg[1], mode, f->arg[0], ns))
+		if (!graphs_hold_copy((enum copy_dir)f->arg[1], mode, f->arg[0], ns)) {
 			stats_on_copy((enum copy_dir)f->arg[1], mode, f->arg[0], ns);
+			hit_count_copy_devices(f, t, s, f->arg[0]);
+		}
 		break;
 	}
 	case OP_MEMSET:
@@ -488,9 +500,16 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 		break;
 	case OP_SYNC:
 		stats_on_sync(ns);
+		stats_on_device(hit_thread_device(t), DEV_SYNC, 0, ns);
 		break;
 	case OP_SET_DEVICE:
-		t->device = (int)f->arg[0];
+	case OP_CTX_SET:
+	case OP_CTX_PUSH:
+	case OP_CTX_POP:
+	case OP_COLLECTIVE:
+	case OP_COMM_INIT:
+	case OP_COMM_QUERY:
+		hit_devices_on_return(t, s, f, ri);
 		break;
 	}
 }

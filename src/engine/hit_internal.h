@@ -10,6 +10,7 @@
 #include "arch.h"
 #include "cuda_api.h"
 #include "launchring.h"
+#include "memory.h"
 #include "stats.h"
 
 struct thread;
@@ -25,9 +26,54 @@ struct ret_info {
 	uint64_t end_ns;	/* when it returned (monotonic), where a stub stamped it; 0: now */
 };
 
+/* Whether a traced call of row api in flight can hold a call of row s (NULL: a CUDA row): NCCL
+ * calls hold NCCL calls (ncclBcast calling ncclBroadcast), CUDA calls hold CUDA calls (cudart
+ * calling the driver). A CUDA call made inside an NCCL call is NCCL's work on the GPU (its
+ * buffers, its kernels): it counts, as it did before NCCL was probed. */
+static inline bool hit_same_scope(int api, const struct api_spec *s)
+{
+	const struct api_spec *outer = cuda_api_get(api);
+	return outer && (outer->layer == LAYER_NCCL) == (s && s->layer == LAYER_NCCL);
+}
+
+/* A traced call of the thread's frames in flight that can hold a call of row s. */
+bool hit_in_frame_of_scope(const struct thread *t, const struct api_spec *s);
+
+/* What an out-parameter points to at the return: as the stub read it, or read now. */
+static inline uint64_t hit_out_param(pid_t tid, uint64_t addr, const struct ret_info *ri)
+{
+	uint64_t v = 0;
+	if (ri->outs_read)
+		return ri->out;
+	if (mem_read(tid, addr, &v, sizeof v) < 0)
+		return 0;
+	return v;
+}
+
+/* Devices, contexts and NCCL communicators (hit_devices.c). The device a thread's work runs
+ * on: its current one, else the process's default (0 when gputop started it; -1, not known,
+ * when it attached and the thread made none current since). */
+int hit_thread_device(const struct thread *t);
+/* Where a launch the ring recorded ran (the ring does not record the thread): the one device
+ * the process has made current, else the default; -1 when it used several. */
+int hit_ring_device(void);
+/* A copy's source and destination devices into f->arg[2], f->arg[3] (device + 1; 0: not
+ * known), from its peer arguments or the allocations its pointers are in. */
+void hit_copy_devices(struct frame *f, const struct api_spec *s, const uint64_t *a);
+/* A copy counted on its device, and as P2P when it is a peer copy or its devices differ. */
+void hit_count_copy_devices(const struct frame *f, const struct thread *t, const struct api_spec *s, uint64_t bytes);
+/* The return of a device, context or NCCL row (op OP_SET_DEVICE, OP_CTX_*, OP_COMM_*,
+ * OP_COLLECTIVE) that succeeded. */
+void hit_devices_on_return(struct thread *t, const struct api_spec *s, const struct frame *f,
+			   const struct ret_info *ri);
+/* Rows whose return is read even when the call is part of another traced call: names of
+ * kernels, contexts (cudart retains the primary context inside its own calls). */
+bool hit_always_read(const struct api_spec *s);
+
 /* A call came back: counted by its API table row (and traced). */
 void hit_on_return(struct thread *t, const struct frame *f, const struct ret_info *ri, uint64_t now);
-void hit_count_launch(pid_t tid, const struct api_spec *s, int kernel, const uint32_t g[3], const uint32_t b[3]);
+void hit_count_launch(pid_t tid, const struct api_spec *s, int kernel, const uint32_t g[3], const uint32_t b[3],
+		      int device);
 /* What the frame keeps of a call for its return (decode.h), the launched kernel resolved. */
 void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s, const uint64_t *a);
 
@@ -47,9 +93,17 @@ void graphs_free(struct hit_state *st);
 struct graph_held;
 
 /* The process's part (tracee->hit). */
+#define HIT_MAX_CONTEXTS 64
+
 struct hit_state {
 	uint64_t stop_cost;
 	int default_dev;
+	uint64_t devices_made_current;	/* bit d: the program made device d current */
+	struct {
+		uint64_t ctx;
+		int device;
+	} ctx[HIT_MAX_CONTEXTS];	/* contexts learnt, and their devices */
+	int n_ctx;
 	int recs_in_flight;	/* frames whose return the return stub will record */
 	/* The call stub's calls still in flight at the last look (a call made inside one of them
 	 * is part of it), rebuilt at every look. */

@@ -38,7 +38,7 @@ static void on_ring_record(int api, const uint64_t *w, void *arg)
 	if (s->op == OP_GRAPH_LAUNCH)
 		stats_on_graph_launch(handle);	/* the executable graph: each of its nodes runs */
 	else
-		hit_count_launch(0, s, kernels_id_of(c->pid, handle), g, b);
+		hit_count_launch(0, s, kernels_id_of(c->pid, handle), g, b, hit_ring_device());
 }
 
 static void on_ring_lost(int api, uint64_t n, void *arg)
@@ -86,17 +86,25 @@ static struct thread *thread_with_pointer(uint64_t tp)
 	return NULL;
 }
 
-/* A call the call stub recorded inside another recorded call of the same thread: one that
- * began before it and had not returned when it did (still in flight, or returned later). */
-static bool inside_recorded_call(const struct lr_call *c, const struct lr_call *ret, int n_ret)
+/* Whether a recorded call can hold a call of row s (hit_same_scope). */
+static bool record_of_scope(const struct lr_call *c, const struct api_spec *s)
+{
+	return hit_same_scope(launchring_probe_api((int)c->probe - 1), s);
+}
+
+/* A call the call stub recorded inside another recorded call of the same thread and scope: one
+ * that began before it and had not returned when it did (still in flight, or returned later). */
+static bool inside_recorded_call(const struct lr_call *c, const struct api_spec *s, const struct lr_call *ret,
+				 int n_ret)
 {
 	const struct hit_state *st = tracee->hit;
 	for (int i = 0; i < st->n_in_flight; i++)
-		if (st->in_flight[i].thread == c->thread && st->in_flight[i].entry_tsc < c->entry_tsc)
+		if (st->in_flight[i].thread == c->thread && st->in_flight[i].entry_tsc < c->entry_tsc &&
+		    record_of_scope(&st->in_flight[i], s))
 			return true;
 	for (int i = 0; i < n_ret; i++)
 		if (&ret[i] != c && ret[i].thread == c->thread && ret[i].entry_tsc < c->entry_tsc &&
-		    ret[i].ret_tsc > c->ret_tsc)
+		    ret[i].ret_tsc > c->ret_tsc && record_of_scope(&ret[i], s))
 			return true;
 	return false;
 }
@@ -116,7 +124,8 @@ static void on_registration(const struct api_spec *s, const uint64_t *a)
  * one whose thread pointer it recorded (learnt at each thread's first stop). */
 static void on_call_record(const struct lr_call *c, const struct lr_call *all, int n_all, uint64_t now)
 {
-	struct thread nobody = { .tid = tracee->pid, .device = -1 };	/* a thread never seen */
+	struct thread nobody = { .tid = tracee->pid, .device = -1 };	/* a thread never seen (its
+									 * device: the default) */
 	int api = launchring_probe_api((int)c->probe - 1);
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
 	struct thread *t = thread_with_pointer(c->thread);
@@ -129,7 +138,8 @@ static void on_call_record(const struct lr_call *c, const struct lr_call *all, i
 		on_registration(s, a);
 		return;
 	}
-	bool nested = probes_in_cuda_module(c->ret) && ((t && t->depth) || inside_recorded_call(c, all, n_all));
+	bool nested = probes_in_scope(s, c->ret) &&
+		      ((t && hit_in_frame_of_scope(t, s)) || inside_recorded_call(c, s, all, n_all));
 	struct frame f = { .ret_addr = c->ret, .api = (int16_t)api, .counted = !nested, .rescue = -1, .rec = -1,
 			   .stack = hit_take_call_stack(c) };
 	hit_fill_frame(&f, t ? t : &nobody, s, a);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
+#include "clock.h"
 #include "config.h"
 #include "hashmap.h"
 #include "kernels.h"
@@ -33,6 +35,12 @@ struct stack_capture_state {
 	struct hashmap handles;		/* handles noted, each once */
 	uint64_t *handle_list;		/* the same, in turn for sampling */
 	size_t n_handles, cap_handles, next_handle;
+	/* The sampling budget: what is left to spend (ns of the program stopped for launch
+	 * stacks, may go below 0 after a costly one), since when it was refilled, and the
+	 * average cost of a launch stack. */
+	int64_t credit_ns;
+	uint64_t credit_at;
+	double avg_cost_ns;
 };
 
 static uint64_t images;	/* image ids given so far */
@@ -172,6 +180,38 @@ uint32_t stack_capture(struct thread *t, const arch_regs_t *r)
 
 /* ---- launch sites, sampled (--stacks launches) ---------------------------------------------- */
 
+/* Sampled launch stacks cost the launching thread its unwind (about 10 ms for a PyTorch
+ * thread, native and Python frames): at 80 samples a second a PyTorch loop on the H100 ran at
+ * 8% of its speed (scripts/gpu-stacks). Hence the credit: at most the budget's share of wall
+ * time goes to them, at most 100 ms of it is saved up for a burst, and at most 100 ms is owed
+ * (the first launches of a PyTorch process, right after an attach, cost seconds: they would
+ * hold off every sample for minutes). */
+#define CREDIT_MAX_NS 100000000
+static bool refill(uint64_t now)
+{
+	struct stack_capture_state *st = tracee->stack_capture;
+	double share = budget_active() ? budget_share() : STACK_SAMPLE_SHARE;
+	if (st->credit_at && now > st->credit_at)
+		st->credit_ns += (int64_t)(share * (double)(now - st->credit_at));
+	if (st->credit_ns > CREDIT_MAX_NS)
+		st->credit_ns = CREDIT_MAX_NS;
+	st->credit_at = now;
+	return st->credit_ns > 0;
+}
+
+uint32_t stack_capture_launch(struct thread *t, const arch_regs_t *r)
+{
+	struct stack_capture_state *st = tracee->stack_capture;
+	uint64_t t0 = now_ns();
+	uint32_t id = stack_capture(t, r);
+	uint64_t cost = now_ns() - t0;
+	st->credit_ns -= (int64_t)cost;
+	if (st->credit_ns < -CREDIT_MAX_NS)
+		st->credit_ns = -CREDIT_MAX_NS;
+	st->avg_cost_ns = st->avg_cost_ns ? 0.8 * st->avg_cost_ns + 0.2 * (double)cost : (double)cost;
+	return id;
+}
+
 bool stack_capture_launch_due(int kernel, uint64_t now)
 {
 	struct stack_capture_state *st = tracee->stack_capture;
@@ -180,9 +220,9 @@ bool stack_capture_launch_due(int kernel, uint64_t now)
 	 * the CFI of libtorch_cuda.so, Python frames; scripts/gpu-attach-speed). */
 	if (kernel < 0 || config.stack_depth <= 0 || !(config.stacks & CONFIG_STACKS_LAUNCHES))
 		return false;
-	/* Its first launch, or a sample when its last one is old enough. */
+	/* Its first launch, or a sample when its last one is old enough and the budget allows. */
 	struct due_entry *e = hashmap_find(&st->last_sample, (uint64_t)kernel + 1);
-	if (e && now - e->at < STACK_SAMPLE_NS)
+	if (e && (now - e->at < STACK_SAMPLE_NS || !refill(now)))
 		return false;
 	if (e || (e = hashmap_insert(&st->last_sample, (uint64_t)kernel + 1, NULL)))
 		e->at = now;
@@ -211,9 +251,13 @@ void stack_capture_note_handle(uint64_t handle)
 void stack_capture_sample_launches(void)
 {
 	struct stack_capture_state *st = tracee->stack_capture;
-	if (!(config.stacks & CONFIG_STACKS_LAUNCHES) || config.stack_depth <= 0)
+	if (!(config.stacks & CONFIG_STACKS_LAUNCHES) || config.stack_depth <= 0 || !refill(now_ns()))
 		return;
-	for (size_t k = 0; k < STACK_SAMPLES_PER_TICK && k < st->n_handles; k++) {
+	/* As many handles as the credit pays for at the average cost (one before any is known). */
+	size_t n = st->avg_cost_ns > 0 ? (size_t)((double)st->credit_ns / st->avg_cost_ns) : 1;
+	if (n < 1)
+		n = 1;
+	for (size_t k = 0; k < STACK_SAMPLES_PER_TICK && k < n && k < st->n_handles; k++) {
 		launchring_unsee(st->handle_list[st->next_handle]);
 		st->next_handle = (st->next_handle + 1) % st->n_handles;
 	}

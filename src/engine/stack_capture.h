@@ -26,10 +26,15 @@ uint32_t stack_capture(struct thread *t, const arch_regs_t *r);
 /* Launch sites. The first launch of each kernel has its stack taken (it stops anyway); with
  * --stacks launches, more are sampled: a launch that stops at every call (an int3 probe) when
  * its kernel's last sample is STACK_SAMPLE_NS old, and a launch through the ring by making
- * its handle trap again, at most STACK_SAMPLES_PER_TICK handles per 100 ms, in turn. */
+ * its handle trap again, at most STACK_SAMPLES_PER_TICK handles per 100 ms, in turn. Samples
+ * are paid for: each launch stack taken is charged its unwind time against a credit that grows
+ * at the budget's share of wall time (--max-overhead, else STACK_SAMPLE_SHARE), and no sample
+ * is made while the credit is spent. */
 #define STACK_SAMPLE_NS 100000000ull
 #define STACK_SAMPLES_PER_TICK 8
+#define STACK_SAMPLE_SHARE 0.02
 bool stack_capture_launch_due(int kernel, uint64_t now);	/* take this launch's stack? */
+uint32_t stack_capture_launch(struct thread *t, const arch_regs_t *r);	/* taken, and charged */
 void stack_capture_note_handle(uint64_t handle);	/* a handle the ring's stub trapped for */
 void stack_capture_sample_launches(void);	/* the process's, at the tracer's 100 ms housekeeping */
 

@@ -265,6 +265,7 @@ static void housekeeping(void)
 		if (threads_count())
 			stats_set_threads(threads_count());	/* the last count stays once it ended */
 		stack_capture_sample_launches();
+		libwatch_tick();
 	}
 	tracee_select(was);
 	follow_tick();

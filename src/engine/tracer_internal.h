@@ -35,6 +35,9 @@ bool follow_wants_setup_at_exec(void);
 bool follow_first_stop(struct thread *t);
 void follow_tick(void);
 
+/* libwatch.c: --no-int3: new libraries found by looking at the maps, every tick. */
+void libwatch_tick(void);
+
 /* trap.c: SIGTRAP stops. */
 bool tracer_on_trap(struct thread *t, uint64_t now);
 

@@ -238,6 +238,15 @@ bool alloc_table_on_device(const struct alloc_table *t, uint64_t addr)
 	return i && addr < N(&t->tree, i).end;
 }
 
+int alloc_table_device_at(const struct alloc_table *t, uint64_t addr)
+{
+	uint32_t i = itree_floor(&t->tree, addr);
+	if (!i || addr >= N(&t->tree, i).end)
+		return -1;
+	const struct stats_alloc *a = hashmap_find(&t->map, N(&t->tree, i).start);
+	return a ? a->device : -1;
+}
+
 const struct stats_alloc *alloc_table_next(const struct alloc_table *t, size_t *pos)
 {
 	return hashmap_next(&t->map, pos);

@@ -33,6 +33,8 @@ void alloc_table_forget_overlaps(struct alloc_table *t, const struct stats_alloc
 bool alloc_table_on_device(const struct alloc_table *t, uint64_t addr);
 
 /* The next record from *pos on, in no order (start with *pos = 0); NULL after the last. */
+/* The device of the live device or managed allocation holding addr; -1: none, or not known. */
+int alloc_table_device_at(const struct alloc_table *t, uint64_t addr);
 const struct stats_alloc *alloc_table_next(const struct alloc_table *t, size_t *pos);
 size_t alloc_table_count(const struct alloc_table *t);
 size_t alloc_table_capacity(const struct alloc_table *t);	/* slots of the hash map */

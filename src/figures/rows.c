@@ -9,11 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t rows_delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;	/* a reset ('z') in between: count from zero */
-}
-
 double rows_per_sec(uint64_t delta, uint64_t ns)
 {
 	return ns ? (double)delta * 1e9 / (double)ns : 0;
@@ -254,7 +249,7 @@ int rows_build(struct rows *r, const struct stats_snapshot *cur,
 	r->gpu = cur->gpu;
 	r->gpu_busy = rows_gpu_busy(&cur->gpu, cur->t_ns);
 	if (rows_api(r, cur, prev) < 0 || rows_kernels(r, cur, prev) < 0 ||
-	    rows_allocs(r, cur) < 0 || rows_graphs(r, cur, prev) < 0) {
+	    rows_allocs(r, cur) < 0 || rows_graphs(r, cur, prev) < 0 || comm_rows_build(r, cur, prev) < 0) {
 		rows_free(r);
 		return -ENOMEM;
 	}
@@ -267,6 +262,7 @@ void rows_free(struct rows *r)
 	free(r->kernel);
 	free(r->alloc);
 	free(r->graph);
+	comm_rows_free(r);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -62,6 +62,34 @@ struct row_alloc {
 	uint32_t stack;			/* its call stack (stacks.h), STACK_NONE if none */
 };
 
+/* One GPU's figures (comm_table.h); device -1: what ran where gputop could not tell. */
+struct row_device {
+	int device;
+	struct stats_device_use total, delta;
+	uint64_t live_bytes;		/* device and managed memory live there */
+};
+
+/* One NCCL operation of one process (pid 0: of all, the totals). */
+struct row_coll {
+	pid_t pid;
+	int rank, nranks;		/* the process's; -1: not known (or several) */
+	int op;				/* enum coll_op */
+	const char *name;		/* "AllReduce" */
+	struct stats_coll total, delta;
+};
+
+/* Bytes moved from one GPU to another (peer copies, ncclSend); -1: not known. */
+struct row_p2p {
+	int src, dst;
+	struct stats_p2p total, delta;
+};
+
+/* An NCCL communicator of a process. */
+struct row_comm {
+	pid_t pid;
+	int rank, nranks, device;	/* -1: not known */
+};
+
 struct rows {
 	uint64_t interval_ns;			/* the interval the deltas cover */
 	const struct stats_snapshot *snap;	/* cur: its process list, for ranks */
@@ -84,6 +112,17 @@ struct rows {
 	uint64_t graph_launches, graph_launches_delta;		/* graph launches */
 	size_t n_graph;
 	struct stats_graph *graph;		/* executable graphs, by id */
+	/* Devices and communication (comm_rows.c). */
+	size_t n_device;
+	struct row_device device[COMM_DEV_SLOTS];	/* GPUs with figures, by number; not known last */
+	size_t n_coll_total;
+	struct row_coll coll_total[COLL_COUNT];	/* operations called, all processes of the snapshot */
+	size_t n_coll;
+	struct row_coll *coll;			/* per process, by rank (then pid), then operation */
+	size_t n_p2p;
+	struct row_p2p *p2p;			/* by source, then destination */
+	size_t n_comm;
+	struct row_comm *comm;			/* in the order they were made, by process */
 	struct stats_gpu gpu;			/* --gpu-time (gpu.on false: not recorded) */
 	double gpu_busy;			/* busy_ns over the time recorded, -1 if none */
 };
@@ -100,11 +139,19 @@ int rows_build(struct rows *r, const struct stats_snapshot *cur,
 	       const struct stats_snapshot *prev);
 void rows_free(struct rows *r);
 
+/* The rows of devices and communication (comm_rows.c; rows_build calls it). */
+int comm_rows_build(struct rows *r, const struct stats_snapshot *cur, const struct stats_snapshot *prev);
+void comm_rows_free(struct rows *r);
+
 /* The rank of process pid in a distributed job, from the snapshot's process list; -1: none. */
 int rows_rank(const struct stats_snapshot *s, pid_t pid);
 
-/* cur - prev of a counter; cur alone after a reset ('z') in between. */
-uint64_t rows_delta(uint64_t cur, uint64_t prev);
+/* cur - prev of a counter; cur alone after a reset ('z') in between. (Inline: comm_rows.c,
+ * which rows.c calls, uses it too.) */
+static inline uint64_t rows_delta(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
+}
 /* delta per second over ns; 0 when ns is 0. */
 double rows_per_sec(uint64_t delta, uint64_t ns);
 

@@ -47,6 +47,7 @@ struct stats_state {
 	struct kernel_table *kernels;
 	struct graph_table *graphs;
 	struct counters c;
+	struct stats_comm comm;
 	uint64_t live_bytes[MEM_KIND_COUNT];
 	uint64_t live_count;
 	uint64_t peak;
@@ -138,7 +139,7 @@ static struct stats_state *state_new(void)
 	st->kernels = kernel_table_new();
 	st->graphs = graph_table_new();
 	st->start_ns = now_ns();
-	st->info.rank = -1;
+	st->info.rank = st->info.nranks = -1;
 	if (!st->api || !st->allocs || !st->kernels || !st->graphs) {
 		state_free(st);
 		return NULL;
@@ -251,6 +252,7 @@ void stats_reset(void)
 		for (size_t i = 0; i < st->n_api; i++)	/* how each is probed stays */
 			st->api[i] = (struct stats_api){ .stops_per_call = st->api[i].stops_per_call };
 		memset(&st->c, 0, sizeof(st->c));
+		comm_table_reset(&st->comm);
 		for (uint32_t i = 0; i < kernel_table_count(st->kernels); i++) {
 			kernel[i].launches = kernel[i].graph_launches = 0;
 			kernel[i].gpu = (struct stats_gpu_time){ 0 };
@@ -557,6 +559,54 @@ void stats_on_stop(void)
 	pthread_mutex_unlock(&stats_lock);
 }
 
+void stats_on_device(int device, enum dev_event ev, uint64_t bytes, uint64_t ns)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (S && S->ready)
+		comm_table_on_device(&S->comm, device, ev, bytes, ns);
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_on_p2p(int src_device, int dst_device, uint64_t bytes)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (S && S->ready)
+		comm_table_on_p2p(&S->comm, src_device, dst_device, bytes);
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_on_collective(enum coll_op op, uint64_t bytes, uint64_t ns, uint64_t comm, int peer, int device)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (S && S->ready)
+		comm_table_on_coll(&S->comm, op, bytes, ns, comm, peer, device);
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_comm_learn(uint64_t comm, int rank, int nranks, int device, bool names_rank)
+{
+	pthread_mutex_lock(&stats_lock);
+	const struct stats_comm_info *e = S && S->ready ? comm_table_learn(&S->comm, comm, rank, nranks, device) : NULL;
+	if (e && names_rank && e->rank >= 0 && S->info.rank < 0) {
+		S->info.rank = e->rank;
+		S->info.local_rank = -1;
+	}
+	if (e && names_rank && e->nranks >= 0 && S->info.nranks < 0)
+		S->info.nranks = e->nranks;
+	pthread_mutex_unlock(&stats_lock);
+}
+
+int stats_device_of_ptr(uint64_t addr)
+{
+	int dev = -1;
+
+	pthread_mutex_lock(&stats_lock);
+	if (S && S->ready)
+		dev = alloc_table_device_at(S->allocs, addr);
+	pthread_mutex_unlock(&stats_lock);
+	return dev;
+}
+
 void stats_set_stops_per_call(int api, int stops)
 {
 	pthread_mutex_lock(&stats_lock);
@@ -670,7 +720,8 @@ static void gpu_merge(struct stats_gpu *o, const struct stats_gpu *g)
 
 /* Adds process st's figures into out: counters summed, allocations listed with their pid,
  * kernels merged by name (names are each process's; merge_name finds a row by name). */
-static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st)
+static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st,
+			const struct stats_comm *const *all_comms, int n_all)
 {
 	size_t n_allocs = alloc_table_count(st->allocs);
 	uint32_t n_kernels = kernel_table_count(st->kernels);
@@ -768,6 +819,7 @@ static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st
 	}
 	out->graph_memset.calls += st->c.graph_memset.calls;
 	out->graph_memset.bytes += st->c.graph_memset.bytes;
+	comm_table_add(&out->comm, &st->comm, st->info.pid, all_comms, n_all);
 	out->sync_calls += st->c.sync_calls;
 	out->sync_ns += st->c.sync_ns;
 	for (int k = 0; k < MEM_KIND_COUNT; k++)
@@ -803,6 +855,7 @@ static void process_summary(struct stats_process *p, const struct stats_state *s
 	for (size_t i = 0; i < st->n_api; i++)
 		calls += st->api[i].calls;
 	p->calls = calls;
+	memcpy(p->coll, st->comm.coll, sizeof p->coll);
 	p->device = -1;	/* the device most of its live bytes are on */
 	uint64_t best = 0, per[64] = { 0 };
 	size_t pos = 0;
@@ -825,9 +878,13 @@ int stats_snapshot_of(pid_t pid, struct stats_snapshot *out)
 		out->t_ns = now_ns();
 		out->start_ns = start_ns;
 		out->pid = pid;
+		/* Every process's communicators: an ncclSend's peer may be another's rank. */
+		static const struct stats_comm *all[STATS_MAX_PROCESSES];
+		for (size_t i = 0; i < n_procs; i++)
+			all[i] = &procs[i]->comm;
 		for (size_t i = 0; i < n_procs && !err; i++)
 			if (!pid || procs[i]->info.pid == pid) {
-				err = snapshot_add(out, procs[i]);
+				err = snapshot_add(out, procs[i], all, (int)n_procs);
 				if (pid)
 					out->start_ns = procs[i]->start_ns > start_ns ? procs[i]->start_ns : start_ns;
 			}

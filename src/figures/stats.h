@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "comm_table.h"
 #include "cuda_api.h"
 
 enum copy_mode { COPY_SYNC, COPY_ASYNC, COPY_MODE_COUNT };
@@ -107,7 +108,9 @@ struct stats_gpu {
 struct stats_process_info {
 	pid_t pid, ppid;
 	char command[256];
-	int rank, local_rank;	/* RANK and LOCAL_RANK from its environment; -1: none */
+	int rank, local_rank;	/* RANK and LOCAL_RANK from its environment (or the rank of its
+				 * NCCL communicator where the environment gave none); -1: none */
+	int nranks;		/* the size of its NCCL communicator; -1: none known */
 	bool ended, exited;	/* ended: exited (exit_status) or killed (term_signal) */
 	int exit_status, term_signal;
 };
@@ -121,6 +124,7 @@ struct stats_process {
 	uint64_t start_ns;
 	int threads;
 	int device;		/* where most of its live device bytes are; -1: none known */
+	struct stats_coll coll[COLL_COUNT];	/* its NCCL operations */
 	struct stats_gpu gpu;	/* --gpu-time */
 };
 
@@ -153,6 +157,7 @@ struct stats_snapshot {
 	uint64_t tracer_cpu_ns;		/* gputop's own CPU time (user + system) */
 	int threads;			/* threads of the program being traced */
 	bool launches_estimated;	/* launch figures are extrapolated (--max-overhead) */
+	struct stats_comm comm;		/* per device, NCCL, the P2P matrix (comm_table.h) */
 	struct stats_gpu gpu;		/* --gpu-time: the processes' figures summed */
 	size_t n_procs;			/* processes whose figures are in it */
 	size_t n_proc;			/* every traced process, in the order they were seen */
@@ -207,6 +212,16 @@ void stats_on_gpu_copy(enum copy_dir dir, bool memset, uint64_t bytes, uint64_t 
 void stats_on_gpu_busy(uint64_t ns);
 void stats_set_gpu_time(bool on, uint64_t now_ns, uint64_t dropped, uint64_t unnamed);
 void stats_on_stop(void);
+/* What ran on which GPU (device -1: not known), peer copies (source, destination), NCCL
+ * (comm_table.h). */
+void stats_on_device(int device, enum dev_event ev, uint64_t bytes, uint64_t ns);
+void stats_on_p2p(int src_device, int dst_device, uint64_t bytes);
+void stats_on_collective(enum coll_op op, uint64_t bytes, uint64_t ns, uint64_t comm, int peer, int device);
+/* An NCCL communicator of the process (-1: not known); names_rank: its rank is the process's
+ * when its environment gave none (a communicator of one process per rank). */
+void stats_comm_learn(uint64_t comm, int rank, int nranks, int device, bool names_rank);
+/* The device of a live device allocation holding addr; -1: none known. */
+int stats_device_of_ptr(uint64_t addr);
 void stats_set_threads(int n);
 void stats_set_tracer_cpu(uint64_t ns);
 void stats_set_launches_estimated(bool estimated);

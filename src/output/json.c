@@ -226,7 +226,7 @@ static void json_api_row(struct jw *w, const struct row_api *a, pid_t pid, const
 	jw_key(w, "name");
 	jw_str(w, a->name);
 	jw_key(w, "layer");
-	jw_str(w, a->layer == LAYER_DRIVER ? "driver" : "runtime");
+	jw_str(w, cuda_layer_name(a->layer));
 	jw_key(w, "calls");
 	jw_u64(w, a->calls);
 	jw_key(w, "errors");
@@ -675,6 +675,92 @@ static void json_memory(struct jw *w, const struct report_info *info, const stru
 	jw_close(w, '}');
 }
 
+/* What ran on which GPU (device null: where gputop could not tell). */
+static void json_device_use(struct jw *w, const struct rows *rs)
+{
+	jw_key(w, "device_use");
+	jw_open(w, '[');
+	for (size_t i = 0; i < rs->n_device; i++) {
+		const struct row_device *d = &rs->device[i];
+		jw_open(w, '{');
+		jw_key(w, "device");
+		jw_int_if(w, d->device >= 0, d->device);
+		jw_key(w, "allocations");
+		jw_u64(w, d->total.allocs);
+		jw_key(w, "allocated_bytes");
+		jw_u64(w, d->total.alloc_bytes);
+		jw_key(w, "live_bytes");
+		jw_u64(w, d->live_bytes);
+		jw_key(w, "launches");
+		jw_u64(w, d->total.launches);
+		jw_key(w, "copies");
+		jw_u64(w, d->total.copies);
+		jw_key(w, "copy_bytes");
+		jw_u64(w, d->total.copy_bytes);
+		jw_key(w, "synchronize_calls");
+		jw_u64(w, d->total.syncs);
+		jw_key(w, "synchronize_s");
+		jw_double(w, json_seconds(d->total.sync_ns));
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+/* NCCL's operations and the GPU x GPU bytes moved (comm_table.h says what counts). */
+static void json_communication(struct jw *w, const struct rows *rs)
+{
+	jw_key(w, "collectives");
+	jw_open(w, '[');
+	for (size_t i = 0; i < rs->n_coll_total; i++) {
+		const struct row_coll *c = &rs->coll_total[i];
+		jw_open(w, '{');
+		jw_key(w, "op");
+		jw_str(w, c->name);
+		jw_key(w, "calls");
+		jw_u64(w, c->total.calls);
+		jw_key(w, "bytes");
+		jw_u64(w, c->total.bytes);
+		jw_key(w, "seconds");
+		jw_double(w, json_seconds(c->total.ns));
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_key(w, "p2p");
+	jw_open(w, '[');
+	for (size_t i = 0; i < rs->n_p2p; i++) {
+		const struct row_p2p *p = &rs->p2p[i];
+		jw_open(w, '{');
+		jw_key(w, "src_device");
+		jw_int_if(w, p->src >= 0, p->src);
+		jw_key(w, "dst_device");
+		jw_int_if(w, p->dst >= 0, p->dst);
+		jw_key(w, "calls");
+		jw_u64(w, p->total.calls);
+		jw_key(w, "bytes");
+		jw_u64(w, p->total.bytes);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+static void json_communicators(struct jw *w, const struct rows *rs)
+{
+	jw_key(w, "communicators");
+	jw_open(w, '[');
+	for (size_t i = 0; i < rs->n_comm; i++) {
+		const struct row_comm *c = &rs->comm[i];
+		jw_open(w, '{');
+		jw_key(w, "rank");
+		jw_int_if(w, c->rank >= 0, c->rank);
+		jw_key(w, "nranks");
+		jw_int_if(w, c->nranks >= 0, c->nranks);
+		jw_key(w, "device");
+		jw_int_if(w, c->device >= 0, c->device);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
 static void json_header(struct jw *w, const struct report_info *info)
 {
 	jw_key(w, "pid");
@@ -734,20 +820,28 @@ static int json_process(struct jw *w, const struct report_info *info, const stru
 	jw_int_if(w, p->info.rank >= 0, p->info.rank);
 	jw_key(w, "local_rank");
 	jw_int_if(w, p->info.rank >= 0 && p->info.local_rank >= 0, p->info.local_rank);
+	jw_key(w, "nranks");
+	jw_int_if(w, p->info.nranks >= 0, p->info.nranks);
 	jw_key(w, "exit_status");
 	jw_int_if(w, p->info.ended, p->info.exit_status);
 	jw_key(w, "term_signal");
 	jw_int_if(w, p->info.term_signal, p->info.term_signal);
 	jw_key(w, "devices");
 	jw_open(w, '[');
-	bool dev[64] = { false };
+	bool dev[64] = { false };	/* with live memory, or that it used */
 	for (size_t i = 0; i < rs.n_alloc; i++)
 		if (rs.alloc[i].device >= 0 && rs.alloc[i].device < 64)
 			dev[rs.alloc[i].device] = true;
+	for (size_t i = 0; i < rs.n_device; i++)
+		if (rs.device[i].device >= 0)
+			dev[rs.device[i].device] = true;
 	for (int d = 0; d < 64; d++)
 		if (dev[d])
 			jw_int(w, d);
 	jw_close(w, ']');
+	json_device_use(w, &rs);
+	json_communication(w, &rs);
+	json_communicators(w, &rs);
 	json_api(w, &rs, s.pid, ss);
 	json_kernels(w, &rs, &s, ss);
 	json_graphs(w, &rs);
@@ -789,6 +883,8 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	json_transfers(&w, &rs, s);
 	json_gpu_time(&w, &rs);
 	json_memory(&w, info, &rs, s, have_stacks ? &ss : NULL);
+	json_device_use(&w, &rs);
+	json_communication(&w, &rs);
 	rows_free(&rs);
 	json_cost(&w, info, s);
 	json_devices(&w, info->devices);

@@ -126,11 +126,6 @@ static void sample_seconds(struct writer *w, uint64_t ns)
 	fprintf(w->f, "} %" PRIu64 ".%09" PRIu64 "\n", ns / 1000000000u, ns % 1000000000u);
 }
 
-static const char *layer_name(int layer)
-{
-	return layer == LAYER_DRIVER ? "driver" : "runtime";
-}
-
 /* --- the families ------------------------------------------------------------------------------ */
 
 /* A sample of an API row: its process's labels, then api and layer. */
@@ -139,7 +134,7 @@ static void api_sample_begin(struct writer *w, const struct openmetrics_process 
 {
 	sample_begin(w, p);
 	label(w, "api", a->name);
-	label(w, "layer", layer_name(a->layer));
+	label(w, "layer", cuda_layer_name(a->layer));
 }
 
 static void api_calls(struct writer *w, const struct openmetrics_process *p)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "config.h"
 #include "hashmap.h"
 #include "launchring.h"
 #include "log.h"
@@ -89,6 +90,10 @@ int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint3
 	int err;
 
 	*why = NULL;
+	if (config.no_int3) {
+		*why = "it would need an int3 in the program's code (--no-int3)";
+		return -EPERM;
+	}
 	if (bp_find(addr))
 		return -EEXIST;
 	/* Read what is under it; a read can fail near the end of a mapping, so shrink. */

@@ -161,7 +161,7 @@ static void out_positions(int api, uint8_t pos[2])
 {
 	const struct api_spec *s = cuda_api_get(api);
 	pos[0] = pos[1] = 0;
-	if (s && (s->op == OP_ALLOC || s->op == OP_KERNEL_NAME) && s->arg_out >= 1 && s->arg_out <= 6)
+	if (s && cuda_api_out_pointer(s) && s->arg_out >= 1 && s->arg_out <= 6)
 		pos[0] = (uint8_t)s->arg_out;
 	if (s && s->op == OP_ALLOC && (s->flags & API_PITCH) && s->arg_pitch_out >= 1 && s->arg_pitch_out <= 6)
 		pos[1] = (uint8_t)s->arg_pitch_out;

@@ -42,6 +42,8 @@ struct probes_state {
 	 * driver). */
 	struct range cuda_modules[CUDA_MODULES_MAX];
 	int n_cuda_modules;
+	struct range nccl_modules[CUDA_MODULES_MAX];	/* the modules holding probed NCCL functions */
+	int n_nccl_modules;
 	bool ring_failed;	/* mapping the launch ring failed: not tried again */
 };
 
@@ -58,13 +60,27 @@ void probes_state_free(struct probes_state *st)
 	free(st);
 }
 
-bool probes_in_cuda_module(uint64_t addr)
+static bool in_ranges(const struct range *r, int n, uint64_t addr)
 {
-	struct probes_state *st = tracee->probes;
-	for (int i = 0; i < st->n_cuda_modules; i++)
-		if (addr - st->cuda_modules[i].start < st->cuda_modules[i].end - st->cuda_modules[i].start)
+	for (int i = 0; i < n; i++)
+		if (addr - r[i].start < r[i].end - r[i].start)
 			return true;
 	return false;
+}
+
+bool probes_in_scope(const struct api_spec *s, uint64_t addr)
+{
+	struct probes_state *st = tracee->probes;
+	if (s && s->layer == LAYER_NCCL)
+		return in_ranges(st->nccl_modules, st->n_nccl_modules, addr);
+	return in_ranges(st->cuda_modules, st->n_cuda_modules, addr);
+}
+
+static void forget_module(struct range *r, int *n, uint32_t id)
+{
+	for (int i = 0; i < *n; i++)
+		if (r[i].module == id)
+			r[i--] = r[--*n];
 }
 
 uint64_t probes_func_get_name(void)
@@ -103,7 +119,7 @@ void probes_reset(void)
 	bp_forget_all();
 	kernels_reset();
 	st->cuda_seen = st->driver_launch_probed = false;
-	st->n_cuda_modules = 0;
+	st->n_cuda_modules = st->n_nccl_modules = 0;
 	st->rtld_state_addr = st->func_get_name = st->kernel_get_name = 0;
 	memset(st->graph_fn, 0, sizeof st->graph_fn);
 }
@@ -216,6 +232,11 @@ static void probe_rtld(struct thread *t, const struct module *m)
 	const char *why;
 	if (!hook)
 		return;
+	if (config.no_int3) {
+		log_info("libraries loaded later are looked for every 100 ms (--no-int3: no hook in "
+			 "the dynamic linker)");
+		return;
+	}
 	if (bp_create(t, hook, BP_RTLD, -1, m->id, &b, &why) < 0 || bp_arm(b) < 0) {
 		log_warn("cannot watch the dynamic linker: libraries loaded later will not be seen");
 		return;
@@ -228,6 +249,8 @@ static void probe_rtld(struct thread *t, const struct module *m)
  * when the program enters execve, before they are gone (execv, execvp... all go through it). */
 static void probe_exec(struct thread *t, const struct module *m, const uint64_t fn[2])
 {
+	if (config.no_int3)	/* calls returning just before an exec go uncounted */
+		return;
 	for (int i = 0; i < 2; i++) {
 		struct bp *b;
 		const char *why;
@@ -270,7 +293,7 @@ static int stub_for(const struct api_spec *spec)
 		return -1;
 	if (!(spec->flags & API_RETURN) && spec->name_src != NAME_REGISTER)
 		return -1;
-	if ((spec->op == OP_ALLOC || spec->op == OP_KERNEL_NAME) && (spec->arg_out > 6 || spec->arg_pitch_out > 6))
+	if (cuda_api_out_pointer(spec) && (spec->arg_out > 6 || spec->arg_pitch_out > 6))
 		return -1;	/* the stub records the register arguments only */
 	return LR_STUB_CALL;
 }
@@ -312,7 +335,7 @@ static void on_new_module(struct module *m, void *arg)
 	sym_foreach(m, on_symbol, &s);
 	if (s.handles)
 		kernels_scan_handle_vars(t->tid);
-	int planted = 0, refused = 0;
+	int planted = 0, refused = 0, int3_refused = 0, nccl = 0;
 	for (size_t i = 0; i < s.n; i++) {
 		const struct api_spec *spec = cuda_api_get(s.funcs[i].api);
 		struct bp *b;
@@ -334,20 +357,31 @@ static void on_new_module(struct module *m, void *arg)
 		if (err == 0)
 			stats_set_stops_per_call(s.funcs[i].api, b->ring >= 0 ? stack_trap :
 						 !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
+		if (err == -EPERM && config.no_int3) {	/* asked for: named once for all, below */
+			int3_refused++;
+			log_debug("not probing %s in %s: %s", spec->name, m->base, why);
+			continue;
+		}
 		if (err < 0) {
 			refused++;
 			log_warn("not probing %s in %s: %s", spec->name, m->base, why ? why : strerror(-err));
 			continue;
 		}
 		planted++;
+		nccl += spec->layer == LAYER_NCCL;
 		if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER)
 			st->driver_launch_probed = true;
 	}
 	free(s.funcs);
 	if (retfast_ready())
 		probe_exec(t, m, s.exec_fn);
-	if (planted && st->n_cuda_modules < CUDA_MODULES_MAX)
+	if (planted > nccl && st->n_cuda_modules < CUDA_MODULES_MAX)
 		st->cuda_modules[st->n_cuda_modules++] = (struct range){ m->start, m->end, m->id };
+	if (nccl && st->n_nccl_modules < CUDA_MODULES_MAX)
+		st->nccl_modules[st->n_nccl_modules++] = (struct range){ m->start, m->end, m->id };
+	if (int3_refused)
+		log_info("%d CUDA functions in %s not probed: each would need an int3 (--no-int3; "
+			 "GPUTOP_DEBUG=1 names them)", int3_refused, m->base);
 	if (planted) {
 		st->cuda_seen = true;
 		log_info("probing %d CUDA functions in %s%s", planted, m->base,
@@ -358,9 +392,8 @@ static void on_new_module(struct module *m, void *arg)
 static void on_gone_module(struct module *m, void *arg)
 {
 	struct probes_state *st = tracee->probes;
-	for (int i = 0; i < st->n_cuda_modules; i++)
-		if (st->cuda_modules[i].module == m->id)
-			st->cuda_modules[i--] = st->cuda_modules[--st->n_cuda_modules];
+	forget_module(st->cuda_modules, &st->n_cuda_modules, m->id);
+	forget_module(st->nccl_modules, &st->n_nccl_modules, m->id);
 	if (st->func_get_name - m->start < m->end - m->start)
 		st->func_get_name = st->kernel_get_name = 0;
 	if (st->graph_fn[GQ_GET_NODES] - m->start < m->end - m->start)

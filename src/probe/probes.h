@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct api_spec;
+
 struct thread;
 struct api_spec;
 struct probes_state;
@@ -23,7 +25,10 @@ int probes_refresh(struct thread *t);
 void probes_reset(void);		/* after exec */
 
 bool probes_cuda_seen(void);		/* some CUDA API function is probed */
-bool probes_in_cuda_module(uint64_t addr);	/* addr lies in a module we probe */
+/* Whether a call of row s (NULL: a CUDA row) returning to addr comes from a library whose calls
+ * can be part of another traced call: a module with CUDA functions for CUDA rows (NCCL's, which
+ * links cudart statically, is one), one with NCCL functions for NCCL's. */
+bool probes_in_scope(const struct api_spec *s, uint64_t addr);
 
 /* libcuda's cuFuncGetName and cuKernelGetName (0 if not loaded): the driver names a
  * CUfunction/CUkernel whose creation we did not see (made before we attached). */

@@ -14,6 +14,7 @@
 #include "xol.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -21,8 +22,10 @@
 
 #include "arch.h"
 #include "clock.h"
+#include "log.h"
 #include "memory.h"
 #include "seccomp.h"
+#include "symbols.h"
 #include "threads.h"
 #include "tracee.h"
 
@@ -375,6 +378,33 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 	return err < 0 ? err : restore;
 }
 
+/* The last munmap takes away the page of the gadget it would run from: a gputop killed during
+ * that call would leave the thread returning into a page that is gone (SIGSEGV; 2 of 20
+ * detach-then-SIGKILL trials on a loaded 2-CPU machine). So it runs from a copy of the gadget
+ * written where the program never runs anything: the unused end of the last page of one of its
+ * executable segments (base/symbols.h, sym_exec_tail). A thread whose gputop died meanwhile
+ * comes back to code that still exists and goes where it was. gputop puts those bytes back
+ * after the call; a gputop killed meanwhile leaves them, and so does the watchdog (the thread
+ * may still be about to run them: the copy over the program's entry point tried before, which
+ * the watchdog restored, raced the thread). Without such a tail, the gadget of area 0 as before. */
+static long unmap_last(struct thread *t, const uint64_t args[6])
+{
+	enum { SAVE_AT = 96, ROOM = SAVE_AT + 8 * ARCH_SYSCALL_SAVE_WORDS };
+	uint8_t orig[ROOM], code[SAVE_AT];
+	uint64_t at = sym_exec_tail(ROOM);
+	size_t n = at ? arch_syscall_resume_code(code, sizeof code, at, at + SAVE_AT) : 0;
+	if (!n || mem_read(t->tid, at, orig, sizeof orig) < 0 || mem_write_code(at, code, n) < 0) {
+		log_debug("the last munmap runs from area 0's own gadget: no spare executable tail");
+		return xol_syscall(t, SYS_munmap, args);
+	}
+	log_debug("the last munmap runs from a copy of the gadget at %#" PRIx64, at);
+	long r = run_syscall_at(t, at, at + SAVE_AT, SYS_munmap, args);
+	if (mem_write_code(at, orig, sizeof orig) < 0)
+		log_warn("could not put back %d bytes at %#" PRIx64 " (the unused end of an executable "
+			 "segment; never run by the program)", ROOM, at);
+	return r;
+}
+
 int xol_unmap_all(struct thread *t)
 {
 	struct xol_state *st = tracee->xol;
@@ -383,13 +413,10 @@ int xol_unmap_all(struct thread *t)
 		xol_munmap(t, st->call_stack, CALL_STACK_SIZE);
 		st->call_stack = 0;
 	}
-	/* The gadget lives in area 0: unmap it last. (That one call cannot resume by itself: a
-	 * gputop killed during it leaves the thread returning into a page that is gone. A copy
-	 * over the program's entry point was tried: the watchdog, putting the entry's bytes back,
-	 * raced the thread still running them.) */
+	/* The gadget lives in area 0: unmap it last, from a copy (unmap_last). */
 	for (int i = st->n_areas - 1; i >= 0; i--) {
 		uint64_t args[6] = { st->areas[i].base, AREA_SIZE, 0, 0, 0, 0 };
-		long r = xol_syscall(t, SYS_munmap, args);
+		long r = i == 0 ? unmap_last(t, args) : xol_syscall(t, SYS_munmap, args);
 		if (r < 0 && !err)
 			err = (int)r;
 	}

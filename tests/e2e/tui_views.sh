@@ -6,7 +6,7 @@
 #  Kernels (k): the demangled names, a launch count that grows between two captures, grid x block.
 #  Leaks (l): the live allocation's size and address (the address the program printed).
 #  Bandwidth (b): the H2D copy's bytes.  API (a): cudaLaunchKernel and cudaMalloc rows.
-#  Tab / Shift-Tab cycle through the views.
+#  Tab / Shift-Tab cycle through the views (Comm, c, last).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/tui_lib.bash"
 need_bin tui_loop sim/libcudart.so.13
@@ -71,11 +71,13 @@ expect_screen 'cudaMalloc +1 ' "api: cudaMalloc called once"
 
 # --- Tab / Shift-Tab ---
 tui_keys Tab
-expect_screen 'Target +PID' "Tab after API comes back to the Overview"
-tui_keys BTab
-expect_screen 'FUNCTION +CALLS' "Shift-Tab goes back to API"
-tui_keys Tab Tab
-expect_screen 'ADDRESS +SIZE' "Tab twice: Leaks"
+expect_screen 'no NCCL call yet' "Tab after API: the Comm view (no NCCL here)"
+tui_keys Tab
+expect_screen 'Target +PID' "Tab after Comm comes back to the Overview"
+tui_keys BTab BTab
+expect_screen 'FUNCTION +CALLS' "Shift-Tab twice goes back to API"
+tui_keys Tab Tab Tab
+expect_screen 'ADDRESS +SIZE' "Tab three times: Leaks"
 tui_keys o
 expect_screen 'Target +PID' "o: Overview"
 

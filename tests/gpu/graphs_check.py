@@ -1,5 +1,5 @@
 # graphs_check.py — the verdicts of scripts/gpu-graphs (issue 15): gputop's --json summary
-# against what the program knows it ran, or against torch.profiler's count of an identical run.
+# against what the program knows it ran, or against torch.profiler's count of the same run.
 # usage: graphs_check.py program LABEL SUMMARY.json [--attached-after-instantiation]
 #        graphs_check.py torch LABEL SUMMARY.json PROFILE.json cudagraph|compile
 # Prints one line per check, "PASS ..." or "FAIL ...", and exits 1 if any failed.
@@ -64,6 +64,8 @@ def torch(label, summary, prof, mode):
         print("  %s: %d kernels by torch.profiler, %d by gputop (%d direct, %d in %d graph launches)" %
               (label, len(ran), len(mine), sum(a for a, b in mine.values()), sum(b for a, b in mine.values()),
                summary.get("graph_launches", 0)))
+        for n in sorted(n for n in ran if n in mine):
+            verdict(label, "executions (direct + through graphs) of %s" % n[:60], ran[n], sum(mine[n]))
     for n in sorted(set(ran) - set(mine))[:10]:
         print("  %s: only torch.profiler names %s (%d)" % (label, n[:100], ran[n]))
     for n in sorted(set(mine) - set(ran))[:10]:

@@ -8,12 +8,12 @@
 # Set-up (model and input on the GPU) comes first; with --wait-go FILE the script then prints
 # "ready PID" and waits for FILE, so that an attached gputop sees exactly the measured part:
 # for cudagraph the warm-up, the capture and the N replays; for compile the N steps.
-# --profile OUT.json  the independent count (run WITHOUT gputop): the measured part runs under
+# --profile OUT.json  the independent count: the measured part runs under
 #            torch.profiler (CUPTI), whose CUDA kernel events are counted per kernel name and
 #            written to OUT.json as {"kernels": {name: n}, "replayed": {name: n}}: "replayed" counts
 #            only the kernels of the replays (cudagraph) — what ran through graph launches.
 # Ends with "torch_graphs: ok MODE N checksum=..." (the output's sum, the same with or without
-# gputop).
+# gputop; summed on the CPU, so that the check launches no kernel outside the profiled part).
 import json
 import os
 import sys
@@ -108,4 +108,4 @@ with torch.no_grad():
 if profile_out:
     with open(profile_out, "w") as f:
         json.dump({"kernels": kernels, "replayed": replayed}, f)
-print("torch_graphs: ok %s %d checksum=%.6f" % (mode, n, float(out.double().sum())), flush=True)
+print("torch_graphs: ok %s %d checksum=%.6f" % (mode, n, float(out.cpu().double().sum())), flush=True)

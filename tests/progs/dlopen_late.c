@@ -1,8 +1,10 @@
 /* dlopen_late.c — loads the CUDA runtime only after the go signal, as lazily initialising
  * frameworks do: for "attach first, library later" tests. Not linked against libcudart.
- * Usage: dlopen_late [--go FILE]
+ * Usage: dlopen_late [--go FILE [--loaded-go FILE2]]
  * Prints "ready <pid>", waits for SIGUSR1 or FILE (polled every 10 ms), then
- * dlopen("libcudart.so.13") and, through dlsym:
+ * dlopen("libcudart.so.13"). With --loaded-go it also loads libcuda.so.1 if there is one (as the
+ * runtime would at its first call), prints "loaded" and waits for FILE2 (so that a test can
+ * wait until gputop has seen the libraries). Then, through dlsym:
  *   cudaMalloc       x3  1048576 B each
  *   cudaFree         x1  the first one (2 x 1 MiB leak)
  *   cudaLaunchKernel x4  func = late_kernel (a C host function used as a stub),
@@ -28,6 +30,7 @@ typedef cudaError_t (*launch_fn)(const void *, dim3, dim3, void **, size_t, cuda
 int main(int argc, char **argv)
 {
 	const char *go_file = argc > 2 && strcmp(argv[1], "--go") == 0 ? argv[2] : NULL;
+	const char *loaded_go = argc > 4 && strcmp(argv[3], "--loaded-go") == 0 ? argv[4] : NULL;
 	struct fails f = { 0 };
 
 	progs_block_go_signal();
@@ -38,6 +41,12 @@ int main(int argc, char **argv)
 	if (!lib) {
 		printf("dlopen_late: cannot load libcudart.so.13: %s\n", dlerror());
 		return 1;
+	}
+	if (loaded_go) {
+		dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+		printf("loaded\n");
+		fflush(stdout);
+		progs_wait_go(loaded_go);
 	}
 	malloc_fn cuda_malloc = (malloc_fn)dlsym(lib, "cudaMalloc");
 	free_fn cuda_free = (free_fn)dlsym(lib, "cudaFree");

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_graphs.h"
@@ -24,7 +25,28 @@ SIM_HIDDEN const char simmem_library[] = "driver";	/* for SIMCUDA_TIMES */
 EXPORT const int cuSimulatedDriver = 1;
 
 /* Any non-NULL pointer that cannot be mistaken for memory of ours serves as a dummy handle. */
-static char dummy_context, dummy_module, dummy_library;
+static char dummy_module, dummy_library;
+/* SIMCUDA_DEVICES=N (1 to SIM_MAX_DEVICES, default 1): N simulated devices, one primary context
+ * each; a thread's current context is its own, as with NVIDIA's driver. */
+#define SIM_MAX_DEVICES 8
+static char contexts[SIM_MAX_DEVICES];
+static __thread CUcontext current_ctx, pushed_ctx[8];
+static __thread int n_pushed;
+
+static int sim_devices(void)
+{
+	const char *e = getenv("SIMCUDA_DEVICES");
+	int n = e ? atoi(e) : 1;
+	return n >= 1 && n <= SIM_MAX_DEVICES ? n : 1;
+}
+
+static int context_device(CUcontext ctx)
+{
+	for (int i = 0; i < SIM_MAX_DEVICES; i++)
+		if (ctx == (CUcontext)&contexts[i])
+			return i;
+	return -1;
+}
 
 EXPORT CUresult CUDAAPI cuInit(unsigned int flags)
 {
@@ -44,15 +66,15 @@ EXPORT CUresult CUDAAPI cuDeviceGetCount(int *count)
 {
 	if (!count)
 		return CUDA_ERROR_INVALID_VALUE;
-	*count = 1;
+	*count = sim_devices();
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
 {
-	if (!device || ordinal != 0)
+	if (!device || ordinal < 0 || ordinal >= sim_devices())
 		return CUDA_ERROR_INVALID_DEVICE;
-	*device = 0;
+	*device = ordinal;
 	return CUDA_SUCCESS;
 }
 
@@ -60,9 +82,9 @@ EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
  * a second, nested call for the tracer); they share static helpers instead. */
 static CUresult primary_context(CUcontext *ctx, CUdevice dev)
 {
-	if (!ctx || dev != 0)
+	if (!ctx || dev < 0 || dev >= sim_devices())
 		return CUDA_ERROR_INVALID_VALUE;
-	*ctx = (CUcontext)&dummy_context;
+	*ctx = (CUcontext)&contexts[dev];
 	return CUDA_SUCCESS;
 }
 
@@ -73,7 +95,7 @@ EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 
 EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
 {
-	return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+	return dev >= 0 && dev < sim_devices() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 /* cuda.h maps cuCtxCreate to cuCtxCreate_v4 (with a params struct); v2 is the classic form. */
@@ -93,7 +115,9 @@ EXPORT CUresult CUDAAPI cuCtxCreate_v2(CUcontext *ctx, unsigned int flags, CUdev
 
 EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
 {
-	(void)ctx;
+	if (ctx && context_device(ctx) < 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	current_ctx = ctx;
 	return CUDA_SUCCESS;
 }
 
@@ -101,7 +125,28 @@ EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext *ctx)
 {
 	if (!ctx)
 		return CUDA_ERROR_INVALID_VALUE;
-	*ctx = (CUcontext)&dummy_context;
+	*ctx = current_ctx ? current_ctx : (CUcontext)&contexts[0];
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx)	/* cuda.h: cuCtxPushCurrent_v2 */
+{
+	if (!ctx || context_device(ctx) < 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (n_pushed == (int)(sizeof pushed_ctx / sizeof pushed_ctx[0]))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pushed_ctx[n_pushed++] = current_ctx;
+	current_ctx = ctx;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuCtxPopCurrent(CUcontext *ctx)	/* cuda.h: cuCtxPopCurrent_v2 */
+{
+	if (!n_pushed)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (ctx)
+		*ctx = current_ctx;
+	current_ctx = pushed_ctx[--n_pushed];
 	return CUDA_SUCCESS;
 }
 

@@ -182,20 +182,32 @@ EXPORT cudaError_t CUDARTAPI cudaPeekAtLastError(void)
 
 /* --- devices and streams ---------------------------------------------------------------- */
 
+/* SIMCUDA_DEVICES=N (1 to 8, default 1): N simulated devices; the current one is per thread. */
 static __thread int current_device;
+
+static int sim_devices(void)
+{
+	const char *e = getenv("SIMCUDA_DEVICES");
+	int n = e ? atoi(e) : 1;
+	return n >= 1 && n <= 8 ? n : 1;
+}
 
 EXPORT cudaError_t CUDARTAPI cudaGetDeviceCount(int *count)
 {
 	if (!count)
 		return rt_error(cudaErrorInvalidValue);
-	*count = 1;
+	*count = sim_devices();
 	return cudaSuccess;
 }
 
+/* As NVIDIA's runtime: the device's primary context made current, through the driver. */
 EXPORT cudaError_t CUDARTAPI cudaSetDevice(int device)
 {
-	rt_driver();
-	if (device != 0)
+	const struct driver *d = rt_driver();
+	if (device < 0 || device >= sim_devices())
+		return rt_error(cudaErrorInvalidDevice);
+	CUcontext ctx;
+	if (d->loaded && (d->DevicePrimaryCtxRetain(&ctx, device) != CUDA_SUCCESS || d->CtxSetCurrent(ctx) != CUDA_SUCCESS))
 		return rt_error(cudaErrorInvalidDevice);
 	current_device = device;
 	return cudaSuccess;
@@ -436,7 +448,7 @@ static cudaError_t copy_peer(void *dst, int dst_device, const void *src, int src
 {
 	double t0 = simmem_now();
 	const struct driver *d = rt_driver();
-	if (dst_device != 0 || src_device != 0)
+	if (dst_device < 0 || dst_device >= sim_devices() || src_device < 0 || src_device >= sim_devices())
 		return rt_error(cudaErrorInvalidDevice);
 	if (n == 0)
 		return cudaSuccess;
@@ -458,6 +470,13 @@ EXPORT cudaError_t CUDARTAPI cudaMemcpyPeer(void *dst, int dst_device, const voi
 EXPORT cudaError_t CUDARTAPI cudaMemcpyPeer_ptds(void *dst, int dst_device, const void *src,
 						 int src_device, size_t n)
 {
+	return copy_peer(dst, dst_device, src, src_device, n);
+}
+
+EXPORT cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src,
+						 int src_device, size_t n, cudaStream_t stream)
+{
+	(void)stream;
 	return copy_peer(dst, dst_device, src, src_device, n);
 }
 

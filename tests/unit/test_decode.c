@@ -166,6 +166,44 @@ int main(void)
 	check("ring record of cuLaunchKernelEx: the function in the second word, dims in place",
 	      handle == 0xbee && g[0] == 3 && g[1] == 2 && b[0] == 96);
 
+	/* ncclReduce(send, recv, count, datatype, op, root, comm, stream): count 1000 of
+	 * ncclFloat64 (8), the communicator the 7th argument, on the stack after the return address. */
+	r = at_entry();
+	r.rdi = 0x1000, r.rsi = 0x2000, r.rdx = 1000, r.rcx = 8, r.r8 = 0, r.r9 = 0;
+	stack[0] = 0x401234, stack[1] = 0xc0ff, stack[2] = 0x5757;
+	memset(a, 0, sizeof a);
+	check("ncclReduce: arguments read, the communicator from the stack",
+	      decode_args(row("ncclReduce"), &r, fake_read, NULL, a, &ret) == 0 && a[7] == 0xc0ff);
+	memset(arg, 0, sizeof arg);
+	decode_frame_args(row("ncclReduce"), a, fake_read, NULL, device_above_1m, arg);
+	check("ncclReduce: 8000 bytes, its communicator, no peer, op Reduce",
+	      arg[0] == 8000 && arg[1] == 0xc0ff && (int64_t)arg[2] == -1 && arg[3] == COLL_REDUCE);
+	/* ncclSend(buff, count, datatype, peer, comm, stream): 300 x ncclBfloat16 to rank 3. */
+	r = at_entry();
+	r.rdi = 0x1000, r.rsi = 300, r.rdx = 9, r.rcx = 3, r.r8 = 0xc0ff, r.r9 = 0;
+	memset(a, 0, sizeof a);
+	decode_args(row("ncclSend"), &r, fake_read, NULL, a, NULL);
+	decode_frame_args(row("ncclSend"), a, fake_read, NULL, device_above_1m, arg);
+	check("ncclSend: 600 bytes to peer 3 on its communicator",
+	      arg[0] == 600 && arg[1] == 0xc0ff && arg[2] == 3 && arg[3] == COLL_SEND);
+	/* An unknown datatype has no size: no bytes rather than wrong ones. */
+	r.rdx = 42;
+	decode_args(row("ncclSend"), &r, fake_read, NULL, a, NULL);
+	decode_frame_args(row("ncclSend"), a, fake_read, NULL, device_above_1m, arg);
+	check("ncclSend with an unknown datatype: 0 bytes", arg[0] == 0);
+	/* ncclCommInitRank(comm *, nranks, ncclUniqueId [128 bytes, on the stack], rank): the rank
+	 * is in the third integer register. */
+	r = at_entry();
+	r.rdi = 0x7ffd1000, r.rsi = 8, r.rdx = 5;
+	decode_args(row("ncclCommInitRank"), &r, fake_read, NULL, a, NULL);
+	decode_frame_args(row("ncclCommInitRank"), a, fake_read, NULL, device_above_1m, arg);
+	check("ncclCommInitRank: out-pointer, 8 ranks, rank 5 (the unique id takes no register)",
+	      arg[0] == 0x7ffd1000 && arg[1] == 8 && arg[2] == 5);
+	check("NCCL rows are found by name, of layer nccl",
+	      row("ncclAllReduce")->layer == LAYER_NCCL && row("ncclGroupEnd")->layer == LAYER_NCCL);
+	check("pncclAllReduce (NCCL's alias) and ncclBcast (it calls ncclBroadcast) are no rows",
+	      cuda_api_find("pncclAllReduce") < 0 && cuda_api_find("ncclBcast") < 0);
+
 	printf("%d failure(s)\n", failures);
 	return failures != 0;
 }

@@ -57,6 +57,15 @@ static void feed(void)
 	stats_on_alloc(malloc_, 0x7f0000100000, 1024, MEM_DEVICE, 1, 4243, t, "libcaller.so");
 	stats_on_alloc(malloc_, 0x7f0000300000, 8192, MEM_DEVICE, 1, 4243, t, "libcaller.so");
 	stats_on_free(0x7f0000300000);
+	/* Devices and NCCL: a send to rank 1 of a communicator nobody has: its destination is not
+	 * known. */
+	stats_on_device(0, DEV_LAUNCH, 0, 0);
+	stats_on_device(0, DEV_SYNC, 0, 250000000);
+	stats_on_device(-1, DEV_COPY, 10, 0);
+	stats_on_p2p(0, 1, 65536);
+	stats_on_collective(COLL_ALLREDUCE, 4000, 2000000000, 0xc0, -1, 0);
+	stats_on_collective(COLL_ALLREDUCE, 4000, 2000000000, 0xc0, -1, 0);
+	stats_on_collective(COLL_SEND, 512, 500000000, 0xc0, 1, 0);
 	stats_on_alloc(host, 0x600000, 2048, MEM_HOST, -1, 4242, t, "libcaller.so");
 	int q = stats_kernel_id("say \"hi\"\\\n\x01 caf\u00e9");
 	int k = stats_kernel_id("void add<float>(float*)");
@@ -102,7 +111,15 @@ static void checks(void)
 	jq("keys_unsorted == [\"pid\",\"command\",\"launched\",\"duration_s\",\"exit_status\","
 	   "\"term_signal\",\"api\",\"kernels\",\"launches\",\"launches_estimated\",\"graph_kernel_runs\","
 	   "\"graph_launches\",\"graphs\",\"transfers\",\"memset\",\"synchronize\",\"graph_transfers\","
-	   "\"graph_memset\",\"gpu_busy\",\"gpu_time\",\"memory\",\"cost\",\"threads\",\"devices\",\"nvml\",\"processes\"]");
+	   "\"graph_memset\",\"gpu_busy\",\"gpu_time\",\"memory\",\"device_use\",\"collectives\",\"p2p\",\"cost\",\"threads\",\"devices\","
+	   "\"nvml\",\"processes\"]");
+	jq(".collectives == [{\"op\":\"AllReduce\",\"calls\":2,\"bytes\":8000,\"seconds\":4},"
+	   "{\"op\":\"Send\",\"calls\":1,\"bytes\":512,\"seconds\":0.5}]");
+	jq(".p2p == [{\"src_device\":0,\"dst_device\":1,\"calls\":1,\"bytes\":65536},"
+	   "{\"src_device\":0,\"dst_device\":null,\"calls\":1,\"bytes\":512}]");
+	jq("[.device_use[] | {device, launches, copy_bytes}] == [{\"device\":0,\"launches\":1,\"copy_bytes\":0},"
+	   "{\"device\":1,\"launches\":0,\"copy_bytes\":0},{\"device\":null,\"launches\":0,\"copy_bytes\":10}]");
+	jq(".device_use[0] | .live_bytes == 4096 and .synchronize_calls == 1 and .synchronize_s == 0.25");
 	jq(".pid == 1234 and .command == \"./app --n 3\" and .launched == true");
 	jq(".duration_s == 12.5 and .exit_status == null and .term_signal == null");
 	jq("[.api[].name] == [\"cudaMalloc\",\"cuLaunchKernel\",\"cudaFree\",\"cudaMemcpy\"]");
@@ -209,6 +226,7 @@ int main(void)
 	   ".memory.process.unseen == null and .memory.process.why != null");
 	jq(".api == [] and .kernels == [] and .transfers == [] and .launches == 0");
 	jq(".graph_launches == 0 and ([.graphs[].launches] | add) == 0 and .graph_transfers == []");
+	jq(".collectives == [] and .p2p == [] and ([.device_use[].launches] | add) == 0");
 	jq(".memory.live_allocations == 4 and .memory.peak_bytes == 6144 and (.memory.leaks | length) == 4");
 	stats_free();
 	unlink(json_path);

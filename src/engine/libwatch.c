@@ -1,0 +1,83 @@
+/* libwatch.c — libraries loaded after the attach, found without the dynamic linker's hook.
+ * Normally an int3 on _dl_debug_state tells gputop of every dlopen (probes.c). Under --no-int3
+ * there is none, so the program's executable mappings are looked at every housekeeping tick
+ * (100 ms): when they changed, every thread is brought to a stop and the new modules are
+ * probed, as at an attach. A library that is loaded and called within the same 100 ms has
+ * those first calls missed: the price of planting no int3. */
+#define _GNU_SOURCE
+#include "tracer_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+
+#include "config.h"
+#include "log.h"
+#include "probes.h"
+#include "session_state.h"
+#include "threads.h"
+#include "tracee.h"
+
+/* A hash of the paths of the process's executable mappings (FNV-1a): a new library changes
+ * it; a thread's stack or a heap arena does not. 0 when the maps cannot be read. */
+static uint64_t executable_maps_hash(pid_t pid)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	uint64_t h = 1469598103934665603ull;
+	while (fgets(line, sizeof line, f)) {
+		char perms[8];
+		int at = 0;
+		if (sscanf(line, "%*s %7s %*s %*s %*s %n", perms, &at) != 1 || perms[2] != 'x' || line[at] != '/')
+			continue;
+		for (const char *p = line; *p; p++)
+			h = (h ^ (uint8_t)*p) * 1099511628211ull;
+	}
+	fclose(f);
+	return h;
+}
+
+/* Every thread stopped, the modules looked at again, every thread let go. */
+static void refresh_held(void)
+{
+	uint32_t it = 0;
+	tracee->stopping_world = true;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		t->want_stop = true;
+		if (t->state != TS_STOPPED)
+			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+	}
+	if (tracee_wait_all_stopped() == 0 && tracer_settle_event_stops() == 0) {
+		struct thread *t = tracer_injectable_thread();
+		bool had_cuda = probes_cuda_seen();
+		if (t)
+			probes_refresh(t);
+		if (!had_cuda && probes_cuda_seen())
+			session_set_cuda_seen();
+	}
+	tracee->stopping_world = false;
+	it = 0;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		t->want_stop = false;
+		if (t->state == TS_STOPPED)
+			tracee_release(t);
+	}
+}
+
+void libwatch_tick(void)
+{
+	if (!config.no_int3 || !tracee->set_up || tracee->exited || threads_count() == 0)
+		return;
+	uint64_t h = executable_maps_hash(tracee->pid);
+	if (!h || h == tracee->maps_hash)
+		return;
+	bool first = tracee->maps_hash == 0;	/* the modules were read at the set-up */
+	tracee->maps_hash = h;
+	if (!first) {
+		log_debug("process %d: its executable mappings changed; looking for new libraries", tracee->pid);
+		refresh_held();
+	}
+}
