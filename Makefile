@@ -8,7 +8,7 @@ CFLAGS  ?= -O2 -g
 # The layers of src/, bottom up (docs/architecture.md): each may call only those below it.
 LAYERS  := base figures cuda output probe engine
 CFLAGS  += -std=gnu11 -pthread -Wall -Wextra -Werror -Wno-unused-parameter \
-           -Isrc $(LAYERS:%=-Isrc/%) -Iarch -Iui -DGPUTOP_VERSION='"$(VERSION)"'
+           -Isrc $(LAYERS:%=-Isrc/%) -Iarch -Iui -Iinject -DGPUTOP_VERSION='"$(VERSION)"'
 LDLIBS  += -ldw -lelf -lcapstone -lncursesw -ltinfo -ldl -lstdc++ -lm -pthread
 
 ifeq ($(V),1)
@@ -22,7 +22,18 @@ SRC     := $(wildcard src/*.c) $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) $
 ASM     := $(wildcard arch/*.S)
 OBJ     := $(SRC:%.c=$(BUILD)/%.o) $(ASM:%.S=$(BUILD)/%.o)
 
-all: $(BUILD)/gputop
+# --gpu-time's library, loaded into the program (inject/gputime.c): built where CUPTI's headers
+# are (the CUDA toolkit); without them --gpu-time says it is missing.
+CUDA    ?= /usr/local/cuda
+GPULIB  := $(if $(wildcard $(CUDA)/include/cupti.h),$(BUILD)/libgputop-gpu.so)
+
+all: $(BUILD)/gputop $(GPULIB)
+
+$(BUILD)/libgputop-gpu.so: inject/gputime.c inject/gputime_layout.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) -std=gnu11 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Werror \
+		-Wno-unused-parameter -I$(CUDA)/include -Iinject -o $@ $< -ldl -pthread
 
 $(BUILD)/gputop: $(OBJ)
 	@echo "  LD      $@"
@@ -64,8 +75,9 @@ bench: deps all
 
 # A self-contained copy for machines without elfutils/capstone (the GPU machine): the binary
 # finds libdw, libelf, capstone and libmicrohttpd next to it through an $$ORIGIN rpath.
-dist: $(BUILD)/gputop
+dist: $(BUILD)/gputop $(GPULIB)
 	@mkdir -p $(BUILD)/dist/lib
+	$(Q)$(if $(GPULIB),cp $(GPULIB) $(BUILD)/dist/)
 	$(Q)$(CC) $(CFLAGS) -o $(BUILD)/dist/gputop $(OBJ) $(LDFLAGS) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib' $(LDLIBS)
 	$(Q)for l in libdw.so.1 libelf.so.1 libcapstone.so.4; do \
 		cp -L "$$(ldd $(BUILD)/gputop | awk -v l=$$l '$$1 == l { print $$3 }')" $(BUILD)/dist/lib/$$l; done
@@ -75,6 +87,7 @@ dist: $(BUILD)/gputop
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD)/gputop $(DESTDIR)$(PREFIX)/bin/gputop
+	$(if $(GPULIB),install -m 0644 $(GPULIB) $(DESTDIR)$(PREFIX)/bin/libgputop-gpu.so)
 	install -m 0644 man/gputop.1 $(DESTDIR)$(PREFIX)/share/man/man1/gputop.1
 
 clean:

@@ -56,6 +56,9 @@ static const char usage_text[] =
 	"      --timeline FILE     write a timeline (Chrome trace event JSON: Perfetto, speedscope)\n"
 	"      --timeline-max-mb N\n"
 	"                          stop adding events to the timeline at N MiB (default 256)\n"
+	"      --gpu-time          kernels' GPU time, copies' GPU-side time and GPU busy, from\n"
+	"                          CUPTI, which gputop loads into the program (see SAFETY in\n"
+	"                          gputop(1)); unloaded when gputop detaches\n"
 	"      --no-color          no colors (also when NO_COLOR is set or TERM=dumb)\n"
 	"  -q, --quiet             no progress messages on stderr\n"
 	"  -h, --help              show this help and exit\n"
@@ -66,7 +69,7 @@ static const char usage_text[] =
 	"program's exit status. See gputop(1) for keys, views and exit statuses.\n";
 
 /* Long options without a short one, past every char. */
-enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3 };
+enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME };
 
 static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -87,6 +90,7 @@ static const struct option long_options[] = {
 	{ "folded-metric", required_argument, NULL, 'M' },
 	{ "timeline", required_argument, NULL, 'L' },
 	{ "timeline-max-mb", required_argument, NULL, 'X' },
+	{ "gpu-time", no_argument, NULL, OPT_GPU_TIME },
 	{ "no-color", no_argument, NULL, 'C' },
 	{ "trust-seccomp", no_argument, NULL, 'S' },
 	{ "no-int3", no_argument, NULL, OPT_NO_INT3 },
@@ -285,6 +289,9 @@ int cli_parse(int argc, char **argv, struct options *opt)
 			if (!parse_seconds(optarg, &mb, false) || mb > 1024 * 1024)
 				return bad("invalid timeline bound '%s': expected a number of MiB above 0", optarg);
 			opt->timeline_max_mb = mb;
+			break;
+		case OPT_GPU_TIME:
+			opt->gpu_time = true;
 			break;
 		case 'C':
 			opt->no_color = true;

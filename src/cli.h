@@ -36,6 +36,7 @@ struct options {
 	double timeline_max_mb;	/* --timeline-max-mb: its bound (default 256) */
 	const char *listen;	/* --listen [ADDR:]PORT: serve GET /metrics; NULL = no */
 	long metrics_top_kernels;	/* --metrics-top-kernels N: kernel series per process */
+	bool gpu_time;		/* --gpu-time: kernels' GPU time from CUPTI, loaded into the program */
 	double json_interval_s;	/* --json-interval SECONDS FILE; 0 = no */
 	const char *json_interval_path;
 };

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@
 #include "cuda_api.h"
 #include "devices.h"
 #include "folded.h"
+#include "gputime.h"
+#include "gputime_find.h"
 #include "hit.h"
 #include "trace.h"
 #include "json.h"
@@ -253,6 +256,25 @@ static int attach_more(const struct options *opt)
 	return 0;
 }
 
+/* --gpu-time: gputop's library is there, and GPUTOP_CUPTI, if set, names a file (it is looked
+ * for in each program's own file system when it is loaded). */
+static int gpu_time_check(void)
+{
+	char lib[PATH_MAX];
+	if (gputime_find_library(lib, sizeof lib) < 0) {
+		log_error("--gpu-time: %s is missing", lib);
+		log_hint("it is built with gputop where CUDA's CUPTI headers are (make CUDA=/path/to/cuda)");
+		return -1;
+	}
+	const char *cupti = getenv("GPUTOP_CUPTI");
+	if (cupti && *cupti && access(cupti, R_OK) < 0) {
+		log_error("GPUTOP_CUPTI=%s: %s", cupti, strerror(errno));
+		return -1;
+	}
+	gputime_enable(lib);
+	return 0;
+}
+
 static int get_target(const struct options *opt, int output_fd, pid_t *pid)
 {
 	if (opt->pid) {
@@ -283,6 +305,8 @@ int session_run(const struct options *opt)
 			  "have more privilege than you");
 		return EXIT_PERMISSION;
 	}
+	if (opt->gpu_time && gpu_time_check() < 0)
+		return EXIT_FAILURE_;
 	if (output_open(&json, "--json") < 0 || output_open(&trace, "--trace") < 0 ||
 	    output_open(&folded, "--folded") < 0 || output_open(&timeline, "--timeline") < 0 ||
 	    output_open(&prog_out, "-o") < 0) {

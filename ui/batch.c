@@ -93,33 +93,69 @@ static void batch_api(const struct rows *rs, size_t max)
 	}
 }
 
-static const struct batch_col kernel_cols[] = {
-	{ "KERNEL", 44, false }, { "LAUNCHES", 8, true }, { "PER SEC", 8, true },
-	{ "GRID x BLOCK", 30, false },
+/* The kernel table's columns: IN GRAPHS once the program launched a CUDA graph, the GPU
+ * time's four with --gpu-time. */
+enum { KC_NAME, KC_LAUNCHES, KC_GRAPH, KC_RATE, KC_GPU_TOTAL, KC_GPU_AVG, KC_GPU_MIN, KC_GPU_MAX, KC_DIMS, KC_COUNT };
+static const struct batch_col kernel_cols[KC_COUNT] = {
+	[KC_NAME] = { "KERNEL", 44, false }, [KC_LAUNCHES] = { "LAUNCHES", 8, true },
+	[KC_GRAPH] = { "IN GRAPHS", 9, true }, [KC_RATE] = { "PER SEC", 8, true },
+	[KC_GPU_TOTAL] = { "GPU TIME", 10, true }, [KC_GPU_AVG] = { "GPU AVG", 10, true },
+	[KC_GPU_MIN] = { "GPU MIN", 10, true }, [KC_GPU_MAX] = { "GPU MAX", 10, true },
+	[KC_DIMS] = { "GRID x BLOCK", 30, false },
 };
-/* Once the program launched a CUDA graph: its kernel runs apart, beside the launches. */
-static const struct batch_col kernel_graph_cols[] = {
-	{ "KERNEL", 44, false }, { "LAUNCHES", 8, true }, { "IN GRAPHS", 9, true }, { "PER SEC", 8, true },
-	{ "GRID x BLOCK", 30, false },
-};
+
+/* The columns shown, and their cells (titles when c is NULL): their count. */
+static int batch_kernel_cells(const struct rows *rs, const struct cells_kernel *c, struct batch_col *col,
+			      const char **cell)
+{
+	const char *all[KC_COUNT];
+	if (c)
+		memcpy(all, (const char *[KC_COUNT]){ c->name, c->launches, c->graph, c->rate, c->gpu_total,
+						      c->gpu_avg, c->gpu_min, c->gpu_max, c->dims }, sizeof all);
+	int n = 0;
+	for (int i = 0; i < KC_COUNT; i++) {
+		if ((i == KC_GRAPH && !rs->graph_launches) || (i >= KC_GPU_TOTAL && i <= KC_GPU_MAX && !rs->gpu.on))
+			continue;
+		col[n] = kernel_cols[i];
+		cell[n++] = c ? all[i] : kernel_cols[i].title;
+	}
+	return n;
+}
 
 static void batch_kernel_titles(const struct rows *rs)
 {
-	if (rs->graph_launches)
-		batch_titles(kernel_graph_cols, 5);
-	else
-		batch_titles(kernel_cols, 4);
+	struct batch_col col[KC_COUNT];
+	const char *cell[KC_COUNT];
+	int n = batch_kernel_cells(rs, NULL, col, cell);
+	batch_row(col, n, cell);
 }
 
 static void batch_kernel_row(const struct row_kernel *k, const struct rows *rs)
 {
 	struct cells_kernel c;
+	struct batch_col col[KC_COUNT];
+	const char *cell[KC_COUNT];
 
 	cells_kernel(&c, k, rs, estimated);
-	if (rs->graph_launches)
-		batch_row(kernel_graph_cols, 5, (const char *[]){ c.name, c.launches, c.graph, c.rate, c.dims });
-	else
-		batch_row(kernel_cols, 4, (const char *[]){ c.name, c.launches, c.rate, c.dims });
+	int n = batch_kernel_cells(rs, &c, col, cell);
+	batch_row(col, n, cell);
+}
+
+/* --gpu-time: the busy line under the kernels, the copies' GPU side under the transfers. */
+static void batch_gpu_busy(const struct rows *rs)
+{
+	char line[256];
+	cells_gpu_busy(line, sizeof line, rs);
+	if (line[0])
+		fprintf(out, "%s\n", line);
+}
+
+static void batch_gpu_copies(const struct rows *rs)
+{
+	char line[512];
+	cells_gpu_copies(line, sizeof line, rs);
+	if (line[0])
+		fprintf(out, "%s\n", line);
 }
 
 /* The busiest of the interval first. */
@@ -322,8 +358,10 @@ static void batch_block(struct batch *b, const struct stats_snapshot *s)
 	batch_api(&rs, BATCH_TOP);
 	fputc('\n', out);
 	batch_kernels_interval(&rs);
+	batch_gpu_busy(&rs);
 	fputc('\n', out);
 	batch_transfers(&rs, true);
+	batch_gpu_copies(&rs);
 	fputc('\n', out);
 	batch_comm(&rs, true);
 	batch_memory(s, &rs, BATCH_TOP, &d, b->st.pid);
@@ -370,8 +408,10 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	batch_api(&rs, SIZE_MAX);
 	fputc('\n', out);
 	batch_kernels_all(&rs);
+	batch_gpu_busy(&rs);
 	fputc('\n', out);
 	batch_transfers(&rs, false);
+	batch_gpu_copies(&rs);
 	fprintf(out, "Synchronize: %" PRIu64 " calls, %s blocked\n", s->sync_calls, sync);
 	fputc('\n', out);
 	batch_comm(&rs, false);

@@ -3,6 +3,7 @@
 #include "cells.h"
 
 #include <stdio.h>
+#include <string.h>
 
 void cells_launch_count(char *buf, size_t n, uint64_t v, bool estimated)
 {
@@ -98,6 +99,39 @@ void cells_kernel(struct cells_kernel *c, const struct row_kernel *r, const stru
 	cells_dims(c->dims, sizeof(c->dims), r->grid, r->block);
 	fmt_percent(share, sizeof(share), r->launches + r->graph_launches, rs->launches + rs->graph_kernel_runs);
 	snprintf(c->share, sizeof(c->share), "%s%s", estimated && rs->launches ? "~" : "", share);
+	const struct stats_gpu_time *g = &r->gpu;
+	if (g->count) {
+		fmt_duration(c->gpu_total, sizeof(c->gpu_total), g->total_ns);
+		fmt_duration(c->gpu_avg, sizeof(c->gpu_avg), g->total_ns / g->count);
+		fmt_duration(c->gpu_min, sizeof(c->gpu_min), g->min_ns);
+		fmt_duration(c->gpu_max, sizeof(c->gpu_max), g->max_ns);
+	} else {
+		snprintf(c->gpu_total, sizeof(c->gpu_total), "%s", fmt_dash());
+		snprintf(c->gpu_avg, sizeof(c->gpu_avg), "%s", fmt_dash());
+		snprintf(c->gpu_min, sizeof(c->gpu_min), "%s", fmt_dash());
+		snprintf(c->gpu_max, sizeof(c->gpu_max), "%s", fmt_dash());
+	}
+}
+
+void cells_gpu_busy(char *buf, size_t n, const struct rows *rs)
+{
+	char busy[FMT_LEN], span[FMT_LEN];
+	const struct stats_gpu *g = &rs->gpu;
+	buf[0] = 0;
+	if (!g->on)
+		return;
+	uint64_t end = g->until_ns ? g->until_ns : rs->snap->t_ns;
+	fmt_duration(busy, sizeof(busy), g->busy_ns);
+	fmt_duration(span, sizeof(span), end > g->since_ns ? end - g->since_ns : 0);
+	if (rs->gpu_busy >= 0)
+		snprintf(buf, n, "GPU busy: %.1f%% (%s of kernels in %s recorded)", 100 * rs->gpu_busy, busy, span);
+	else
+		snprintf(buf, n, "GPU busy: %s (%s of kernels)", fmt_dash(), busy);
+	if (g->dropped || g->unnamed) {
+		size_t len = strlen(buf);
+		snprintf(buf + len, n - len, "; %llu records lost, %llu without a kernel name",
+			 (unsigned long long)g->dropped, (unsigned long long)g->unnamed);
+	}
 }
 
 void cells_xfer(struct cells_xfer *c, const struct row_xfer *r)
@@ -174,4 +208,26 @@ void cells_device(struct cells_device *c, const struct row_device *r, const stru
 	fmt_bytes(c->copy_bytes, sizeof(c->copy_bytes), r->total.copy_bytes);
 	fmt_count(c->syncs, sizeof(c->syncs), r->total.syncs);
 	fmt_duration(c->sync_time, sizeof(c->sync_time), r->total.sync_ns);
+}
+
+static void gpu_copy_part(char *buf, size_t n, const char *name, const struct stats_xfer *x)
+{
+	char count[FMT_LEN], time[FMT_LEN], rate[FMT_LEN];
+	size_t len = strlen(buf);
+	if (!x->calls)
+		return;
+	fmt_count(count, sizeof(count), x->calls);
+	fmt_duration(time, sizeof(time), x->ns);
+	fmt_rate(rate, sizeof(rate), x->bytes, x->ns);
+	snprintf(buf + len, n - len, "%s%s %s in %s (%s)", len ? ", " : "GPU side: ", name, count, time, rate);
+}
+
+void cells_gpu_copies(char *buf, size_t n, const struct rows *rs)
+{
+	buf[0] = 0;
+	if (!rs->gpu.on)
+		return;
+	for (int d = 0; d < DIR_COUNT; d++)
+		gpu_copy_part(buf, n, copy_dir_name[d], &rs->gpu.xfer[d]);
+	gpu_copy_part(buf, n, "memset", &rs->gpu.memset_);
 }

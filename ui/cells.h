@@ -28,6 +28,8 @@ struct cells_kernel {
 	char launches[CELLS_FIG];	/* direct launches */
 	char graph[CELLS_FIG];		/* executions as a node of a graph launch */
 	char rate[CELLS_FIG], dims[CELLS_LEN], share[CELLS_FIG];	/* of all executions */
+	/* --gpu-time: its runs' GPU time (the dash where none was recorded) */
+	char gpu_total[CELLS_FIG], gpu_avg[CELLS_FIG], gpu_min[CELLS_FIG], gpu_max[CELLS_FIG];
 };
 
 struct cells_xfer {
@@ -68,6 +70,12 @@ void cells_coll(struct cells_coll *c, const struct row_coll *r, const struct row
 void cells_device(struct cells_device *c, const struct row_device *r, const struct rows *rs, bool estimated);
 /* A GPU's number, "?" when not known (-1). */
 void cells_gpu(char *buf, size_t n, int device);
+/* --gpu-time's line: "GPU busy: 37.5% (375 ms of kernels in 1.00 s recorded)", with its
+ * lost records; empty when GPU time was not recorded. */
+void cells_gpu_busy(char *buf, size_t n, const struct rows *rs);
+/* --gpu-time's copies: "GPU side: H2D 300 in 2.00 ms (15.7 GB/s), memset 300 in 15.0 ms
+ * (5.12 MB/s)"; empty when GPU time was not recorded or no copy has a record. */
+void cells_gpu_copies(char *buf, size_t n, const struct rows *rs);
 /* The process column: "4242", "4242:r1" with its rank, "all" for a row of several. */
 void cells_process(char *buf, size_t n, pid_t pid, const struct rows *rs);
 

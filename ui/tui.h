@@ -16,7 +16,7 @@
 #include "session_state.h"
 #include "stats.h"
 
-#define TUI_COLS_MAX	8	/* columns of one table */
+#define TUI_COLS_MAX	12	/* columns of one table (the Kernels view with --gpu-time: 11) */
 #define TUI_CELL	256	/* bytes of one formatted cell */
 #define TUI_FILTER_LEN	64
 

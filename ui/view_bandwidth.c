@@ -88,6 +88,13 @@ static void bandwidth_draw(WINDOW *w, struct tui_rect r, const struct tui_frame 
 		n++;
 	}
 	bandwidth_totals(w, r, f);
+	char gpu[TUI_CELL];
+	cells_gpu_copies(gpu, sizeof(gpu), f->rows);	/* --gpu-time */
+	if (gpu[0]) {
+		tui_put(w, r.y + 1, r.x, r.w, tui_attr(TC_LABEL), gpu);
+		r.y++;
+		r.h--;
+	}
 	r.y += 2;
 	r.h -= 2;
 	tui_table_draw(w, r, &view_bandwidth, vs, f, rows, n, xfer_cells);

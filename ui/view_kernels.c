@@ -1,7 +1,7 @@
 /* view_kernels.c — the Kernels view: one row per kernel name (demangled), its direct launches
  * and its executions as a node of launched CUDA graphs apart, executions per second over the last
  * interval, the last grid x block, and its share of all executions. IN GRAPHS shows once the
- * program launched a graph.
+ * program launched a graph; GPU TIME, AVG, MIN and MAX (and a GPU busy line) with --gpu-time.
  * Draws the frame's rows (rows.h) with their cells (cells.h) only. */
 #include "tui.h"
 #include "table.h"
@@ -13,7 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { COL_NAME, COL_LAUNCHES, COL_GRAPH, COL_RATE, COL_DIMS, COL_SHARE, COL_PID, COL_COUNT };
+enum { COL_NAME, COL_LAUNCHES, COL_GRAPH, COL_RATE, COL_GPU_TOTAL, COL_GPU_AVG, COL_GPU_MIN, COL_GPU_MAX,
+       COL_DIMS, COL_SHARE, COL_PID, COL_COUNT };
 
 static const struct tui_column kernel_cols[COL_COUNT] = {
 	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true },
@@ -21,6 +22,10 @@ static const struct tui_column kernel_cols[COL_COUNT] = {
 	[COL_LAUNCHES] = { "LAUNCHES", 8, true, SORT_NUM, true },
 	[COL_GRAPH] = { "IN GRAPHS", 9, true, SORT_NUM, true },
 	[COL_RATE] = { "PER SEC", 8, true, SORT_NUM, true },
+	[COL_GPU_TOTAL] = { "GPU TIME", 9, true, SORT_NUM, true },
+	[COL_GPU_AVG] = { "GPU AVG", 9, true, SORT_NUM, true },
+	[COL_GPU_MIN] = { "GPU MIN", 9, true, SORT_NUM, true },
+	[COL_GPU_MAX] = { "GPU MAX", 9, true, SORT_NUM, true },
 	[COL_DIMS] = { "GRID x BLOCK", 18, false, SORT_NONE, false },
 	[COL_SHARE] = { "SHARE", 6, true, SORT_NUM, true },
 };
@@ -37,6 +42,10 @@ static void kernel_cells(const struct tui_frame *f, const struct tui_row *row,
 	snprintf(cell[COL_GRAPH], TUI_CELL, "%s", c.graph);
 	snprintf(cell[COL_RATE], TUI_CELL, "%s", c.rate);
 	snprintf(cell[COL_DIMS], TUI_CELL, "%s", c.dims);
+	snprintf(cell[COL_GPU_TOTAL], TUI_CELL, "%s", c.gpu_total);
+	snprintf(cell[COL_GPU_AVG], TUI_CELL, "%s", c.gpu_avg);
+	snprintf(cell[COL_GPU_MIN], TUI_CELL, "%s", c.gpu_min);
+	snprintf(cell[COL_GPU_MAX], TUI_CELL, "%s", c.gpu_max);
 	snprintf(cell[COL_SHARE], TUI_CELL, "%s", c.share);
 }
 
@@ -60,6 +69,10 @@ static void kernels_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f
 		row->key[COL_GRAPH] = (double)k->graph_launches;
 		row->key[COL_RATE] = rows_per_sec(k->launches_delta + k->graph_launches_delta, rs->interval_ns);
 		row->key[COL_SHARE] = (double)(k->launches + k->graph_launches);
+		row->key[COL_GPU_TOTAL] = (double)k->gpu.total_ns;
+		row->key[COL_GPU_AVG] = k->gpu.count ? (double)k->gpu.total_ns / (double)k->gpu.count : 0;
+		row->key[COL_GPU_MIN] = (double)k->gpu.min_ns;
+		row->key[COL_GPU_MAX] = (double)k->gpu.max_ns;
 		row->tie = (uint64_t)k->id;
 		row->select = (uint64_t)(uintptr_t)k->name;	/* Enter: its launch sites (by name) */
 	}
@@ -75,9 +88,17 @@ static void kernels_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f
 	snprintf(line, sizeof(line), "%zu kernels, %s launches%s, %s per second%s", rs->n_kernel, total,
 		 graph_part, rate, f->estimated ? " (estimated: --max-overhead samples launches)" : "");
 	tui_put(w, r.y, r.x, r.w, tui_attr(f->estimated ? TC_WARN : TC_LABEL), line);
+	cells_gpu_busy(line, sizeof(line), rs);	/* --gpu-time */
+	if (line[0]) {
+		tui_put(w, r.y + 1, r.x, r.w, tui_attr(TC_LABEL), line);
+		r.y++;
+		r.h--;
+	}
 	r.y += 2;
 	r.h -= 2;
 	vs->hidden = rs->graph_launches ? 0 : 1u << COL_GRAPH;	/* no CUDA graph, no column */
+	if (!rs->gpu.on)	/* no --gpu-time, no GPU columns */
+		vs->hidden |= 1u << COL_GPU_TOTAL | 1u << COL_GPU_AVG | 1u << COL_GPU_MIN | 1u << COL_GPU_MAX;
 	tui_table_draw(w, r, &view_kernels, vs, f, rows, rs->n_kernel, kernel_cells);
 	free(rows);
 }

@@ -72,8 +72,8 @@ static void overview_processes(WINDOW *w, struct tui_rect r, const struct tui_fr
 
 	if (s->n_proc < 2 || *y >= r.y + r.h)
 		return;
-	snprintf(line, sizeof(line), "%-8s %5s %4s %10s %10s  %s", "PID", "RANK", "GPU", "LIVE",
-		 "LAUNCH/s", "COMMAND");
+	snprintf(line, sizeof(line), "%-8s %5s %4s %10s %10s %s %s", "PID", "RANK", "GPU", "LIVE",
+		 "LAUNCH/s", s->gpu.on ? "GPU BUSY " : "", "COMMAND");
 	tui_put(w, (*y)++, r.x, r.w, tui_attr(TC_LABEL), line);
 	for (size_t i = 0; i < s->n_proc && *y < r.y + r.h; i++) {
 		const struct stats_process *p = &s->proc[i];
@@ -86,8 +86,14 @@ static void overview_processes(WINDOW *w, struct tui_rect r, const struct tui_fr
 			      f->estimated);
 		snprintf(rank, sizeof(rank), p->info.rank >= 0 ? "%d" : "-", p->info.rank);
 		snprintf(gpu, sizeof(gpu), p->device >= 0 ? "%d" : "-", p->device);
-		snprintf(line, sizeof(line), "%-8d %5s %4s %10s %10s  %.180s%s", (int)p->info.pid, rank, gpu,
-			 live, rate, p->info.command, p->info.ended ? " (ended)" : "");
+		char busy[24] = "";	/* --gpu-time: over the time it was recorded */
+		double share = rows_gpu_busy(&p->gpu, s->t_ns);
+		if (s->gpu.on && share >= 0)
+			snprintf(busy, sizeof(busy), "%8.1f%% ", 100 * share);
+		else if (s->gpu.on)
+			snprintf(busy, sizeof(busy), "%9s ", "-");
+		snprintf(line, sizeof(line), "%-8d %5s %4s %10s %10s %s %.180s%s", (int)p->info.pid, rank, gpu,
+			 live, rate, busy, p->info.command, p->info.ended ? " (ended)" : "");
 		tui_put(w, (*y)++, r.x, r.w, tui_attr(p->info.ended ? TC_DIM : TC_NORMAL), line);
 	}
 	(*y)++;
@@ -145,6 +151,10 @@ static void overview_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *
 	cells_launch_count(a, sizeof(a), rs->calls, f->estimated);
 	snprintf(total, sizeof(total), "%s calls", a);
 	overview_metric(w, r, y++, "API calls/s", now, total, f->hist, HIST_CALLS, false);
+
+	cells_gpu_busy(total, sizeof(total), rs);	/* --gpu-time */
+	if (total[0] && y < r.y + r.h)
+		tui_put(w, y++, r.x, r.w, tui_attr(TC_NORMAL), total);
 
 	y++;
 	fmt_duration(a, sizeof(a), s->sync_ns);

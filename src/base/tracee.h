@@ -23,6 +23,7 @@ struct kernels_state;
 struct hit_state;
 struct pystack_state;
 struct stack_capture_state;
+struct gputime_state;
 
 struct tracee {
 	pid_t pid;			/* the thread group */
@@ -60,6 +61,7 @@ struct tracee {
 	struct kernels_state *kernels;		/* probe/kernels.c: value -> kernel map */
 	struct hit_state *hit;			/* engine/hit.c: stop cost, records in flight */
 	struct pystack_state *pystack;		/* base/pystack.c: the interpreter found in it */
+	struct gputime_state *gputime;		/* engine/gputime.c: --gpu-time's library */
 	struct stack_capture_state *stack_capture;	/* engine/stack_capture.c: image id,
 							 * launch sampling */
 };

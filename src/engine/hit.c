@@ -118,6 +118,14 @@ void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s,
 		hit_copy_devices(f, s, a);
 }
 
+bool hit_take_top_entry(const struct thread *t)
+{
+	struct hit_state *st = tracee->hit;
+	bool top = st->top_entry == t->tid;
+	st->top_entry = 0;
+	return top;
+}
+
 void hit_reset(void)
 {
 	struct hit_state *st = tracee->hit;
@@ -255,8 +263,10 @@ void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
 	/* With --stacks launches, a trap of a handle already named is a sample it asked for. (Not
 	 * otherwise: after an attach, handles named from the program's data trap once each too.) */
 	bool sampled = (config.stacks & CONFIG_STACKS_LAUNCHES) && kernels_seen(handle);
-	if (!t->guest && !is_nested(t, &entry, s))
+	bool top = !t->guest && !is_nested(t, &entry, s);
+	if (top)
 		entry_only(t, api, s, &entry, a, sampled);
+	tracee->hit->top_entry = top ? t->tid : 0;
 	launchring_seen(t->tid, handle);
 	if (s->op == OP_LAUNCH)	/* sampled launch sites: kernels only, not executable graphs */
 		stack_capture_note_handle(handle);
@@ -311,6 +321,7 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 	*timed = NULL;
 	arch_set_pc(&at_entry, b->addr);
 	arch_set_pc(r, b->slot);
+	tracee->hit->top_entry = !t->guest && !nested && s->op != OP_KERNEL_NAME ? t->tid : 0;
 	if (t->guest || (nested && !hit_always_read(s)))
 		return;
 	bool with_return = s->flags & API_RETURN;

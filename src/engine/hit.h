@@ -54,4 +54,10 @@ void hit_drain_launches(pid_t pid);
 void graphs_set_catch_up(void (*catch_up)(uint64_t now));
 
 
+/* Whether the stop just handled found t at the entry of a CUDA call of the program's own (not
+ * a call a CUDA library makes inside another, nor a kernel's registration): a point where the
+ * thread holds no CUDA or loader lock, so that gputop may call into the program there. Asked
+ * once per stop. */
+bool hit_take_top_entry(const struct thread *t);
+
 #endif

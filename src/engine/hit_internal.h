@@ -120,6 +120,9 @@ struct hit_state {
 		uint32_t stack;
 	} call_stack[LR_CALL_RECORDS];
 	int n_call_stacks;
+	/* The thread the last stop found at the entry of a CUDA call of the program's own (not
+	 * one a CUDA library makes inside another, nor a kernel registration): 0 if none. */
+	pid_t top_entry;
 };
 
 /* The stack the call stub's trap took for a recorded call, STACK_NONE if none (forgotten). */

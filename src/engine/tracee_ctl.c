@@ -14,6 +14,7 @@
 
 #include "breakpoints.h"
 #include "clock.h"
+#include "gputime_ring.h"
 #include "hit.h"
 #include "kernels.h"
 #include "launchring.h"
@@ -50,6 +51,7 @@ static void tracee_free(struct tracee *t)
 	launchring_state_free(t->launchring);
 	retfast_state_free(t->retfast);
 	probes_state_free(t->probes);
+	gputime_state_free(t->gputime);
 	kernels_state_free(t->kernels);
 	hit_state_free(t->hit);
 	pystack_state_free(t->pystack);
@@ -108,12 +110,13 @@ int tracee_open(pid_t pid, bool launched)
 	t->launchring = launchring_state_new();
 	t->retfast = retfast_state_new();
 	t->probes = probes_state_new();
+	t->gputime = gputime_state_new();
 	t->kernels = kernels_state_new();
 	t->hit = hit_state_new();
 	t->pystack = pystack_state_new();
 	t->stack_capture = stack_capture_state_new();
 	if (!t->threads || !t->memory || !t->symbols || !t->xol || !t->breakpoints || !t->launchring ||
-	    !t->retfast || !t->probes || !t->kernels || !t->hit || !t->pystack || !t->stack_capture ||
+	    !t->retfast || !t->probes || !t->gputime || !t->kernels || !t->hit || !t->pystack || !t->stack_capture ||
 	    t->rescue_slot < 0 || t->stats_id < 0) {
 		tracee_free(t);
 		return -ENOMEM;
@@ -299,6 +302,16 @@ int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 			tracee_note_stop(t, &e);
 			return 0;
 		}
+		struct bp *b = e.event == TE_SIGNAL && e.sig == SIGTRAP ? bp_find(arch_breakpoint_addr(r)) : NULL;
+		if (b && b->armed && b->slot) {
+			/* A probe of ours inside the called function (dlopen runs the dynamic linker's
+			 * hook): the displaced instructions run out of line, uncounted; the call is
+			 * gputop's, not the program's. */
+			arch_set_pc(r, b->slot);
+			if (arch_set_regs(t->tid, r) < 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+				return -ESRCH;
+			continue;
+		}
 		if (e.event == TE_SIGNAL && ++foreign > 64)
 			return -EFAULT;	/* a fault that repeats: this thread cannot get there */
 		if (e.event == TE_SIGNAL)
@@ -365,6 +378,15 @@ int tracee_run_syscall(struct thread *t, arch_regs_t *r)
 }
 
 /* ---- every thread stopped --------------------------------------------------------------- */
+
+int tracee_dispatch_pending(void)
+{
+	int n = 0;
+	struct trace_stop e;
+	for (pid_t tid; (tid = event_wait(-1, WNOHANG, &e)) > 0; n++)
+		dispatch(&e, now_ns());
+	return n;
+}
 
 int tracee_wait_all_stopped(void)
 {

@@ -42,6 +42,10 @@ void tracee_resume(struct thread *t, int sig);
 void tracee_release(struct thread *t);
 /* Notes that t stopped (state, last event, group-stop). */
 void tracee_note_stop(struct thread *t, const struct trace_stop *e);
+/* Handles every stop already reported (by any traced thread) through the dispatcher, without
+ * waiting: for a step that holds one thread for a while and lets the others run meanwhile.
+ * Returns how many. */
+int tracee_dispatch_pending(void);
 /* Waits until every thread in the table has reported a stop. 0, or -ESRCH if none is left. */
 int tracee_wait_all_stopped(void);
 /* Resumes the stopped thread t and waits until it traps at trap_addr (other stops of t on the

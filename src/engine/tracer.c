@@ -22,6 +22,7 @@
 #include "budget.h"
 #include "clock.h"
 #include "config.h"
+#include "gputime.h"
 #include "hit.h"
 #include "launchring.h"
 #include "memory.h"
@@ -68,6 +69,7 @@ static void on_exec(struct thread *t)
 	retfast_forget();
 	launchring_forget();
 	hit_reset();
+	gputime_forget();
 	stack_capture_forget();
 	rescue_forget_all();
 	rescue_watchdog_stop();	/* it holds the old image's /proc/PID/mem */
@@ -151,6 +153,7 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 		tracee_cpu_ns();
 		hit_collect_returns(now);
 		hit_drain_launches(tracee->pid);
+		gputime_drain();	/* the GPU records its exit flushed */
 		hit_forget_frames(t, 0);	/* its calls in flight never return */
 		tracee_release(t);
 		return;
@@ -221,6 +224,7 @@ static void drain_all(uint64_t now)
 		tracee_select(p);
 		hit_collect_returns(now);	/* calls recorded whole: no stop brings them */
 		hit_drain_launches(p->pid);
+		gputime_drain();	/* --gpu-time's records */
 	}
 	tracee_select(was);
 }
@@ -377,6 +381,7 @@ int tracer_loop(double timeout_s, bool need_cuda)
 			req = REQ_DETACH;
 		}
 		if (req == REQ_DETACH) {
+			gputime_stop_all();	/* its library flushes and unloads itself first */
 			housekeeping();
 			tracee_select(root);
 			budget_finish(now_ns(), tracee->stops);

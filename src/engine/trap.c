@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "config.h"
 #include "cuda_api.h"
+#include "gputime.h"
 #include "hit.h"
 #include "launchring.h"
 #include "memory.h"
@@ -95,6 +96,7 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		stats_on_stop();
 		tracee->stops++;
 		hit_launch_trap(t, &r, ex);
+		gputime_at_stop(t);	/* --gpu-time: loaded at the first such stop */
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
 		tracee_release(t);
@@ -133,11 +135,14 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		arch_set_pc(&r, b->slot);
 	} else if (b->kind == BP_EXEC) {
 		hit_drain_launches(tracee->pid);	/* the returns were read above */
+		gputime_before_exec(t);	/* --gpu-time: CUPTI's last records of this image */
 		arch_set_pc(&r, b->slot);
 	} else {
 		hit_entry(t, b, &r, &timed);
 	}
 	arch_set_regs(t->tid, &r);
+	if (b->kind == BP_PROBE)
+		gputime_at_stop(t);	/* --gpu-time: loaded at the first such stop */
 	if (timed)
 		timed->t_entry = now_ns();
 	if (budget_active())

@@ -129,6 +129,7 @@ static int rows_kernels(struct rows *r, const struct stats_snapshot *cur,
 		};
 		memcpy(row->grid, k[i]->grid, sizeof(row->grid));
 		memcpy(row->block, k[i]->block, sizeof(row->block));
+		row->gpu = k[i]->gpu;
 	}
 	r->n_kernel = n;
 	free(k);
@@ -245,6 +246,8 @@ int rows_build(struct rows *r, const struct stats_snapshot *cur,
 	r->launches = cur->launches;
 	r->launches_delta = rows_delta(cur->launches, prev ? prev->launches : 0);
 	rows_xfers(r, cur, prev);
+	r->gpu = cur->gpu;
+	r->gpu_busy = rows_gpu_busy(&cur->gpu, cur->t_ns);
 	if (rows_api(r, cur, prev) < 0 || rows_kernels(r, cur, prev) < 0 ||
 	    rows_allocs(r, cur) < 0 || rows_graphs(r, cur, prev) < 0 || comm_rows_build(r, cur, prev) < 0) {
 		rows_free(r);
@@ -261,4 +264,12 @@ void rows_free(struct rows *r)
 	free(r->graph);
 	comm_rows_free(r);
 	memset(r, 0, sizeof(*r));
+}
+
+double rows_gpu_busy(const struct stats_gpu *g, uint64_t now_ns)
+{
+	uint64_t end = g->until_ns ? g->until_ns : now_ns;
+	if (!g->on || end <= g->since_ns)
+		return -1;
+	return (double)g->busy_ns / (double)(end - g->since_ns);
 }

@@ -37,6 +37,7 @@ struct row_kernel {
 	uint64_t launches, launches_delta;	/* direct launches */
 	uint64_t graph_launches, graph_launches_delta;	/* executions as a node of a graph launch */
 	uint32_t grid[3], block[3];	/* of the last launch; 0 when not known */
+	struct stats_gpu_time gpu;	/* --gpu-time: its runs' GPU time (count 0: none seen) */
 };
 
 /* Copies (or memsets) of one kind: in all, and in the interval. */
@@ -122,7 +123,14 @@ struct rows {
 	struct row_p2p *p2p;			/* by source, then destination */
 	size_t n_comm;
 	struct row_comm *comm;			/* in the order they were made, by process */
+	struct stats_gpu gpu;			/* --gpu-time (gpu.on false: not recorded) */
+	double gpu_busy;			/* busy_ns over the time recorded, -1 if none */
 };
+
+/* The share of the time --gpu-time recorded (until now_ns, where it is still on) in which a
+ * kernel ran: busy_ns is a union per device, summed, so with several GPUs it may pass 1.
+ * -1 when nothing was recorded. */
+double rows_gpu_busy(const struct stats_gpu *g, uint64_t now_ns);
 
 /* Builds the rows of cur. prev is the snapshot before it, for the interval figures; NULL
  * makes the interval the whole session (since cur->start_ns). Returns 0, or -ENOMEM with r

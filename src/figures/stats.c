@@ -52,6 +52,7 @@ struct stats_state {
 	uint64_t live_count;
 	uint64_t peak;
 	uint64_t start_ns;
+	struct stats_gpu gpu;	/* --gpu-time; its sums are reset by 'z', not on/since */
 	int threads;
 	bool estimated;
 	/* Launch counts at the last extrapolation: per kernel id, and per API row. */
@@ -252,8 +253,12 @@ void stats_reset(void)
 			st->api[i] = (struct stats_api){ .stops_per_call = st->api[i].stops_per_call };
 		memset(&st->c, 0, sizeof(st->c));
 		comm_table_reset(&st->comm);
-		for (uint32_t i = 0; i < kernel_table_count(st->kernels); i++)
+		for (uint32_t i = 0; i < kernel_table_count(st->kernels); i++) {
 			kernel[i].launches = kernel[i].graph_launches = 0;
+			kernel[i].gpu = (struct stats_gpu_time){ 0 };
+		}
+		st->gpu = (struct stats_gpu){ .on = st->gpu.on, .until_ns = st->gpu.until_ns,
+					      .since_ns = st->gpu.on ? now_ns() : 0 };
 		graph_table_reset_counts(st->graphs);
 		if (st->kernel_marks)
 			memset(st->kernel_marks, 0, st->n_kernel_marks * sizeof(*st->kernel_marks));
@@ -489,6 +494,52 @@ void stats_on_sync(uint64_t ns)
 	pthread_mutex_unlock(&stats_lock);
 }
 
+/* ---- --gpu-time ---- */
+
+void stats_on_gpu_kernel(int kernel, uint64_t ns)
+{
+	pthread_mutex_lock(&stats_lock);
+	struct stats_kernel *row = S && S->ready ? kernel_table_row(S->kernels, kernel) : NULL;
+	if (row) {
+		struct stats_gpu_time *g = &row->gpu;
+		g->min_ns = !g->count || ns < g->min_ns ? ns : g->min_ns;
+		g->max_ns = ns > g->max_ns ? ns : g->max_ns;
+		g->count++;
+		g->total_ns += ns;
+	}
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_on_gpu_copy(enum copy_dir dir, bool memset, uint64_t bytes, uint64_t ns)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (S && S->ready && (memset || (unsigned)dir < DIR_COUNT))
+		xfer_add(memset ? &S->gpu.memset_ : &S->gpu.xfer[dir], bytes, ns);
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_on_gpu_busy(uint64_t ns)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (S && S->ready)
+		S->gpu.busy_ns += ns;
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_set_gpu_time(bool on, uint64_t now, uint64_t dropped, uint64_t unnamed)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (S && S->ready) {
+		if (on && !S->gpu.on)
+			S->gpu.since_ns = now;
+		S->gpu.until_ns = on ? 0 : S->gpu.on ? now : S->gpu.until_ns;
+		S->gpu.on = S->gpu.on || on;
+		S->gpu.dropped = dropped;
+		S->gpu.unnamed = unnamed;
+	}
+	pthread_mutex_unlock(&stats_lock);
+}
+
 void stats_on_lost(int api, uint64_t n)
 {
 	pthread_mutex_lock(&stats_lock);
@@ -635,6 +686,38 @@ static uint64_t kernel_runs(const struct stats_kernel *k)
 	return k->launches + k->graph_launches;
 }
 
+static void gpu_time_merge(struct stats_gpu_time *o, const struct stats_gpu_time *k)
+{
+	if (!k->count)
+		return;
+	o->min_ns = !o->count || k->min_ns < o->min_ns ? k->min_ns : o->min_ns;
+	o->max_ns = k->max_ns > o->max_ns ? k->max_ns : o->max_ns;
+	o->count += k->count;
+	o->total_ns += k->total_ns;
+}
+
+/* Processes' GPU figures summed; on since the earliest, until the latest (0: one still on). */
+static void gpu_merge(struct stats_gpu *o, const struct stats_gpu *g)
+{
+	if (!g->on)
+		return;
+	o->since_ns = !o->on || g->since_ns < o->since_ns ? g->since_ns : o->since_ns;
+	o->until_ns = (o->on && !o->until_ns) || !g->until_ns ? 0
+		    : g->until_ns > o->until_ns ? g->until_ns : o->until_ns;
+	o->on = true;
+	o->busy_ns += g->busy_ns;
+	for (int d = 0; d < DIR_COUNT; d++) {
+		o->xfer[d].calls += g->xfer[d].calls;
+		o->xfer[d].bytes += g->xfer[d].bytes;
+		o->xfer[d].ns += g->xfer[d].ns;
+	}
+	o->memset_.calls += g->memset_.calls;
+	o->memset_.bytes += g->memset_.bytes;
+	o->memset_.ns += g->memset_.ns;
+	o->dropped += g->dropped;
+	o->unnamed += g->unnamed;
+}
+
 /* Adds process st's figures into out: counters summed, allocations listed with their pid,
  * kernels merged by name (names are each process's; merge_name finds a row by name). */
 static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st,
@@ -703,6 +786,7 @@ static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st
 				}
 				o->launches += k.launches;
 				o->graph_launches += k.graph_launches;
+				gpu_time_merge(&o->gpu, &k.gpu);
 			} else {
 				out->kernel[out->n_kernel++] = k;
 			}
@@ -751,6 +835,7 @@ static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st
 	out->lost += st->c.lost;
 	out->threads += st->threads;
 	out->launches_estimated |= st->estimated;
+	gpu_merge(&out->gpu, &st->gpu);
 	if (st->info.pid)
 		out->n_procs++;
 	return 0;
@@ -765,6 +850,7 @@ static void process_summary(struct stats_process *p, const struct stats_state *s
 	p->stops = st->c.stops;
 	p->threads = st->threads;
 	p->start_ns = st->start_ns;
+	p->gpu = st->gpu;
 	uint64_t calls = 0;
 	for (size_t i = 0; i < st->n_api; i++)
 		calls += st->api[i].calls;
@@ -880,8 +966,8 @@ size_t stats_sort_kernels(const struct stats_snapshot *s, const struct stats_ker
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < s->n_kernel; i++)
-		if (kernel_runs(&s->kernel[i]))
+	for (size_t i = 0; i < s->n_kernel; i++)	/* GPU time alone: a run gputop did not see */
+		if (kernel_runs(&s->kernel[i]) || s->kernel[i].gpu.count)
 			out[n++] = &s->kernel[i];
 	qsort(out, n, sizeof(*out), sort_kernel_cmp);
 	return n;

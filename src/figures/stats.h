@@ -46,12 +46,19 @@ struct stats_alloc {
 	uint32_t stack;		/* its call stack (stacks.h), STACK_NONE if none was taken */
 };
 
+/* GPU time of a kernel's runs, from CUPTI's activity records (--gpu-time). */
+struct stats_gpu_time {
+	uint64_t count;		/* runs with a record */
+	uint64_t total_ns, min_ns, max_ns;
+};
+
 struct stats_kernel {
 	const char *name;	/* demangled; owned by the stats module, valid for its life */
 	pid_t pid;		/* the process that launched it; 0: several (a snapshot of all) */
 	uint64_t launches;	/* direct launches (a launch captured into a graph is none) */
 	uint64_t graph_launches;	/* executions as a node of a launched graph */
 	uint32_t grid[3], block[3];	/* of the last launch; 0 when not known */
+	struct stats_gpu_time gpu;	/* --gpu-time */
 };
 
 struct stats_xfer {
@@ -81,6 +88,19 @@ struct stats_graph {
 	uint64_t launches;
 };
 
+/* What --gpu-time measured of a process (or of all of them, summed): CUPTI's records. */
+struct stats_gpu {
+	bool on;		/* GPU time was (or is being) recorded */
+	uint64_t since_ns, until_ns;	/* when recording began and ended (monotonic; until 0:
+					 * still on) */
+	uint64_t busy_ns;	/* time some kernel ran, per device: the union of kernel
+				 * intervals, summed over devices */
+	struct stats_xfer xfer[DIR_COUNT];	/* copies' records: count, bytes, GPU-side ns */
+	struct stats_xfer memset_;
+	uint64_t dropped;	/* records lost (the library's ring or CUPTI's buffers were full) */
+	uint64_t unnamed;	/* kernel records without a name (the library's name table full) */
+};
+
 /* Traced processes kept (each keeps its figures after it ends); more are not traced. */
 #define STATS_MAX_PROCESSES 1024
 
@@ -105,6 +125,7 @@ struct stats_process {
 	int threads;
 	int device;		/* where most of its live device bytes are; -1: none known */
 	struct stats_coll coll[COLL_COUNT];	/* its NCCL operations */
+	struct stats_gpu gpu;	/* --gpu-time */
 };
 
 struct stats_snapshot {
@@ -137,6 +158,7 @@ struct stats_snapshot {
 	int threads;			/* threads of the program being traced */
 	bool launches_estimated;	/* launch figures are extrapolated (--max-overhead) */
 	struct stats_comm comm;		/* per device, NCCL, the P2P matrix (comm_table.h) */
+	struct stats_gpu gpu;		/* --gpu-time: the processes' figures summed */
 	size_t n_procs;			/* processes whose figures are in it */
 	size_t n_proc;			/* every traced process, in the order they were seen */
 	struct stats_process *proc;
@@ -182,6 +204,13 @@ void stats_graph_forget(uint64_t exec);
 void stats_on_copy(enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns);
 void stats_on_memset(uint64_t bytes, uint64_t ns);
 void stats_on_sync(uint64_t ns);
+/* --gpu-time (CUPTI's records, probe/gputime_ring.c): a kernel run of ns on the GPU; a copy
+ * (dir: DIR_COUNT when CUPTI names no host/device direction) or memset of ns; ns of busy time
+ * (kernel intervals' union); the recording began (on) or ended, with its lost records. */
+void stats_on_gpu_kernel(int kernel, uint64_t ns);
+void stats_on_gpu_copy(enum copy_dir dir, bool memset, uint64_t bytes, uint64_t ns);
+void stats_on_gpu_busy(uint64_t ns);
+void stats_set_gpu_time(bool on, uint64_t now_ns, uint64_t dropped, uint64_t unnamed);
 void stats_on_stop(void);
 /* What ran on which GPU (device -1: not known), peer copies (source, destination), NCCL
  * (comm_table.h). */

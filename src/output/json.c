@@ -276,6 +276,73 @@ static void json_launch_sites(struct jw *w, const char *kernel, pid_t pid, const
 	jw_close(w, ']');
 }
 
+/* --gpu-time: a kernel's GPU time (null where it was not recorded). */
+static void json_kernel_gpu_time(struct jw *w, const struct rows *rs, const struct stats_gpu_time *g)
+{
+	jw_key(w, "gpu_time");
+	if (!rs->gpu.on) {
+		jw_null(w);
+		return;
+	}
+	jw_open(w, '{');
+	jw_key(w, "total_s");
+	jw_double(w, json_seconds(g->total_ns));
+	jw_key(w, "avg_s");
+	jw_double_if(w, g->count, g->count ? json_seconds(g->total_ns) / (double)g->count : 0);
+	jw_key(w, "min_s");
+	jw_double_if(w, g->count, json_seconds(g->min_ns));
+	jw_key(w, "max_s");
+	jw_double_if(w, g->count, json_seconds(g->max_ns));
+	jw_key(w, "count");
+	jw_u64(w, g->count);
+	jw_close(w, '}');
+}
+
+/* Copies' or memsets' GPU-side figures from CUPTI's records. */
+static void json_gpu_xfer(struct jw *w, const char *key, const struct stats_xfer *x)
+{
+	jw_key(w, key);
+	jw_open(w, '{');
+	jw_key(w, "count");
+	jw_u64(w, x->calls);
+	jw_key(w, "bytes");
+	jw_u64(w, x->bytes);
+	jw_key(w, "gpu_s");
+	jw_double(w, json_seconds(x->ns));
+	jw_key(w, "gpu_gb_per_s");
+	jw_double_if(w, x->ns, x->ns ? (double)x->bytes / json_seconds(x->ns) / 1e9 : 0);
+	jw_close(w, '}');
+}
+
+/* --gpu-time's figures of the whole (or of one process): null when it was not recorded. */
+static void json_gpu_time(struct jw *w, const struct rows *rs)
+{
+	const struct stats_gpu *g = &rs->gpu;
+	jw_key(w, "gpu_busy");
+	jw_double_if(w, rs->gpu_busy >= 0, rs->gpu_busy);
+	jw_key(w, "gpu_time");
+	if (!g->on) {
+		jw_null(w);
+		return;
+	}
+	jw_open(w, '{');
+	jw_key(w, "busy_s");
+	jw_double(w, json_seconds(g->busy_ns));
+	jw_key(w, "recorded_s");
+	jw_double(w, json_seconds((g->until_ns ? g->until_ns : rs->snap->t_ns) - g->since_ns));
+	jw_key(w, "copies");
+	jw_open(w, '{');
+	for (int d = 0; d < DIR_COUNT; d++)
+		json_gpu_xfer(w, copy_dir_name[d], &g->xfer[d]);
+	jw_close(w, '}');
+	json_gpu_xfer(w, "memset", &g->memset_);
+	jw_key(w, "dropped_records");
+	jw_u64(w, g->dropped);
+	jw_key(w, "unnamed_records");
+	jw_u64(w, g->unnamed);
+	jw_close(w, '}');
+}
+
 static void json_kernels(struct jw *w, const struct rows *rs, const struct stats_snapshot *s,
 			 const struct stacks_snapshot *ss)
 {
@@ -295,6 +362,7 @@ static void json_kernels(struct jw *w, const struct rows *rs, const struct stats
 		jw_dim3(w, k->grid);
 		jw_key(w, "block");
 		jw_dim3(w, k->block);
+		json_kernel_gpu_time(w, rs, &k->gpu);
 		json_launch_sites(w, k->name, s->pid, ss);
 		jw_close(w, '}');
 	}
@@ -778,6 +846,7 @@ static int json_process(struct jw *w, const struct report_info *info, const stru
 	json_kernels(w, &rs, &s, ss);
 	json_graphs(w, &rs);
 	json_transfers(w, &rs, &s);
+	json_gpu_time(w, &rs);
 	struct report_info own = *info;	/* its device memory as NVML tells, where it does */
 	own.pid = p->info.pid;
 	json_memory(w, &own, &rs, &s, ss);
@@ -812,6 +881,7 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	json_kernels(&w, &rs, s, have_stacks ? &ss : NULL);
 	json_graphs(&w, &rs);
 	json_transfers(&w, &rs, s);
+	json_gpu_time(&w, &rs);
 	json_memory(&w, info, &rs, s, have_stacks ? &ss : NULL);
 	json_device_use(&w, &rs);
 	json_communication(&w, &rs);

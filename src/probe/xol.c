@@ -341,18 +341,29 @@ void xol_slot_free(uint64_t slot)
 	st->free_slots[st->n_free++] = slot;
 }
 
-int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret,
-	     uint64_t *scratch_out)
+int xol_scratch(struct thread *t, uint64_t *addr)
 {
 	struct xol_state *st = tracee->xol;
 	if (!st->n_areas)
 		return -ENOEXEC;
 	if (!st->call_stack) {
-		long addr = xol_mmap_rw(t, CALL_STACK_SIZE);
-		if (addr < 0 && addr > -4096)
-			return (int)addr;
-		st->call_stack = (uint64_t)addr;
+		long a = xol_mmap_rw(t, CALL_STACK_SIZE);
+		if (a < 0 && a > -4096)
+			return (int)a;
+		st->call_stack = (uint64_t)a;
 	}
+	*addr = st->call_stack;	/* the scratch is the bottom of the mapping */
+	return 0;
+}
+
+int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret,
+	     uint64_t *scratch_out)
+{
+	struct xol_state *st = tracee->xol;
+	uint64_t at;
+	int serr = xol_scratch(t, &at);
+	if (serr < 0)
+		return serr;
 	/* Layout of the mapping: XOL_SCRATCH_SIZE bytes of scratch at the bottom, the stack above. */
 	_Static_assert(CALL_STACK_SIZE - XOL_SCRATCH_SIZE >= 128 * 1024, "xol_call's stack");
 	uint64_t scratch = st->call_stack, trap = st->areas[0].base + OFF_CALL_TRAP;

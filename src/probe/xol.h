@@ -70,6 +70,10 @@ int xol_munmap(struct thread *t, uint64_t addr, size_t size);
 int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret,
 	     uint64_t *scratch_out);
 
+/* The address of xol_call's scratch (mapped through t if it is not yet), for arguments the
+ * tracer writes before a call (strings: a path to dlopen). 0 or -errno. */
+int xol_scratch(struct thread *t, uint64_t *addr);
+
 /* Unmaps every area through the stopped thread t (at detach). */
 int xol_unmap_all(struct thread *t);
 

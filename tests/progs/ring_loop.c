@@ -11,7 +11,9 @@
  * to); with RB_STOP_FILE set it then keeps launching until that file exists, counting; with
  * RB_PAUSE_US it sleeps that long after each round (a launch rate like a real program's).
  * With RB_GO_FILE set it also prints "ring_loop: running" once every thread has made its first
- * round (its allocations and mappings are then all there: a test may take its picture). */
+ * round (its allocations and mappings are then all there: a test may take its picture).
+ * With RB_IDLE_FILE set, once done it prints its result line and "idle", and waits for that
+ * file before it exits (a test detaches from it while it makes no call). */
 #include <cuda.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -90,5 +92,12 @@ int main(int argc, char **argv)
 		launches += 2 * res[i][1];
 	}
 	printf("ring_loop: launches=%ld calls=%ld failures=%ld\n", launches, with_calls ? launches : 0, fails);
+	const char *idle = getenv("RB_IDLE_FILE");
+	if (idle) {
+		printf("idle\n");
+		fflush(stdout);
+		while (access(idle, F_OK) != 0)
+			progs_sleep_ms(10);
+	}
 	return fails != 0;
 }

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,6 +253,31 @@ EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
 	return simmem_free(p, 1) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* --- the SIMULATED CUPTI's view (tests/sim/cupti.c) --------------------------------------- */
+
+/* The simulated CUPTI, once enabled, asks to hear of every kernel run, copy and memset (what
+ * the real driver tells CUPTI), to make its activity records from. */
+typedef void sim_activity_hook(int kind, const char *name, unsigned long long bytes, int copy_kind);
+static sim_activity_hook *activity_hook;
+static int hook_users;	/* calls in flight: a hook is unset only once none runs it (it may
+			 * be unloaded next) */
+
+EXPORT void cuSimSetActivityHook(sim_activity_hook *hook)
+{
+	__atomic_store_n(&activity_hook, hook, __ATOMIC_SEQ_CST);
+	while (!hook && __atomic_load_n(&hook_users, __ATOMIC_SEQ_CST))
+		sched_yield();
+}
+
+static void activity(int kind, const char *name, unsigned long long bytes, int copy_kind)
+{
+	__atomic_add_fetch(&hook_users, 1, __ATOMIC_SEQ_CST);
+	sim_activity_hook *hook = __atomic_load_n(&activity_hook, __ATOMIC_SEQ_CST);
+	if (hook)
+		hook(kind, name, bytes, copy_kind);
+	__atomic_sub_fetch(&hook_users, 1, __ATOMIC_SEQ_CST);
+}
+
 /* --- copies and memsets ------------------------------------------------------------------ */
 
 #define DPTR(d) ((void *)(uintptr_t)(d))
@@ -261,6 +287,9 @@ static CUresult copy(double t0, void *dst, const void *src, size_t n)
 	if (n && (!dst || !src))
 		return CUDA_ERROR_INVALID_VALUE;
 	simmem_copy(t0, dst, src, n);
+	/* CUPTI's copy kinds: 1 HtoD, 2 DtoH, 8 DtoD (pageable host memory as host). */
+	int d = simmem_on_device(dst), s = simmem_on_device(src);
+	activity(2, NULL, n, d && s ? 8 : d ? 1 : s ? 2 : 0);
 	return CUDA_SUCCESS;
 }
 
@@ -346,6 +375,7 @@ static CUresult memset_d8(CUdeviceptr dst, unsigned char value, size_t n)
 	if (n && !dst)
 		return CUDA_ERROR_INVALID_VALUE;
 	simmem_set(DPTR(dst), value, n);
+	activity(3, NULL, n, 0);
 	return CUDA_SUCCESS;
 }
 
@@ -487,6 +517,7 @@ static CUresult launch(CUfunction f, const unsigned dims[6], unsigned shmem, CUs
 	if (simgraph_capturing(stream))
 		return simgraph_capture_kernel(stream, f, dims, shmem, params);
 	simgraph_kernel_ran(f);
+	activity(1, simmem_handle_key(f), 0, 0);
 	return CUDA_SUCCESS;
 }
 

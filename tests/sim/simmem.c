@@ -129,7 +129,7 @@ static const char *times_file(void)
 }
 
 /* Whether a lies in a device or managed block (interior pointers too). */
-static int on_device(const void *p)
+int simmem_on_device(const void *p)
 {
 	uintptr_t a = (uintptr_t)p;
 	int found = -1;
@@ -151,7 +151,7 @@ static void account(int what, double t0, const void *dst, const void *src, size_
 {
 	double end = simmem_now();
 	if (what != T_SYNC) {
-		int d = on_device(dst), s = on_device(src);
+		int d = simmem_on_device(dst), s = simmem_on_device(src);
 		what = s ? (d ? T_D2D : T_D2H) : (d ? T_H2D : T_H2H);
 	}
 	uint64_t ns = end > t0 ? (uint64_t)((end - t0) * 1e9 + 0.5) : 0;

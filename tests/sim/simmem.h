@@ -43,6 +43,8 @@ SIM_HIDDEN void simmem_set(void *dst, int value, size_t n);
  *    "D2D":{...},"H2H":{...},"sync":{"calls":C,"bytes":0,"seconds":S}}
  * A copy's direction is told from the allocation table (device and managed blocks are the
  * device side, as with unified addressing). Nothing is measured or written when unset. */
+/* Whether p lies in a device or managed block (interior pointers too). */
+SIM_HIDDEN int simmem_on_device(const void *p);
 SIM_HIDDEN extern const char simmem_library[];	/* "runtime" or "driver" */
 
 /* SIMNVML_DIR: device bytes allocated (delta > 0) or freed, for the SIMULATED NVML

@@ -111,7 +111,7 @@ static void checks(void)
 	jq("keys_unsorted == [\"pid\",\"command\",\"launched\",\"duration_s\",\"exit_status\","
 	   "\"term_signal\",\"api\",\"kernels\",\"launches\",\"launches_estimated\",\"graph_kernel_runs\","
 	   "\"graph_launches\",\"graphs\",\"transfers\",\"memset\",\"synchronize\",\"graph_transfers\","
-	   "\"graph_memset\",\"memory\",\"device_use\",\"collectives\",\"p2p\",\"cost\",\"threads\",\"devices\","
+	   "\"graph_memset\",\"gpu_busy\",\"gpu_time\",\"memory\",\"device_use\",\"collectives\",\"p2p\",\"cost\",\"threads\",\"devices\","
 	   "\"nvml\",\"processes\"]");
 	jq(".collectives == [{\"op\":\"AllReduce\",\"calls\":2,\"bytes\":8000,\"seconds\":4},"
 	   "{\"op\":\"Send\",\"calls\":1,\"bytes\":512,\"seconds\":0.5}]");
@@ -128,6 +128,7 @@ static void checks(void)
 	jq(".api[1] | .layer == \"driver\" and .errors == null and .seconds == null and .last_error == null");
 	jq(".api[2].last_error == 999999");
 	jq("[.kernels[].name] == [\"graph_kernel\",\"void add<float>(float*)\",\"say \\\"hi\\\"\\\\\\n\\u0001 caf\u00e9\"]");
+	jq(".gpu_time == null and .gpu_busy == null and ([.kernels[].gpu_time] | unique) == [null]");	/* no --gpu-time */
 	jq(".kernels[1] | .launches == 5 and .graph_launches == 0 and .grid == [128,2,1] and .block == [256,1,1]");
 	jq(".kernels[0] | .launches == 0 and .graph_launches == 6 and .grid == [0,0,0]");
 	jq(".graph_kernel_runs == 6 and .graph_launches == 5");

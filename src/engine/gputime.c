@@ -1,0 +1,355 @@
+/* gputime.c — --gpu-time's life in a traced process (gputime.h).
+ *
+ * Loading: dlopen may take the dynamic linker's lock and malloc's, so it is called only where
+ * the thread surely holds neither, nor a CUDA lock: stopped at the entry of a CUDA call of the
+ * program's own (hit_take_top_entry), where gputop already calls the driver to name kernels.
+ * There it calls dlopen(libgputop-gpu.so), dlsym, and the library's start function, which only
+ * starts the library's thread and returns; CUPTI is set up by that thread, with a stack of its
+ * own, while gputop keeps holding the one thread (so that its call, a launch maybe, runs only
+ * once CUPTI records) and lets every other thread run, handling their stops — the library's
+ * thread's too: CUPTI may call probed functions, and its dlopen runs the dynamic linker's hook.
+ * A program that is inside a call of its own to dlopen or a static constructor is never
+ * interrupted for this: registration calls do not count as such an entry.
+ *
+ * Unloading: the library's thread does it itself when asked (or when it finds gputop gone:
+ * its TracerPid is 0), so that no thread of the program has to be stopped in an unknown state
+ * for it: flush, disable, unsubscribe, finalize; gputop reads the last records and says so;
+ * the thread dlcloses libcupti and then the library. */
+#define _GNU_SOURCE
+#include "gputime.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "gputime_find.h"
+#include "gputime_ring.h"
+#include "hit.h"
+#include "log.h"
+#include "memory.h"
+#include "stats.h"
+#include "symbols.h"
+#include "threads.h"
+#include "tracee.h"
+#include "tracee_ctl.h"
+#include "tracer_internal.h"
+#include "xol.h"
+
+#define FLUSH_PERIOD_MS 100	/* CUPTI hands records over at least this often */
+#define START_WAIT_NS 15000000000ull	/* CUPTI's set-up: loading a 100 MB library included */
+#define STOP_WAIT_NS 10000000000ull
+
+static char lib_path[PATH_MAX];	/* gputop-wide: set once */
+
+void gputime_enable(const char *lib)
+{
+	snprintf(lib_path, sizeof lib_path, "%s", lib);
+}
+
+void gputime_forget(void)
+{
+	struct gputime_state *st = tracee->gputime;
+	gputime_ring_free(st->ring);
+	*st = (struct gputime_state){ .phase = GPUTIME_WAITING };
+}
+
+/* ---- loading ---------------------------------------------------------------------------- */
+
+/* dlopen, dlsym, dlerror, dlclose of the program's C library (glibc 2.34+), else libdl's. */
+struct dl_fns { uint64_t open, sym, error, close; };
+
+static bool find_dl(struct dl_fns *dl)
+{
+	size_t cursor = 0;
+	for (const struct module *m; (m = sym_module_next(&cursor));) {
+		if (strncmp(m->base, "libc.so", 7) != 0 && strncmp(m->base, "libdl.so", 8) != 0)
+			continue;
+		struct dl_fns f = { sym_find(m, "dlopen"), sym_find(m, "dlsym"), sym_find(m, "dlerror"),
+				    sym_find(m, "dlclose") };
+		if (f.open && f.sym && f.close) {
+			*dl = f;
+			if (strncmp(m->base, "libc.so", 7) == 0)
+				return true;
+		}
+	}
+	return dl->open != 0;
+}
+
+static int call(struct thread *t, uint64_t fn, uint64_t a, uint64_t b, uint64_t c, uint64_t *ret)
+{
+	uint64_t args[6] = { a, b, c, 0, 0, 0 };
+	return xol_call(t, fn, args, ret, NULL);
+}
+
+/* Scratch layout: the strings the calls take (paths up to PATH_MAX, 4096 bytes). */
+#define AT_LIB 0
+#define AT_CUPTI 4096
+#define AT_START 8192
+#define AT_SHARED 8256
+#define AT_FLUSH 8320
+_Static_assert(AT_FLUSH + 64 <= XOL_SCRATCH_SIZE && PATH_MAX <= 4096, "the strings fit the scratch");
+
+static int write_str(pid_t tid, uint64_t at, const char *s)
+{
+	return mem_write(tid, at, s, strlen(s) + 1);
+}
+
+/* dlopen's complaint, read from the program. */
+static void say_dlerror(struct thread *t, const struct dl_fns *dl)
+{
+	uint64_t msg = 0;
+	char text[512] = "(no message)";
+	if (dl->error && call(t, dl->error, 0, 0, 0, &msg) == 0 && msg)
+		mem_read_string(t->tid, msg, text, sizeof text);
+	log_warn("--gpu-time: %d could not load %s: %s: no GPU time", tracee->pid, lib_path, text);
+}
+
+/* Loads the library and starts it; its handle and shared block, or -1 (said why). */
+static int load(struct thread *t, const char *cupti, uint64_t *handle, uint64_t *shared, uint64_t *flush)
+{
+	struct dl_fns dl = { 0 };
+	uint64_t scratch, start = 0, ret = 1;
+	if (!find_dl(&dl)) {
+		log_warn("--gpu-time: no dlopen in %d's C library: no GPU time", tracee->pid);
+		return -1;
+	}
+	if (xol_scratch(t, &scratch) < 0 || write_str(t->tid, scratch + AT_LIB, lib_path) < 0 ||
+	    write_str(t->tid, scratch + AT_START, "gputop_gpu_start") < 0 ||
+	    write_str(t->tid, scratch + AT_SHARED, "gputop_gpu_shared") < 0 ||
+	    write_str(t->tid, scratch + AT_FLUSH, "gputop_gpu_flush") < 0 ||
+	    write_str(t->tid, scratch + AT_CUPTI, cupti) < 0 ||
+	    call(t, dl.open, scratch + AT_LIB, RTLD_NOW | RTLD_LOCAL, 0, handle) < 0) {
+		log_warn("--gpu-time: cannot call into %d: no GPU time", tracee->pid);
+		return -1;
+	}
+	if (!*handle) {
+		say_dlerror(t, &dl);
+		return -1;
+	}
+	if (call(t, dl.sym, *handle, scratch + AT_START, 0, &start) < 0 || !start ||
+	    call(t, dl.sym, *handle, scratch + AT_SHARED, 0, shared) < 0 || !*shared ||
+	    call(t, dl.sym, *handle, scratch + AT_FLUSH, 0, flush) < 0 || !*flush ||
+	    call(t, start, scratch + AT_CUPTI, FLUSH_PERIOD_MS, *handle, &ret) < 0 || (int)ret != 0) {
+		static bool said_forked;	/* once a session: a program may fork many */
+		if ((int)ret == GT_ERR_FORKED && !said_forked)
+			log_info("--gpu-time: %d and other children forked from a process where CUPTI runs get no "
+				 "GPU time (their CUPTI is their parent's copy)", tracee->pid);
+		else if ((int)ret != GT_ERR_FORKED)
+			log_warn("--gpu-time: %s did not start in %d (%s): no GPU time", lib_path, tracee->pid,
+				 (int)ret == GT_ERR_THREAD ? "it could not make its thread" : "not gputop's library?");
+		said_forked |= (int)ret == GT_ERR_FORKED;
+		call(t, dl.close, *handle, 0, 0, &ret);
+		return -1;
+	}
+	return 0;
+}
+
+/* Why the library stopped, said once. */
+static void say_final(const struct gputime_header *h, pid_t pid)
+{
+	switch (h->status) {
+	case GT_OK:
+	case GT_ERR_TRACER_GONE:
+		break;
+	case GT_ERR_SUBSCRIBER:
+		log_warn("--gpu-time: another CUPTI subscriber (torch.profiler, Nsight...) is present in %d%s%s: "
+			 "no GPU time", pid, h->message[0] ? ": " : "", h->message);
+		break;
+	case GT_ERR_CUPTI_OPEN:
+		log_warn("--gpu-time: %d could not load CUPTI: %s: no GPU time", pid, h->message);
+		log_hint("GPUTOP_CUPTI=/path/to/libcupti.so.13 names the one to load");
+		break;
+	case GT_ERR_CUPTI_SYMBOL:
+		log_warn("--gpu-time: the CUPTI found for %d lacks %s: no GPU time", pid, h->message);
+		break;
+	default:
+		log_warn("--gpu-time: in %d, CUPTI said no: %s (%d): no GPU time", pid, h->message,
+			 h->cupti_result);
+	}
+}
+
+/* The header's counters into the figures. */
+static void note_counts(struct gputime_state *st, bool on)
+{
+	stats_set_gpu_time(on, now_ns(), st->last.dropped + st->last.cupti_dropped,
+			   gputime_ring_unnamed(st->ring));
+}
+
+/* Holding t, lets the others run until the library's thread says RUNNING or FINAL. */
+static void wait_started(struct thread *t, struct gputime_state *st, const char *cupti)
+{
+	pid_t tid = t->tid;
+	uint64_t deadline = now_ns() + START_WAIT_NS;
+	while (gputime_ring_header(st->ring, &st->last) == 0 && st->last.state == GT_STARTING) {
+		if (now_ns() > deadline || tracer_stop_signal) {
+			log_warn("--gpu-time: CUPTI did not start %s in %d: no GPU time (gputop's library "
+				 "unloads itself once it is done)", tracer_stop_signal ? "before gputop was told to go"
+				 : "within 15 s", tracee->pid);
+			gputime_ring_ask_stop(st->ring);
+			gputime_ring_release(st->ring);
+			st->phase = GPUTIME_DONE;
+			return;
+		}
+		struct tracee *was = tracee;
+		hit_collect_returns(now_ns());	/* the launch ring and call records: as the loop would */
+		hit_drain_launches(tracee->pid);
+		if (!tracee_dispatch_pending()) {
+			struct timespec nap = { 0, 1000000 };
+			nanosleep(&nap, NULL);
+		}
+		tracee_select(was);
+		if (st->phase != GPUTIME_LOADING)
+			return;	/* it ran exec meanwhile (gputime_forget): loaded again in the new image */
+		if (!threads_find(tid)) {	/* the program ended meanwhile */
+			st->phase = GPUTIME_DONE;
+			return;
+		}
+	}
+	if (st->last.state == GT_RUNNING) {
+		st->phase = GPUTIME_ON;
+		note_counts(st, true);
+		log_info("--gpu-time: CUPTI records kernels, copies and memsets of %d (%s)", tracee->pid, cupti);
+		return;
+	}
+	say_final(&st->last, tracee->pid);	/* it stopped at once (or vanished) */
+	if (st->last.state == GT_FINAL && st->last.cupti_kept)
+		log_warn("--gpu-time: a thread appeared in %d while CUPTI was loaded: libcupti and gputop's "
+			 "library stay loaded there, idle", tracee->pid);
+	gputime_ring_release(st->ring);
+	st->phase = GPUTIME_DONE;
+}
+
+void gputime_at_stop(struct thread *t)
+{
+	struct gputime_state *st = tracee->gputime;
+	if (!hit_take_top_entry(t) || !lib_path[0] || st->phase != GPUTIME_WAITING || !xol_ready())
+		return;
+	st->phase = GPUTIME_LOADING;
+	char cupti[PATH_MAX];
+	uint64_t handle = 0, shared = 0, flush = 0;
+	if (gputime_find_cupti(tracee->pid, cupti, sizeof cupti) < 0) {
+		log_warn("--gpu-time: no libcupti found for %d (next to its CUDA libraries, in "
+			 "/usr/local/cuda): no GPU time", tracee->pid);
+		log_hint("GPUTOP_CUPTI=/path/to/libcupti.so.13 names the one to load");
+		st->phase = GPUTIME_DONE;
+		return;
+	}
+	if (load(t, cupti, &handle, &shared, &flush) < 0 || !(st->ring = gputime_ring_new(tracee->pid, shared))) {
+		st->phase = GPUTIME_DONE;
+		return;
+	}
+	st->handle = handle;
+	st->flush = flush;
+	log_debug("--gpu-time: %s loaded in %d, CUPTI %s", lib_path, tracee->pid, cupti);
+	wait_started(t, st, cupti);
+}
+
+/* ---- reading and stopping --------------------------------------------------------------- */
+
+void gputime_drain(void)
+{
+	struct gputime_state *st = tracee->gputime;
+	if (st->phase != GPUTIME_ON)
+		return;
+	long n = gputime_ring_drain(st->ring);
+	int err = gputime_ring_header(st->ring, &st->last);
+	if (err < 0 || n < 0) {
+		log_debug("--gpu-time: %d's ring is gone (%s)", tracee->pid, strerror(-(n < 0 ? (int)n : err)));
+		st->phase = GPUTIME_DONE;	/* it went away by itself (gputop seemed gone to it) */
+		note_counts(st, false);
+		return;
+	}
+	if (st->last.state != GT_RUNNING) {	/* it stopped by itself: the last records */
+		gputime_ring_drain(st->ring);
+		say_final(&st->last, tracee->pid);
+		gputime_ring_release(st->ring);
+		st->phase = GPUTIME_DONE;
+	}
+	note_counts(st, st->phase == GPUTIME_ON);
+}
+
+void gputime_before_exec(struct thread *t)
+{
+	struct gputime_state *st = tracee->gputime;
+	uint64_t ret;
+	uint64_t args[6] = { 0 };
+	if (st->phase != GPUTIME_ON || !st->flush)
+		return;
+	xol_call(t, st->flush, args, &ret, NULL);	/* CUPTI's buffers into the ring */
+	gputime_drain();
+}
+
+/* One step of a process's stop: false once it is done (unloaded, or given up). */
+static bool stop_step(struct gputime_state *st, uint64_t deadline)
+{
+	struct gputime_header h;
+	int err = gputime_ring_header(st->ring, &h);
+	if (err < 0) {
+		note_counts(st, false);
+		/* Unloaded; its thread, back in glibc, ends (its exit reaches the dispatcher). */
+		pid_t helper = (pid_t)st->last.helper_tid;
+		return helper && threads_find(helper) && now_ns() < deadline;
+	}
+	st->last.helper_tid = h.helper_tid;
+	if (st->final_read && h.cupti_kept) {	/* both stay loaded: only its thread ends */
+		pid_t helper = (pid_t)h.helper_tid;
+		return helper && threads_find(helper) && now_ns() < deadline;
+	}
+	if (h.state == GT_FINAL && !st->final_read) {
+		gputime_ring_drain(st->ring);	/* every record there will be */
+		st->last = h;
+		note_counts(st, false);
+		if (h.cupti_kept)
+			log_warn("--gpu-time: CUPTI could not be finalized in %d, or a thread it made still runs: "
+				 "libcupti stays loaded there, every activity kind disabled, and so does gputop's "
+				 "library, whose callbacks CUPTI holds (idle, no thread)", tracee->pid);
+		st->final_read = true;
+		gputime_ring_release(st->ring);
+	} else if (h.state == GT_RUNNING) {
+		gputime_ring_drain(st->ring);
+	}
+	if (now_ns() > deadline) {
+		log_warn("--gpu-time: gputop's library has not unloaded itself from %d yet; it does once "
+			 "CUPTI lets its thread go", tracee->pid);
+		return false;
+	}
+	return true;
+}
+
+void gputime_stop_all(void)
+{
+	uint32_t it = 0;
+	struct tracee *was = tracee;
+	int asked = 0;
+	for (struct tracee *p; (p = tracee_next(&it));) {
+		if (p->gputime->phase != GPUTIME_ON || p->exited)
+			continue;
+		tracee_select(p);
+		gputime_ring_ask_stop(p->gputime->ring);
+		asked++;
+	}
+	uint64_t deadline = now_ns() + STOP_WAIT_NS;
+	while (asked) {
+		asked = 0;
+		it = 0;
+		for (struct tracee *p; (p = tracee_next(&it));) {
+			if (p->gputime->phase != GPUTIME_ON)
+				continue;
+			tracee_select(p);
+			if (!p->exited && threads_count_all() > 0 && stop_step(p->gputime, deadline))
+				asked++;
+			else
+				p->gputime->phase = GPUTIME_DONE;
+		}
+		if (asked && !tracee_dispatch_pending()) {	/* its dlclose stops at the linker's hook */
+			struct timespec nap = { 0, 2000000 };
+			nanosleep(&nap, NULL);
+		}
+	}
+	tracee_select(was);
+}

@@ -1,0 +1,31 @@
+/* gputime.h — --gpu-time in each traced process: libgputop-gpu.so loaded (dlopen called in a
+ * thread gputop holds at the entry of a CUDA call of the program's own), its ring read at
+ * every tick, and at the end stopped and unloaded, nothing left (inject/gputime.c, README's
+ * "What gputop writes into your program"). */
+#ifndef GPUTOP_ENGINE_GPUTIME_H
+#define GPUTOP_ENGINE_GPUTIME_H
+
+#include <stdbool.h>
+
+struct thread;
+
+/* --gpu-time asked: lib is libgputop-gpu.so's path (gputime_find.h). Set once, before any
+ * process is taken. */
+void gputime_enable(const char *lib);
+
+void gputime_forget(void);	/* exec: the library went with the old image; loaded again */
+
+/* A stop just handled (trap.c), t still held: if t stands at the entry of a CUDA call of the
+ * program's own and the library is not loaded yet, loads it there and waits (other threads run
+ * and their stops are handled) until CUPTI records or says why not. */
+void gputime_at_stop(struct thread *t);
+/* The tick: the current process's new records into the figures. */
+void gputime_drain(void);
+/* t is held at the entry of execve: the records CUPTI holds are flushed (the library's flush
+ * called in t, which holds no lock there) and read before the image goes. */
+void gputime_before_exec(struct thread *t);
+/* Before a detach: asks every process's library to flush and unload, and waits for it (at most
+ * a few seconds, handling the program's stops meanwhile). */
+void gputime_stop_all(void);
+
+#endif

@@ -1,0 +1,144 @@
+/* gputime_ring.c — reading --gpu-time's ring out of the program (gputime_ring.h): the header
+ * and the new records with process_vm_readv, the consumer index written back; each kernel
+ * name read once, demangled and joined to gputop's kernel rows by that name (the name gputop
+ * gives a kernel is the demangled one too, whether from the program's symbols or from
+ * cuFuncGetName). */
+#include "gputime_ring.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "memory.h"
+#include "stats.h"
+
+struct gputime_ring {
+	pid_t pid;
+	uint64_t shared;	/* struct gt_shared in the program */
+	uint64_t tail;
+	int *ids;		/* kernel id per name index; -2: not read yet */
+	struct gputime_feed feed;
+	struct gt_record batch[GT_RING];
+};
+
+#define AT(field) (g->shared + offsetof(struct gt_shared, field))
+
+static int kernel_id(void *ctx, uint32_t name)
+{
+	struct gputime_ring *g = ctx;
+	if (name >= GT_NAMES)
+		return -1;
+	if (g->ids[name] != -2)
+		return g->ids[name];
+	uint32_t off = 0;
+	static char text[16384];	/* scratch, off the stack */
+	g->ids[name] = -1;
+	if (mem_read(g->pid, AT(name_at) + 4ull * name, &off, sizeof off) == 0 && off < GT_NAME_BYTES &&
+	    mem_read_string(g->pid, AT(names) + off, text, sizeof text) == 0) {
+		char *d = kernels_demangle(text);
+		g->ids[name] = d ? stats_kernel_id(d) : -1;
+		free(d);
+	}
+	return g->ids[name];
+}
+
+struct gputime_ring *gputime_ring_new(pid_t pid, uint64_t shared)
+{
+	struct gputime_ring *g = calloc(1, sizeof *g);
+	if (!g || !(g->ids = malloc(GT_NAMES * sizeof *g->ids))) {
+		free(g);
+		return NULL;
+	}
+	for (int i = 0; i < GT_NAMES; i++)
+		g->ids[i] = -2;
+	g->pid = pid;
+	g->shared = shared;
+	g->feed.kernel_id = kernel_id;
+	g->feed.ctx = g;
+	return g;
+}
+
+void gputime_ring_free(struct gputime_ring *g)
+{
+	if (g)
+		free(g->ids);
+	free(g);
+}
+
+int gputime_ring_header(struct gputime_ring *g, struct gputime_header *h)
+{
+	static struct gt_shared head;	/* the words before the ring; scratch */
+	int err = mem_read(g->pid, g->shared, &head, offsetof(struct gt_shared, ring));
+	if (err < 0)
+		return err;
+	if (head.magic != GT_MAGIC || head.version != GT_VERSION)
+		return -ENOENT;	/* unloaded, and something else mapped there */
+	*h = (struct gputime_header){ .state = head.state, .status = head.status,
+				      .cupti_result = head.cupti_result, .cupti_kept = head.cupti_kept,
+				      .helper_tid = head.helper_tid,
+				      .head = head.head, .tail = head.tail, .dropped = head.dropped,
+				      .cupti_dropped = head.cupti_dropped,
+				      .names_dropped = head.names_dropped };
+	memcpy(h->message, head.message, sizeof h->message);
+	h->message[sizeof h->message - 1] = 0;
+	return 0;
+}
+
+long gputime_ring_drain(struct gputime_ring *g)
+{
+	uint64_t head;
+	int err = mem_read(g->pid, AT(head), &head, sizeof head);
+	if (err < 0)
+		return err;
+	if (head - g->tail > GT_RING)
+		return -EPROTO;	/* not the library's doing: never read garbage as records */
+	size_t n = (size_t)(head - g->tail), first = g->tail % GT_RING;
+	size_t part = n < GT_RING - first ? n : GT_RING - first;
+	struct mem_range r[2] = {
+		{ .addr = AT(ring) + first * sizeof(struct gt_record), .buf = g->batch, .len = part * sizeof(struct gt_record) },
+		{ .addr = AT(ring), .buf = g->batch + part, .len = (n - part) * sizeof(struct gt_record) },
+	};
+	if (!n)
+		return 0;
+	if ((err = mem_readv(g->pid, r, n > part ? 2 : 1)) < 0)
+		return err;
+	gputime_feed_records(&g->feed, g->batch, n);
+	g->tail = head;
+	err = mem_write(g->pid, AT(tail), &g->tail, sizeof g->tail);
+	return err < 0 ? err : (long)n;
+}
+
+static int put_word(struct gputime_ring *g, uint64_t at)
+{
+	uint32_t one = 1;
+	return mem_write(g->pid, at, &one, sizeof one);
+}
+
+int gputime_ring_ask_stop(struct gputime_ring *g)
+{
+	return put_word(g, AT(stop));
+}
+
+int gputime_ring_release(struct gputime_ring *g)
+{
+	return put_word(g, AT(released));
+}
+
+uint64_t gputime_ring_unnamed(const struct gputime_ring *g)
+{
+	return g->feed.unnamed;
+}
+
+struct gputime_state *gputime_state_new(void)
+{
+	return calloc(1, sizeof(struct gputime_state));
+}
+
+void gputime_state_free(struct gputime_state *st)
+{
+	if (st)
+		gputime_ring_free(st->ring);
+	free(st);
+}

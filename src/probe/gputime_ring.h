@@ -1,0 +1,70 @@
+/* gputime_ring.h — gputop's side of --gpu-time's ring (inject/gputime_layout.h): the header
+ * and records libgputop-gpu.so writes in the program, read with process_vm_readv; the records
+ * turned into figures (kernels' GPU time joined to gputop's kernel rows by demangled name,
+ * copies' GPU-side durations, busy time). */
+#ifndef GPUTOP_GPUTIME_RING_H
+#define GPUTOP_GPUTIME_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gputime_layout.h"
+
+/* The library's words gputop looks at: state, status, message, counts. */
+struct gputime_header {
+	uint32_t state;		/* enum gt_state */
+	int32_t status;		/* enum gt_status */
+	int32_t cupti_result;
+	uint32_t cupti_kept;
+	uint32_t helper_tid;	/* the library's thread */
+	uint64_t head, tail, dropped, cupti_dropped;
+	uint32_t names_dropped;
+	char message[256];
+};
+
+/* A traced process's --gpu-time (tracee->gputime, made and freed with it; its life is
+ * engine/gputime.c's). */
+enum gputime_phase { GPUTIME_WAITING, GPUTIME_LOADING, GPUTIME_ON, GPUTIME_DONE };
+struct gputime_state {
+	enum gputime_phase phase;
+	uint64_t handle;		/* the library's, from dlopen */
+	uint64_t flush;			/* its gputop_gpu_flush */
+	struct gputime_ring *ring;
+	struct gputime_header last;	/* the header at the last look */
+	bool final_read;		/* stopping: its last records read, release said */
+};
+struct gputime_state *gputime_state_new(void);
+void gputime_state_free(struct gputime_state *st);
+
+/* What turns records into figures: the part of it that needs no program (unit-tested). */
+struct gputime_feed {
+	uint64_t dev_end[64];	/* per device: the latest kernel end counted into busy time */
+	uint64_t unnamed;	/* kernel records without a name */
+	/* A kernel id for the library's name index; -1: none. */
+	int (*kernel_id)(void *ctx, uint32_t name);
+	void *ctx;
+};
+
+/* Feeds n records (reordered: by start time) to the figures (stats.h): each kernel's GPU
+ * time, copies' and memsets' GPU-side time, and the busy time, as the union per device of
+ * the kernels' intervals (a record that comes after a later-starting one of its device counts
+ * only past that one's end). */
+void gputime_feed_records(struct gputime_feed *f, struct gt_record *r, size_t n);
+
+/* The reader of one process's ring. */
+struct gputime_ring;
+struct gputime_ring *gputime_ring_new(pid_t pid, uint64_t shared);
+void gputime_ring_free(struct gputime_ring *g);
+/* Reads the header: 0, or -errno (-EFAULT / -ESRCH: the library is gone). */
+int gputime_ring_header(struct gputime_ring *g, struct gputime_header *h);
+/* Reads and feeds every record written since the last time, then says so (the tail). The
+ * number fed, or -errno. */
+long gputime_ring_drain(struct gputime_ring *g);
+/* gputop's words: stop (flush and unload) and released (the last records were read). */
+int gputime_ring_ask_stop(struct gputime_ring *g);
+int gputime_ring_release(struct gputime_ring *g);
+uint64_t gputime_ring_unnamed(const struct gputime_ring *g);
+
+#endif
