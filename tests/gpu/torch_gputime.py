@@ -77,4 +77,4 @@ else:
     steps()
     rate = n / (time.perf_counter() - t0)
 print('RESULT {"steps": %d, "steps_per_s": %.2f}' % (n, rate), flush=True)
-print("torch_gputime: ok %d checksum=%.6f" % (n, float(loss)), flush=True)
+print("torch_gputime: ok %d checksum=%.6f" % (n, loss.item()), flush=True)
