@@ -18,20 +18,7 @@
 
 #define SEC 1000000000ull
 
-static int failures;
-
-__attribute__((format(printf, 2, 3)))
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	failures += !ok;
-}
+#include "check.h"
 
 static void check_str(const char *what, const char *got, const char *want)
 {

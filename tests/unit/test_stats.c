@@ -11,20 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-__attribute__((format(printf, 2, 3)))
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	failures += !ok;
-}
+#include "check.h"
 
 static struct stats_snapshot snap(void)
 {
