@@ -164,13 +164,7 @@ static int take_pending_traps(void)
 int tracer_detach(void)
 {
 	uint32_t it = 0;
-	tracee->stopping_world = true;
-	for (struct thread *t; (t = threads_iter(&it));) {
-		t->want_stop = true;
-		if (t->state != TS_STOPPED)
-			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
-	}
-	int err = tracee_wait_all_stopped();
+	int err = tracee_stop_world();
 	if (err == 0)
 		err = take_pending_traps();
 	if (err == 0)

@@ -199,14 +199,7 @@ struct thread *tracer_adopt(const struct trace_stop *e)
 /* Brings every thread of a watched process to a stop and probes it, as an attach does. */
 static void setup_late(void)
 {
-	tracee->stopping_world = true;
-	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));) {
-		t->want_stop = true;
-		if (t->state != TS_STOPPED)
-			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
-	}
-	if (tracee_wait_all_stopped() < 0 || tracer_start_followed(-1) < 0)
+	if (tracee_stop_world() < 0 || tracer_start_followed(-1) < 0)
 		log_warn("process %d is not traced: it could not be probed", tracee->pid);
 }
 

@@ -9,7 +9,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/ptrace.h>
 
 #include "config.h"
 #include "log.h"
@@ -43,14 +42,7 @@ static uint64_t executable_maps_hash(pid_t pid)
 /* Every thread stopped, the modules looked at again, every thread let go. */
 static void refresh_held(void)
 {
-	uint32_t it = 0;
-	tracee->stopping_world = true;
-	for (struct thread *t; (t = threads_iter(&it));) {
-		t->want_stop = true;
-		if (t->state != TS_STOPPED)
-			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
-	}
-	if (tracee_wait_all_stopped() == 0 && tracer_settle_event_stops() == 0) {
+	if (tracee_stop_world() == 0 && tracer_settle_event_stops() == 0) {
 		struct thread *t = tracer_injectable_thread();
 		bool had_cuda = probes_cuda_seen();
 		if (t)
@@ -59,7 +51,7 @@ static void refresh_held(void)
 			session_set_cuda_seen();
 	}
 	tracee->stopping_world = false;
-	it = 0;
+	uint32_t it = 0;
 	for (struct thread *t; (t = threads_iter(&it));) {
 		t->want_stop = false;
 		if (t->state == TS_STOPPED)

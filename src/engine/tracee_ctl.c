@@ -388,6 +388,18 @@ int tracee_dispatch_pending(void)
 	return n;
 }
 
+int tracee_stop_world(void)
+{
+	uint32_t it = 0;
+	tracee->stopping_world = true;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		t->want_stop = true;
+		if (t->state != TS_STOPPED)
+			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+	}
+	return tracee_wait_all_stopped();
+}
+
 int tracee_wait_all_stopped(void)
 {
 	for (;;) {

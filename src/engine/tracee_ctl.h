@@ -48,6 +48,10 @@ void tracee_note_stop(struct thread *t, const struct trace_stop *e);
 int tracee_dispatch_pending(void);
 /* Waits until every thread in the table has reported a stop. 0, or -ESRCH if none is left. */
 int tracee_wait_all_stopped(void);
+/* Holds every thread of the process: each one that runs is interrupted (an event stop, no
+ * signal), and every stop is kept (stopping_world) until the caller lets them go. Then waits
+ * as tracee_wait_all_stopped. */
+int tracee_stop_world(void);
 /* Resumes the stopped thread t and waits until it traps at trap_addr (other stops of t on the
  * way are remembered and handled later); *r gets its registers there (xol.h's runner). */
 int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r);
