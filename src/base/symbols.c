@@ -7,6 +7,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,14 +245,19 @@ static int match_name(const char *name, uint64_t addr, uint64_t size, enum sym_t
 	return 1;
 }
 
-/* The tail of m's executable segment, if `room` bytes of it lie past every segment. */
-static uint64_t exec_tail_of(const struct module *m, size_t room, uint64_t page)
+/* The tail of an ELF file's executable segment, if `room` bytes of it lie past every segment:
+ * its address in the file's own terms (add the load bias), or 0. */
+static uint64_t exec_tail_of(Elf *elf, size_t room, uint64_t page, uint64_t *first_vaddr)
 {
-	Dwarf_Addr bias;
-	Elf *elf = m->dwfl_module ? dwfl_module_getelf(m->dwfl_module, &bias) : NULL;
 	size_t n;
-	if (!elf || elf_getphdrnum(elf, &n) != 0)
+	*first_vaddr = UINT64_MAX;
+	if (elf_getphdrnum(elf, &n) != 0)
 		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr y;
+		if (gelf_getphdr(elf, (int)i, &y) && y.p_type == PT_LOAD && y.p_vaddr < *first_vaddr)
+			*first_vaddr = y.p_vaddr;
+	}
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr x;
 		if (!gelf_getphdr(elf, (int)i, &x) || x.p_type != PT_LOAD || !(x.p_flags & PF_X))
@@ -266,8 +272,8 @@ static uint64_t exec_tail_of(const struct module *m, size_t room, uint64_t page)
 			    y.p_vaddr < end && y.p_vaddr + y.p_memsz > x.p_vaddr + x.p_memsz)
 				clear = false;
 		}
-		if (clear && at + bias >= m->start && at + bias + room <= m->end)
-			return at + bias;
+		if (clear)
+			return at;
 	}
 	return 0;
 }
@@ -291,18 +297,52 @@ static bool mapped_executable(uint64_t at, size_t len)
 	return yes;
 }
 
+/* From /proc/PID/maps, not from libdw's modules: it is needed before they are reported (the
+ * first mmap of an attach). Each ELF file is read through /proc/PID/map_files, as the process
+ * sees it (its mount namespace), at its first mapping (file offset 0). */
 uint64_t sym_exec_tail(size_t room)
 {
-	size_t cursor = 0;
-	const struct module *m;
+	char path[64], line[512];
 	long page = sysconf(_SC_PAGESIZE);
-	while ((m = sym_module_next(&cursor)))
-		if (m->path && m->path[0] == '/') {
-			uint64_t at = exec_tail_of(m, room, page > 0 ? (uint64_t)page : 4096);
-			if (at && mapped_executable(at, room))
-				return at;
+	snprintf(path, sizeof path, "/proc/%d/maps", tracee->pid);
+	FILE *f = fopen(path, "re");
+	uint64_t found = 0;
+	if (!f || elf_version(EV_CURRENT) == EV_NONE) {
+		if (f)
+			fclose(f);
+		return 0;
+	}
+	while (!found && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, off;
+		char file[64];
+		int at_path = 0;
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &lo, &hi, &off, &at_path) != 3 || off != 0 ||
+		    line[at_path] != '/')
+			continue;
+		snprintf(file, sizeof file, "/proc/%d/map_files/%lx-%lx", tracee->pid, lo, hi);
+		int fd = open(file, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {	/* map_files wants CAP_SYS_ADMIN on older kernels: the path, then */
+			char *nl = strchr(line + at_path, '\n'), root[4200];
+			if (nl)
+				*nl = 0;
+			snprintf(root, sizeof root, "/proc/%d/root%s", tracee->pid, line + at_path);
+			fd = open(root, O_RDONLY | O_CLOEXEC);
 		}
-	return 0;
+		if (fd < 0)
+			continue;
+		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		uint64_t first, tail = elf ? exec_tail_of(elf, room, page > 0 ? (uint64_t)page : 4096, &first) : 0;
+		if (tail) {
+			uint64_t at = tail - (first & ~((uint64_t)page - 1)) + lo;
+			if (mapped_executable(at, room))
+				found = at;
+		}
+		if (elf)
+			elf_end(elf);
+		close(fd);
+	}
+	fclose(f);
+	return found;
 }
 
 uint64_t sym_find(const struct module *m, const char *name)

@@ -249,15 +249,58 @@ static int add_area(uint64_t base)
 	return 0;
 }
 
+/* A system call run from a self-resuming gadget written where the program never runs anything:
+ * the unused end of the last page of one of its executable segments (base/symbols.h,
+ * sym_exec_tail). For the two calls that have no gadget of gputop's to run from: the first mmap
+ * of an attach (before area 0 exists) and the last munmap of a detach (of area 0 itself: a
+ * gputop killed during that call left the thread returning into a page that was gone, SIGSEGV,
+ * 2 of 20 detach-then-SIGKILL trials on a loaded 2-CPU machine). A thread whose gputop dies
+ * during the call comes back to code that still exists and goes on where it was. gputop puts
+ * the bytes back after the call; a gputop killed meanwhile leaves them, and so does the
+ * watchdog (the thread may still be about to run them: a copy over the program's entry point,
+ * tried before and restored by the watchdog, raced the thread). -ENOSPC without such a tail. */
+static long syscall_from_tail(struct thread *t, long nr, const uint64_t args[6])
+{
+	enum { SAVE_AT = 96, ROOM = SAVE_AT + 8 * ARCH_SYSCALL_SAVE_WORDS };
+	uint8_t orig[ROOM], code[SAVE_AT];
+	uint64_t at = sym_exec_tail(ROOM);
+	size_t n = at ? arch_syscall_resume_code(code, sizeof code, at, at + SAVE_AT) : 0;
+	if (!n || mem_read(t->tid, at, orig, sizeof orig) < 0 || mem_write_code(at, code, n) < 0) {
+		log_debug("no spare bytes at the end of an executable segment for a gadget");
+		return -ENOSPC;
+	}
+	log_debug("system call %ld from a copy of the gadget at %#" PRIx64, nr, at);
+	long r = run_syscall_at(t, at, at + SAVE_AT, nr, args);
+	if (mem_write_code(at, orig, sizeof orig) < 0)
+		log_warn("could not put back %d bytes at %#" PRIx64 " (the unused end of an executable "
+			 "segment; never run by the program)", ROOM, at);
+	return r;
+}
+
+static long unmap_last(struct thread *t, const uint64_t args[6])
+{
+	long r = syscall_from_tail(t, SYS_munmap, args);
+	return r == -ENOSPC ? xol_syscall(t, SYS_munmap, args) : r;
+}
+
 int xol_init(struct thread *t, uint64_t scratch)
 {
+	/* The first mapping: from a copy of the resuming gadget (syscall_from_tail), else from
+	 * `syscall; int3` written over the program's entry point for that one call. */
+	uint64_t args[6] = { 0, AREA_SIZE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
+	long addr = syscall_from_tail(t, SYS_mmap, args);
+	if (addr != -ENOSPC) {
+		if (addr < 0 && addr > -4096)
+			return (int)addr;
+		return add_area((uint64_t)addr);
+	}
 	uint8_t saved[8];
 	int err = mem_read(t->tid, scratch, saved, arch_syscall_gadget_len);
 	if (err < 0)
 		return err;
 	if ((err = mem_write_code(scratch, arch_syscall_gadget, arch_syscall_gadget_len)) < 0)
 		return err;
-	long addr = map_area(t, scratch, 0, 0);
+	addr = map_area(t, scratch, 0, 0);
 	int restore = mem_write_code(scratch, saved, arch_syscall_gadget_len);
 	if (addr < 0 && addr > -4096)
 		return (int)addr;
@@ -390,33 +433,6 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 		*ret = arch_retval(&r);
 	int restore = arch_set_regs(t->tid, &saved);
 	return err < 0 ? err : restore;
-}
-
-/* The last munmap takes away the page of the gadget it would run from: a gputop killed during
- * that call would leave the thread returning into a page that is gone (SIGSEGV; 2 of 20
- * detach-then-SIGKILL trials on a loaded 2-CPU machine). So it runs from a copy of the gadget
- * written where the program never runs anything: the unused end of the last page of one of its
- * executable segments (base/symbols.h, sym_exec_tail). A thread whose gputop died meanwhile
- * comes back to code that still exists and goes where it was. gputop puts those bytes back
- * after the call; a gputop killed meanwhile leaves them, and so does the watchdog (the thread
- * may still be about to run them: the copy over the program's entry point tried before, which
- * the watchdog restored, raced the thread). Without such a tail, the gadget of area 0 as before. */
-static long unmap_last(struct thread *t, const uint64_t args[6])
-{
-	enum { SAVE_AT = 96, ROOM = SAVE_AT + 8 * ARCH_SYSCALL_SAVE_WORDS };
-	uint8_t orig[ROOM], code[SAVE_AT];
-	uint64_t at = sym_exec_tail(ROOM);
-	size_t n = at ? arch_syscall_resume_code(code, sizeof code, at, at + SAVE_AT) : 0;
-	if (!n || mem_read(t->tid, at, orig, sizeof orig) < 0 || mem_write_code(at, code, n) < 0) {
-		log_debug("the last munmap runs from area 0's own gadget: no spare executable tail");
-		return xol_syscall(t, SYS_munmap, args);
-	}
-	log_debug("the last munmap runs from a copy of the gadget at %#" PRIx64, at);
-	long r = run_syscall_at(t, at, at + SAVE_AT, SYS_munmap, args);
-	if (mem_write_code(at, orig, sizeof orig) < 0)
-		log_warn("could not put back %d bytes at %#" PRIx64 " (the unused end of an executable "
-			 "segment; never run by the program)", ROOM, at);
-	return r;
 }
 
 int xol_unmap_all(struct thread *t)
