@@ -361,6 +361,44 @@ static void threads(struct writer *w, const struct openmetrics_process *p)
 	sample_u64(w, p->snap->threads > 0 ? (uint64_t)p->snap->threads : 0);
 }
 
+/* NCCL's operations the process called (only those it called: most processes call none). */
+static void nccl(struct writer *w, const struct openmetrics_process *p, int what)
+{
+	for (size_t i = 0; i < p->rows->n_coll_total; i++) {
+		const struct row_coll *c = &p->rows->coll_total[i];
+		sample_begin(w, p);
+		label(w, "op", c->name);
+		if (what == 0)
+			sample_u64(w, c->total.calls);
+		else if (what == 1)
+			sample_u64(w, c->total.bytes);
+		else
+			sample_seconds(w, c->total.ns);
+	}
+}
+
+static void nccl_calls(struct writer *w, const struct openmetrics_process *p) { nccl(w, p, 0); }
+static void nccl_bytes(struct writer *w, const struct openmetrics_process *p) { nccl(w, p, 1); }
+static void nccl_seconds(struct writer *w, const struct openmetrics_process *p) { nccl(w, p, 2); }
+
+/* Bytes from one GPU to another: peer copies and ncclSend ("unknown" where gputop cannot
+ * tell a device). */
+static void p2p_bytes(struct writer *w, const struct openmetrics_process *p)
+{
+	for (size_t i = 0; i < p->rows->n_p2p; i++) {
+		const struct row_p2p *x = &p->rows->p2p[i];
+		char src[16] = "unknown", dst[16] = "unknown";
+		if (x->src >= 0)
+			snprintf(src, sizeof src, "%d", x->src);
+		if (x->dst >= 0)
+			snprintf(dst, sizeof dst, "%d", x->dst);
+		sample_begin(w, p);
+		label(w, "src_device", src);
+		label(w, "dst_device", dst);
+		sample_u64(w, x->total.bytes);
+	}
+}
+
 static void process_info(struct writer *w, const struct openmetrics_process *p)
 {
 	if (!p->command)
@@ -406,6 +444,16 @@ static const struct family families[] = {
 	  peak_device_bytes },
 	{ "gputop_allocations", COUNTER, NULL, "Successful allocation calls.", allocations },
 	{ "gputop_frees", COUNTER, NULL, "Frees of known allocations.", frees },
+	{ "gputop_nccl_calls", COUNTER, NULL, "NCCL operations called (collectives, Send, Recv), by op.",
+	  nccl_calls },
+	{ "gputop_nccl_bytes", COUNTER, "bytes",
+	  "Bytes given to NCCL operations, by op (count x the datatype's size, as nccl-tests' size).",
+	  nccl_bytes },
+	{ "gputop_nccl_seconds", COUNTER, "seconds", "Time inside NCCL operation calls, by op.",
+	  nccl_seconds },
+	{ "gputop_p2p_bytes", COUNTER, "bytes",
+	  "Bytes moved from one GPU to another: peer copies and ncclSend, by source and destination.",
+	  p2p_bytes },
 	{ "gputop_stops", COUNTER, NULL, "Times gputop stopped the program (its cost to the program).",
 	  stops },
 	{ "gputop_cpu_seconds", COUNTER, "seconds",

@@ -3,7 +3,8 @@
  * "(other kernels)" holding the rest; a kernel that gets hot later does not take a series (so no
  * counter ever goes down) until a reset; devices stay shown once seen; label values escaped,
  * made UTF-8 and cut without merging two kernels; the two formats' headers; several processes
- * in one family block; content negotiation. One "ok"/"not ok" line per check. */
+ * in one family block; content negotiation; NCCL operations and P2P bytes. One "ok"/"not ok"
+ * line per check. */
 #include "clock.h"
 #include "cuda_api.h"
 #include "openmetrics.h"
@@ -260,6 +261,40 @@ static void test_formats(void)
 	      "Prometheus's Accept: OpenMetrics");
 }
 
+/* NCCL: each operation called gets its three series (only those called), P2P its bytes by
+ * source and destination device ("unknown" where not known). */
+static void test_nccl(void)
+{
+	struct openmetrics_series series;
+	openmetrics_series_init(&series);
+	stats_reset();
+	char *t = render(METRICS_PROMETHEUS, &series, 10, 1, "rank", 10);
+	check(t && lines_starting(t, "gputop_nccl_calls_total{", NULL) == 0,
+	      "nccl: no operation called, no series (the family's header only)");
+	check(t && strstr(t, "# TYPE gputop_nccl_calls_total counter"), "nccl: the family is declared all the same");
+	free(t);
+	stats_on_collective(COLL_ALLREDUCE, 4096, 2000000, 0x1000, -1, 0);
+	stats_on_collective(COLL_ALLREDUCE, 1024, 1000000, 0x1000, -1, 0);
+	stats_on_collective(COLL_BROADCAST, 666, 500000, 0x1000, -1, 0);
+	stats_on_p2p(0, 1, 1 << 20);
+	stats_on_p2p(0, -1, 100);
+	t = render(METRICS_PROMETHEUS, &series, 10, 1, "rank", 10);
+	check(t && value_of(t, "gputop_nccl_calls_total{pid=\"10\",rank=\"1\",op=\"AllReduce\"}") == 2,
+	      "nccl: AllReduce called twice");
+	check(t && value_of(t, "gputop_nccl_bytes_total{pid=\"10\",rank=\"1\",op=\"AllReduce\"}") == 5120,
+	      "nccl: AllReduce's bytes, summed");
+	check(t && strstr(t, "gputop_nccl_seconds_total{pid=\"10\",rank=\"1\",op=\"AllReduce\"} 0.003000000\n"),
+	      "nccl: AllReduce's seconds");
+	check(t && value_of(t, "gputop_nccl_calls_total{pid=\"10\",rank=\"1\",op=\"Broadcast\"}") == 1 &&
+	      lines_starting(t, "gputop_nccl_calls_total{", NULL) == 2, "nccl: Broadcast once, and no other op");
+	check(t && value_of(t, "gputop_p2p_bytes_total{pid=\"10\",rank=\"1\",src_device=\"0\",dst_device=\"1\"}") == 1 << 20,
+	      "p2p: GPU 0 to GPU 1");
+	check(t && value_of(t, "gputop_p2p_bytes_total{pid=\"10\",rank=\"1\",src_device=\"0\",dst_device=\"unknown\"}") == 100,
+	      "p2p: a destination not known is \"unknown\"");
+	free(t);
+	openmetrics_series_free(&series);
+}
+
 int main(void)
 {
 	if (stats_init() < 0) {
@@ -270,6 +305,7 @@ int main(void)
 	test_devices();
 	test_labels();
 	test_formats();
+	test_nccl();
 	stats_free();
 	printf("# %d failed\n", failures);
 	return failures != 0;
