@@ -386,6 +386,8 @@ static void json_graphs(struct jw *w, const struct rows *rs)
 	for (size_t i = 0; i < rs->n_graph; i++) {
 		const struct stats_graph *g = &rs->graph[i];
 		jw_open(w, '{');
+		jw_key(w, "pid");	/* ids are per process: (pid, id) names a graph */
+		jw_int(w, g->pid);
 		jw_key(w, "id");
 		jw_u64(w, g->id);
 		jw_key(w, "nodes");

@@ -59,6 +59,8 @@ expect_eq "$(kernel_runs "$F" gk)" '[0,150]' "explicit: gk 150 graph executions"
 jq_eq "$F" '[.graphs[] | {nodes, kernels, launches}]' '[{"nodes":5,"kernels":3,"launches":50}]' \
 	"explicit: one graph of 5 nodes, 50 launches"
 jq_eq "$F" "$(api_row cudaGraphAddKernelNode).calls" 3 "explicit: 3 cudaGraphAddKernelNode calls"
+jq_check "$F" '[.graphs[].pid] == [.processes[0].pid] and .processes[0].pid > 0' \
+	"explicit: the graph names its process (ids are per process)"
 F=$TMP/update.json
 expect_eq "$(kernel_runs "$F" gk)" '[0,20]' "update: gk 20 graph executions"
 expect_eq "$(kernel_runs "$F" dk)" '[0,40]' "update: dk 40 graph executions"
