@@ -399,6 +399,16 @@ static void p2p_bytes(struct writer *w, const struct openmetrics_process *p)
 	}
 }
 
+/* --gpu-time: the time some kernel ran on a GPU (a union of CUPTI's kernel intervals per
+ * device, summed over devices). No sample without --gpu-time. */
+static void gpu_busy_seconds(struct writer *w, const struct openmetrics_process *p)
+{
+	if (!p->rows->gpu.on)
+		return;
+	sample_begin(w, p);
+	sample_seconds(w, p->rows->gpu.busy_ns);
+}
+
 static void process_info(struct writer *w, const struct openmetrics_process *p)
 {
 	if (!p->command)
@@ -454,6 +464,9 @@ static const struct family families[] = {
 	{ "gputop_p2p_bytes", COUNTER, "bytes",
 	  "Bytes moved from one GPU to another: peer copies and ncclSend, by source and destination.",
 	  p2p_bytes },
+	{ "gputop_gpu_busy_seconds", COUNTER, "seconds",
+	  "With --gpu-time: time some kernel of the process ran on a GPU (CUPTI's records; per device, "
+	  "summed).", gpu_busy_seconds },
 	{ "gputop_stops", COUNTER, NULL, "Times gputop stopped the program (its cost to the program).",
 	  stops },
 	{ "gputop_cpu_seconds", COUNTER, "seconds",

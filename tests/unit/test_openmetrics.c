@@ -3,8 +3,8 @@
  * "(other kernels)" holding the rest; a kernel that gets hot later does not take a series (so no
  * counter ever goes down) until a reset; devices stay shown once seen; label values escaped,
  * made UTF-8 and cut without merging two kernels; the two formats' headers; several processes
- * in one family block; content negotiation; NCCL operations and P2P bytes. One "ok"/"not ok"
- * line per check. */
+ * in one family block; content negotiation; NCCL operations and P2P bytes; --gpu-time's busy
+ * seconds. One "ok"/"not ok" line per check. */
 #include "clock.h"
 #include "cuda_api.h"
 #include "openmetrics.h"
@@ -295,6 +295,26 @@ static void test_nccl(void)
 	openmetrics_series_free(&series);
 }
 
+/* --gpu-time's busy seconds: a sample only while GPU time is recorded. */
+static void test_gpu_busy(void)
+{
+	struct openmetrics_series series;
+	openmetrics_series_init(&series);
+	stats_reset();
+	char *t = render(METRICS_PROMETHEUS, &series, 10, -1, "app", 10);
+	check(t && lines_starting(t, "gputop_gpu_busy_seconds_total{", NULL) == 0,
+	      "gpu busy: no sample without --gpu-time");
+	free(t);
+	stats_set_gpu_time(true, now_ns(), 0, 0);
+	stats_on_gpu_busy(1500000000);
+	stats_on_gpu_busy(250000000);
+	t = render(METRICS_PROMETHEUS, &series, 10, -1, "app", 10);
+	check(t && strstr(t, "gputop_gpu_busy_seconds_total{pid=\"10\"} 1.750000000\n"),
+	      "gpu busy: the busy time recorded, in seconds");
+	free(t);
+	openmetrics_series_free(&series);
+}
+
 int main(void)
 {
 	if (stats_init() < 0) {
@@ -306,6 +326,7 @@ int main(void)
 	test_labels();
 	test_formats();
 	test_nccl();
+	test_gpu_busy();
 	stats_free();
 	printf("# %d failed\n", failures);
 	return failures != 0;
