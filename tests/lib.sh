@@ -285,6 +285,18 @@ run_gputop_json() {
 	return 1
 }
 
+# expect_refused WHAT STATUS MESSAGE-REGEX GPUTOP-ARGS...: gputop exits STATUS saying so (its
+# stderr matches MESSAGE-REGEX), and the program it was to launch (touch $TMP/ran) was not run.
+expect_refused() {
+	local what=$1 status=$2 regex=$3
+	shift 3
+	rm -f "$TMP/ran"
+	"$GPUTOP" "$@" -- touch "$TMP/ran" >"$TMP/err.out" 2>"$TMP/err.err"
+	expect_eq "$?" "$status" "$what: exit status $status"
+	expect_match "$(cat "$TMP/err.err")" "$regex" "$what: says why"
+	[ -e "$TMP/ran" ] && not_ok "$what: the program was not run" || ok "$what: the program was not run"
+}
+
 # The lines a program printed itself (they start with "NAME:"), from a file of mixed output.
 prog_lines() {
 	grep -E "^$2:" "$1"

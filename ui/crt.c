@@ -47,6 +47,22 @@ void tui_fill(WINDOW *w, int y, int x, int width, int attr)
 	wattrset(w, A_NORMAL);
 }
 
+void tui_box(WINDOW *win, int y, int x, int h, int w)
+{
+	for (int r = 0; r < h; r++)
+		tui_fill(win, y + r, x, w, A_NORMAL);
+	wattrset(win, A_BOLD);
+	mvwhline(win, y, x, ACS_HLINE, w);
+	mvwhline(win, y + h - 1, x, ACS_HLINE, w);
+	mvwvline(win, y, x, ACS_VLINE, h);
+	mvwvline(win, y, x + w - 1, ACS_VLINE, h);
+	mvwaddch(win, y, x, ACS_ULCORNER);
+	mvwaddch(win, y, x + w - 1, ACS_URCORNER);
+	mvwaddch(win, y + h - 1, x, ACS_LLCORNER);
+	mvwaddch(win, y + h - 1, x + w - 1, ACS_LRCORNER);
+	wattrset(win, A_NORMAL);
+}
+
 static void tui_term_colors(bool color)
 {
 	if (color) {

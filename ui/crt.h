@@ -33,5 +33,7 @@ int tui_attr(enum tui_color c);	/* the attributes of a role: colors, or plain bo
 void tui_put(WINDOW *w, int y, int x, int width, int attr, const char *s);
 /* Fills width columns from (y, x) with blanks in attr (a title bar). */
 void tui_fill(WINDOW *w, int y, int x, int width, int attr);
+/* A blank box of h rows and w columns at (y, x) with a bold frame (the help and stack panes). */
+void tui_box(WINDOW *win, int y, int x, int h, int w);
 
 #endif

@@ -38,18 +38,7 @@ void help_draw_overlay(int h, int width)
 		bh = h - 2;
 	y0 = (h - bh) / 2;
 	x0 = (width - bw) / 2;
-	for (int y = 0; y < bh; y++)
-		tui_fill(stdscr, y0 + y, x0, bw, A_NORMAL);
-	wattrset(stdscr, A_BOLD);
-	mvwhline(stdscr, y0, x0, ACS_HLINE, bw);
-	mvwhline(stdscr, y0 + bh - 1, x0, ACS_HLINE, bw);
-	mvwvline(stdscr, y0, x0, ACS_VLINE, bh);
-	mvwvline(stdscr, y0, x0 + bw - 1, ACS_VLINE, bh);
-	mvwaddch(stdscr, y0, x0, ACS_ULCORNER);
-	mvwaddch(stdscr, y0, x0 + bw - 1, ACS_URCORNER);
-	mvwaddch(stdscr, y0 + bh - 1, x0, ACS_LLCORNER);
-	mvwaddch(stdscr, y0 + bh - 1, x0 + bw - 1, ACS_LRCORNER);
-	wattrset(stdscr, A_NORMAL);
+	tui_box(stdscr, y0, x0, bh, bw);
 	tui_put(stdscr, y0, x0 + 2, bw - 4, A_BOLD, " gputop keys ");
 	for (size_t i = 0; i < tui_keys_count && (int)i + 2 < bh - 1; i++) {
 		tui_put(stdscr, y0 + 2 + (int)i, x0 + 2, names_w, tui_attr(TC_VALUE), tui_keys[i].names);

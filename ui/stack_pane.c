@@ -92,22 +92,6 @@ static void fill(struct pane *p, int kind, uint64_t subject, pid_t pid, const ch
 	stacks_snapshot_free(&ss);
 }
 
-static void pane_box(int y0, int x0, int bh, int bw)
-{
-	for (int y = 0; y < bh; y++)
-		tui_fill(stdscr, y0 + y, x0, bw, A_NORMAL);
-	wattrset(stdscr, A_BOLD);
-	mvwhline(stdscr, y0, x0, ACS_HLINE, bw);
-	mvwhline(stdscr, y0 + bh - 1, x0, ACS_HLINE, bw);
-	mvwvline(stdscr, y0, x0, ACS_VLINE, bh);
-	mvwvline(stdscr, y0, x0 + bw - 1, ACS_VLINE, bh);
-	mvwaddch(stdscr, y0, x0, ACS_ULCORNER);
-	mvwaddch(stdscr, y0, x0 + bw - 1, ACS_URCORNER);
-	mvwaddch(stdscr, y0 + bh - 1, x0, ACS_LLCORNER);
-	mvwaddch(stdscr, y0 + bh - 1, x0 + bw - 1, ACS_LRCORNER);
-	wattrset(stdscr, A_NORMAL);
-}
-
 int stack_pane_draw(int h, int w, int kind, uint64_t subject, pid_t pid, int scroll)
 {
 	struct pane p = { .line = calloc(LINES_MAX, LINE_LEN) };
@@ -118,7 +102,7 @@ int stack_pane_draw(int h, int w, int kind, uint64_t subject, pid_t pid, int scr
 	int bw = w - 2, bh = p.n + 4 < h - 2 ? p.n + 4 : h - 2, y0 = (h - bh) / 2, x0 = 1;
 	int rows = bh - 4, max = p.n > rows ? p.n - rows : 0;
 	scroll = scroll > max ? max : scroll;
-	pane_box(y0, x0, bh, bw);
+	tui_box(stdscr, y0, x0, bh, bw);
 	tui_put(stdscr, y0, x0 + 2, bw - 4, A_BOLD, title);
 	for (int i = 0; i < rows && scroll + i < p.n; i++)
 		tui_put(stdscr, y0 + 2 + i, x0 + 2, bw - 4, i + scroll == 0 ? A_BOLD : A_NORMAL, p.line[scroll + i]);

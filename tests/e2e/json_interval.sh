@@ -70,17 +70,6 @@ jq_eq "$LIVE" "$(api_row cudaFree).calls" "$(jq "$(api_row cudaFree).calls" "$TM
 expect_eq "$(ls -A "$TMP/out")" "live.json" "nothing but FILE is left in its directory"
 
 # --- errors -------------------------------------------------------------------------------------
-# expect_refused WHAT STATUS MESSAGE-REGEX GPUTOP-ARGS...: gputop exits STATUS saying so, and the
-# program it was to launch (touch $TMP/ran) was not run.
-expect_refused() {
-	local what=$1 status=$2 regex=$3
-	shift 3
-	rm -f "$TMP/ran"
-	"$GPUTOP" "$@" -- touch "$TMP/ran" >"$TMP/err.out" 2>"$TMP/err.err"
-	expect_eq "$?" "$status" "$what: exit status $status"
-	expect_match "$(cat "$TMP/err.err")" "$regex" "$what: says why"
-	[ -e "$TMP/ran" ] && not_ok "$what: the program was not run" || ok "$what: the program was not run"
-}
 expect_refused "a missing directory" 6 "^gputop: cannot write --json-interval file '$TMP/none/x.json': No such file or directory" \
 	--json-interval 1 "$TMP/none/x.json"
 ln -s "$TMP/elsewhere" "$TMP/link.json"

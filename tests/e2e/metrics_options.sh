@@ -16,15 +16,6 @@ need_metrics_tools
 export LD_LIBRARY_PATH=$SIMDRV
 
 # --- 1. errors ---------------------------------------------------------------------------------
-expect_refused() {	# WHAT STATUS MESSAGE-REGEX GPUTOP-ARGS...
-	local what=$1 status=$2 regex=$3
-	shift 3
-	rm -f "$TMP/ran"
-	"$GPUTOP" "$@" -- touch "$TMP/ran" >"$TMP/err.out" 2>"$TMP/err.err"
-	expect_eq "$?" "$status" "$what: exit status $status"
-	expect_match "$(cat "$TMP/err.err")" "$regex" "$what: says why"
-	[ -e "$TMP/ran" ] && not_ok "$what: the program was not run" || ok "$what: the program was not run"
-}
 for bad in abc 70000 :9464 127.0.0.1: '[::1]9464' -1; do
 	expect_refused "--listen '$bad'" 2 "^gputop: invalid listen address '$(sed 's/[][]/\\&/g' <<<"$bad")'" --listen "$bad"
 done
