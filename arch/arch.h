@@ -74,6 +74,16 @@ uint64_t arch_syscall_ip(uint64_t gadget_addr);
 size_t arch_syscall_resume_code(uint8_t *buf, size_t room, uint64_t code_at, uint64_t save_at);
 void arch_syscall_resume_save(const arch_regs_t *saved, uint64_t save[ARCH_SYSCALL_SAVE_WORDS]);
 
+/* Where a function the tracer calls in a thread returns to, so that the thread needs nobody
+ * after it: the return value moved aside (arch_call_resume_retval reads it at the stop), the
+ * stack pointer loaded from sp_at, system call nr made from the resuming gadget at resume_at
+ * (above), which loads back the rest. gputop stops the thread at that system call's exit and
+ * puts every register back itself; a thread whose tracer died during the call goes back where it
+ * was. Written into buf (code_at: where it will be); its length, 0 if no room. */
+size_t arch_call_resume_code(uint8_t *buf, size_t room, uint64_t code_at, long nr, uint64_t sp_at,
+			     uint64_t resume_at);
+uint64_t arch_call_resume_retval(const arch_regs_t *r);
+
 /* A function call made by the tracer: pc = func, sp = sp (the return address is already at
  * [sp]), integer arguments in their registers; no system call restarts. */
 void arch_prepare_call(arch_regs_t *r, uint64_t func, uint64_t sp, const uint64_t args[6]);
@@ -148,6 +158,18 @@ uint64_t arch_scratch(const arch_regs_t *r);	/* at the launch stub's trap: the p
 #define ARCH_LAUNCH_TRAP_SAVED 3
 void arch_launch_trap_entry(const arch_regs_t *r, const uint64_t saved[ARCH_LAUNCH_TRAP_SAVED],
 			    arch_regs_t *entry);
+/* The park (x86_64_launch.S, probe/launchpark.c): where a stub holds a thread for gputop.
+ * arch_park..arch_park_end is its code; arch_park_syscall its one system call (the futex
+ * wait). It saved ARCH_PARK_SAVED words at its sp: the volatile registers, then its return
+ * address. arch_park_regs gives the registers the thread had at the park's call, its pc as if
+ * an int3 there had trapped (so that the stub's trap addresses name the park's calls). */
+extern const uint8_t arch_park[], arch_park_syscall[], arch_park_end[];
+#define ARCH_PARK_SAVED 10
+#define ARCH_SYSCALL_LEN 2	/* the system call instruction's length */
+void arch_park_regs(const arch_regs_t *now, const uint64_t saved[ARCH_PARK_SAVED], uint64_t sp,
+		    arch_regs_t *at);
+/* The thread, stopped inside a system call, returns from it with -EINTR (no restart). */
+void arch_cancel_syscall(arch_regs_t *r);
 /* The registers in DWARF's numbering, from number 0, for libdw's unwinder (base/unwind.c):
  * ARCH_DWARF_REGS of them, the last the return address column (the pc). */
 #define ARCH_DWARF_REGS 17

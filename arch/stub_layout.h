@@ -5,7 +5,7 @@
 #ifndef GPUTOP_STUB_LAYOUT_H
 #define GPUTOP_STUB_LAYOUT_H
 
-/* The launch ring (2.1 MiB): words of its header, then tables, then the records. */
+/* The launch ring (2.6 MiB): words of its header, then tables, then the records. */
 #define LR_OFF_HEAD		0	/* producers: lock cmpxchg */
 #define LR_OFF_TAIL		64	/* the tracer */
 #define LR_OFF_PRESENT		128	/* 1 while gputop traces */
@@ -13,13 +13,18 @@
 #define LR_OFF_HEARTBEAT	256	/* time stamp counter at the tracer's last drain */
 #define LR_OFF_FRESH		264	/* ticks: a heartbeat younger than this is a tracer that reads;
 					 * a full ring or table waits that long at most for it */
+#define LR_OFF_PARK_WAIT	320	/* a struct timespec: how long a parked thread sleeps at a time */
+#define LR_OFF_PARK		1024	/* park slots (arch_park): state, tid, the saved registers' sp */
+#define LR_PARK_SLOTS		64
+#define LR_PARK_SIZE		32
 #define LR_OFF_LOST		4096	/* u64 per probe: calls a full ring or table dropped */
 #define LR_OFF_OUTS		12288	/* u8 pairs per probe: out-parameter argument positions */
 #define LR_OFF_STACKS		14336	/* u8 per probe: 1 = the call stub traps for a stack (while
 					 * gputop drains: a fresh heartbeat) */
 #define LR_OFF_CALLS		16384	/* the call stub's records */
-#define LR_OFF_FILTER		65536	/* seen handles: 4096 u64, two ways at the hash */
-#define LR_OFF_RECORDS		98304	/* LR_CAP launch records */
+#define LR_OFF_FILTER		65536	/* seen handles: 1 << LR_FILTER_BITS u64, two ways at the hash */
+#define LR_FILTER_BITS		16	/* 65,536 handles: a model's thousands of kernels fit */
+#define LR_OFF_RECORDS		589824	/* LR_CAP launch records */
 #define LR_CAP			32768	/* a power of two */
 #define LR_RECORD_SIZE		64	/* probe + 1 (written last), 6 register arguments, 1 stack */
 #define LR_FILTER_HASH		0x9e3779b97f4a7c15	/* Fibonacci hashing: every bit counts */

@@ -167,6 +167,32 @@ size_t arch_syscall_resume_code(uint8_t *buf, size_t room, uint64_t code_at, uin
 	return n;
 }
 
+size_t arch_call_resume_code(uint8_t *buf, size_t room, uint64_t code_at, long nr, uint64_t sp_at,
+			     uint64_t resume_at)
+{
+	static const uint8_t code[20] = {
+		0x48, 0x89, 0xc7,		/* mov %rax, %rdi */
+		0xb8, 0, 0, 0, 0,		/* mov $nr, %eax */
+		0x48, 0x8b, 0x25, 0, 0, 0, 0,	/* mov sp_at(%rip), %rsp */
+		0xe9, 0, 0, 0, 0,		/* jmp resume_at */
+	};
+	if (room < sizeof code)
+		return 0;
+	memcpy(buf, code, sizeof code);
+	int32_t n32 = (int32_t)nr;
+	int32_t sp_disp = (int32_t)((int64_t)sp_at - (int64_t)(code_at + 15));
+	int32_t jmp_disp = (int32_t)((int64_t)resume_at - (int64_t)(code_at + 20));
+	memcpy(buf + 4, &n32, 4);
+	memcpy(buf + 11, &sp_disp, 4);
+	memcpy(buf + 16, &jmp_disp, 4);
+	return sizeof code;
+}
+
+uint64_t arch_call_resume_retval(const arch_regs_t *r)
+{
+	return r->rdi;
+}
+
 void arch_syscall_resume_save(const arch_regs_t *r, uint64_t save[ARCH_SYSCALL_SAVE_WORDS])
 {
 	uint64_t rax = r->rax, rip = r->rip;
@@ -220,6 +246,32 @@ void arch_launch_trap_entry(const arch_regs_t *r, const uint64_t saved[ARCH_LAUN
 	entry->rdx = saved[1];
 	entry->rax = saved[2];
 	entry->rsp = r->rsp + LR_TRAP_SP_OFFSET;
+}
+
+void arch_park_regs(const arch_regs_t *now, const uint64_t saved[ARCH_PARK_SAVED], uint64_t sp,
+		    arch_regs_t *at)
+{
+	/* x86_64_launch.S's arch_park pushes rax, rcx, rdx, rsi, rdi, r8, r9, r10, r11 below the
+	 * return address of its call (a 5-byte call rel32). */
+	*at = *now;
+	at->r11 = saved[0];
+	at->r10 = saved[1];
+	at->r9 = saved[2];
+	at->r8 = saved[3];
+	at->rdi = saved[4];
+	at->rsi = saved[5];
+	at->rdx = saved[6];
+	at->rcx = saved[7];
+	at->rax = saved[8];
+	at->rip = saved[9] - 5 + 1;
+	at->rsp = sp + 8 * ARCH_PARK_SAVED;
+	at->orig_rax = (uint64_t)-1;
+}
+
+void arch_cancel_syscall(arch_regs_t *r)
+{
+	r->orig_rax = (uint64_t)-1;
+	r->rax = (uint64_t)-4;	/* -EINTR */
 }
 
 void arch_fill_breakpoints(uint8_t *buf, size_t n)

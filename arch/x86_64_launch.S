@@ -3,22 +3,22 @@
  *     mov $probe, %r11d ; call <this stub> ; <the displaced instructions> ; jmp back
  * The stub appends the call's arguments to gputop's launch ring (a read-write mapping of
  * gputop's in the program) and returns to the slot: a launch costs no stop. The tracer drains
- * the ring on its tick (every 10 ms). One case traps instead (int3, while gputop is there,
- * `present`): a function handle the filter has not seen yet (the tracer names the kernel
- * then, asking the driver if it must, and adds the handle). A full ring is waited on for a
+ * the ring on its tick (every 10 ms). One case waits for gputop instead (arch_park, below,
+ * while gputop is there, `present`, and drains): a function handle the filter has not seen
+ * yet (the tracer names the kernel then, asking the driver if it must, and adds the handle).
  * A full ring is waited on only while gputop drains it (its heartbeat, the time stamp of its
  * last drain, is fresh), and for that long at most; else, or then, the record is dropped and
  * counted as lost for its probe (the launch count stays exact): a frozen, starved or dead
  * gputop is never waited for.
  * At a function's entry r11 is dead (the ABI's scratch register, no argument); everything else
  * the stub touches it saves on the stack below the return address, as the function would.
- * At the trap: [rsp] rcx, [rsp+8] rdx, [rsp+16] rax, [rsp+24] the slot, [rsp+32] the
- * caller's return address (the entry sp); the thread goes on right after the int3.
+ * At the park's call: [rsp] rcx, [rsp+8] rdx, [rsp+16] rax, [rsp+24] the slot, [rsp+32] the
+ * caller's return address (the entry sp).
  *
  * Ring layout (launchring.h):
  *   0 head (producers: lock xadd)   64 tail (the tracer)   128 present (1 while gputop traces)
  *   192 capacity in use (at most LR_CAP; smaller in tests, to fill it)
- *   4096 lost[probe] (u64 each)     LR_FILTER seen handles, 4096 x u64, a handle at its hash
+ *   4096 lost[probe] (u64 each)     LR_FILTER seen handles, 65,536 x u64, a handle at its hash
  *   (launchring.c filter_slot) or the slot next to it (index ^ 1)
  *   LR_RECORDS records of 64 bytes: 0 probe + 1 (written last), 8 rdi, 16 rsi, 24 rdx, 32 rcx,
  *   40 r8, 48 r9, 56 the first stack argument.  The _ex variant (a launch that takes its
@@ -82,9 +82,9 @@
 	push %rdx
 	push %rcx
 	mov 0f(%rip), %rdx		/* the ring */
-	movabs $LR_HASH, %rcx		/* the filter: two ways at (handle * LR_HASH) >> 52 */
+	movabs $LR_HASH, %rcx		/* the filter: two ways at (handle * LR_HASH) >> (64 - bits) */
 	imul \handle, %rcx
-	shr $52, %rcx
+	shr $(64 - LR_FILTER_BITS), %rcx
 	cmp LR_FILTER(%rdx,%rcx,8), \handle
 	je 1f
 	xor $1, %ecx
@@ -161,7 +161,7 @@
 5:	cmpq $0, LR_PRESENT(%rdx)
 	je 1b				/* gputop is gone: record it unnamed */
 	cmpq $0, LR_FRESH(%rdx)
-	je \trap			/* no heartbeat to tell by (no reliable time stamp counter) */
+	je \trap			/* no heartbeat to tell by: the park waits a bounded time */
 	push %r8
 	mov %rdx, %r8
 	rdtsc
@@ -172,7 +172,10 @@
 	mov %r8, %rdx
 	pop %r8
 	jae 1b				/* no drain lately (frozen, starved): unnamed, never waited for */
-\trap:	int3				/* the tracer counts and names it */
+\trap:	call arch_park			/* the tracer counts and names it, if it comes */
+	mov 0f(%rip), %rdx		/* the ring, for the record (mov keeps the flags) */
+	test %eax, %eax
+	jnz 1b				/* it did not come: recorded unnamed, as without gputop */
 	jmp 3b
 .endm
 
@@ -191,8 +194,8 @@ arch_launch_stub_ex:
  * depth still in flight (its call was left by longjmp) is marked abandoned first, so that no
  * return can find it. No free record (gputop has not read them yet): waited for as the full
  * ring is, only while gputop's heartbeat is fresh, then the call runs untraced and is counted
- * as lost. It traps in one case (int3, with the record in rcx, the stack as at the launch stub's
- * trap): a probe whose calls want their call stack (LR_STACKS), while gputop is there and has
+ * as lost. It parks in one case (arch_park, with the record in rcx, the stack as at the launch
+ * stub's park): a probe whose calls want their call stack (LR_STACKS), while gputop is there and has
  * drained lately — a frozen, starved or dead gputop is never stopped for.
  * Record: 0 key (the sp the call returns with)  8 return address  16 probe + 1  24 rdi  32 rsi
  * 40 rdx  48 rcx  56 r8  64 r9  72 %fs:0  80 entry TSC  88 return TSC  96 rax  104 state
@@ -278,7 +281,7 @@ arch_call_stub:
 	cmpq $0, LR_PRESENT(%rax)
 	je 7f
 	cmpq $0, LR_FRESH(%rax)
-	je arch_call_stub_trap		/* no heartbeat to tell by (no reliable time stamp counter) */
+	je arch_call_stub_trap		/* no heartbeat to tell by: the park waits a bounded time */
 	push %rsi
 	mov %rax, %rsi
 	rdtsc
@@ -289,7 +292,7 @@ arch_call_stub:
 	pop %rsi
 	jae 7f				/* no drain lately (frozen, starved): no stack, never waited for */
 arch_call_stub_trap:
-	int3				/* the tracer takes the stack; the call goes on */
+	call arch_park			/* the tracer takes the stack, if it comes; the call goes on */
 7:	lea arch_call_ret(%rip), %rax
 	mov %rax, 32(%rsp)		/* the call returns through arch_call_ret */
 5:	pop %rcx
@@ -339,6 +342,94 @@ arch_call_ret:
 5:	mov 8(%r10), %rcx
 	movq $2, 104(%r10)		/* returned: x86 keeps this store after the ones above */
 	jmp *%rcx
+
+/* The park: where a stub wants the tracer (a kernel to name, a stack to take) without a trap
+ * that would kill the program if gputop were gone. The thread takes a park slot (LR_OFF_PARK),
+ * writes its tid and where its registers are (its sp here: r11, r10, r9, r8, rdi, rsi, rdx, rcx,
+ * rax, then the return address, which stands for the trap's pc), and waits on a futex of the slot,
+ * a millisecond at a time, while gputop is there (present) and drains (a fresh heartbeat).
+ * gputop, at its next drain, stops the thread (PTRACE_INTERRUPT, an event stop, which a dead
+ * tracer leaves running), does there what it did at the trap, and marks the slot served; or
+ * marks it "go on". Returns rax = 0 when served; otherwise 1 (gone, frozen, late, no free slot:
+ * the caller records the launch unnamed). Every other register is kept. Without a heartbeat to
+ * judge by (no reliable time stamp counter), PARK_MAX_WAITS waits at most. */
+	.set PARK_WAITING, 1
+	.set PARK_SERVED, 2
+	.set PARK_CLAIMED, 4
+	.set PARK_MAX_WAITS, 200
+	.globl arch_park, arch_park_syscall, arch_park_end
+arch_park:
+	push %rax
+	push %rcx
+	push %rdx
+	push %rsi
+	push %rdi
+	push %r8
+	push %r9
+	push %r10
+	push %r11
+	mov 0f(%rip), %r9		/* the ring */
+	lea LR_OFF_PARK(%r9), %r8
+	lea (LR_OFF_PARK + LR_PARK_SLOTS * LR_PARK_SIZE)(%r9), %rsi
+1:	xor %eax, %eax
+	mov $PARK_CLAIMED, %ecx
+	lock cmpxchg %rcx, (%r8)	/* a free slot: ours */
+	je 2f
+	add $LR_PARK_SIZE, %r8
+	cmp %rsi, %r8
+	jb 1b
+	mov $1, %eax			/* none free */
+	jmp 8f
+2:	mov %rsp, 16(%r8)
+	movq $0, 24(%r8)		/* waits so far */
+	mov $186, %eax			/* SYS_gettid */
+	syscall
+	mov %rax, 8(%r8)
+	movq $PARK_WAITING, (%r8)	/* gputop may serve it from here on */
+3:	cmpq $PARK_WAITING, (%r8)
+	jne 5f				/* served, or told to go on */
+	cmpq $0, LR_PRESENT(%r9)
+	je 4f
+	incq 24(%r8)
+	cmpq $0, LR_FRESH(%r9)
+	je 6f
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	sub LR_HEARTBEAT(%r9), %rax
+	cmp LR_FRESH(%r9), %rax
+	jae 4f				/* no drain lately: frozen, starved or gone */
+	jmp 7f
+6:	cmpq $PARK_MAX_WAITS, 24(%r8)
+	jae 4f
+7:	mov %r8, %rdi			/* futex(&state, FUTEX_WAIT_PRIVATE, PARK_WAITING, &wait) */
+	mov $128, %esi
+	mov $PARK_WAITING, %edx
+	lea LR_OFF_PARK_WAIT(%r9), %r10
+	mov $202, %eax			/* SYS_futex */
+arch_park_syscall:
+	syscall
+	jmp 3b
+4:	mov $PARK_WAITING, %eax		/* give the slot back, unless gputop took it meanwhile */
+	xor %ecx, %ecx
+	lock cmpxchg %rcx, (%r8)
+	jne 5f
+	mov $1, %eax
+	jmp 8f
+5:	mov (%r8), %rax
+	movq $0, (%r8)			/* free again */
+	sub $PARK_SERVED, %rax		/* served: 0; go on: 1 */
+8:	pop %r11
+	pop %r10
+	pop %r9
+	pop %r8
+	pop %rdi
+	pop %rsi
+	pop %rdx
+	pop %rcx
+	lea 8(%rsp), %rsp		/* rax: the answer */
+	ret
+arch_park_end:
 
 	.p2align 3
 0:

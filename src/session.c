@@ -272,6 +272,7 @@ static int gpu_time_check(void)
 		return -1;
 	}
 	gputime_enable(lib);
+	config.gpu_time = true;
 	return 0;
 }
 

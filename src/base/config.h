@@ -25,6 +25,7 @@ struct config {
 	unsigned nvml_poll_ms;		/* GPUTOP_NVML_POLL_MS: NVML polled this often (500) */
 	bool tracing;			/* --trace is on: every call is wanted, in order */
 	bool no_int3;			/* --no-int3: no int3 is planted in the program's code */
+	bool gpu_time;			/* --gpu-time: its library is loaded at a held thread */
 	/* Call stacks (set from the command line): frames kept (--stack-depth, 0 = none) and
 	 * which calls stop for one (--stacks, CONFIG_STACKS_* bits). */
 	int stack_depth;

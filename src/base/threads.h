@@ -37,6 +37,7 @@ struct thread {
 	bool guest;		/* a vfork child sharing our memory: stepped, never counted */
 	bool want_stop;		/* stop-the-world: keep it stopped when it reports */
 	bool group_stopped;	/* its last stop was a group-stop (SIGSTOP & co.) */
+	bool park_asked;	/* interrupted to be served in a stub's park (engine/park.c) */
 	uint8_t stop_event;	/* PTRACE_EVENT_* of its last stop, 0 for a signal-delivery-stop */
 	int pending_sig;	/* signal to deliver when it is resumed */
 	uint64_t deferred;	/* more signals that arrived while we held it (bit n-1 = signal n):

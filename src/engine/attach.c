@@ -195,6 +195,11 @@ int tracer_setup_image(struct thread *t)
 	}
 	if ((err = sym_open(tracee->pid)) < 0)
 		return err;
+	/* The watchdog first: whatever gputop writes from here on, a gputop killed now leaves it
+	 * to the watchdog to take back (a runtime launch's int3 planted before the watchdog was
+	 * there stayed, and killed the program at its next launch). */
+	rescue_set_target(mem_fd(), 0);
+	rescue_watchdog_start(tracee->pid);
 	uint64_t entry = program_entry(tracee->pid);
 	xol_set_runner(tracee_run_to_trap, tracee_run_syscall);
 	graphs_set_catch_up(count_records);
@@ -306,7 +311,6 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	stop_cost_ns = cost;
 	hit_init(cost, was_launched ? 0 : -1);
 	budget_init(max_overhead_pct, cost, stop_cpu, tracee_cpu_ns);
-	rescue_watchdog_start(tracee->pid);
 	start_running();
 	return 0;
 }
@@ -325,7 +329,6 @@ int tracer_start_followed(int default_device)
 	int err = first ? tracer_setup_image(first) : -EAGAIN;
 	if (err == 0) {
 		hit_init(stop_cost_ns, default_device);
-		rescue_watchdog_start(tracee->pid);
 		log_info("probing %d (%s)", tracee->pid, probes_cuda_seen() ? "CUDA loaded" : "no CUDA yet");
 	}
 	start_running();

@@ -81,6 +81,7 @@ static bool restore_thread(struct thread *t)
 		return true;
 	uint64_t pc = arch_pc(&r);
 	if (in_stub(pc)) {
+		park_release(t, &r);	/* parked: told to go on, out of its sleep */
 		if (run_out_of_stub(t, &r) < 0)
 			return false;
 		pc = arch_pc(&r);	/* it finished its return (or its record) in the stub */
@@ -228,12 +229,9 @@ static void emergency_release(struct thread *t, uint64_t tramp, int sig)
 	if (arch_get_regs(t->tid, &r) == 0) {
 		uint64_t pc = arch_pc(&r), at = arch_breakpoint_addr(&r), to = pc;
 		bool ours = false;
-		bool ex;
 		if (trapped && bp_find(at)) {
 			to = at;	/* trapped, not handled: run the original */
 			ours = true;
-		} else if (trapped && launchring_is_trap(at, &ex)) {
-			ours = true;	/* the launch stub's: it goes on after the int3 */
 		} else if (trapped && tramp && at == tramp) {
 			ours = true;
 			for (int i = (int)t->depth - 1; i >= 0; i--)

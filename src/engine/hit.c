@@ -267,7 +267,7 @@ void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
 	if (top)
 		entry_only(t, api, s, &entry, a, sampled);
 	tracee->hit->top_entry = top ? t->tid : 0;
-	launchring_seen(t->tid, handle);
+	launchring_seen(handle);
 	if (s->op == OP_LAUNCH)	/* sampled launch sites: kernels only, not executable graphs */
 		stack_capture_note_handle(handle);
 }
@@ -393,8 +393,13 @@ static void on_name_return(struct thread *t, const struct api_spec *s, const str
 		kernels_learn_from_stub(value, f->arg[1]);
 		break;
 	case NAME_FROM_STRING:
-		if (mem_read_string(t->tid, f->arg[1], name, sizeof name) == 0)
-			kernels_learn_name(value, name);
+		if (mem_read_string(t->tid, f->arg[1], name, sizeof name) < 0)
+			break;
+		kernels_learn_name(value, name);
+		/* Named: its first launch needs no park, unless its launch site is wanted or
+		 * --gpu-time waits for a thread held at a launch to load its library. */
+		if (s->layer == LAYER_DRIVER && !(config.stacks & CONFIG_STACKS_LAUNCHES) && !config.gpu_time)
+			launchring_seen(value);
 		break;
 	case NAME_FROM_HANDLE:
 		kernels_learn_alias(value, f->arg[1]);

@@ -212,7 +212,7 @@ static void define_exec(struct thread *t, uint64_t exec, uint64_t graph, bool up
 	catch_up(now);	/* the launches recorded so far ran the nodes it had until now */
 	bool known = graph && learn_nodes(t, graph, &nodes, &n) == 0;
 	stats_graph_define(exec, nodes, n, known, update);
-	launchring_seen(t->tid, exec);	/* known now: its launches need no stop */
+	launchring_seen(exec);	/* known now: its launches need no stop */
 }
 
 void graphs_on_return(struct thread *t, const struct api_spec *s, const struct frame *f, int err, uint64_t now)

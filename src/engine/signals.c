@@ -108,6 +108,16 @@ void tracer_install_signal_handlers(void)
 	}
 }
 
+void tracer_tick_every(uint64_t ns)
+{
+	static uint64_t now_every = 10000000;
+	if (!tick_armed || ns == now_every)
+		return;
+	struct itimerspec its = { { 0, (long)ns }, { 0, (long)ns } };
+	if (timer_settime(tick_timer, 0, &its, NULL) == 0)
+		now_every = ns;
+}
+
 void tracer_wake(void)
 {
 	pthread_kill(tracer_thread, SIGRTMIN);

@@ -341,7 +341,7 @@ static bool fatal_signal_pending(pid_t tid)
 	return pending;
 }
 
-int tracee_run_syscall(struct thread *t, arch_regs_t *r)
+int tracee_run_syscall(struct thread *t, uint64_t exit_pc, arch_regs_t *r)
 {
 	struct trace_stop e;
 	int foreign = 0;
@@ -349,13 +349,24 @@ int tracee_run_syscall(struct thread *t, arch_regs_t *r)
 		return -errno;
 	int err;
 	while ((err = next_stop(t, &e)) == 0) {
+		struct bp *b = e.event == TE_SIGNAL && e.sig == SIGTRAP && arch_get_regs(t->tid, r) == 0
+				       ? bp_find(arch_breakpoint_addr(r)) : NULL;
+		if (b && b->armed && b->slot) {
+			/* A probe of ours inside a called function (dlopen runs the dynamic linker's
+			 * hook): as in tracee_run_to_trap. */
+			arch_set_pc(r, b->slot);
+			if (arch_set_regs(t->tid, r) < 0 || ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0)
+				return -ESRCH;
+			continue;
+		}
 		/* A system call stop (PTRACE_O_TRACESYSGOOD: SIGTRAP | 0x80). struct
 		 * ptrace_syscall_info (linux/ptrace.h; glibc's headers may lack it) begins with
 		 * its op: 1 at the entry stop, 2 at the exit stop. */
 		uint8_t info[128] = { 0 };
 		bool syscall_stop = e.event == TE_SIGNAL && e.sig == (SIGTRAP | 0x80);
 		if (syscall_stop &&
-		    ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof info, info) > 0 && info[0] == 2) {
+		    ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof info, info) > 0 && info[0] == 2 &&
+		    (!exit_pc || (arch_get_regs(t->tid, r) == 0 && arch_pc(r) == exit_pc))) {
 			if (fatal_signal_pending(t->tid)) {
 				/* The call killed it (a seccomp filter's SIGSYS): let it die, and say so
 				 * when its end is seen. */

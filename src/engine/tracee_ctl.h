@@ -56,8 +56,9 @@ int tracee_stop_world(void);
  * way are remembered and handled later); *r gets its registers there (xol.h's runner). */
 int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r);
 /* Resumes the stopped thread t, its registers set for an injected system call, and stops it at
- * that system call's exit, before it runs a further instruction (xol.h's syscall runner). */
-int tracee_run_syscall(struct thread *t, arch_regs_t *r);
+ * that system call's exit, before it runs a further instruction; with exit_pc != 0, at the exit
+ * of the first system call whose pc is then exit_pc (xol.h's syscall runner). */
+int tracee_run_syscall(struct thread *t, uint64_t exit_pc, arch_regs_t *r);
 
 /* A thread ended (e: TE_EXITED or TE_KILLED): the process's exit status if it was the leader. */
 void tracee_on_exit(const struct trace_stop *e);

@@ -93,7 +93,6 @@ static void on_exec(struct thread *t)
 	log_info("%d ran exec: probing the new image", tracee->pid);
 	if (tracer_settle_after_exec(t) < 0 || tracer_setup_image(t) < 0)
 		log_warn("the new image of %d is not traced", tracee->pid);
-	rescue_watchdog_start(tracee->pid);
 	tracee_release(t);
 }
 
@@ -113,8 +112,11 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 		t->pending_sig = e->sig;	/* the program's own signal: deliver it unchanged */
 		tracee_release(t);
 		return;
-	case TE_GROUP_STOP:
 	case TE_EVENT_STOP:
+		if (park_on_stop(t, now))
+			return;
+		/* fall through */
+	case TE_GROUP_STOP:
 		/* A group-stop stays stopped until SIGCONT (tracee_release listens); otherwise it
 		 * is PTRACE_INTERRUPT, or a new thread's first stop. */
 		tracee_release(t);
@@ -224,8 +226,22 @@ static void drain_all(uint64_t now)
 		tracee_select(p);
 		hit_collect_returns(now);	/* calls recorded whole: no stop brings them */
 		hit_drain_launches(p->pid);
+		park_poll(now);	/* threads the stubs hold for gputop */
 		gputime_drain();	/* --gpu-time's records */
 	}
+	tracee_select(was);
+}
+
+/* Between drains, while parks keep coming: only the parks. */
+static void poll_parks(uint64_t now)
+{
+	uint32_t it = 0;
+	struct tracee *was = tracee;
+	for (struct tracee *p; (p = tracee_next(&it));)
+		if (p->set_up) {
+			tracee_select(p);
+			park_poll(now);
+		}
 	tracee_select(was);
 }
 
@@ -367,7 +383,10 @@ int tracer_loop(double timeout_s, bool need_cuda)
 		} else if (now - last_drain >= LR_DRAIN_NS) {
 			drain_all(now);
 			last_drain = now;
+		} else if (park_due(now)) {
+			poll_parks(now);
 		}
+		tracer_tick_every(park_hot(now) ? PARK_POLL_NS : LR_DRAIN_NS);
 		enum session_request req = session_take_request();
 		if (tracer_stop_signal) {
 			log_info("%s: detaching from %d", strsignal(tracer_stop_signal),

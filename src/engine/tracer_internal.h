@@ -40,6 +40,21 @@ void libwatch_tick(void);
 
 /* trap.c: SIGTRAP stops. */
 bool tracer_on_trap(struct thread *t, uint64_t now);
+/* What a stub wanted gputop for (a launch to name, a call's stack), with r as at the stub's
+ * park (addr: the park's call); the thread is not let go. Whether it was one. */
+bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now);
+
+/* park.c: threads the stubs park for gputop (probe/launchpark.h). park_poll asks each one
+ * parked to stop: every drain, and every PARK_POLL_NS while parks keep coming (park_hot; the
+ * next one park_due); park_on_stop serves one at that stop and lets it go (false: the stop was
+ * not for that). */
+#define PARK_POLL_NS 1000000ull
+void park_poll(uint64_t now);
+bool park_hot(uint64_t now);
+bool park_due(uint64_t now);
+bool park_on_stop(struct thread *t, uint64_t now);
+/* Detach: a thread parked is told to go on, and out of its wait now. */
+void park_release(struct thread *t, arch_regs_t *r);
 
 /* children.c: processes the program creates. */
 bool tracer_shares_memory(pid_t child);
@@ -50,5 +65,7 @@ struct thread *tracer_adopt(const struct trace_stop *e);
 /* signals.c: set by the handler of gputop's own signals, read and cleared by the loop. */
 extern volatile sig_atomic_t tracer_stop_signal;
 extern volatile sig_atomic_t tracer_stop_from_terminal;
+/* The loop's tick (10 ms unless parks want it sooner); the timer is set only on a change. */
+void tracer_tick_every(uint64_t ns);
 
 #endif

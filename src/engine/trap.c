@@ -1,6 +1,7 @@
 /* trap.c — a SIGTRAP stop: a breakpoint of ours (a probe, the dynamic linker's hook), the
- * return trampoline, or the program's own trap, which tracer.c then delivers. Decoding a hit is
- * hit.c's; this file decides whose trap it is, counts the stop and lets the thread go on. */
+ * return trampoline, or the program's own trap, which tracer.c then delivers; and what a stub's
+ * park wants (park.c serves it at an event stop, as a trap once was). Decoding a hit is hit.c's;
+ * this file decides whose stop it is, counts it and lets the thread go on. */
 #define _GNU_SOURCE
 #include "tracer_internal.h"
 
@@ -57,6 +58,33 @@ static enum budget_stop budget_kind(int api)
 	return s->op == OP_LAUNCH ? STOP_LAUNCH : s->op == OP_KERNEL_NAME ? STOP_OTHER : STOP_WORK;
 }
 
+bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now)
+{
+	bool ex;
+	int record;
+	if (launchring_is_trap(addr, &ex)) {
+		/* A launch of a handle not seen yet: counted and named now. Bookkeeping for the
+		 * budget: it cannot shed these. */
+		stats_on_stop();
+		tracee->stops++;
+		hit_launch_trap(t, r, ex);
+		gputime_at_stop(t);	/* --gpu-time: loaded at the first such stop */
+		if (budget_active())
+			budget_on_stop(now_ns() - now, STOP_OTHER);
+		return true;
+	}
+	if (launchring_is_call_trap(addr, arch_call_trap_record(r), &record)) {
+		/* A call that wants its stack (--stacks): taken now. */
+		stats_on_stop();
+		tracee->stops++;
+		hit_call_trap(t, r, record);
+		if (budget_active())
+			budget_on_stop(now_ns() - now, STOP_OTHER);
+		return true;
+	}
+	return false;
+}
+
 /* Handles a SIGTRAP stop. Returns false if the trap is not ours (it is then delivered). */
 bool tracer_on_trap(struct thread *t, uint64_t now)
 {
@@ -86,30 +114,6 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 			arch_set_regs(t->tid, &r);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, budget_kind(api));
-		tracee_release(t);
-		return true;
-	}
-	bool ex;
-	if (launchring_is_trap(addr, &ex)) {
-		/* A launch of a handle not seen yet: counted and named now. Bookkeeping for the
-		 * budget: it cannot shed these. The thread goes on after the int3. */
-		stats_on_stop();
-		tracee->stops++;
-		hit_launch_trap(t, &r, ex);
-		gputime_at_stop(t);	/* --gpu-time: loaded at the first such stop */
-		if (budget_active())
-			budget_on_stop(now_ns() - now, STOP_OTHER);
-		tracee_release(t);
-		return true;
-	}
-	int record;
-	if (launchring_is_call_trap(addr, arch_call_trap_record(&r), &record)) {
-		/* A call that wants its stack (--stacks): taken now; it goes on after the int3. */
-		stats_on_stop();
-		tracee->stops++;
-		hit_call_trap(t, &r, record);
-		if (budget_active())
-			budget_on_stop(now_ns() - now, STOP_OTHER);
 		tracee_release(t);
 		return true;
 	}

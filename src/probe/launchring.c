@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "arch.h"
 #include "clock.h"
@@ -83,6 +84,11 @@ uint64_t launchring_present_flag(void)
 
 static int ring_write(uint64_t addr, const void *buf, size_t len);
 
+uint64_t launchring_base(void)
+{
+	return tracee->launchring->ring;
+}
+
 void launchring_say_absent(void)
 {
 	struct launchring_state *st = tracee->launchring;
@@ -120,11 +126,14 @@ int launchring_init(struct thread *t)
 	/* A smaller capacity, for tests that fill the ring. */
 	uint64_t present = 1, capacity = config.launch_ring_cap && config.launch_ring_cap <= LR_CAP
 						     ? config.launch_ring_cap : LR_CAP;
+	const struct timespec park_wait = { 0, LR_PARK_WAIT_NS };
 	int err = mem_write(t->tid, (uint64_t)addr + OFF_PRESENT, &present, 8);
 	if (err == 0)
 		err = mem_write(t->tid, (uint64_t)addr + OFF_CAPACITY, &capacity, 8);
+	if (err == 0)
+		err = mem_write(t->tid, (uint64_t)addr + LR_OFF_PARK_WAIT, &park_wait, sizeof park_wait);
 
-	uint8_t code[1536];
+	uint8_t code[2560];
 	size_t size = (size_t)(arch_launch_stub_end - arch_launch_stub);
 	if (err == 0 && size > sizeof code)
 		err = -ENOSPC;
@@ -268,25 +277,27 @@ int launchring_set_stack_trap(int probe, bool on)
  * program's memory, the stub's assembly reads it, and it is a lossy cache that never grows. */
 static uint32_t filter_slot(uint64_t handle)
 {
-	return (uint32_t)((handle * 0x9e3779b97f4a7c15ull) >> 52);
+	return (uint32_t)((handle * LR_FILTER_HASH) >> (64 - LR_FILTER_BITS));
 }
 
-void launchring_seen(pid_t tid, uint64_t handle)
+void launchring_seen(uint64_t handle)
 {
 	struct launchring_state *st = tracee->launchring;
 	uint32_t i = filter_slot(handle);
 	uint64_t pair[2];
-	if (!st->ring || mem_read(tid, st->ring + OFF_FILTER + 8 * (i & ~1u), pair, sizeof pair) < 0)
+	if (!st->ring || launchring_io(st->ring + OFF_FILTER + 8 * (i & ~1u), pair, sizeof pair, false) < 0)
 		return;
+	if (pair[0] == handle || pair[1] == handle)
+		return;	/* there already */
 	/* The slot of the pair that is free, else the handle's own (the other handle there then
-	 * traps once more, at its next launch). */
+	 * parks once more, at its next launch). */
 	if (pair[i & 1] && !pair[(i & 1) ^ 1])
 		i ^= 1;
-	mem_write(tid, st->ring + OFF_FILTER + 8 * i, &handle, 8);
+	launchring_io(st->ring + OFF_FILTER + 8 * i, &handle, 8, true);
 }
 
 /* Memory access through a thread that has some: the group leader may be a zombie. */
-static int ring_io(uint64_t addr, void *buf, size_t len, bool write)
+int launchring_io(uint64_t addr, void *buf, size_t len, bool write)
 {
 	uint32_t it = 0;
 	int err = -ESRCH;
@@ -301,21 +312,21 @@ void launchring_unsee(uint64_t handle)
 	struct launchring_state *st = tracee->launchring;
 	uint32_t i = filter_slot(handle) & ~1u;
 	uint64_t pair[2], none = 0;
-	if (!st->ring || ring_io(st->ring + OFF_FILTER + 8 * i, pair, sizeof pair, false) < 0)
+	if (!st->ring || launchring_io(st->ring + OFF_FILTER + 8 * i, pair, sizeof pair, false) < 0)
 		return;
 	for (int k = 0; k < 2; k++)	/* the stub only reads the filter: a word written whole */
 		if (pair[k] == handle)
-			ring_io(st->ring + OFF_FILTER + 8 * (i + (uint32_t)k), &none, sizeof none, true);
+			launchring_io(st->ring + OFF_FILTER + 8 * (i + (uint32_t)k), &none, sizeof none, true);
 }
 
 static int ring_read(uint64_t addr, void *buf, size_t len)
 {
-	return ring_io(addr, buf, len, false);
+	return launchring_io(addr, buf, len, false);
 }
 
 static int ring_write(uint64_t addr, const void *buf, size_t len)
 {
-	return ring_io(addr, (void *)buf, len, true);
+	return launchring_io(addr, (void *)buf, len, true);
 }
 
 static void drain_lost(void (*on_lost)(int, uint64_t, void *), void *arg)

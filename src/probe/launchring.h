@@ -2,14 +2,18 @@
  * cuLaunchKernelEx...) whose entry allows it is patched with a jump to its slot, which calls
  * the launch stub (arch/<arch>_launch.S): the stub appends the call's arguments to the launch
  * ring, a read-write mapping of gputop's in the program, and the call goes on. The tracer
- * drains the ring on its tick. The first launch of each function handle traps instead, so the
- * kernel is named while the thread stands at the call (a filter of seen handles in the ring).
+ * drains the ring on its tick. The first launch of each function handle parks instead (the
+ * stub holds the thread for gputop, launchpark.h), so the kernel is named while the thread stands
+ * at the call (a filter of seen handles in the ring).
  * A full ring, after a short wait, drops records but counts them per probe: the launch count
  * stays exact. The tracer drains it every LR_DRAIN_NS. */
 #define LR_DRAIN_NS 10000000ull
 /* A full ring or call table waits for the tracer only if it drained this recently, and at most
  * this long: a frozen, starved or dead gputop is never waited for. */
 #define LR_FRESH_NS 250000000ull
+/* A parked thread (arch_park) sleeps this long at a time between its looks at gputop's
+ * heartbeat, its `present` word and its slot. */
+#define LR_PARK_WAIT_NS 1000000
 #ifndef GPUTOP_LAUNCHRING_H
 #define GPUTOP_LAUNCHRING_H
 
@@ -37,8 +41,11 @@ bool launchring_ready(void);
 bool launchring_used(void);	/* a launch probe used it at some time in this session */
 void launchring_forget(void);	/* exec: the mapping went with the old image */
 int launchring_unmap(struct thread *t);	/* detach; after the last drain */
-uint64_t launchring_present_flag(void);	/* the word the rescue clears: no more traps */
-void launchring_say_absent(void);	/* detach: the stubs trap no more, from now on */
+uint64_t launchring_base(void);	/* the ring's address in the program, 0 if none */
+/* Reads or writes the program's memory through a thread that has some (0 or -errno). */
+int launchring_io(uint64_t addr, void *buf, size_t len, bool write);
+uint64_t launchring_present_flag(void);	/* the word the rescue clears: no more parks */
+void launchring_say_absent(void);	/* detach: the stubs park no more, from now on */
 
 /* The stub a jump probe calls: a launch (its function handle in the first argument), a launch
  * with its dimensions by pointer (the handle in the second), or a call recorded at entry and
@@ -53,17 +60,17 @@ int launchring_probe_api(int probe);	/* -1 if none */
 /* The stub a jump probe's slot at slot calls (the copy in slot's own area). */
 uint64_t launchring_stub(uint64_t slot, enum lr_stub which);
 bool launchring_in_stub(uint64_t pc);
-/* addr (an int3 that trapped) is the stub's trap for a handle not seen yet; the thread goes on
- * right after it once the tracer has counted and named the launch. *ex: the stub's variant. */
+/* addr (the call of a park, launchpark.h) is the stub's wait for a handle not seen yet; the
+ * thread goes on once the tracer has counted and named the launch. *ex: the stub's variant. */
 bool launchring_is_trap(uint64_t addr, bool *ex);
-/* addr is the call stub's trap for a stack (--stacks): the call record is at
+/* addr is the call stub's park for a stack (--stacks): the call record is at
  * arch_call_trap_record, its index in *index (-1 if it is not one). */
 bool launchring_is_call_trap(uint64_t addr, uint64_t record, int *index);
-/* The call stub traps at the calls of probe so that their stacks can be taken, or no more. */
+/* The call stub parks at the calls of probe so that their stacks can be taken, or no more. */
 int launchring_set_stack_trap(int probe, bool on);
 /* The handle is named now: later launches of it go through the ring. */
-void launchring_seen(pid_t tid, uint64_t handle);
-/* The handle's next launch traps again (--stacks launches: a sampled launch site). */
+void launchring_seen(uint64_t handle);
+/* The handle's next launch parks again (--stacks launches: a sampled launch site). */
 void launchring_unsee(uint64_t handle);
 
 /* Reads what the ring holds and frees it: on_record(api, words) per launch in ring order,

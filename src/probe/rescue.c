@@ -237,6 +237,8 @@ int rescue_watchdog_start(pid_t traced)
 	int fds[2];
 	if (!R)
 		return -ENOENT;
+	if (watchdog_pipe[cur] >= 0)
+		return 0;	/* this process has one */
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
 	pid_t p = fork();

@@ -1,13 +1,19 @@
 /* xol.c — the trampoline page: areas mapped into the program, their fixed entries and the
  * out-of-line slots. Layout of an area:
  *   +0   int3              return trampoline (swapped return addresses point here)
- *   +16  ret               target of the calibration calls, which return to +0
- *   +24  .quad +0          their "stack": the return address ret pops
- *   +32  int3              where functions called by xol_call return to
+ *   +16  ret               target of the calibration calls, which return to +32
+ *   +24  .quad +32         their "stack": the return address ret pops
+ *   +32  int3              where the calibration calls return to (and functions called by
+ *                          xol_call, under a seccomp filter that may refuse getpid)
+ *   +33  what functions called by xol_call return to (arch_call_resume_code), and where a
+ *        thread stopped at +32 whose gputop died goes on: on to the gadget at +256, which puts
+ *        it back where it was
  *   +64  the return stub (retfast.c), up to 192 bytes (area 0)
- *   +256 the self-resuming syscall gadget (arch_syscall_resume_code), its save area at +352
- *   +512 shared code every area carries (the launch and call stubs, launchring.c), up to 1536 bytes
- *   +2048 slots of ARCH_XOL_SLOT bytes, one per breakpoint
+ *   +256 the self-resuming syscall gadget (arch_syscall_resume_code), its save area at +352,
+ *        then the stack pointer an xol_call puts back
+ *   +512 shared code every area carries (the launch and call stubs and the park, launchring.c), up
+ *        to 2560 bytes
+ *   +3072 slots of ARCH_XOL_SLOT bytes, one per breakpoint
  * The page is mapped read+execute: gputop writes it through /proc/PID/mem, the program
  * cannot. */
 #define _GNU_SOURCE
@@ -35,13 +41,15 @@
 #define OFF_RET 16
 #define OFF_RETADDR 24
 #define OFF_CALL_TRAP 32
+#define OFF_CALL_RESUME 33
 #define CALL_STACK_SIZE (256 * 1024)
 #define OFF_RET_STUB 64
 #define OFF_RET_STUB_END 256
 #define OFF_RESUME 256
 #define OFF_RESUME_SAVE 352
+#define OFF_RESUME_SP (OFF_RESUME_SAVE + 8 * ARCH_SYSCALL_SAVE_WORDS)
 #define OFF_SHARED 512
-#define OFF_SLOTS 2048
+#define OFF_SLOTS 3072
 #define MAX_AREAS 64
 
 struct area {
@@ -162,10 +170,14 @@ static int area_fill_header(uint64_t base)
 	arch_fill_breakpoints(head, sizeof head);	/* a stray jump here traps */
 	memcpy(head + OFF_TRAMP, arch_breakpoint, arch_breakpoint_len);
 	memcpy(head + OFF_RET, arch_return_insn, arch_return_insn_len);
-	uint64_t tramp = base + OFF_TRAMP;
-	memcpy(head + OFF_RETADDR, &tramp, sizeof tramp);
+	uint64_t call_trap = base + OFF_CALL_TRAP;
+	memcpy(head + OFF_RETADDR, &call_trap, sizeof call_trap);
 	memcpy(head + OFF_CALL_TRAP, arch_breakpoint, arch_breakpoint_len);
-	int err = mem_write_code(base, head, sizeof head);
+	int err = arch_call_resume_code(head + OFF_CALL_RESUME, OFF_RET_STUB - OFF_CALL_RESUME,
+					base + OFF_CALL_RESUME, SYS_getpid, base + OFF_RESUME_SP,
+					base + OFF_RESUME) ? 0 : -ENOSPC;
+	if (!err)
+		err = mem_write_code(base, head, sizeof head);
 	uint8_t resume[OFF_RESUME_SAVE - OFF_RESUME];
 	size_t n = arch_syscall_resume_code(resume, sizeof resume, base + OFF_RESUME, base + OFF_RESUME_SAVE);
 	if (!err && !n)
@@ -197,7 +209,7 @@ static long run_syscall_at(struct thread *t, uint64_t gadget, uint64_t save_at, 
 	arch_prepare_syscall(&r, gadget, nr, args);
 	if ((err = arch_set_regs(t->tid, &r)) < 0)
 		return err;
-	err = run_syscall(t, &r);
+	err = run_syscall(t, 0, &r);
 	if (err < 0)
 		return err;
 	long ret = arch_syscall_result(&r);
@@ -276,6 +288,8 @@ static long syscall_from_tail(struct thread *t, long nr, const uint64_t args[6])
 			 "segment; never run by the program)", ROOM, at);
 	return r;
 }
+
+static int save_for_resume(const arch_regs_t *saved);
 
 static long unmap_last(struct thread *t, const uint64_t args[6])
 {
@@ -399,6 +413,11 @@ int xol_scratch(struct thread *t, uint64_t *addr)
 	return 0;
 }
 
+/* The function returns to the call-resume code (area_fill_header), which leaves the thread
+ * needing nobody: gputop stops it at the exit of the getpid that code makes and puts its
+ * registers back; a gputop killed during the call (dlopen of --gpu-time's library takes
+ * seconds) leaves it to go back where it was by itself. It returned to an int3 before, and
+ * died of SIGTRAP then. Under a seccomp filter that may refuse that getpid, the int3 still. */
 int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret,
 	     uint64_t *scratch_out)
 {
@@ -409,10 +428,14 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 		return serr;
 	/* Layout of the mapping: XOL_SCRATCH_SIZE bytes of scratch at the bottom, the stack above. */
 	_Static_assert(CALL_STACK_SIZE - XOL_SCRATCH_SIZE >= 128 * 1024, "xol_call's stack");
-	uint64_t scratch = st->call_stack, trap = st->areas[0].base + OFF_CALL_TRAP;
+	_Static_assert(OFF_RESUME_SP + 8 <= OFF_SHARED, "the area's header");
+	uint64_t base = st->areas[0].base, scratch = st->call_stack;
+	static const uint64_t none[6];
+	bool resumes = seccomp_check_inject(t->tid, SYS_getpid, none, base + OFF_RESUME) == 0;
+	uint64_t back_to = base + (resumes ? OFF_CALL_RESUME : OFF_CALL_TRAP);
 	uint64_t sp = (st->call_stack + CALL_STACK_SIZE - 64) & ~15ull;
 	sp -= 8;	/* as after a call: the return address on top, sp + 8 aligned */
-	int err = mem_write(t->tid, sp, &trap, sizeof trap);
+	int err = mem_write(t->tid, sp, &back_to, sizeof back_to);
 	if (err < 0)
 		return err;
 	uint64_t real[6];
@@ -424,13 +447,21 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 	arch_regs_t saved, r;
 	if ((err = arch_get_regs(t->tid, &saved)) < 0)
 		return err;
+	if ((err = save_for_resume(&saved)) < 0)
+		return err;
 	r = saved;
 	arch_prepare_call(&r, func, sp, real);
 	if ((err = arch_set_regs(t->tid, &r)) < 0)
 		return err;
-	err = run_to_trap(t, trap, &r);
-	if (err == 0)
-		*ret = arch_retval(&r);
+	if (resumes) {
+		err = run_syscall(t, arch_syscall_ip(base + OFF_RESUME), &r);
+		if (err == 0)
+			*ret = arch_call_resume_retval(&r);
+	} else {
+		err = run_to_trap(t, base + OFF_CALL_TRAP, &r);
+		if (err == 0)
+			*ret = arch_retval(&r);
+	}
 	int restore = arch_set_regs(t->tid, &saved);
 	return err < 0 ? err : restore;
 }
@@ -462,24 +493,35 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The thread's registers into the save area of the resuming gadget (area 0's), where a thread
+ * at the call trap or in a called function goes back to if gputop dies. */
+static int save_for_resume(const arch_regs_t *saved)
+{
+	struct xol_state *st = tracee->xol;
+	uint64_t words[ARCH_SYSCALL_SAVE_WORDS + 1];
+	arch_syscall_resume_save(saved, words);
+	words[ARCH_SYSCALL_SAVE_WORDS] = arch_sp(saved);
+	return mem_write_code(st->areas[0].base + OFF_RESUME_SAVE, words, sizeof words);
+}
+
 uint64_t xol_calibrate(struct thread *t)
 {
 	struct xol_state *st = tracee->xol;
 	enum { N = XOL_CALIBRATION_STOPS };
-	uint64_t samples[N];
+	uint64_t samples[N], trap = st->n_areas ? st->areas[0].base + OFF_CALL_TRAP : 0;
 	arch_regs_t saved, r;
-	if (!st->n_areas || arch_get_regs(t->tid, &saved) < 0)
+	if (!st->n_areas || arch_get_regs(t->tid, &saved) < 0 || save_for_resume(&saved) < 0)
 		return 0;
 	int n = 0;
 	for (int i = 0; i < N; i++) {
-		/* A `ret` whose "stack" is a word of our own page holding the trampoline's
-		 * address: the thread's own stack is not touched. */
+		/* A `ret` whose "stack" is a word of our own page holding the call trap's address:
+		 * the thread's own stack is not touched. */
 		r = saved;
 		arch_prepare_return(&r, st->areas[0].base + OFF_RET, st->areas[0].base + OFF_RETADDR);
 		if (arch_set_regs(t->tid, &r) < 0)
 			break;
 		uint64_t t0 = now_ns();
-		if (run_to_trap(t, xol_trampoline(), &r) < 0)
+		if (run_to_trap(t, trap, &r) < 0)
 			break;
 		samples[n++] = now_ns() - t0;
 	}

@@ -28,9 +28,10 @@ void xol_state_free(struct xol_state *st);
  * registers there. 0 or -errno. Set once, before xol_init. */
 typedef int (*xol_runner)(struct thread *t, uint64_t trap_addr, arch_regs_t *r);
 /* And how an injected system call is run: the thread, its registers set, resumes and is
- * stopped at the exit of the system call it makes (PTRACE_SYSCALL); *r gets its registers
- * there. 0 or -errno. */
-typedef int (*xol_syscall_runner)(struct thread *t, arch_regs_t *r);
+ * stopped at the exit of the system call it makes (PTRACE_SYSCALL), or with exit_pc != 0, of
+ * the first one whose pc is then exit_pc (a called function's own calls run on); *r gets its
+ * registers there. 0 or -errno. */
+typedef int (*xol_syscall_runner)(struct thread *t, uint64_t exit_pc, arch_regs_t *r);
 void xol_set_runner(xol_runner run, xol_syscall_runner syscall_run);
 int xol_init(struct thread *t, uint64_t scratch);
 bool xol_ready(void);
@@ -60,8 +61,8 @@ long xol_mmap_rw(struct thread *t, size_t size);
 int xol_munmap(struct thread *t, uint64_t addr, size_t size);
 
 /* Calls func(args...) in the stopped thread t, the way a debugger does: on a stack of our own
- * (a read-write mapping of gputop's, so the program's stack is not touched), returning to an
- * int3 of ours. *ret gets the function's return value. scratch_out (if not NULL) gets the
+ * (a read-write mapping of gputop's, so the program's stack is not touched), returning to code
+ * of ours that puts the thread back where it was if gputop is gone by then. *ret gets the function's return value. scratch_out (if not NULL) gets the
  * address of XOL_SCRATCH_SIZE bytes of that mapping the call may write results into (and the
  * tracer arguments: a graph's node list); pass it as an argument by giving args[i] =
  * XOL_SCRATCH. 0 or -errno. */
@@ -78,7 +79,8 @@ int xol_scratch(struct thread *t, uint64_t *addr);
 int xol_unmap_all(struct thread *t);
 
 /* The time a stop costs a call's measured duration: a stopped thread is sent through a bare
- * `ret` into the trampoline and back, several times; the median is kept. */
+ * `ret` into an int3 of ours and back, several times; the median is kept. A gputop killed
+ * while the thread stands at that int3 leaves it to go back where it was by itself. */
 #define XOL_CALIBRATION_STOPS 31
 uint64_t xol_calibrate(struct thread *t);
 

@@ -4,7 +4,7 @@
  * (pointers returned and freed, copies that take time, launches) with the real signatures from
  * cuda.h. Built as tests/bin/simdrv/libcuda.so.1; used only when a test puts that folder on
  * LD_LIBRARY_PATH. Environment: SIMCUDA_GBPS (copy bandwidth), SIMCUDA_SYNC_US (synchronize),
- * SIMCUDA_TIMES (its own account of those times: simmem.h). */
+ * SIMCUDA_TIMES (its own account of those times: simmem.h), SIMCUDA_NAME_MS (cuFuncGetName). */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_graphs.h"
 #include "simmem.h"
@@ -498,8 +499,17 @@ static CUresult handle_name(const char **name, const void *handle)
 	return *name ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* SIMCUDA_NAME_MS=MS makes each call take that long, creating the file SIMCUDA_NAME_MARK names
+ * first: a test can kill gputop while it asks a thread it holds for a kernel's name. */
 EXPORT CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction f)
 {
+	const char *ms = getenv("SIMCUDA_NAME_MS"), *mark = getenv("SIMCUDA_NAME_MARK");
+	if (ms && *ms) {
+		FILE *m = mark && *mark ? fopen(mark, "we") : NULL;
+		if (m)
+			fclose(m);
+		usleep((useconds_t)strtoul(ms, NULL, 10) * 1000);
+	}
 	return handle_name(name, f);
 }
 

@@ -1,7 +1,8 @@
 /* test_arch.c — unit test of arch/x86_64.c's jump probes (capstone, no tracee): the slot a
  * jump probe runs (prefix, relocated instructions, jump back), the refusals, and the check for
  * branches into the bytes a jump covers; and the self-resuming syscall gadget, run for real in
- * this process (a getpid, then every register back from the save area and a jump back).
+ * this process (a getpid, then every register back from the save area and a jump back), with
+ * the code a function gputop calls returns to.
  * Prints one "ok"/"not ok" line per check. */
 #include "arch.h"
 
@@ -89,9 +90,62 @@ static void test_syscall_resume(void)
 	check("no system call: registers as they were", w[0] == 5 && w[9] == 0x1000);
 }
 
+/* Where a function gputop calls in a thread returns to (xol_call): if gputop died meanwhile, the
+ * thread must come back with every register and its own stack pointer, which the called
+ * function's stack had replaced. */
+static void test_call_resume(void)
+{
+	uint8_t *page = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED) {
+		check("pages for the call's return", false);
+		return;
+	}
+	uint64_t *save = (uint64_t *)(page + 4096);
+	size_t n = arch_syscall_resume_code(page, 256, (uint64_t)page, (uint64_t)save);
+	size_t m = arch_call_resume_code(page + 256, 64, (uint64_t)page + 256, SYS_getpid,
+					 (uint64_t)&save[ARCH_SYSCALL_SAVE_WORDS], (uint64_t)page);
+	check("the call's return code fits", n > 0 && m > 0 && m <= 64);
+	check("no room: refused", arch_call_resume_code(page, 8, (uint64_t)page, SYS_getpid, 0, 0) == 0);
+	mprotect(page, 4096, PROT_READ | PROT_EXEC);
+	for (int i = 0; i < 9; i++)
+		save[i] = 0x0101010101010101ull * (uint64_t)(i + 3);
+	uint64_t got[10];
+	/* As a called function returns: rax its value, rsp its own stack (64 bytes lower here). */
+	__asm__ volatile("lea 1f(%%rip), %%rax\n\t"
+			 "mov %%rax, 72(%[save])\n\t"
+			 "mov %%rsp, 80(%[save])\n\t"
+			 "mov $0x77, %%eax\n\t"
+			 "sub $64, %%rsp\n\t"
+			 "jmp *%[back]\n\t"
+			 "1:\n\t"
+			 "mov %%rax, 0(%[out])\n\t"
+			 "mov %%rdi, 8(%[out])\n\t"
+			 "mov %%rsi, 16(%[out])\n\t"
+			 "mov %%rdx, 24(%[out])\n\t"
+			 "mov %%r10, 32(%[out])\n\t"
+			 "mov %%r8, 40(%[out])\n\t"
+			 "mov %%r9, 48(%[out])\n\t"
+			 "mov %%rcx, 56(%[out])\n\t"
+			 "mov %%r11, 64(%[out])\n\t"
+			 "mov %%rsp, 72(%[out])\n\t"
+			 :
+			 : [back] "r"(page + 256), [out] "r"(got), [save] "r"(save)
+			 : "rax", "rdi", "rsi", "rdx", "r10", "r8", "r9", "rcx", "r11", "memory", "cc");
+	bool all = true;
+	for (int i = 0; i < 9; i++)
+		all &= got[i] == 0x0101010101010101ull * (uint64_t)(i + 3);
+	check("after the call the thread has every register back and returns", all);
+	check("and its own stack pointer", got[9] == save[ARCH_SYSCALL_SAVE_WORDS]);
+	munmap(page, 8192);
+	arch_regs_t r = { 0 };
+	r.rdi = 0x77;
+	check("the return value is read where the code moved it", arch_call_resume_retval(&r) == 0x77);
+}
+
 int main(void)
 {
 	test_syscall_resume();
+	test_call_resume();
 	if (arch_init() < 0) {
 		printf("not ok - capstone opens\n");
 		return 1;

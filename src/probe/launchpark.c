@@ -1,0 +1,87 @@
+/* launchpark.c — the park slots of the launch ring (launchpark.h). */
+#include "launchpark.h"
+
+#include <errno.h>
+
+#include "launchring.h"
+#include "memory.h"
+#include "stub_layout.h"
+#include "xol.h"
+
+/* A slot, as arch_park writes it. */
+struct park_slot {
+	uint64_t state;		/* PARK_* */
+	uint64_t tid;
+	uint64_t sp;		/* the registers it saved */
+	uint64_t waits;
+};
+_Static_assert(sizeof(struct park_slot) == LR_PARK_SIZE, "arch_park's slot");
+
+/* As x86_64_launch.S names them. */
+enum { PARK_FREE, PARK_WAITING, PARK_SERVED, PARK_GO_ON, PARK_CLAIMED };
+
+static int read_slots(struct park_slot s[LR_PARK_SLOTS])
+{
+	uint64_t ring = launchring_base();
+	if (!ring)
+		return -ENOENT;
+	return launchring_io(ring + LR_OFF_PARK, s, LR_PARK_SLOTS * sizeof *s, false);
+}
+
+int launchpark_waiting(struct lr_parked out[])
+{
+	static struct park_slot s[LR_PARK_SLOTS];	/* scratch, off the stack */
+	int n = 0;
+	if (read_slots(s) < 0)
+		return 0;
+	for (int i = 0; i < LR_PARK_SLOTS; i++)
+		if (s[i].state == PARK_WAITING && s[i].tid)
+			out[n++] = (struct lr_parked){ .slot = i, .tid = (pid_t)s[i].tid };
+	return n;
+}
+
+int launchpark_slot_of(pid_t tid, uint64_t *sp)
+{
+	static struct park_slot s[LR_PARK_SLOTS];
+	if (read_slots(s) < 0)
+		return -1;
+	for (int i = 0; i < LR_PARK_SLOTS; i++)
+		if (s[i].state == PARK_WAITING && s[i].tid == (uint64_t)tid) {
+			*sp = s[i].sp;
+			return i;
+		}
+	return -1;
+}
+
+int launchpark_answer(int slot, bool served)
+{
+	uint64_t ring = launchring_base(), state = served ? PARK_SERVED : PARK_GO_ON;
+	if (!ring || slot < 0 || slot >= LR_PARK_SLOTS)
+		return -EINVAL;
+	return launchring_io(ring + LR_OFF_PARK + (uint64_t)slot * LR_PARK_SIZE, &state, sizeof state, true);
+}
+
+bool launchpark_in(uint64_t pc)
+{
+	uint64_t off;
+	if (!launchring_base() || !xol_in_shared_code(pc, &off))
+		return false;
+	return off >= (uint64_t)(arch_park - arch_launch_stub) && off < (uint64_t)(arch_park_end - arch_launch_stub);
+}
+
+bool launchpark_at_syscall(uint64_t pc)
+{
+	uint64_t off;
+	return launchring_base() && xol_in_shared_code(pc, &off) &&
+	       off == (uint64_t)(arch_park_syscall - arch_launch_stub) + ARCH_SYSCALL_LEN;
+}
+
+int launchpark_regs(pid_t tid, const arch_regs_t *now, uint64_t sp, arch_regs_t *at)
+{
+	uint64_t saved[ARCH_PARK_SAVED];
+	int err = mem_read(tid, sp, saved, sizeof saved);
+	if (err < 0)
+		return err;
+	arch_park_regs(now, saved, sp, at);
+	return 0;
+}
