@@ -73,6 +73,12 @@ uint64_t arch_syscall_ip(uint64_t gadget_addr);
 #define ARCH_SYSCALL_SAVE_WORDS 10
 size_t arch_syscall_resume_code(uint8_t *buf, size_t room, uint64_t code_at, uint64_t save_at);
 void arch_syscall_resume_save(const arch_regs_t *saved, uint64_t save[ARCH_SYSCALL_SAVE_WORDS]);
+/* A thread's registers, taken where it was inside a system call to restart, made to restart it
+ * from user space (back to its syscall instruction, its number loaded, nothing left for the
+ * kernel to restart): for registers put back at a system call stop of an injected call, where
+ * the kernel does not restart the thread's own call (it returned -ERESTARTSYS to glibc, which
+ * aborted: "The futex facility returned an unexpected error code"). */
+void arch_restart_in_user(arch_regs_t *r);
 
 /* Where a function the tracer calls in a thread returns to, so that the thread needs nobody
  * after it: the return value moved aside (arch_call_resume_retval reads it at the stop), the
@@ -83,6 +89,13 @@ void arch_syscall_resume_save(const arch_regs_t *saved, uint64_t save[ARCH_SYSCA
 size_t arch_call_resume_code(uint8_t *buf, size_t room, uint64_t code_at, long nr, uint64_t sp_at,
 			     uint64_t resume_at);
 uint64_t arch_call_resume_retval(const arch_regs_t *r);
+/* Where the return trampoline jumps once gputop is gone (rescue.c): the returning thread looks
+ * its own return address up by the stack slot it just popped, in a table of `entries` pairs
+ * (slot, return address) at table_at, and jumps there; an int3 if none. It keeps rax and rdx
+ * (return values) and uses registers a return leaves dead. Written into buf; its length, 0 if
+ * no room. */
+size_t arch_return_lookup_code(uint8_t *buf, size_t room, uint64_t code_at, uint64_t table_at,
+			       uint32_t entries);
 
 /* A function call made by the tracer: pc = func, sp = sp (the return address is already at
  * [sp]), integer arguments in their registers; no system call restarts. */

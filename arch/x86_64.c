@@ -188,23 +188,53 @@ size_t arch_call_resume_code(uint8_t *buf, size_t room, uint64_t code_at, long n
 	return sizeof code;
 }
 
+size_t arch_return_lookup_code(uint8_t *buf, size_t room, uint64_t code_at, uint64_t table_at,
+			       uint32_t entries)
+{
+	static const uint8_t code[37] = {
+		0x48, 0x8d, 0x4c, 0x24, 0xf8,	/* lea -8(%rsp), %rcx: the slot the ret popped */
+		0x4c, 0x8d, 0x1d, 0, 0, 0, 0,	/* lea table(%rip), %r11 */
+		0x41, 0xba, 0, 0, 0, 0,		/* mov $entries, %r10d */
+		0x49, 0x39, 0x0b,		/* 1: cmp %rcx, (%r11) */
+		0x74, 0x0a,			/* je 2f */
+		0x49, 0x83, 0xc3, 0x10,		/* add $16, %r11 */
+		0x41, 0xff, 0xca,		/* dec %r10d */
+		0x75, 0xf2,			/* jnz 1b */
+		0xcc,				/* int3: no entry */
+		0x41, 0xff, 0x63, 0x08,		/* 2: jmp *8(%r11) */
+	};
+	if (room < sizeof code || !entries)
+		return 0;
+	memcpy(buf, code, sizeof code);
+	int32_t disp = (int32_t)((int64_t)table_at - (int64_t)(code_at + 12));
+	memcpy(buf + 8, &disp, 4);
+	memcpy(buf + 14, &entries, 4);
+	return sizeof code;
+}
+
 uint64_t arch_call_resume_retval(const arch_regs_t *r)
 {
 	return r->rdi;
 }
 
-void arch_syscall_resume_save(const arch_regs_t *r, uint64_t save[ARCH_SYSCALL_SAVE_WORDS])
+void arch_restart_in_user(arch_regs_t *r)
 {
-	uint64_t rax = r->rax, rip = r->rip;
-	/* Stopped inside a system call that is to restart (no signal handler runs here): back to
-	 * its syscall instruction with its number, as the kernel's own return would do. */
 	long ret = (long)r->rax;
 	if ((long)r->orig_rax >= 0 && (ret == -512 || ret == -513 || ret == -514 || ret == -516)) {
-		rax = ret == -516 ? 219 /* restart_syscall */ : r->orig_rax;
-		rip -= 2;
+		r->rax = ret == -516 ? 219 /* restart_syscall */ : r->orig_rax;
+		r->rip -= 2;
 	}
-	const uint64_t v[ARCH_SYSCALL_SAVE_WORDS] = { rax, r->rdi, r->rsi, r->rdx, r->r10, r->r8,
-						      r->r9, r->rcx, r->r11, rip };
+	r->orig_rax = (uint64_t)-1;
+}
+
+void arch_syscall_resume_save(const arch_regs_t *r, uint64_t save[ARCH_SYSCALL_SAVE_WORDS])
+{
+	/* Stopped inside a system call that is to restart (no signal handler runs here): back to
+	 * its syscall instruction with its number, as the kernel's own return would do. */
+	arch_regs_t u = *r;
+	arch_restart_in_user(&u);
+	const uint64_t v[ARCH_SYSCALL_SAVE_WORDS] = { u.rax, u.rdi, u.rsi, u.rdx, u.r10, u.r8,
+						      u.r9, u.rcx, u.r11, u.rip };
 	memcpy(save, v, sizeof v);
 }
 

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "budget.h"
@@ -209,6 +210,10 @@ int tracer_setup_image(struct thread *t)
 		return entry ? err : -ENOENT;
 	}
 	rescue_set_target(mem_fd(), xol_trampoline());
+	uint64_t lookup_table;
+	uint32_t lookup_entries;
+	uint64_t lookup = xol_return_lookup(&lookup_table, &lookup_entries);
+	rescue_set_lookup(lookup, lookup_table, lookup_entries);
 	if ((err = retfast_init(t)) < 0)	/* without it, every return traps: slower, as exact */
 		log_warn("returns will stop the program: no record table (%s)", strerror(-err));
 	return probes_refresh(t);
@@ -288,6 +293,33 @@ static void start_running(void)
 	stats_set_threads(threads_count());
 }
 
+/* Jumps that wait for a thread to leave a function's first bytes (probes.h): the world runs a
+ * millisecond and is stopped again, INSIDE_ROUNDS times at most; those still refused then take
+ * an int3. */
+#define INSIDE_ROUNDS 5
+static struct thread *plant_waiting_jumps(struct thread *first)
+{
+	for (int round = 1; first && probes_inside_left() > 0; round++) {
+		if (round <= INSIDE_ROUNDS) {
+			uint32_t it = 0;
+			tracee->stopping_world = false;
+			for (struct thread *t; (t = threads_iter(&it));) {
+				t->want_stop = false;
+				if (t->state == TS_STOPPED)
+					tracee_release(t);
+			}
+			struct timespec nap = { 0, 1000000 };
+			nanosleep(&nap, NULL);
+			if (tracee_stop_world() < 0 || tracer_settle_event_stops() < 0)
+				return NULL;
+			first = tracer_injectable_thread();
+		}
+		if (first)
+			probes_retry_inside(first, round > INSIDE_ROUNDS);
+	}
+	return first;
+}
+
 int tracer_start(bool was_launched, double max_overhead_pct)
 {
 	tracee->set_up = true;
@@ -299,7 +331,11 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 			  "and try again", tracee->pid, tracee->pid);
 		return -EAGAIN;
 	}
+	probes_defer_inside(true);
 	int err = tracer_setup_image(first);
+	if (err == 0 && !(first = plant_waiting_jumps(first)))
+		err = threads_count_all() ? -EAGAIN : -ESRCH;
+	probes_defer_inside(false);
 	if (err < 0)
 		return err;
 	uint64_t cpu0 = tracee_thread_cpu_ns(first);

@@ -4,7 +4,7 @@
  * program), serves it at that stop as the trap was served (tracer_on_stub_wait), answers its
  * slot and lets it go. While parks keep coming (the first launches after an attach or a model's
  * set-up) they are looked for every PARK_POLL_NS rather than every drain, so that a new kernel
- * costs its thread about a millisecond, not a drain's 10. */
+ * costs its thread a fraction of a millisecond, not a drain's 10. */
 #define _GNU_SOURCE
 #include "tracer_internal.h"
 
@@ -15,7 +15,8 @@
 #include "stub_layout.h"
 #include "threads.h"
 
-#define PARK_HOT_NS 200000000ull	/* that long after the last park found */
+#define PARK_HOT_NS 1000000000ull	/* that long after the last park found, and after the first
+					 * poll (right after an attach every kernel is new) */
 
 static uint64_t hot_until, last_poll;
 
@@ -23,9 +24,9 @@ void park_poll(uint64_t now)
 {
 	struct lr_parked p[LR_PARK_SLOTS];
 	int n = launchpark_waiting(p);
-	last_poll = now;
-	if (n)
+	if (n || !last_poll)
 		hot_until = now + PARK_HOT_NS;
+	last_poll = now;
 	for (int i = 0; i < n && !tracee->stopping_world; i++) {
 		struct thread *t = threads_find(p[i].tid);
 		if (!t || t->guest || t->park_asked || t->state == TS_STOPPED)

@@ -48,7 +48,7 @@ bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, 
  * parked to stop: every drain, and every PARK_POLL_NS while parks keep coming (park_hot; the
  * next one park_due); park_on_stop serves one at that stop and lets it go (false: the stop was
  * not for that). */
-#define PARK_POLL_NS 1000000ull
+#define PARK_POLL_NS 200000ull
 void park_poll(uint64_t now);
 bool park_hot(uint64_t now);
 bool park_due(uint64_t now);

@@ -184,13 +184,15 @@ int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, int 
 		*why = "a branch of the function lands in its first bytes";
 		displaced = -1;
 	}
+	bool inside = false;
 	if (displaced > 0 && thread_inside(addr, addr + (uint64_t)displaced)) {
 		*why = "a thread stands inside its first bytes";
 		displaced = -1;
+		inside = true;
 	}
 	struct bp *b = displaced > 0 ? calloc(1, sizeof *b) : NULL;
 	if (!b) {
-		err = displaced > 0 ? -ENOMEM : -ENOEXEC;
+		err = displaced > 0 ? -ENOMEM : inside ? -EBUSY : -ENOEXEC;
 		goto free_slot;
 	}
 	*b = (struct bp){ .addr = addr, .slot = slot + ARCH_JUMP_PREFIX, .jump_slot = slot,

@@ -44,7 +44,8 @@ int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint3
 	      struct bp **out, const char **why);
 /* A jump probe (launchring.h) on a function of size bytes: no stop. stub: an enum lr_stub,
  * which stub its slot calls. Refused (-ENOEXEC, *why) where fewer than 5 bytes can move or a
- * branch of the function lands inside them. */
+ * branch of the function lands inside them; -EBUSY (*why) while a stopped thread stands
+ * inside them (it may not be later). */
 int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, int stub, uint32_t module,
 		   struct bp **out, const char **why);
 int bp_arm(struct bp *b);

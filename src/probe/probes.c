@@ -24,6 +24,7 @@
 #include "xol.h"
 
 #define CUDA_MODULES_MAX 64
+#define INSIDE_MAX 64
 struct range {
 	uint64_t start, end;
 	uint32_t module;
@@ -45,6 +46,15 @@ struct probes_state {
 	struct range nccl_modules[CUDA_MODULES_MAX];	/* the modules holding probed NCCL functions */
 	int n_nccl_modules;
 	bool ring_failed;	/* mapping the launch ring failed: not tried again */
+	/* Functions whose jump waits (probes_retry_inside): a stopped thread stood inside their
+	 * first bytes when they were probed at an attach. */
+	struct inside {
+		uint64_t addr, size;
+		int api;
+		uint32_t module;
+	} inside[INSIDE_MAX];
+	int n_inside;
+	bool defer_inside;	/* probes_defer_inside: such a jump waits instead of an int3 */
 };
 
 struct probes_state *probes_state_new(void)
@@ -345,6 +355,14 @@ static void on_new_module(struct module *m, void *arg)
 		if (ring_wanted(t, spec)) {
 			err = bp_create_jump(t, s.funcs[i].addr, s.funcs[i].size, s.funcs[i].api,
 					     stub_for(spec), m->id, &b, &why);
+			if (err == -EBUSY && st->defer_inside && st->n_inside < INSIDE_MAX) {
+				st->inside[st->n_inside++] = (struct inside){ s.funcs[i].addr, s.funcs[i].size,
+									      s.funcs[i].api, m->id };
+				planted++;	/* it will be, jump or int3 */
+				if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER)
+					st->driver_launch_probed = true;
+				continue;
+			}
 			if (err < 0)
 				log_info("%s in %s stops at each call: %s", spec->name, m->base,
 					 why ? why : strerror(-err));
@@ -400,6 +418,50 @@ static void on_gone_module(struct module *m, void *arg)
 		memset(st->graph_fn, 0, sizeof st->graph_fn);
 	bp_forget_module(m->id);
 	kernels_forget_module(m);
+}
+
+void probes_defer_inside(bool on)
+{
+	tracee->probes->defer_inside = on;
+}
+
+int probes_inside_left(void)
+{
+	return tracee->probes->n_inside;
+}
+
+/* The jump, or with int3 the breakpoint, for a function that waited; its stop count. */
+static int plant_waiting(struct thread *t, const struct inside *w, bool int3)
+{
+	const struct api_spec *spec = cuda_api_get(w->api);
+	struct bp *b;
+	const char *why;
+	int err = int3 ? bp_create(t, w->addr, BP_PROBE, w->api, w->module, &b, &why)
+		       : bp_create_jump(t, w->addr, w->size, w->api, stub_for(spec), w->module, &b, &why);
+	bool stack_trap = err == 0 && b->ring >= 0 && stub_for(spec) == LR_STUB_CALL && probes_stops_for_stack(spec) &&
+			  launchring_set_stack_trap(b->ring, true) == 0;
+	if (err == 0)
+		stats_set_stops_per_call(w->api, b->ring >= 0 ? stack_trap : !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
+	if (err == 0 && int3)
+		log_info("%s stops at each call: a thread stood inside its first bytes at every try", spec->name);
+	else if (err < 0 && err != -EBUSY)
+		log_warn("not probing %s: %s", spec->name, why ? why : strerror(-err));
+	return err;
+}
+
+void probes_retry_inside(struct thread *t, bool last)
+{
+	struct probes_state *st = tracee->probes;
+	int kept = 0;
+	for (int i = 0; i < st->n_inside; i++)
+		if (plant_waiting(t, &st->inside[i], false) == -EBUSY) {
+			if (last)
+				plant_waiting(t, &st->inside[i], true);
+			else
+				st->inside[kept++] = st->inside[i];
+		}
+	st->n_inside = last ? 0 : kept;
+	probes_apply_launch_policy();
 }
 
 int probes_refresh(struct thread *t)

@@ -22,6 +22,13 @@ void probes_state_free(struct probes_state *st);
 /* Looks at the program's modules again, probing the new ones; t is a stopped thread (used to
  * map trampoline areas). 0 or -errno. */
 int probes_refresh(struct thread *t);
+/* At an attach, a function whose jump cannot go in because a stopped thread stands inside its
+ * first bytes waits (instead of an int3 for good: a stop per call, and a SIGTRAP for the
+ * program if gputop is killed at the wrong instant); the engine lets the world run a moment,
+ * stops it and tries again (probes_retry_inside; last: those still refused take an int3). */
+void probes_defer_inside(bool on);
+int probes_inside_left(void);
+void probes_retry_inside(struct thread *t, bool last);
 void probes_reset(void);		/* after exec */
 
 bool probes_cuda_seen(void);		/* some CUDA API function is probed */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "log.h"
 
 #define CODE_MAX 8192
@@ -36,6 +37,8 @@ struct rescue_frame {
 struct rescue_table {
 	int mem_fd;
 	uint64_t trampoline;
+	uint64_t lookup, lookup_table;	/* the return lookup and its table (xol.h) */
+	uint32_t lookup_entries;
 	uint64_t flag;
 	struct rescue_code code[CODE_MAX];
 	struct rescue_frame frame[FRAME_MAX];
@@ -102,6 +105,15 @@ void rescue_set_target(int mem_fd, uint64_t trampoline)
 	R->trampoline = trampoline;
 }
 
+void rescue_set_lookup(uint64_t code, uint64_t table, uint32_t entries)
+{
+	if (!R)
+		return;
+	R->lookup_table = table;
+	R->lookup_entries = entries;
+	R->lookup = code;
+}
+
 void rescue_code_armed(uint64_t addr, uint8_t orig)
 {
 	if (!R)
@@ -140,6 +152,7 @@ void rescue_forget_all(void)
 		return;
 	memset(R->code, 0, sizeof R->code);
 	R->flag = 0;
+	R->lookup = 0;
 	memset(R->frame, 0, sizeof R->frame);
 }
 
@@ -147,6 +160,11 @@ int rescue_frame(uint64_t slot, uint64_t ret)
 {
 	if (!R)
 		return -1;
+	/* An entry of the same stack slot is stale (its call left by longjmp: a slot is reused
+	 * only once its call's frame is gone): the lookup must find this one. */
+	for (uint32_t i = 0; i < FRAME_MAX; i++)
+		if (R->frame[i].slot == slot)
+			__atomic_store_n(&R->frame[i].slot, 0, __ATOMIC_RELEASE);
 	for (uint32_t n = 0; n < FRAME_MAX; n++) {
 		uint32_t i = (R->frame_hint + n) % FRAME_MAX;
 		if (R->frame[i].slot)
@@ -181,13 +199,27 @@ static int restore_table(struct rescue_table *R)
 		if (a && pwrite(R->mem_fd, &R->code[i].orig, 1, (off_t)a) != 1)
 			failed++;
 	}
-	for (int i = 0; i < FRAME_MAX; i++) {
-		uint64_t slot = R->frame[i].slot, cur = 0;
-		if (!slot)
+	/* Return addresses swapped for the trampoline are not written back into the stacks: the
+	 * threads run, and a slot read as holding the trampoline may be popped and reused by
+	 * another call before the write lands. Each returning thread finds its own instead: the
+	 * table of (slot, return address) goes into the program, then the trampoline's int3 becomes
+	 * a jump to the lookup, which matches the slot the thread's ret just popped (xol.h). */
+	uint32_t n = 0;
+	for (int i = 0; i < FRAME_MAX && R->lookup && n < R->lookup_entries; i++) {
+		uint64_t pair[2] = { R->frame[i].slot, R->frame[i].ret };
+		if (!pair[0])
 			continue;
-		/* Only where our trampoline is still there: the call may have returned. */
-		if (pread(R->mem_fd, &cur, 8, (off_t)slot) == 8 && cur == R->trampoline &&
-		    pwrite(R->mem_fd, &R->frame[i].ret, 8, (off_t)slot) != 8)
+		if (pwrite(R->mem_fd, pair, sizeof pair, (off_t)(R->lookup_table + 16u * n)) == sizeof pair)
+			n++;
+		else
+			failed++;
+	}
+	if (n) {
+		uint8_t jump[ARCH_JUMP_LEN];
+		arch_jump_encode(jump, R->trampoline, R->lookup);
+		/* The bytes behind the int3 first: a thread there sees the int3 or the whole jump. */
+		if (pwrite(R->mem_fd, jump + 1, ARCH_JUMP_LEN - 1, (off_t)R->trampoline + 1) != ARCH_JUMP_LEN - 1 ||
+		    pwrite(R->mem_fd, jump, 1, (off_t)R->trampoline) != 1)
 			failed++;
 	}
 	return failed;

@@ -1,6 +1,7 @@
 /* rescue.h — what it takes to put the program back together if gputop dies without a clean
  * detach: the program's bytes under every armed breakpoint and every return address swapped
- * for the trampoline, mirrored into a shared mapping. Two users: the crash handler (SIGSEGV,
+ * for the trampoline (given to the returning threads through a lookup table, never written
+ * into their stacks), mirrored into a shared mapping. Two users: the crash handler (SIGSEGV,
  * SIGABRT... in gputop) and the watchdog process, which outlives a SIGKILLed gputop and writes
  * them back through the /proc/PID/mem it inherited. */
 #ifndef GPUTOP_RESCUE_H
@@ -20,6 +21,10 @@ int rescue_slot_new(void);
 void rescue_slot_free(int slot);
 void rescue_select(int slot);
 void rescue_set_target(int mem_fd, uint64_t trampoline);
+/* Where the trampoline jumps once gputop is gone, and the table the rescue fills for it
+ * (xol_return_lookup): the swapped return addresses are found there by the returning threads
+ * themselves, never written into a stack that runs. */
+void rescue_set_lookup(uint64_t code, uint64_t table, uint32_t entries);
 
 /* Code: the byte a rescue writes at addr (the program's, while an int3 is armed there; while a
  * jump is written or removed, the first byte of whichever instruction the bytes behind it

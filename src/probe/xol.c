@@ -1,16 +1,18 @@
 /* xol.c — the trampoline page: areas mapped into the program, their fixed entries and the
  * out-of-line slots. Layout of an area:
  *   +0   int3              return trampoline (swapped return addresses point here)
- *   +16  ret               target of the calibration calls, which return to +32
- *   +24  .quad +32         their "stack": the return address ret pops
- *   +32  int3              where the calibration calls return to (and functions called by
- *                          xol_call, under a seccomp filter that may refuse getpid)
- *   +33  what functions called by xol_call return to (arch_call_resume_code), and where a
- *        thread stopped at +32 whose gputop died goes on: on to the gadget at +256, which puts
- *        it back where it was
+ *   +16  ret               target of the calibration calls, which return to +33
+ *   +24  .quad +33         their "stack": the return address ret pops
+ *   +32  int3              where functions called by xol_call return to under a seccomp
+ *                          filter that may refuse getpid
+ *   +33  what functions called by xol_call and the calibration calls return to
+ *        (arch_call_resume_code): a getpid from the gadget at +256, which puts the thread back
+ *        where it was if gputop is gone by then
  *   +64  the return stub (retfast.c), up to 192 bytes (area 0)
  *   +256 the self-resuming syscall gadget (arch_syscall_resume_code), its save area at +352,
  *        then the stack pointer an xol_call puts back
+ *   +448 the return lookup (arch_return_lookup_code, area 0): where the trampoline jumps once
+ *        gputop is gone (rescue.c), its table in area 0's last LOOKUP_BYTES
  *   +512 shared code every area carries (the launch and call stubs and the park, launchring.c), up
  *        to 2560 bytes
  *   +3072 slots of ARCH_XOL_SLOT bytes, one per breakpoint
@@ -48,7 +50,10 @@
 #define OFF_RESUME 256
 #define OFF_RESUME_SAVE 352
 #define OFF_RESUME_SP (OFF_RESUME_SAVE + 8 * ARCH_SYSCALL_SAVE_WORDS)
+#define OFF_LOOKUP 448
 #define OFF_SHARED 512
+#define LOOKUP_ENTRIES 1024	/* return addresses swapped for the trampoline, in flight at once */
+#define LOOKUP_BYTES (16 * LOOKUP_ENTRIES)
 #define OFF_SLOTS 3072
 #define MAX_AREAS 64
 
@@ -170,8 +175,8 @@ static int area_fill_header(uint64_t base)
 	arch_fill_breakpoints(head, sizeof head);	/* a stray jump here traps */
 	memcpy(head + OFF_TRAMP, arch_breakpoint, arch_breakpoint_len);
 	memcpy(head + OFF_RET, arch_return_insn, arch_return_insn_len);
-	uint64_t call_trap = base + OFF_CALL_TRAP;
-	memcpy(head + OFF_RETADDR, &call_trap, sizeof call_trap);
+	uint64_t call_resume = base + OFF_CALL_RESUME;
+	memcpy(head + OFF_RETADDR, &call_resume, sizeof call_resume);
 	memcpy(head + OFF_CALL_TRAP, arch_breakpoint, arch_breakpoint_len);
 	int err = arch_call_resume_code(head + OFF_CALL_RESUME, OFF_RET_STUB - OFF_CALL_RESUME,
 					base + OFF_CALL_RESUME, SYS_getpid, base + OFF_RESUME_SP,
@@ -182,7 +187,31 @@ static int area_fill_header(uint64_t base)
 	size_t n = arch_syscall_resume_code(resume, sizeof resume, base + OFF_RESUME, base + OFF_RESUME_SAVE);
 	if (!err && !n)
 		err = -ENOSPC;
-	return err ? err : mem_write_code(base + OFF_RESUME, resume, n);
+	if (!err)
+		err = mem_write_code(base + OFF_RESUME, resume, n);
+	if (!err && !tracee->xol->n_areas) {	/* area 0: the trampoline's */
+		uint8_t lookup[OFF_SHARED - OFF_LOOKUP];
+		n = arch_return_lookup_code(lookup, sizeof lookup, base + OFF_LOOKUP,
+					    base + AREA_SIZE - LOOKUP_BYTES, LOOKUP_ENTRIES);
+		err = n ? mem_write_code(base + OFF_LOOKUP, lookup, n) : -ENOSPC;
+	}
+	return err;
+}
+
+uint64_t xol_return_lookup(uint64_t *table, uint32_t *entries)
+{
+	struct xol_state *st = tracee->xol;
+	if (!st->n_areas)
+		return 0;
+	*table = st->areas[0].base + AREA_SIZE - LOOKUP_BYTES;
+	*entries = LOOKUP_ENTRIES;
+	return st->areas[0].base + OFF_LOOKUP;
+}
+
+/* Area 0 ends with the return lookup's table. */
+static uint32_t area_end(int i)
+{
+	return i == 0 ? AREA_SIZE - LOOKUP_BYTES : AREA_SIZE;
 }
 
 /* The thread runs the system call at gadget and is stopped at its exit, before it returns to
@@ -215,6 +244,7 @@ static long run_syscall_at(struct thread *t, uint64_t gadget, uint64_t save_at, 
 	long ret = arch_syscall_result(&r);
 	/* Back to exactly where it was; a system call it was in restarts as it would have. A thread
 	 * that cannot be put back is being killed (a seccomp filter's SIGSYS at this very call). */
+	arch_restart_in_user(&saved);
 	err = arch_set_regs(t->tid, &saved);
 	return err < 0 ? -ESRCH : ret;
 }
@@ -334,7 +364,7 @@ static int area_near(struct thread *t, uint64_t near)
 	struct xol_state *st = tracee->xol;
 	for (int i = 0; i < st->n_areas; i++)
 		if (!near || within_2g(st->areas[i].base, near))
-			if (st->areas[i].next_slot + ARCH_XOL_SLOT <= AREA_SIZE)
+			if (st->areas[i].next_slot + ARCH_XOL_SLOT <= area_end(i))
 				return i;
 	if (st->n_areas == MAX_AREAS)
 		return -ENOSPC;
@@ -462,6 +492,7 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 		if (err == 0)
 			*ret = arch_retval(&r);
 	}
+	arch_restart_in_user(&saved);	/* put back at a system call stop */
 	int restore = arch_set_regs(t->tid, &saved);
 	return err < 0 ? err : restore;
 }
@@ -508,23 +539,30 @@ uint64_t xol_calibrate(struct thread *t)
 {
 	struct xol_state *st = tracee->xol;
 	enum { N = XOL_CALIBRATION_STOPS };
-	uint64_t samples[N], trap = st->n_areas ? st->areas[0].base + OFF_CALL_TRAP : 0;
+	static const uint64_t none[6];
+	uint64_t samples[N], base = st->n_areas ? st->areas[0].base : 0;
 	arch_regs_t saved, r;
-	if (!st->n_areas || arch_get_regs(t->tid, &saved) < 0 || save_for_resume(&saved) < 0)
+	/* No int3: the thread returns into the call-resume code and is stopped at its getpid's
+	 * exit, two stops (the entry's, passed through, and the exit's): a thread that was on its
+	 * way to an int3 when gputop died, on a loaded machine not yet scheduled, died of SIGTRAP
+	 * (2 of 80 kills while attaching). Under a filter that may refuse getpid: not measured. */
+	if (!base || seccomp_check_inject(t->tid, SYS_getpid, none, base + OFF_RESUME) < 0 ||
+	    arch_get_regs(t->tid, &saved) < 0 || save_for_resume(&saved) < 0)
 		return 0;
 	int n = 0;
 	for (int i = 0; i < N; i++) {
-		/* A `ret` whose "stack" is a word of our own page holding the call trap's address:
-		 * the thread's own stack is not touched. */
+		/* A `ret` whose "stack" is a word of our own page holding the call-resume code's
+		 * address: the thread's own stack is not touched. */
 		r = saved;
-		arch_prepare_return(&r, st->areas[0].base + OFF_RET, st->areas[0].base + OFF_RETADDR);
+		arch_prepare_return(&r, base + OFF_RET, base + OFF_RETADDR);
 		if (arch_set_regs(t->tid, &r) < 0)
 			break;
 		uint64_t t0 = now_ns();
-		if (run_to_trap(t, trap, &r) < 0)
+		if (run_syscall(t, arch_syscall_ip(base + OFF_RESUME), &r) < 0)
 			break;
-		samples[n++] = now_ns() - t0;
+		samples[n++] = (now_ns() - t0) / 2;
 	}
+	arch_restart_in_user(&saved);	/* put back at a system call stop */
 	arch_set_regs(t->tid, &saved);
 	if (!n)
 		return 0;

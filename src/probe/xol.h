@@ -38,6 +38,9 @@ bool xol_ready(void);
 void xol_forget(void);		/* after exec: the mappings went with the old image */
 
 uint64_t xol_trampoline(void);	/* an int3 every swapped return address points to */
+/* The return lookup's code (rescue.c makes the trampoline jump there once gputop is gone) and
+ * its table: *entries pairs of (stack slot, return address) at *table. 0 before area 0. */
+uint64_t xol_return_lookup(uint64_t *table, uint32_t *entries);
 /* Room for the return stub in the first area (retfast.c writes it there); *room: bytes. */
 uint64_t xol_ret_stub(size_t *room);
 bool xol_contains(uint64_t addr);
@@ -79,8 +82,8 @@ int xol_scratch(struct thread *t, uint64_t *addr);
 int xol_unmap_all(struct thread *t);
 
 /* The time a stop costs a call's measured duration: a stopped thread is sent through a bare
- * `ret` into an int3 of ours and back, several times; the median is kept. A gputop killed
- * while the thread stands at that int3 leaves it to go back where it was by itself. */
+ * `ret` into the call-resume code (two system call stops, halved) and back, several times; the
+ * median is kept. A gputop killed meanwhile leaves it to go back where it was by itself. */
 #define XOL_CALIBRATION_STOPS 31
 uint64_t xol_calibrate(struct thread *t);
 

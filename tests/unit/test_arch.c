@@ -88,6 +88,10 @@ static void test_syscall_resume(void)
 	r.rax = 5, r.orig_rax = (uint64_t)-1;
 	arch_syscall_resume_save(&r, w);
 	check("no system call: registers as they were", w[0] == 5 && w[9] == 0x1000);
+	r.rax = (uint64_t)-512, r.orig_rax = 202, r.rip = 0x1000;
+	arch_restart_in_user(&r);
+	check("registers put back at a system call stop: the call restarts from user space, nothing "
+	      "left for the kernel to restart", r.rax == 202 && r.rip == 0x1000 - 2 && r.orig_rax == (uint64_t)-1);
 }
 
 /* Where a function gputop calls in a thread returns to (xol_call): if gputop died meanwhile, the
@@ -142,10 +146,48 @@ static void test_call_resume(void)
 	check("the return value is read where the code moved it", arch_call_resume_retval(&r) == 0x77);
 }
 
+/* The return lookup (rescue.c, once gputop is gone): a thread returning into the trampoline
+ * finds its return address by the stack slot it just popped, with rax and rdx kept. */
+static void test_return_lookup(void)
+{
+	uint8_t *page = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED) {
+		check("pages for the return lookup", false);
+		return;
+	}
+	uint64_t *table = (uint64_t *)(page + 4096);
+	size_t n = arch_return_lookup_code(page, 64, (uint64_t)page, (uint64_t)table, 8);
+	check("the return lookup fits", n > 0 && n <= 64);
+	mprotect(page, 4096, PROT_READ | PROT_EXEC);
+	uint64_t got[3];
+	/* A stale entry first (another slot), then this return's: slot = the word the ret popped. */
+	table[0] = 0x1234, table[1] = 0;
+	__asm__ volatile("lea 1f(%%rip), %%rax\n\t"
+			 "mov %%rax, 24(%[table])\n\t"
+			 "lea -8(%%rsp), %%rax\n\t"
+			 "mov %%rax, 16(%[table])\n\t"
+			 "mov $0x5a, %%eax\n\t"
+			 "mov $0x6b, %%edx\n\t"
+			 "jmp *%[lookup]\n\t"
+			 "1:\n\t"
+			 "mov %%rax, 0(%[out])\n\t"
+			 "mov %%rdx, 8(%[out])\n\t"
+			 "mov %%rsp, 16(%[out])\n\t"
+			 :
+			 : [lookup] "r"(page), [table] "r"(table), [out] "r"(got)
+			 : "rax", "rdx", "rcx", "r10", "r11", "memory", "cc");
+	uint64_t sp;
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+	check("the returning thread goes to its own return address, rax and rdx kept, its stack as after "
+	      "the ret", got[0] == 0x5a && got[1] == 0x6b && got[2] == sp);
+	munmap(page, 8192);
+}
+
 int main(void)
 {
 	test_syscall_resume();
 	test_call_resume();
+	test_return_lookup();
 	if (arch_init() < 0) {
 		printf("not ok - capstone opens\n");
 		return 1;
