@@ -115,24 +115,36 @@ unset RB_GO_FILE GPUTOP_CALL_STUB
 # The simulated runtime's hook tells when both threads are inside cudaDeviceSynchronize (past
 # its entry breakpoint, return addresses swapped): no fixed pause that a loaded machine outlasts.
 export SIMCUDA_SYNC_US=1500000 RB_GO_FILE=$TMP/go SIMCUDA_SYNC_HOOK=rb_busy_in_sync RB_COUNT_FILE=$TMP/in-sync
-rm -f "$TMP/go"
-rb_spawn kill "$BIN/rb_busy" sync 2
-rb_gputop_bg kill-g -p "$TARGET"
-rb_wait_attached kill-g
-touch "$TMP/go"
-wait_for_line "$TMP/in-sync" '^2$' 20 || note "the threads did not both say they are inside the call"
-kill -KILL "$GPUTOP_PID"
-wait_pid "$GPUTOP_PID" 10
-expect_eq "$WAIT_STATUS" 137 "SIGKILL: gputop is gone"
-wait_pid "$TARGET" 30
-expect_eq "$WAIT_STATUS" 0 "SIGKILL: the program exits 0"
-printf 'rb_busy: in sync\nrb_busy: sync threads=2 returned=2 canaries=2\n' >"$TMP/kill.want"
-grep -v '^ready' "$TMP/kill.out" >"$TMP/kill.lines"
-expect_file_eq "$TMP/kill.lines" "$TMP/kill.want" "SIGKILL: both calls returned to their callers"
-if wait_for_line "$TMP/kill-g.err" 'watchdog: gputop died; restored' 20; then
-	ok "SIGKILL: the watchdog says it restored the program"
-else
-	not_ok "SIGKILL: the watchdog says it restored the program"
-	tail -n 5 "$TMP/kill-g.err" | sed 's/^/#   stderr: /'
-fi
+# kill_in_sync NAME GPUTOP_ENV...: both threads inside cudaDeviceSynchronize, gputop killed.
+kill_in_sync() {
+	local name=$1 what=$1
+	shift
+	rm -f "$TMP/go" "$TMP/in-sync"
+	rb_spawn "$name" "$BIN/rb_busy" sync 2
+	env "$@" bash -c 'exec "$0" -p "$1" -b -d 100 >"$2.out" 2>"$2.err" </dev/null' \
+		"$GPUTOP" "$TARGET" "$TMP/$name-g" &
+	GPUTOP_PID=$!
+	rb_wait_attached "$name-g"
+	touch "$TMP/go"
+	wait_for_line "$TMP/in-sync" '^2$' 20 || note "$what: the threads did not both say they are inside the call"
+	kill -KILL "$GPUTOP_PID"
+	wait "$GPUTOP_PID" 2>/dev/null
+	wait_pid "$TARGET" 30
+	expect_eq "$WAIT_STATUS" 0 "$what: the program exits 0"
+	printf 'rb_busy: in sync\nrb_busy: sync threads=2 returned=2 canaries=2\n' >"$TMP/$name.want"
+	grep -v '^ready' "$TMP/$name.out" >"$TMP/$name.lines"
+	expect_file_eq "$TMP/$name.lines" "$TMP/$name.want" "$what: both calls returned to their callers"
+	if wait_for_line "$TMP/$name-g.err" 'watchdog: gputop died; restored' 20; then
+		ok "$what: the watchdog says it restored the program"
+	else
+		not_ok "$what: the watchdog says it restored the program"
+		tail -n 5 "$TMP/$name-g.err" | sed 's/^/#   stderr: /'
+	fi
+}
+# The calls return through the call stub, which needs nobody.
+kill_in_sync kill GPUTOP_DEBUG=0
+# Every return through the trampoline (GPUTOP_RETFAST=0): the watchdog writes no stack; it turns
+# the trampoline into a jump to the lookup, which finds each thread's return address by the
+# stack slot its ret popped (part 5 of issue 17). Broken, both threads die of SIGTRAP there.
+kill_in_sync kill-tramp GPUTOP_RETFAST=0
 finish
