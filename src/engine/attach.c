@@ -201,6 +201,7 @@ int tracer_setup_image(struct thread *t)
 	 * there stayed, and killed the program at its next launch). */
 	rescue_set_target(mem_fd(), 0);
 	rescue_watchdog_start(tracee->pid);
+	libwatch_note_setup();	/* --no-int3: before the modules are read */
 	uint64_t entry = program_entry(tracee->pid);
 	xol_set_runner(tracee_run_to_trap, tracee_run_syscall);
 	graphs_set_catch_up(count_records);

@@ -12,7 +12,7 @@
  * attached: ask the driver for its name, calling cuFuncGetName (or cuKernelGetName) in the
  * stopped thread. It stands at the entry of a driver launch call (or the return of a graph
  * call), holding no driver lock, so the call is as safe as any the program makes there. Asked
- * once per value. */
+ * until named (a launch that parks is then let through the filter). */
 static void ask_driver_name(struct thread *t, uint64_t f)
 {
 	const uint64_t fns[2] = { probes_func_get_name(), probes_kernel_get_name() };
@@ -31,7 +31,9 @@ static void ask_driver_name(struct thread *t, uint64_t f)
 
 int kernel_names_id(struct thread *t, uint64_t f)
 {
-	if (f && !kernels_seen(f))
+	/* Not only a value never seen: one counted unnamed (its first launch's park given up on a
+	 * loaded machine, its record drained) is asked at its next park. */
+	if (f && !kernels_named(f))
 		ask_driver_name(t, f);
 	return kernels_id_of(t->tid, f);
 }

@@ -59,6 +59,12 @@ static void refresh_held(void)
 	}
 }
 
+void libwatch_note_setup(void)
+{
+	if (config.no_int3)
+		tracee->maps_hash = executable_maps_hash(tracee->pid);
+}
+
 void libwatch_tick(void)
 {
 	if (!config.no_int3 || !tracee->set_up || tracee->exited || threads_count() == 0)
@@ -66,10 +72,9 @@ void libwatch_tick(void)
 	uint64_t h = executable_maps_hash(tracee->pid);
 	if (!h || h == tracee->maps_hash)
 		return;
-	bool first = tracee->maps_hash == 0;	/* the modules were read at the set-up */
+	/* Against the mappings at the set-up (libwatch_note_setup): a library loaded between the
+	 * set-up and the first tick was missed when the first tick only took the picture. */
 	tracee->maps_hash = h;
-	if (!first) {
-		log_debug("process %d: its executable mappings changed; looking for new libraries", tracee->pid);
-		refresh_held();
-	}
+	log_debug("process %d: its executable mappings changed; looking for new libraries", tracee->pid);
+	refresh_held();
 }

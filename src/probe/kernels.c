@@ -90,6 +90,12 @@ bool kernels_seen(uint64_t value)
 	return lookup(value) != NULL;
 }
 
+bool kernels_named(uint64_t value)
+{
+	const struct entry *e = lookup(value);
+	return e && !e->unknown;
+}
+
 char *kernels_demangle(const char *name)
 {
 	int status = -1;

@@ -25,6 +25,7 @@ int kernels_id_of(pid_t pid, uint64_t value);
 /* Whether value was ever looked up or learned (a launch of a value never seen may be worth
  * asking the driver about). */
 bool kernels_seen(uint64_t value);
+bool kernels_named(uint64_t value);	/* learned, not "kernel@0x…" */
 
 /* Learning names. mangled may be a C++ mangled name or a plain one (extern "C", Triton). */
 void kernels_learn_name(uint64_t value, const char *mangled);

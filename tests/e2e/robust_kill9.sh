@@ -16,6 +16,9 @@
 #        cuLaunchKernelEx from 2 threads, as fast as they go;
 #   (c)  the call stub: ring_loop with RB_CALLS=1 (cuMemsetD8Async + cuStreamSynchronize too);
 #   (d)  the runtime over the driver ($SIM:$SIMDRV): rb_busy `busy 2`;
+#   (e)  4096 new kernels, each named at its first launch (a park each), then allocations:
+#        tests/progs/rb_kernels.c on $SIM:$SIMDRV, reported only (its module loading keeps
+#        the int3 of cuLibraryGetKernel: verdict);
 # (On $SIM alone there is no driver to count launches at: the runtime's cudaLaunchKernel keeps
 # its int3, a stop per launch, so (a) is the row with an int3 in the steady state; in (d) the
 # launches go through the driver's ring.)
@@ -39,10 +42,11 @@
 # exit status can still be read.
 #
 # Trials per row: KILL9_TRIALS (default 2, so that `make check` stays fast; `make
-# check-robust` runs 20). KILL9_MODES picks the modes (default "attach attaching launch").
+# check-robust` runs 20). KILL9_MODES picks the modes (default "attach attaching launch"),
+# KILL9_ROWS the rows (default "a a2 b c d e").
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/robust_lib.bash"
-need_bin rb_busy rb_progress rb_reap ring_loop sim/libcudart.so.13 simdrv/libcuda.so.1
+need_bin rb_busy rb_progress rb_kernels rb_reap ring_loop sim/libcudart.so.13 simdrv/libcuda.so.1
 need_gputop
 TRIALS=${KILL9_TRIALS:-2}
 MODES=" ${KILL9_MODES:-attach attaching launch} "
@@ -57,6 +61,7 @@ STOP=$TMP/stop
 # a second without gputop, or once gputop is gone.
 LAUNCH_ROUNDS=2000000
 CALL_ROUNDS=20000
+KERNEL_ALLOCS=200000
 
 # row_def ROW: sets the workload of a row: ROW_DESC, ROW_LIB (LD_LIBRARY_PATH), ROW_CMD and its
 # environment ROW_ENV (in launch mode given to rb_reap and gputop, which pass it on), ROW_STOP
@@ -88,6 +93,11 @@ row_def() {
 		ROW_DESC="(d) rb_busy busy 2, \$SIM:\$SIMDRV (runtime over driver)"
 		ROW_LIB=$SIM:$SIMDRV ROW_STOP=1 ROW_BUSY='^cudaMalloc +[1-9]'
 		ROW_ENV=(RB_GO_FILE="$GO" RB_STOP_FILE="$STOP") ROW_CMD=("$BIN/rb_busy" busy 2 0)
+		;;
+	e)
+		ROW_DESC="(e) rb_kernels 4096 $KERNEL_ALLOCS, \$SIM:\$SIMDRV (4096 new kernels, then allocations)"
+		ROW_LIB=$SIM:$SIMDRV ROW_STOP=1 ROW_BUSY='^rbk_[0-9a-f]+ +[1-9]'
+		ROW_ENV=(RB_GO_FILE="$GO" RB_STOP_FILE="$STOP") ROW_CMD=("$BIN/rb_kernels" 4096 "$KERNEL_ALLOCS")
 		;;
 	esac
 }
@@ -162,6 +172,15 @@ verdict() {
 	fi
 	local why
 	why=$(printf '%s; ' "${bad[@]}")
+	if [ "$row" == e ]; then
+		# Reported, not asserted: the kernels are loaded by cuLibraryGetKernel, which keeps its
+		# int3 (the name is read from the caller's buffer at the return, through the trampoline);
+		# a thread executing that int3, or returning into the trampoline, between gputop's
+		# death and the watchdog's restore dies of SIGTRAP (README, "What still carries a
+		# risk"). Its 4096 first launches park, which a dead gputop never holds up.
+		note "reported only, module loading's int3: $what: ${why%; }"
+		return 0
+	fi
 	if [ "$row" == a ]; then
 		# Reported, not asserted: without libcuda (the simulated runtime alone) runtime launches
 		# keep their int3, and a thread executing one between gputop's death and the watchdog's
@@ -324,8 +343,8 @@ launch_trial() {
 		"$out" "$TMP/$name-g.err"
 }
 
-ROWS=(a a2 b c d)
-DETACH_ROWS=(a a2 b c d)
+read -r -a ROWS <<<"${KILL9_ROWS:-a a2 b c d e}"
+DETACH_ROWS=("${ROWS[@]}")
 for row in "${ROWS[@]}"; do
 	expected "$row"
 done
