@@ -173,3 +173,25 @@ int proc_free_ranges_near(pid_t pid, uint64_t near, uint64_t size, uint64_t alig
 	fclose(f);
 	return n;
 }
+
+/* A hash of the paths of the process's executable mappings (FNV-1a): a new library changes
+ * it; a thread's stack or a heap arena does not. 0 when the maps cannot be read. */
+uint64_t proc_exec_maps_hash(pid_t pid)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	uint64_t h = 1469598103934665603ull;
+	while (fgets(line, sizeof line, f)) {
+		char perms[8];
+		int at = 0;
+		if (sscanf(line, "%*s %7s %*s %*s %*s %n", perms, &at) != 1 || perms[2] != 'x' || line[at] != '/')
+			continue;
+		for (const char *p = line; *p; p++)
+			h = (h ^ (uint8_t)*p) * 1099511628211ull;
+	}
+	fclose(f);
+	return h;
+}

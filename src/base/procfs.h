@@ -23,6 +23,9 @@ int proc_descendants(pid_t pid, pid_t *out, int max);
  * (aligned to `align`) where `size` bytes lie in a gap between its mappings and within
  * `reach` bytes of near, start and end. Returns how many (the kernel may still refuse one:
  * the process maps meanwhile). */
+/* A hash of the paths of the process's executable mappings (FNV-1a): a new library changes it;
+ * a thread's stack or a heap arena does not. 0 when the maps cannot be read. */
+uint64_t proc_exec_maps_hash(pid_t pid);
 int proc_free_ranges_near(pid_t pid, uint64_t near, uint64_t size, uint64_t align, uint64_t reach,
 			  uint64_t *out, int max);
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "config.h"
 #include "hit.h"
 #include "log.h"
 #include "memory.h"
@@ -201,7 +202,8 @@ int tracer_setup_image(struct thread *t)
 	 * there stayed, and killed the program at its next launch). */
 	rescue_set_target(mem_fd(), 0);
 	rescue_watchdog_start(tracee->pid);
-	libwatch_note_setup();	/* --no-int3: before the modules are read */
+	if (config.no_int3)	/* libwatch.c compares later mappings with these */
+		tracee->maps_hash = proc_exec_maps_hash(tracee->pid);
 	uint64_t entry = program_entry(tracee->pid);
 	xol_set_runner(tracee_run_to_trap, tracee_run_syscall);
 	graphs_set_catch_up(count_records);

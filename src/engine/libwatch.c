@@ -12,32 +12,11 @@
 
 #include "config.h"
 #include "log.h"
+#include "procfs.h"
 #include "probes.h"
 #include "session_state.h"
 #include "threads.h"
 #include "tracee.h"
-
-/* A hash of the paths of the process's executable mappings (FNV-1a): a new library changes
- * it; a thread's stack or a heap arena does not. 0 when the maps cannot be read. */
-static uint64_t executable_maps_hash(pid_t pid)
-{
-	char path[64], line[4096];
-	snprintf(path, sizeof path, "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	uint64_t h = 1469598103934665603ull;
-	while (fgets(line, sizeof line, f)) {
-		char perms[8];
-		int at = 0;
-		if (sscanf(line, "%*s %7s %*s %*s %*s %n", perms, &at) != 1 || perms[2] != 'x' || line[at] != '/')
-			continue;
-		for (const char *p = line; *p; p++)
-			h = (h ^ (uint8_t)*p) * 1099511628211ull;
-	}
-	fclose(f);
-	return h;
-}
 
 /* Every thread stopped, the modules looked at again, every thread let go. */
 static void refresh_held(void)
@@ -59,20 +38,14 @@ static void refresh_held(void)
 	}
 }
 
-void libwatch_note_setup(void)
-{
-	if (config.no_int3)
-		tracee->maps_hash = executable_maps_hash(tracee->pid);
-}
-
 void libwatch_tick(void)
 {
 	if (!config.no_int3 || !tracee->set_up || tracee->exited || threads_count() == 0)
 		return;
-	uint64_t h = executable_maps_hash(tracee->pid);
+	uint64_t h = proc_exec_maps_hash(tracee->pid);
 	if (!h || h == tracee->maps_hash)
 		return;
-	/* Against the mappings at the set-up (libwatch_note_setup): a library loaded between the
+	/* Against the mappings at the set-up (attach.c): a library loaded between the
 	 * set-up and the first tick was missed when the first tick only took the picture. */
 	tracee->maps_hash = h;
 	log_debug("process %d: its executable mappings changed; looking for new libraries", tracee->pid);

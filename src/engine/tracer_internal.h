@@ -37,7 +37,6 @@ void follow_tick(void);
 
 /* libwatch.c: --no-int3: new libraries found by looking at the maps, every tick. */
 void libwatch_tick(void);
-void libwatch_note_setup(void);	/* the mappings the set-up read the modules from */
 
 /* trap.c: SIGTRAP stops. */
 bool tracer_on_trap(struct thread *t, uint64_t now);
