@@ -94,6 +94,7 @@ uint64_t arch_call_resume_retval(const arch_regs_t *r);
  * (slot, return address) at table_at, and jumps there; an int3 if none. It keeps rax and rdx
  * (return values) and uses registers a return leaves dead. Written into buf; its length, 0 if
  * no room. */
+#define ARCH_NOP 0x90	/* a one-byte no-op (over the trampoline's int3, rescue.c) */
 size_t arch_return_lookup_code(uint8_t *buf, size_t room, uint64_t code_at, uint64_t table_at,
 			       uint32_t entries);
 

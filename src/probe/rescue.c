@@ -203,7 +203,8 @@ static int restore_table(struct rescue_table *R)
 	 * threads run, and a slot read as holding the trampoline may be popped and reused by
 	 * another call before the write lands. Each returning thread finds its own instead: the
 	 * table of (slot, return address) goes into the program, then the trampoline's int3 becomes
-	 * a jump to the lookup, which matches the slot the thread's ret just popped (xol.h). */
+	 * a no-op before the jump to the lookup, which matches the slot the thread's ret just
+	 * popped (xol.h). */
 	uint32_t n = 0;
 	for (int i = 0; i < FRAME_MAX && R->lookup && n < R->lookup_entries; i++) {
 		uint64_t pair[2] = { R->frame[i].slot, R->frame[i].ret };
@@ -214,14 +215,11 @@ static int restore_table(struct rescue_table *R)
 		else
 			failed++;
 	}
-	if (n) {
-		uint8_t jump[ARCH_JUMP_LEN];
-		arch_jump_encode(jump, R->trampoline, R->lookup);
-		/* The bytes behind the int3 first: a thread there sees the int3 or the whole jump. */
-		if (pwrite(R->mem_fd, jump + 1, ARCH_JUMP_LEN - 1, (off_t)R->trampoline + 1) != ARCH_JUMP_LEN - 1 ||
-		    pwrite(R->mem_fd, jump, 1, (off_t)R->trampoline) != 1)
-			failed++;
-	}
+	/* Then the int3 becomes a no-op, one byte written whole: every return falls through to the
+	 * jump to the lookup that follows it (xol.c). */
+	static const uint8_t nop = ARCH_NOP;
+	if (n && pwrite(R->mem_fd, &nop, 1, (off_t)R->trampoline) != 1)
+		failed++;
 	return failed;
 }
 

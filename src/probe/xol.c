@@ -1,6 +1,7 @@
 /* xol.c — the trampoline page: areas mapped into the program, their fixed entries and the
  * out-of-line slots. Layout of an area:
  *   +0   int3              return trampoline (swapped return addresses point here)
+ *   +1   jmp +448          on to the return lookup (area 0; rescue.c)
  *   +16  ret               target of the calibration calls, which return to +33
  *   +24  .quad +33         their "stack": the return address ret pops
  *   +32  int3              where functions called by xol_call return to under a seccomp
@@ -190,10 +191,16 @@ static int area_fill_header(uint64_t base)
 	if (!err)
 		err = mem_write_code(base + OFF_RESUME, resume, n);
 	if (!err && !tracee->xol->n_areas) {	/* area 0: the trampoline's */
-		uint8_t lookup[OFF_SHARED - OFF_LOOKUP];
+		uint8_t lookup[OFF_SHARED - OFF_LOOKUP], jump[ARCH_JUMP_LEN];
 		n = arch_return_lookup_code(lookup, sizeof lookup, base + OFF_LOOKUP,
 					    base + AREA_SIZE - LOOKUP_BYTES, LOOKUP_ENTRIES);
 		err = n ? mem_write_code(base + OFF_LOOKUP, lookup, n) : -ENOSPC;
+		/* Right after the trampoline's int3, a jump to the lookup: where a thread stopped at
+		 * the int3 when gputop died resumes (the kernel drops the trap), and where the rescue's
+		 * one-byte no-op over the int3 sends every later return. */
+		arch_jump_encode(jump, base + OFF_TRAMP + arch_breakpoint_len, base + OFF_LOOKUP);
+		if (!err)
+			err = mem_write_code(base + OFF_TRAMP + arch_breakpoint_len, jump, sizeof jump);
 	}
 	return err;
 }
