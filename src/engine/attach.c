@@ -345,7 +345,7 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	uint64_t cost = xol_calibrate(first);
 	/* The kernel charges the trap and the stop to the stopped thread: its CPU time grows
 	 * with every stop, which the budget must not take for the program's own work. */
-	uint64_t stop_cpu = (tracee_thread_cpu_ns(first) - cpu0) / XOL_CALIBRATION_STOPS;
+	uint64_t stop_cpu = (tracee_thread_cpu_ns(first) - cpu0) / (2 * XOL_CALIBRATION_STOPS);	/* two stops each */
 	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
 	stop_cost_ns = cost;
 	hit_init(cost, was_launched ? 0 : -1);

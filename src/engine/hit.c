@@ -228,12 +228,8 @@ static int swap_return(struct thread *t, struct frame *f, const struct api_spec 
 
 /* ---- launches through the ring (launchring.h) ------------------------------------------ */
 
-/* The stub trapped: the first launch of a function handle. The thread stands in the stub with
- * some of the call's registers saved on its stack (arch_launch_trap_entry rebuilds its entry):
- * the call is counted from that view of its entry, the kernel named (asking the driver if need
- * be), and the handle marked seen. */
 /* The function whose jump probe has ring index probe (0 if none): where a stack taken at the
- * stub's trap starts, as if the thread stood at the function's entry. */
+ * stub's park starts, as if the thread stood at the function's entry. */
 static uint64_t ring_probe_function(int probe)
 {
 	uint32_t it = 0;
@@ -243,6 +239,10 @@ static uint64_t ring_probe_function(int probe)
 	return 0;
 }
 
+/* The stub parked the thread (engine/park.c): the first launch of a function handle. r holds
+ * the registers as at the park's call, some of the call's saved on its stack
+ * (arch_launch_trap_entry rebuilds its entry): the call is counted from that view of its entry,
+ * the kernel named (asking the driver if need be), and the handle marked seen. */
 void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
 {
 	int probe = (int)(uint32_t)arch_scratch(r);

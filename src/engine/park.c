@@ -12,6 +12,7 @@
 
 #include "hit.h"
 #include "launchpark.h"
+#include "launchring.h"
 #include "stub_layout.h"
 #include "threads.h"
 
@@ -24,7 +25,7 @@ void park_poll(uint64_t now)
 {
 	struct lr_parked p[LR_PARK_SLOTS];
 	int n = launchpark_waiting(p);
-	if (n || !last_poll)
+	if (n || (!last_poll && launchring_base()))
 		hot_until = now + PARK_HOT_NS;
 	last_poll = now;
 	for (int i = 0; i < n && !tracee->stopping_world; i++) {

@@ -19,6 +19,19 @@ static void check(const char *what, bool ok)
 	failures += !ok;
 }
 
+/* In the gadgets' tests: the registers the save area holds, in its order (rax rdi rsi rdx r10
+ * r8 r9 rcx r11), stored to out[0..8]. */
+#define STORE_SAVED_REGS                                                                       \
+	"mov %%rax, 0(%[out])\n\t"                                                             \
+	"mov %%rdi, 8(%[out])\n\t"                                                             \
+	"mov %%rsi, 16(%[out])\n\t"                                                            \
+	"mov %%rdx, 24(%[out])\n\t"                                                            \
+	"mov %%r10, 32(%[out])\n\t"                                                            \
+	"mov %%r8, 40(%[out])\n\t"                                                             \
+	"mov %%r9, 48(%[out])\n\t"                                                             \
+	"mov %%rcx, 56(%[out])\n\t"                                                            \
+	"mov %%r11, 64(%[out])\n\t"
+
 static uint64_t u64_at(const uint8_t *p)
 {
 	uint64_t v;
@@ -58,15 +71,7 @@ static void test_syscall_resume(void)
 			 "mov %[nr], %%eax\n\t"
 			 "jmp *%[gadget]\n\t"
 			 "1:\n\t"
-			 "mov %%rax, 0(%[out])\n\t"
-			 "mov %%rdi, 8(%[out])\n\t"
-			 "mov %%rsi, 16(%[out])\n\t"
-			 "mov %%rdx, 24(%[out])\n\t"
-			 "mov %%r10, 32(%[out])\n\t"
-			 "mov %%r8, 40(%[out])\n\t"
-			 "mov %%r9, 48(%[out])\n\t"
-			 "mov %%rcx, 56(%[out])\n\t"
-			 "mov %%r11, 64(%[out])\n\t"
+			 STORE_SAVED_REGS
 			 :
 			 : [nr] "i"(SYS_getpid), [gadget] "r"(page), [out] "r"(got), [save] "r"(save)
 			 : "rax", "rdi", "rsi", "rdx", "r10", "r8", "r9", "rcx", "r11", "memory", "cc");
@@ -122,15 +127,7 @@ static void test_call_resume(void)
 			 "sub $64, %%rsp\n\t"
 			 "jmp *%[back]\n\t"
 			 "1:\n\t"
-			 "mov %%rax, 0(%[out])\n\t"
-			 "mov %%rdi, 8(%[out])\n\t"
-			 "mov %%rsi, 16(%[out])\n\t"
-			 "mov %%rdx, 24(%[out])\n\t"
-			 "mov %%r10, 32(%[out])\n\t"
-			 "mov %%r8, 40(%[out])\n\t"
-			 "mov %%r9, 48(%[out])\n\t"
-			 "mov %%rcx, 56(%[out])\n\t"
-			 "mov %%r11, 64(%[out])\n\t"
+			 STORE_SAVED_REGS
 			 "mov %%rsp, 72(%[out])\n\t"
 			 :
 			 : [back] "r"(page + 256), [out] "r"(got), [save] "r"(save)
