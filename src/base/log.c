@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "clock.h"
+
 static void (*log_sink)(const char *msg);
 static int quiet;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -23,13 +25,20 @@ void log_set_quiet(int q)
 	quiet = q;
 }
 
+/* GPUTOP_DEBUG: every message on stderr says when, in seconds since the first one (as
+ * strace -r does), so that a slow start, attach or exit shows where its time went. */
 static void emit(const char *prefix, const char *fmt, va_list ap)
 {
+	static uint64_t first_ns;
 	char msg[1024];
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	pthread_mutex_lock(&lock);
+	if (!first_ns)
+		first_ns = now_ns();
 	if (log_sink)
 		log_sink(msg);
+	else if (config.debug)
+		fprintf(stderr, "%9.3f %s%s\n", (double)(now_ns() - first_ns) / 1e9, prefix, msg);
 	else
 		fprintf(stderr, "%s%s\n", prefix, msg);
 	pthread_mutex_unlock(&lock);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "clock.h"
 #include "config.h"
 #include "hit.h"
 #include "log.h"
@@ -195,8 +196,10 @@ int tracer_setup_image(struct thread *t)
 		log_error("cannot open /proc/%d/mem: %s", tracee->pid, strerror(-err));
 		return err;
 	}
+	uint64_t t0 = now_ns();
 	if ((err = sym_open(tracee->pid)) < 0)
 		return err;
+	log_debug("%d: modules reported in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
 	/* The watchdog first: whatever gputop writes from here on, a gputop killed now leaves it
 	 * to the watchdog to take back (a runtime launch's int3 planted before the watchdog was
 	 * there stayed, and killed the program at its next launch). */
@@ -219,7 +222,10 @@ int tracer_setup_image(struct thread *t)
 	rescue_set_lookup(lookup, lookup_table, lookup_entries);
 	if ((err = retfast_init(t)) < 0)	/* without it, every return traps: slower, as exact */
 		log_warn("returns will stop the program: no record table (%s)", strerror(-err));
-	return probes_refresh(t);
+	t0 = now_ns();
+	err = probes_refresh(t);
+	log_debug("%d: probes planted in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
+	return err;
 }
 
 /* ---- every thread held where code can run in one -------------------------------------------- */

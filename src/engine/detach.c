@@ -165,6 +165,7 @@ static int take_pending_traps(void)
 int tracer_detach(void)
 {
 	uint32_t it = 0;
+	uint64_t t0 = now_ns();
 	int err = tracee_stop_world();
 	if (err == 0)
 		err = take_pending_traps();
@@ -203,9 +204,12 @@ int tracer_detach(void)
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig);
 		threads_remove(t->tid);
 	}
-	if (restore_err == 0)
+	if (restore_err == 0) {
 		rescue_forget_all();
+		rescue_watchdog_stop();	/* goodbye: nothing of ours is left for it to restore */
+	}
 	mem_close();
+	log_debug("%d: detached in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
 	if (restore_err < 0) {
 		log_error("could not restore every breakpoint of %d: %s", tracee->pid,
 			  strerror(-restore_err));

@@ -181,6 +181,15 @@ static void dispatch(const struct trace_stop *e, uint64_t now)
 
 /* ---- the loop --------------------------------------------------------------------------- */
 
+/* GPUTOP_DEBUG: a step of the loop that held gputop 20 ms or more, said with its time (what
+ * makes a start, an attach or an exit slow). */
+static void slow_note(uint64_t since, const char *what, pid_t tid)
+{
+	uint64_t ns = now_ns() - since;
+	if (config.debug && ns >= 20000000u)
+		log_debug("%s (%d) took %.1f ms", what, tid, (double)ns / 1e6);
+}
+
 void tracer_init(void)
 {
 	tracee_set_dispatcher(dispatch);
@@ -379,9 +388,11 @@ int tracer_loop(double timeout_s, bool need_cuda)
 		uint64_t now = now_ns();
 		if (now - last_house > 100000000u) {
 			housekeeping();
+			slow_note(now, "housekeeping", 0);
 			last_house = last_drain = now;
 		} else if (now - last_drain >= LR_DRAIN_NS) {
 			drain_all(now);
+			slow_note(now, "a drain", 0);
 			last_drain = now;
 		} else if (park_due(now)) {
 			poll_parks(now);
@@ -426,7 +437,9 @@ int tracer_loop(double timeout_s, bool need_cuda)
 			log_error("waitpid: %s", strerror((int)-tid));
 			return (int)tid;
 		}
-		dispatch(&e, now_ns());
+		uint64_t t0 = now_ns();
+		dispatch(&e, t0);
+		slow_note(t0, "a stop", e.tid);
 	}
 	housekeeping();
 	tracee_select(root);
