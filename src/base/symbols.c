@@ -345,6 +345,37 @@ uint64_t sym_exec_tail(size_t room)
 	return found;
 }
 
+bool sym_has_section(const struct module *m, const char *name)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->dwfl_module, &bias);
+	size_t strndx;
+	if (!elf || elf_getshdrstrndx(elf, &strndx) != 0)
+		return false;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *s = gelf_getshdr(scn, &sh) ? elf_strptr(elf, strndx, sh.sh_name) : NULL;
+		if (s && strcmp(s, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool sym_is_program(const struct module *m)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->dwfl_module, &bias);
+	size_t n;
+	if (!elf || elf_getphdrnum(elf, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}
+
 uint64_t sym_find(const struct module *m, const char *name)
 {
 	struct find_ctx f = { name, 0 };

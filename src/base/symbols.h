@@ -70,6 +70,12 @@ const struct module *sym_module_next(size_t *cursor);
  * address of `room` such bytes (16-aligned), or 0 if no module has them. */
 uint64_t sym_exec_tail(size_t room);
 
+/* m's ELF file has a section of that name (from its section headers: no symbol is read). */
+bool sym_has_section(const struct module *m, const char *name);
+/* m is a program, not a library: it asks for a dynamic linker (PT_INTERP). glibc's libc.so.6,
+ * which can run as a program, answers true too. */
+bool sym_is_program(const struct module *m);
+
 /* Address of a symbol defined in m, 0 if none. */
 uint64_t sym_find(const struct module *m, const char *name);
 

@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "cuda_api.h"
 #include "graph_table.h"
+#include "hashmap.h"
 #include "kernel_table.h"
 
 #include <errno.h>
@@ -718,10 +719,50 @@ static void gpu_merge(struct stats_gpu *o, const struct stats_gpu *g)
 	o->unnamed += g->unnamed;
 }
 
+/* The kernel rows of a snapshot by name, to merge the rows of a later process into those of the
+ * earlier ones (each process interns its own names): name hash -> row index. A hash shared by two
+ * names only costs a row of its own (the names are compared). */
+struct kernel_by_name {
+	uint64_t key;
+	uint64_t row;
+};
+
+static uint64_t name_hash(const char *name)
+{
+	uint64_t h = 14695981039346656037ull;	/* FNV-1a */
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ull;
+	return h ? h : 1;	/* 0 is no key */
+}
+
+/* Kernel k of a later process into out's rows: into the row of the same name, or a new row. */
+static void kernel_merge(struct stats_snapshot *out, struct hashmap *by_name, const struct stats_kernel *k)
+{
+	struct kernel_by_name *e = k->name ? hashmap_find(by_name, name_hash(k->name)) : NULL;
+	if (!e || strcmp(out->kernel[e->row].name, k->name) != 0) {
+		if (!e && k->name && (e = hashmap_insert(by_name, name_hash(k->name), NULL)))
+			e->row = out->n_kernel;
+		out->kernel[out->n_kernel++] = *k;
+		return;
+	}
+	struct stats_kernel *o = &out->kernel[e->row];
+	if (kernel_runs(k)) {
+		if (kernel_runs(o) && o->pid != k->pid)
+			o->pid = 0;	/* launched by several processes */
+		else if (!kernel_runs(o))
+			o->pid = k->pid;
+		memcpy(o->grid, k->grid, sizeof o->grid);
+		memcpy(o->block, k->block, sizeof o->block);
+	}
+	o->launches += k->launches;
+	o->graph_launches += k->graph_launches;
+	gpu_time_merge(&o->gpu, &k->gpu);
+}
+
 /* Adds process st's figures into out: counters summed, allocations listed with their pid,
- * kernels merged by name (names are each process's; merge_name finds a row by name). */
+ * kernels merged by name (by_name: out's kernel rows so far). */
 static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st,
-			const struct stats_comm *const *all_comms, int n_all)
+			const struct stats_comm *const *all_comms, int n_all, struct hashmap *by_name)
 {
 	size_t n_allocs = alloc_table_count(st->allocs);
 	uint32_t n_kernels = kernel_table_count(st->kernels);
@@ -766,30 +807,12 @@ static int snapshot_add(struct stats_snapshot *out, const struct stats_state *st
 		if (!m)
 			return -ENOMEM;
 		out->kernel = m;
-		size_t first = out->n_kernel;	/* rows of earlier processes: merge into them */
+		/* The first process's rows are copied whole, so that a row's index is its kernel id
+		 * in a snapshot of one process (openmetrics.c keys its series by it). */
 		for (uint32_t i = 0; i < n_kernels; i++) {
 			struct stats_kernel k = krows[i];
 			k.pid = st->info.pid;
-			size_t j = 0;
-			for (; j < first && out->n_procs > 0; j++)
-				if (out->kernel[j].name && k.name && strcmp(out->kernel[j].name, k.name) == 0)
-					break;
-			if (out->n_procs > 0 && j < first) {
-				struct stats_kernel *o = &out->kernel[j];
-				if (kernel_runs(&k)) {
-					if (kernel_runs(o) && o->pid != k.pid)
-						o->pid = 0;	/* launched by several processes */
-					else if (!kernel_runs(o))
-						o->pid = k.pid;
-					memcpy(o->grid, k.grid, sizeof o->grid);
-					memcpy(o->block, k.block, sizeof o->block);
-				}
-				o->launches += k.launches;
-				o->graph_launches += k.graph_launches;
-				gpu_time_merge(&o->gpu, &k.gpu);
-			} else {
-				out->kernel[out->n_kernel++] = k;
-			}
+			kernel_merge(out, by_name, &k);
 		}
 	}
 
@@ -880,16 +903,18 @@ int stats_snapshot_of(pid_t pid, struct stats_snapshot *out)
 		out->pid = pid;
 		/* Every process's communicators: an ncclSend's peer may be another's rank. */
 		static const struct stats_comm *all[STATS_MAX_PROCESSES];
+		struct hashmap by_name = HASHMAP_INIT(sizeof(struct kernel_by_name), 1024, 0);
 		for (size_t i = 0; i < n_procs; i++)
 			all[i] = &procs[i]->comm;
 		for (size_t i = 0; i < n_procs && !err; i++)
 			if (!pid || procs[i]->info.pid == pid) {
-				err = snapshot_add(out, procs[i], all, (int)n_procs);
+				err = snapshot_add(out, procs[i], all, (int)n_procs, &by_name);
 				if (pid)
 					out->start_ns = procs[i]->start_ns > start_ns ? procs[i]->start_ns : start_ns;
 			}
 		if (!err && n_procs && !(out->proc = calloc(n_procs, sizeof(*out->proc))))
 			err = -ENOMEM;
+		hashmap_clear(&by_name);
 		for (size_t i = 0; !err && i < n_procs; i++)
 			if (procs[i]->info.pid)
 				process_summary(&out->proc[out->n_proc++], procs[i]);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "breakpoints.h"
+#include "clock.h"
 #include "config.h"
 #include "cuda_api.h"
 #include "graph_query.h"
@@ -331,6 +332,22 @@ static bool is_rtld(const struct module *m)
 	       strncmp(m->base, "ld-2.", 5) == 0;
 }
 
+/* Whether m can hold a function of the API table, a kernel's handle variable or execve:
+ * only then are its symbols walked. PyTorch loads some 200 libraries, libtorch_cpu.so's symbol
+ * table alone holds hundreds of thousands of names: walking them all at every dlopen, with the
+ * program stopped, made `import torch` seconds slower. CUDA's own libraries (and the simulated
+ * ones, named alike), the C library (execve), programs (nvcc links the runtime statically into
+ * them) and anything nvcc built (device code in .nv_fatbin: its kernels' handles, maybe the
+ * runtime) are walked; the rest cannot hold them. */
+static bool may_hold_cuda(const struct module *m)
+{
+	static const char *const names[] = { "libcudart", "libcuda.", "libnccl", "libnvshmem", "libc.so" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strncmp(m->base, names[i], strlen(names[i])) == 0)
+			return true;
+	return sym_is_program(m) || sym_has_section(m, ".nv_fatbin") || sym_has_section(m, "__nv_relfatbin");
+}
+
 static void on_new_module(struct module *m, void *arg)
 {
 	struct probes_state *st = tracee->probes;
@@ -342,7 +359,11 @@ static void on_new_module(struct module *m, void *arg)
 		probe_rtld(t, m);
 		return;
 	}
+	if (!may_hold_cuda(m))
+		return;
+	uint64_t t0 = now_ns();
 	sym_foreach(m, on_symbol, &s);
+	log_debug("%d: %s: symbols walked in %.1f ms", tracee->pid, m->base, (double)(now_ns() - t0) / 1e6);
 	if (s.handles)
 		kernels_scan_handle_vars(t->tid);
 	int planted = 0, refused = 0, int3_refused = 0, nccl = 0;

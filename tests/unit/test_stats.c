@@ -331,6 +331,46 @@ static void test_processes(void)
 	stats_free();
 }
 
+/* The ranks of a job hold the same kernels by the thousand (every name of libtorch_cuda.so):
+ * a snapshot of all merges them by name, each once, whatever the order of their rows. */
+static void test_processes_many_kernels(void)
+{
+	enum { PROCS = 4, KERNELS = 20000 };
+	struct stats_snapshot all;
+	uint32_t g[3] = { 1, 1, 1 };
+	char name[64];
+
+	stats_init();
+	for (int p = 0; p < PROCS; p++) {
+		int id = stats_process_new(100 + p, 1, "rank");
+		stats_select_process(id);
+		for (int i = 0; i < KERNELS; i++) {
+			/* Each process names them in another order, and has one of its own. */
+			static const int step[PROCS] = { 1, 3, 7, 9 };	/* prime to KERNELS */
+			int k = (i * step[p]) % KERNELS;
+			snprintf(name, sizeof name, "kernel_%d", k);
+			int kid = stats_kernel_id(name);
+			if (k % 1000 == 0)
+				stats_on_launch(kid, g, g);
+		}
+		snprintf(name, sizeof name, "own_%d", p);
+		stats_on_launch(stats_kernel_id(name), g, g);
+	}
+	check(stats_snapshot(&all) == 0, "snapshot of %d processes of %d kernels", PROCS, KERNELS);
+	check(all.n_kernel == KERNELS + PROCS, "one row a name: %zu", all.n_kernel);
+	size_t shared = 0, own = 0;
+	for (size_t i = 0; i < all.n_kernel; i++) {
+		if (strncmp(all.kernel[i].name, "kernel_", 7) == 0 && all.kernel[i].launches)
+			shared += all.kernel[i].launches == PROCS && all.kernel[i].pid == 0;
+		if (strncmp(all.kernel[i].name, "own_", 4) == 0)
+			own += all.kernel[i].launches == 1 && all.kernel[i].pid >= 100;
+	}
+	check(shared == KERNELS / 1000 && own == PROCS, "launched by all: one row each, pid 0 (%zu); "
+	      "each process's own: its pid (%zu)", shared, own);
+	stats_snapshot_free(&all);
+	stats_free();
+}
+
 int main(void)
 {
 	struct stats_snapshot s;
@@ -348,6 +388,7 @@ int main(void)
 	test_sorting();
 	stats_free();
 	test_processes();
+	test_processes_many_kernels();
 	check(stats_snapshot(&s) < 0 && !stats_is_device_ptr(0x7f0000000000), "nothing left after stats_free");
 	check(stats_init() == 0 && stats_snapshot(&s) == 0 && s.n_alloc == 0 && s.n_kernel == 0,
 	      "stats_init again starts empty");
