@@ -11,9 +11,12 @@
 #define LR_OFF_PRESENT		128	/* 1 while gputop traces */
 #define LR_OFF_CAPACITY		192	/* records in use, at most LR_CAP (smaller in tests) */
 #define LR_OFF_HEARTBEAT	256	/* time stamp counter at the tracer's last drain */
-#define LR_OFF_FRESH		264	/* ticks: a heartbeat younger than this is a tracer that reads;
-					 * a full ring or table waits that long at most for it */
+#define LR_OFF_FRESH		264	/* ticks: a heartbeat younger than this is a tracer that reads
+					 * (a park waits for gputop only then) */
 #define LR_OFF_PARK_WAIT	320	/* a struct timespec: how long a parked thread sleeps at a time */
+#define LR_OFF_DONE_HEAD	384	/* the calls' ring (below): producers, lock cmpxchg */
+#define LR_OFF_DONE_TAIL	448	/* the tracer */
+#define LR_OFF_DONE_CAPACITY	512	/* records in use, at most LR_DONE_CAP (smaller in tests) */
 #define LR_OFF_PARK		1024	/* park slots (arch_park): state, tid, the saved registers' sp */
 #define LR_PARK_SLOTS		64
 #define LR_PARK_SIZE		32
@@ -28,11 +31,19 @@
 #define LR_CAP			32768	/* a power of two */
 #define LR_RECORD_SIZE		64	/* probe + 1 (written last), 6 register arguments, 1 stack */
 #define LR_FILTER_HASH		0x9e3779b97f4a7c15	/* Fibonacci hashing: every bit counts */
-#define LR_SIZE			(LR_OFF_RECORDS + LR_CAP * LR_RECORD_SIZE)
+/* The calls' ring: each call the call stub recorded, copied there by its return, in the order
+ * they returned; LR_DONE_CAP records of LR_CALL_SIZE (struct lr_call), committed by their state
+ * (LR_CALL_OFF_STATE) written last. Sized for the fastest call loop between two drains: a full
+ * ring drops the record and counts the call (LR_OFF_LOST), it never waits. */
+#define LR_OFF_DONE		(LR_OFF_RECORDS + LR_CAP * LR_RECORD_SIZE)
+#define LR_DONE_CAP		16384	/* a power of two */
+#define LR_SIZE			(LR_OFF_DONE + LR_DONE_CAP * LR_CALL_SIZE)
 
-/* A call record (the call stub): struct lr_call in launchring.h. */
+/* A call record (the call stub): struct lr_call in launchring.h. The table of calls in flight
+ * (LR_OFF_CALLS) holds one per call not returned yet; its return frees it. */
 #define LR_CALL_RECORDS		128
 #define LR_CALL_SIZE		128
+#define LR_CALL_SHIFT		7
 #define LR_CALL_OFF_ARGS	24	/* six words */
 #define LR_CALL_OFF_STATE	104
 #define LR_CALL_OFF_OUT_VALUE	112	/* what the out-parameters point to, at a successful return */

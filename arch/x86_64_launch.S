@@ -6,10 +6,8 @@
  * the ring on its tick (every 10 ms). One case waits for gputop instead (arch_park, below,
  * while gputop is there, `present`, and drains): a function handle the filter has not seen
  * yet (the tracer names the kernel then, asking the driver if it must, and adds the handle).
- * A full ring is waited on only while gputop drains it (its heartbeat, the time stamp of its
- * last drain, is fresh), and for that long at most; else, or then, the record is dropped and
- * counted as lost for its probe (the launch count stays exact): a frozen, starved or dead
- * gputop is never waited for.
+ * A full ring is never waited on: the record is dropped and counted as lost for its probe (the
+ * launch count stays exact); a late, frozen, starved or dead gputop costs detail, never time.
  * At a function's entry r11 is dead (the ABI's scratch register, no argument); everything else
  * the stub touches it saves on the stack below the return address, as the function would.
  * At the park's call: [rsp] rcx, [rsp+8] rdx, [rsp+16] rax, [rsp+24] the slot, [rsp+32] the
@@ -38,41 +36,15 @@
 	.set LR_HASH, LR_FILTER_HASH
 	.set LR_RECORDS, LR_OFF_RECORDS
 	.set LR_STACKS, LR_OFF_STACKS
+	.set LR_DONE, LR_OFF_DONE
+	.set LR_DONE_HEAD, LR_OFF_DONE_HEAD
+	.set LR_DONE_TAIL, LR_OFF_DONE_TAIL
+	.set LR_DONE_CAPACITY, LR_OFF_DONE_CAPACITY
 
 	.section .rodata
 	.globl arch_launch_stub, arch_launch_stub_ring, arch_launch_stub_ex, arch_launch_stub_end
 	.globl arch_launch_stub_trap, arch_launch_stub_trap_ex, arch_call_stub, arch_call_ret
 	.globl arch_call_stub_trap
-
-/* While waiting for gputop's drain: give the CPU up (sched_yield), so that on a machine with
- * fewer cores than waiting threads gputop gets to drain. The system call keeps everything but
- * rax, rcx and r11. */
-.macro YIELD
-	push %rcx
-	push %r11
-	mov $24, %eax			/* SYS_sched_yield */
-	syscall
-	pop %r11
-	pop %rcx
-.endm
-
-/* rax = the time stamp counter (rdx is clobbered). */
-.macro TSC_RAX
-	rdtsc
-	shl $32, %rdx
-	or %rdx, %rax
-.endm
-
-/* A wait for gputop's next drain, r9 holding the ring: r8 = its deadline (the heartbeat's
- * freshness from now); to \stale at once if gputop has not drained lately. */
-.macro WAIT_BEGIN stale
-	TSC_RAX
-	mov %rax, %r8
-	sub LR_HEARTBEAT(%r9), %rax
-	cmp LR_FRESH(%r9), %rax
-	jae \stale
-	add LR_FRESH(%r9), %r8
-.endm
 
 /* One variant: \handle is the register holding the launched function, \ex selects the
  * dimensions by pointer. Stack at entry: [rsp] the slot to go back to, [rsp+8] the caller's
@@ -132,32 +104,8 @@
 	pop %rdx
 	pop %rax
 	ret
-4:	cmpq $0, LR_PRESENT(%rdx)	/* full: wait for a drain only while gputop drains */
-	je 9f
-	push %r8
-	push %r9
-	mov %rdx, %r9			/* the ring */
-	WAIT_BEGIN 12f			/* no drain lately: frozen, starved or gone; no wait */
-10:	YIELD
-	mov (%r9), %rax
-	mov %rax, %rcx
-	sub LR_TAIL(%r9), %rcx
-	cmp LR_CAPACITY(%r9), %rcx
-	jb 11f				/* room again */
-	rdtsc
-	shl $32, %rdx
-	or %rdx, %rax
-	cmp %r8, %rax
-	jb 10b
-12:	mov %r9, %rdx
-	pop %r9
-	pop %r8
-9:	lock incq LR_LOST(%rdx,%r11,8)	/* still full: counted, not recorded */
+4:	lock incq LR_LOST(%rdx,%r11,8)	/* full: counted, not recorded, never waited for */
 	jmp 3b
-11:	mov %r9, %rdx			/* rax: the head */
-	pop %r9
-	pop %r8
-	jmp 2b
 5:	cmpq $0, LR_PRESENT(%rdx)
 	je 1b				/* gputop is gone: record it unnamed */
 	cmpq $0, LR_FRESH(%rdx)
@@ -187,19 +135,19 @@ arch_launch_stub_ex:
 	.p2align 4
 
 /* The call stub: what a driver call probed at entry and return (a copy, a memset, a
- * synchronize) runs instead of a stop, through a jump probe's slot as above. It claims a call
- * record (LR_CALLS: RB_RECORDS of 128 bytes, found by a free key), writes the return address,
- * the probe, the argument registers, the thread pointer (%fs:0) and a TSC stamp in it, and
- * swaps the call's return address for arch_call_ret. A record of the same thread and stack
- * depth still in flight (its call was left by longjmp) is marked abandoned first, so that no
- * return can find it. No free record (gputop has not read them yet): waited for as the full
- * ring is, only while gputop's heartbeat is fresh, then the call runs untraced and is counted
- * as lost. It parks in one case (arch_park, with the record in rcx, the stack as at the launch
- * stub's park): a probe whose calls want their call stack (LR_STACKS), while gputop is there and has
- * drained lately — a frozen, starved or dead gputop is never stopped for.
+ * synchronize) runs instead of a stop, through a jump probe's slot as above. It claims a record
+ * in the table of calls in flight (LR_CALLS: RB_RECORDS of 128 bytes, found by a free key),
+ * writes the return address, the probe, the argument registers, the thread pointer (%fs:0) and
+ * a TSC stamp in it, and swaps the call's return address for arch_call_ret. A record of the same
+ * thread and stack depth still in flight (its call was left by longjmp, and will never return)
+ * is taken over. No free record (as many calls in flight at once): the call runs untraced and
+ * is counted as lost, never waited for. It parks in one case (arch_park, with the record in rcx,
+ * the stack as at the launch stub's park): a probe whose calls want their call stack
+ * (LR_STACKS), while gputop is there and has drained lately — a frozen, starved or dead gputop
+ * is never stopped for.
  * Record: 0 key (the sp the call returns with)  8 return address  16 probe + 1  24 rdi  32 rsi
  * 40 rdx  48 rcx  56 r8  64 r9  72 %fs:0  80 entry TSC  88 return TSC  96 rax  104 state
- * (1 in flight, 2 returned, 3 abandoned)  112, 120 what the out-parameters point to. */
+ * (1 in flight, 2 returned)  112, 120 what the out-parameters point to. */
 arch_call_stub:
 	push %rax
 	push %rdx
@@ -207,17 +155,13 @@ arch_call_stub:
 	lea 40(%rsp), %rcx		/* the key: the entry sp + 8 */
 	mov 0f(%rip), %rdx
 	add $LR_CALLS, %rdx
-1:	cmp %rcx, (%rdx)		/* a stale call of this thread at this depth? */
-	jne 2f
-	cmpq $1, LR_CALL_OFF_STATE(%rdx)
-	jne 2f
-	movq $3, LR_CALL_OFF_STATE(%rdx)		/* abandoned */
-2:	add $RB_SIZE, %rdx
-	mov 0f(%rip), %rax
-	add $(LR_CALLS + RB_RECORDS * RB_SIZE), %rax
+	lea (RB_RECORDS * RB_SIZE)(%rdx), %rax
+1:	cmp %rcx, (%rdx)		/* a stale call of this thread at this depth: ours now */
+	je 4f
+	add $RB_SIZE, %rdx
 	cmp %rax, %rdx
 	jb 1b
-6:	mov 0f(%rip), %rdx
+	mov 0f(%rip), %rdx
 	add $LR_CALLS, %rdx
 3:	xor %eax, %eax
 	lock cmpxchg %rcx, (%rdx)	/* a free record: now ours */
@@ -227,34 +171,9 @@ arch_call_stub:
 	add $(LR_CALLS + RB_RECORDS * RB_SIZE), %rax
 	cmp %rax, %rdx
 	jb 3b
-	mov 0f(%rip), %rax		/* none free: wait only while gputop reads them */
-	cmpq $0, LR_PRESENT(%rax)
-	je 9f
-	push %r8
-	push %r9
-	mov %rax, %r9			/* the ring */
-	WAIT_BEGIN 12f			/* no drain lately: frozen, starved or gone; no wait */
-10:	YIELD
-	lea LR_CALLS(%r9), %rdx
-	lea (LR_CALLS + RB_RECORDS * RB_SIZE)(%r9), %rax
-11:	cmpq $0, (%rdx)
-	je 13f				/* one is free: claim it */
-	add $RB_SIZE, %rdx
-	cmp %rax, %rdx
-	jb 11b
-	rdtsc
-	shl $32, %rdx
-	or %rdx, %rax
-	cmp %r8, %rax
-	jb 10b
-12:	pop %r9
-	pop %r8
-9:	mov 0f(%rip), %rax		/* still none: untraced, counted */
+	mov 0f(%rip), %rax		/* none free: untraced, counted */
 	lock incq LR_LOST(%rax,%r11,8)
 	jmp 5f
-13:	pop %r9
-	pop %r8
-	jmp 6b
 4:	mov 32(%rsp), %rax		/* the caller's return address */
 	mov %rax, 8(%rdx)
 	lea 1(%r11), %rax
@@ -274,6 +193,8 @@ arch_call_stub:
 	shl $32, %rdx
 	or %rdx, %rax
 	mov %rax, 80(%rcx)
+	movq $0, LR_CALL_OFF_OUT_VALUE(%rcx)	/* written at the return, on success only */
+	movq $0, LR_CALL_OFF_OUT2_VALUE(%rcx)
 	movq $1, 104(%rcx)		/* in flight */
 	mov 0f(%rip), %rax		/* a stack wanted? Before the return address is swapped: */
 	cmpb $0, LR_STACKS(%rax,%r11)	/* the stack is unwound from the function's entry */
@@ -300,10 +221,11 @@ arch_call_stub_trap:
 	pop %rax
 	ret
 
-/* Where such a call returns: its record (key == sp, in flight) gets rax, a TSC stamp, on
- * success what its out-parameters point to (LR_OFF_OUTS: the positions, 1-6, of the probe's
- * out-pointer arguments; 0 none) and "returned", and the caller gets control. Uses what a
- * return leaves dead: rcx, rdx, rsi, r10, r11 (CUDA API functions return an int in eax). */
+/* Where such a call returns: its record (key == sp, in flight) gets rax, a TSC stamp and, on
+ * success, what its out-parameters point to (LR_OFF_OUTS: the positions, 1-6, of the probe's
+ * out-pointer arguments; 0 none); it is copied into the calls' ring (LR_DONE), or counted as lost
+ * when the ring is full, then freed, and the caller gets control. Uses what a return leaves
+ * dead: rcx, rdx, rsi, rdi, r8-r11 (CUDA API functions return an int in eax). */
 arch_call_ret:
 	mov 0f(%rip), %r10
 	add $LR_CALLS, %r10
@@ -317,13 +239,12 @@ arch_call_ret:
 	jb 1b
 	int3				/* no record: cannot be (gputop frees returned ones only) */
 3:	mov %rax, 96(%r10)
-	mov %rax, %rcx
+	mov %rax, %r9			/* the return value, given back last */
 	rdtsc
 	shl $32, %rdx
 	or %rdx, %rax
 	mov %rax, 88(%r10)
-	mov %rcx, %rax
-	test %eax, %eax			/* read out-parameters only when the call succeeded: */
+	test %r9d, %r9d			/* read out-parameters only when the call succeeded: */
 	jnz 5f				/* a failed call may not have written a valid pointer */
 	mov 16(%r10), %r11		/* probe + 1 */
 	mov 0f(%rip), %rsi
@@ -339,8 +260,30 @@ arch_call_ret:
 	mov (LR_CALL_OFF_ARGS - 8)(%r10,%rcx,8), %rdx
 	mov (%rdx), %rdx
 	mov %rdx, LR_CALL_OFF_OUT2_VALUE(%r10)
-5:	mov 8(%r10), %rcx
-	movq $2, 104(%r10)		/* returned: x86 keeps this store after the ones above */
+5:	mov 0f(%rip), %rsi		/* a record of the calls' ring */
+	mov LR_DONE_HEAD(%rsi), %rax
+6:	mov %rax, %rcx
+	sub LR_DONE_TAIL(%rsi), %rcx
+	cmp LR_DONE_CAPACITY(%rsi), %rcx
+	jae 8f				/* full */
+	lea 1(%rax), %rcx
+	lock cmpxchg %rcx, LR_DONE_HEAD(%rsi)	/* taken, or rax = the head another thread moved */
+	jne 6b
+	and $(LR_DONE_CAP - 1), %eax
+	shl $LR_CALL_SHIFT, %rax
+	lea LR_DONE(%rsi,%rax), %rdi
+	.irp off, 0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 112, 120
+	mov \off(%r10), %rcx
+	mov %rcx, \off(%rdi)
+	.endr
+	movq $2, LR_CALL_OFF_STATE(%rdi)	/* committed: x86 keeps this store after the ones above */
+	jmp 9f
+8:	mov 16(%r10), %rcx		/* full: counted, not recorded, never waited for */
+	lock incq (LR_LOST - 8)(%rsi,%rcx,8)
+9:	mov 8(%r10), %rcx		/* the caller's return address */
+	movq $0, LR_CALL_OFF_STATE(%r10)
+	movq $0, (%r10)			/* free for the next call */
+	mov %r9, %rax
 	jmp *%rcx
 
 /* The park: where a stub wants the tracer (a kernel to name, a stack to take) without a trap

@@ -205,7 +205,7 @@ void hit_collect_returns(uint64_t now)
 	uint32_t frame[BATCH];
 	int32_t idx[BATCH];
 	struct ret_record rec[BATCH];
-	static struct lr_call calls[LR_CALL_RECORDS];
+	static struct lr_call calls[LR_DONE_CAP];	/* 2 MiB: off the stack */
 	int n = 0, nd = 0;
 
 	struct hit_state *st = tracee->hit;

@@ -224,10 +224,12 @@ bool tracer_timed_out_without_cuda(void)
 	return root && root->no_cuda_timeout;
 }
 
-/* Calls the stubs recorded and launches in the rings, of every probed process. */
-static void drain_all(uint64_t now)
+/* Calls the stubs recorded and launches in the rings, of every probed process. Whether a ring
+ * fills fast (it is drained every LR_DRAIN_HOT_NS then, rather than LR_DRAIN_NS). */
+static bool drain_all(uint64_t now)
 {
 	uint32_t it = 0;
+	bool filling = false;
 	struct tracee *was = tracee;
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		if (!p->set_up)
@@ -237,8 +239,10 @@ static void drain_all(uint64_t now)
 		hit_drain_launches(p->pid);
 		park_poll(now);	/* threads the stubs hold for gputop */
 		gputime_drain();	/* --gpu-time's records */
+		filling |= launchring_filling(now);
 	}
 	tracee_select(was);
+	return filling;
 }
 
 /* Between drains, while parks keep coming: only the parks. */
@@ -377,7 +381,7 @@ static void wait_for_launched(void)
 
 int tracer_loop(double timeout_s, bool need_cuda)
 {
-	uint64_t start = now_ns(), last_house = 0, last_drain = 0;
+	uint64_t start = now_ns(), last_house = 0, last_drain = 0, drain_every = LR_DRAIN_NS;
 	first_process();
 	/* Beyond ~30 years (e.g. -n 9223372036854775807), never: the conversion would overflow. */
 	uint64_t deadline = timeout_s > 0 && timeout_s < 1e9 ? start + (uint64_t)(timeout_s * 1e9) : 0;
@@ -390,14 +394,14 @@ int tracer_loop(double timeout_s, bool need_cuda)
 			housekeeping();
 			slow_note(now, "housekeeping", 0);
 			last_house = last_drain = now;
-		} else if (now - last_drain >= LR_DRAIN_NS) {
-			drain_all(now);
+		} else if (now - last_drain >= drain_every) {
+			drain_every = drain_all(now) ? LR_DRAIN_HOT_NS : LR_DRAIN_NS;
 			slow_note(now, "a drain", 0);
 			last_drain = now;
 		} else if (park_due(now)) {
 			poll_parks(now);
 		}
-		tracer_tick_every(park_hot(now) ? PARK_POLL_NS : LR_DRAIN_NS);
+		tracer_tick_every(park_hot(now) ? PARK_POLL_NS : drain_every);
 		enum session_request req = session_take_request();
 		if (tracer_stop_signal) {
 			log_info("%s: detaching from %d", strsignal(tracer_stop_signal),

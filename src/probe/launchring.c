@@ -23,15 +23,11 @@
 #include "xol.h"
 
 /* The layout arch/x86_64_launch.S uses. */
-#define OFF_HEAD LR_OFF_HEAD
-#define OFF_TAIL LR_OFF_TAIL
 #define OFF_PRESENT LR_OFF_PRESENT
 #define OFF_CAPACITY LR_OFF_CAPACITY
 #define OFF_LOST LR_OFF_LOST
 #define OFF_CALLS LR_OFF_CALLS
 #define OFF_FILTER LR_OFF_FILTER
-#define OFF_RECORDS LR_OFF_RECORDS
-#define RECORD_SIZE LR_RECORD_SIZE
 #define RING_SIZE LR_SIZE
 _Static_assert(sizeof(struct lr_call) == LR_CALL_SIZE && offsetof(struct lr_call, state) == LR_CALL_OFF_STATE &&
 		       offsetof(struct lr_call, arg) == LR_CALL_OFF_ARGS &&
@@ -40,18 +36,36 @@ _Static_assert(sizeof(struct lr_call) == LR_CALL_SIZE && offsetof(struct lr_call
 	       "struct lr_call and arch/x86_64_launch.S disagree");
 #define BATCH 512	/* records read at once */
 
+/* The two rings in the program, the launches' and the calls': producers take the record at the
+ * head (lock cmpxchg) and commit it with a word written last, non-zero; the tracer reads from its
+ * tail up to the first record not committed yet, clears what it read, and moves the tail on. */
+struct ring_desc {
+	uint64_t off_head, off_tail, off_records;
+	uint64_t cap;		/* records, a power of two */
+	size_t size;		/* bytes a record */
+	size_t commit;		/* the committing word's index */
+};
+static const struct ring_desc launch_ring = { LR_OFF_HEAD, LR_OFF_TAIL, LR_OFF_RECORDS, LR_CAP,
+					      LR_RECORD_SIZE, 0 };
+static const struct ring_desc calls_ring = { LR_OFF_DONE_HEAD, LR_OFF_DONE_TAIL, LR_OFF_DONE, LR_DONE_CAP,
+					     LR_CALL_SIZE, LR_CALL_OFF_STATE / 8 };
+struct ring_pos {
+	uint64_t tail;		/* the next record to read (the program sees it at off_tail) */
+	uint64_t stuck_since;	/* when the record at tail was first seen not committed */
+};
+
 /* The process's part (tracee->launchring). The static buffers in the functions below are
  * scratch, static only to keep them off the stack: nothing is kept in them from one call to
  * the next. */
 struct launchring_state {
 	uint64_t ring;		/* its address in the program, 0 if not mapped */
 	bool launches_used;	/* a launch probe went through the ring this session */
-	uint64_t tail;		/* the next record to read (the program sees it at OFF_TAIL) */
+	struct ring_pos launches, calls;	/* where the tracer reads each ring */
 	int16_t api_of[LR_PROBES];	/* -1: free */
 	uint64_t lost_seen[LR_PROBES];
 	int n_probes;		/* indexes handed out so far (the high-water mark) */
-	uint64_t stuck_since;	/* when the record at tail was first seen not committed */
 	bool calls_used;	/* a probe calls the call stub */
+	uint64_t filling_until;	/* a drain took many records: drain often until then */
 };
 
 struct launchring_state *launchring_state_new(void)
@@ -101,14 +115,14 @@ void launchring_forget(void)
 {
 	struct launchring_state *st = tracee->launchring;
 	st->calls_used = false;
-	st->ring = st->tail = 0;
+	st->ring = 0;
+	st->launches = st->calls = (struct ring_pos){ 0 };
 	st->n_probes = 0;
-	st->stuck_since = 0;
 }
 
-/* The stubs wait for room only while the tracer drains: the time stamp of this drain, and how
- * old one may be (LR_FRESH_NS) for the tracer to count as reading. Without a calibrated
- * time stamp counter, 0: never wait. */
+/* A park waits for gputop only while it drains: the time stamp of this drain, and how old one
+ * may be (LR_FRESH_NS) for the tracer to count as reading. Without a calibrated time stamp
+ * counter, 0: the park waits a bounded number of times. */
 static void heartbeat(void)
 {
 	uint64_t hb[2] = { arch_timestamp(), retfast_ns_to_ticks(LR_FRESH_NS) };
@@ -123,13 +137,15 @@ int launchring_init(struct thread *t)
 	long addr = xol_mmap_rw(t, RING_SIZE);
 	if (addr < 0 && addr > -4096)
 		return (int)addr;
-	/* A smaller capacity, for tests that fill the ring. */
-	uint64_t present = 1, capacity = config.launch_ring_cap && config.launch_ring_cap <= LR_CAP
-						     ? config.launch_ring_cap : LR_CAP;
+	/* Smaller capacities, for tests that fill the rings. */
+	uint64_t present = 1, cap = config.launch_ring_cap;
+	uint64_t launches = cap && cap <= LR_CAP ? cap : LR_CAP, calls = cap && cap <= LR_DONE_CAP ? cap : LR_DONE_CAP;
 	const struct timespec park_wait = { 0, LR_PARK_WAIT_NS };
 	int err = mem_write(t->tid, (uint64_t)addr + OFF_PRESENT, &present, 8);
 	if (err == 0)
-		err = mem_write(t->tid, (uint64_t)addr + OFF_CAPACITY, &capacity, 8);
+		err = mem_write(t->tid, (uint64_t)addr + OFF_CAPACITY, &launches, 8);
+	if (err == 0)
+		err = mem_write(t->tid, (uint64_t)addr + LR_OFF_DONE_CAPACITY, &calls, 8);
 	if (err == 0)
 		err = mem_write(t->tid, (uint64_t)addr + LR_OFF_PARK_WAIT, &park_wait, sizeof park_wait);
 
@@ -147,7 +163,7 @@ int launchring_init(struct thread *t)
 		return err;
 	}
 	st->ring = (uint64_t)addr;
-	st->tail = 0;
+	st->launches = st->calls = (struct ring_pos){ 0 };
 	st->n_probes = 0;
 	heartbeat();	/* fresh from the start: the first calls may come before the first drain */
 	log_debug("launches recorded in the ring at %#llx", (unsigned long long)st->ring);
@@ -343,54 +359,79 @@ static void drain_lost(void (*on_lost)(int, uint64_t, void *), void *arg)
 		}
 }
 
+/* Up to max committed records of ring d, in ring order, into out (max * d->size bytes), cleared
+ * in the program and the tail moved past them; returns how many. A record taken but never
+ * committed (its thread killed inside the stub) would hold the ring up forever: after a second
+ * it is skipped. */
+static size_t ring_take(const struct ring_desc *d, struct ring_pos *pos, void *out, size_t max)
+{
+	struct launchring_state *st = tracee->launchring;
+	static const uint64_t zero[BATCH * LR_CALL_SIZE / 8];
+	uint64_t head, start = pos->tail;
+	size_t got = 0, words = d->size / 8;
+	if (!st->ring || ring_read(st->ring + d->off_head, &head, 8) < 0)
+		return 0;
+	while (pos->tail != head && got < max) {
+		uint64_t at = pos->tail & (d->cap - 1), n = head - pos->tail;
+		n = n > BATCH ? BATCH : n;
+		n = n > d->cap - at ? d->cap - at : n;	/* up to the end of the ring */
+		n = n > max - got ? max - got : n;
+		uint64_t addr = st->ring + d->off_records + at * d->size;
+		uint64_t *w = (uint64_t *)out + got * words;
+		if (ring_read(addr, w, n * d->size) < 0)
+			break;
+		uint64_t k = 0;
+		while (k < n && w[k * words + d->commit])
+			k++;	/* a record not committed yet: the next drain reads it */
+		if (k < n) {
+			uint64_t now = now_ns();
+			if (k == 0 && pos->stuck_since && now - pos->stuck_since > 1000000000u) {
+				log_debug("a ring of %d: skipping a record never written", tracee->pid);
+				memset(w, 0, d->size);	/* read as nothing */
+				k = 1;
+				pos->stuck_since = 0;
+			} else if (k == 0 && !pos->stuck_since) {
+				pos->stuck_since = now;
+			}
+		}
+		if (k && ring_write(addr, zero, k * d->size) < 0)
+			break;
+		pos->tail += k;
+		got += k;
+		if (k)
+			pos->stuck_since = 0;
+		if (k < n)
+			break;
+	}
+	if (pos->tail != start)
+		ring_write(st->ring + d->off_tail, &pos->tail, 8);	/* after the records are cleared */
+	if (pos->tail - start > d->cap / 16)
+		st->filling_until = now_ns() + 100000000u;
+	return got;
+}
+
+bool launchring_filling(uint64_t now)
+{
+	return now < tracee->launchring->filling_until;
+}
+
 void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg)
 {
 	struct launchring_state *st = tracee->launchring;
 	static uint64_t buf[BATCH * LR_WORDS];
-	static const uint8_t zero[BATCH * RECORD_SIZE];
-	uint64_t head;
-	if (!st->ring || ring_read(st->ring + OFF_HEAD, &head, 8) < 0)
+	size_t n;
+	if (!st->ring)
 		return;
-	uint64_t start = st->tail;
-	while (st->tail != head) {
-		uint64_t at = st->tail & (LR_CAP - 1), n = head - st->tail;
-		n = n > BATCH ? BATCH : n;
-		n = n > LR_CAP - at ? LR_CAP - at : n;	/* up to the end of the ring */
-		uint64_t addr = st->ring + OFF_RECORDS + at * RECORD_SIZE;
-		if (ring_read(addr, buf, n * RECORD_SIZE) < 0)
-			break;
-		uint64_t k = 0;
-		for (; k < n; k++) {
+	do {
+		n = ring_take(&launch_ring, &st->launches, buf, BATCH);
+		for (size_t k = 0; k < n; k++) {
 			const uint64_t *w = &buf[k * LR_WORDS];
-			if (!w[0])
-				break;	/* taken, not written yet: the next drain reads it */
 			int probe = (int)w[0] - 1;
 			if (probe >= 0 && probe < st->n_probes && st->api_of[probe] >= 0)
 				on_record(st->api_of[probe], w, arg);
 		}
-		if (k < n) {
-			/* A record taken but never written (its thread killed inside the stub)
-			 * would hold the ring up forever: after a second, skip it. */
-			uint64_t now = now_ns();
-			if (k == 0 && st->stuck_since && now - st->stuck_since > 1000000000u) {
-				log_debug("launch ring: skipping a record never written");
-				k = 1;
-				st->stuck_since = 0;
-			} else if (k == 0 && !st->stuck_since) {
-				st->stuck_since = now;
-			}
-		}
-		if (k && ring_write(addr, zero, k * RECORD_SIZE) < 0)
-			break;
-		st->tail += k;
-		if (k)
-			st->stuck_since = 0;
-		if (k < n)
-			break;
-	}
-	if (st->tail != start)
-		ring_write(st->ring + OFF_TAIL, &st->tail, 8);	/* after the keys are cleared */
+	} while (n == BATCH);
 	drain_lost(on_lost, arg);
 	heartbeat();
 }
@@ -407,32 +448,15 @@ int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n
 {
 	struct launchring_state *st = tracee->launchring;
 	static struct lr_call all[LR_CALL_RECORDS];
-	static const struct lr_call zero;
-	struct iovec local[2 * LR_CALL_RECORDS], remote[2 * LR_CALL_RECORDS];
-	int n = 0, m = 0;
 	*n_in_flight = 0;
 	if (!launchring_has_calls() || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
 		return 0;
-	for (int i = 0; i < LR_CALL_RECORDS; i++) {
+	/* The calls in flight first: one that returns after this look is in the ring below, so a
+	 * call made inside it always finds it in one or the other. */
+	for (int i = 0; i < LR_CALL_RECORDS; i++)
 		if (all[i].key && all[i].state == LR_CALL_IN_FLIGHT)
 			in_flight[(*n_in_flight)++] = all[i];
-		if (!all[i].key || (all[i].state != LR_CALL_RETURNED && all[i].state != LR_CALL_ABANDONED))
-			continue;
-		if (all[i].state == LR_CALL_RETURNED)
-			out[n++] = all[i];
-		/* Everything but the key first, then the key: once the key is 0 a thread may claim
-		 * the record and write it, which a later clear must not undo. */
-		uint64_t at = st->ring + OFF_CALLS + i * sizeof zero;
-		local[m] = (struct iovec){ (void *)&zero, sizeof zero - 8 };
-		remote[m++] = (struct iovec){ (void *)(uintptr_t)(at + 8), sizeof zero - 8 };
-		local[m] = (struct iovec){ (void *)&zero, 8 };
-		remote[m++] = (struct iovec){ (void *)(uintptr_t)at, 8 };
-	}
-	uint32_t it = 0;
-	for (struct thread *t; m && (t = threads_iter(&it));)
-		if (!t->guest && process_vm_writev(t->tid, local, (unsigned long)m, remote, (unsigned long)m, 0) >= 0)
-			break;
-	return n;
+	return (int)ring_take(&calls_ring, &st->calls, out, LR_DONE_CAP);
 }
 
 void launchring_restore_calls(void)

@@ -5,11 +5,13 @@
  * drains the ring on its tick. The first launch of each function handle parks instead (the
  * stub holds the thread for gputop, launchpark.h), so the kernel is named while the thread stands
  * at the call (a filter of seen handles in the ring).
- * A full ring, after a short wait, drops records but counts them per probe: the launch count
- * stays exact. The tracer drains it every LR_DRAIN_NS. */
+ * A full ring drops records but counts them per probe, at once: the launch count stays exact,
+ * and a late gputop never holds the program up. The tracer drains it every LR_DRAIN_NS, every
+ * LR_DRAIN_HOT_NS while a ring fills fast (launchring_filling). */
 #define LR_DRAIN_NS 10000000ull
-/* A full ring or call table waits for the tracer only if it drained this recently, and at most
- * this long: a frozen, starved or dead gputop is never waited for. */
+#define LR_DRAIN_HOT_NS 1000000ull
+/* A park waits for the tracer only if it drained this recently: a frozen, starved or dead
+ * gputop is never waited for. */
 #define LR_FRESH_NS 250000000ull
 /* A parked thread (arch_park) sleeps this long at a time between its looks at gputop's
  * heartbeat, its `present` word and its slot. */
@@ -78,6 +80,8 @@ void launchring_unsee(uint64_t handle);
  * for. */
 void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg);
+/* A drain of the last 100 ms took a sixteenth of a ring or more: drain every LR_DRAIN_HOT_NS. */
+bool launchring_filling(uint64_t now);
 
 /* Call records (arch/x86_64_launch.S, the call stub): one per driver call in flight. */
 struct lr_call {
@@ -94,12 +98,12 @@ struct lr_call {
 };
 #define LR_CALL_IN_FLIGHT 1
 #define LR_CALL_RETURNED 2
-#define LR_CALL_ABANDONED 3
 bool launchring_has_calls(void);	/* some probe uses the call stub */
-/* The call records that returned, into out (room for LR_CALL_RECORDS), and frees them and
- * the abandoned ones; returns how many. The calls still in flight go to in_flight (room for
- * LR_CALL_RECORDS), *n_in_flight of them: a call made inside one of them is part of it. The api
- * of each: launchring_probe_api(probe - 1). */
+/* The calls that returned since the last look, in the order they returned, into out (room for
+ * LR_DONE_CAP), taken from the calls' ring; returns how many. The calls still in flight go to
+ * in_flight (room for LR_CALL_RECORDS), *n_in_flight of them: a call made inside one of them is
+ * part of it. The api of each: launchring_probe_api(probe - 1). Calls the full ring dropped are
+ * counted lost by launchring_drain. */
 int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n_in_flight);
 /* Detach, every thread stopped: the calls still in flight get their return addresses back. */
 void launchring_restore_calls(void);
