@@ -56,11 +56,13 @@ GO=$TMP/go
 STOP=$TMP/stop
 
 # Rounds of ring_loop: many more than 2 threads can make under gputop before the kill
-# (launches: the ring is drained every 10 ms, about 2 million launches a second were seen;
-# calls: 128 call records a drain, about 5000 rounds a second), few enough to take well under
-# a second without gputop, or once gputop is gone.
+# (launches: the ring is drained every 10 ms, about 2 million launches a second were seen),
+# few enough to take well under a second without gputop, or once gputop is gone. The calls'
+# row pauses CALL_PAUSE_US after each round: a call no longer waits for gputop's drain, so the
+# loop runs as fast traced as untraced; paced, it lasts about 2 s either way.
 LAUNCH_ROUNDS=2000000
 CALL_ROUNDS=20000
+CALL_PAUSE_US=100
 KERNEL_ALLOCS=200000
 
 # row_def ROW: sets the workload of a row: ROW_DESC, ROW_LIB (LD_LIBRARY_PATH), ROW_CMD and its
@@ -87,7 +89,7 @@ row_def() {
 	c)
 		ROW_DESC="(c) RB_CALLS=1 ring_loop 2 $CALL_ROUNDS, \$SIMDRV (launches, call stub)"
 		ROW_LIB=$SIMDRV ROW_STOP=0 ROW_BUSY='^cuMemsetD8Async +[1-9]'
-		ROW_ENV=(RB_GO_FILE="$GO" RB_CALLS=1) ROW_CMD=("$BIN/ring_loop" 2 "$CALL_ROUNDS")
+		ROW_ENV=(RB_GO_FILE="$GO" RB_CALLS=1 RB_PAUSE_US="$CALL_PAUSE_US") ROW_CMD=("$BIN/ring_loop" 2 "$CALL_ROUNDS")
 		;;
 	d)
 		ROW_DESC="(d) rb_busy busy 2, \$SIM:\$SIMDRV (runtime over driver)"
