@@ -361,6 +361,13 @@ bool sym_has_section(const struct module *m, const char *name)
 	return false;
 }
 
+int sym_build_id(const struct module *m, const uint8_t **bits)
+{
+	GElf_Addr vaddr, bias;
+	dwfl_module_getelf(m->dwfl_module, &bias);	/* the id is read from the file, once it is open */
+	return dwfl_module_build_id(m->dwfl_module, bits, &vaddr);
+}
+
 bool sym_is_program(const struct module *m)
 {
 	GElf_Addr bias;

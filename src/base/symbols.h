@@ -76,6 +76,9 @@ bool sym_has_section(const struct module *m, const char *name);
  * which can run as a program, answers true too. */
 bool sym_is_program(const struct module *m);
 
+/* m's GNU build id: its length (*bits pointing at it, valid while m is), 0 if none, -1 on error. */
+int sym_build_id(const struct module *m, const uint8_t **bits);
+
 /* Address of a symbol defined in m, 0 if none. */
 uint64_t sym_find(const struct module *m, const char *name);
 

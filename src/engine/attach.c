@@ -65,6 +65,7 @@ int tracer_attach(pid_t p)
 	int err = tracee_open(p, false);
 	if (err < 0)
 		return err;
+	probes_prepare();	/* the slow part, while it runs */
 	/* Hold every thread as it reports, until tracer_start. */
 	tracee->stopping_world = true;
 	err = seize(p);

@@ -199,6 +199,7 @@ struct thread *tracer_adopt(const struct trace_stop *e)
 /* Brings every thread of a watched process to a stop and probes it, as an attach does. */
 static void setup_late(void)
 {
+	probes_prepare();	/* the slow part, while it runs */
 	if (tracee_stop_world() < 0 || tracer_start_followed(-1) < 0)
 		log_warn("process %d is not traced: it could not be probed", tracee->pid);
 }

@@ -23,14 +23,18 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 struct entry {
 	uint64_t value;		/* the key */
-	int32_t id;
+	const char *name;	/* a handle variable's kernel, its figures' row not made yet (the
+				 * name is module_scan's): made at its first launch (entry_id) */
+	int32_t id;		/* -1 while name waits */
 	bool unknown;		/* named "kernel@0x…": a later scan may name it */
 };
 
+/* A kernel's static __handle variable. The ranks of a PyTorch job each hold some 30,000 of
+ * them (libtorch_cuda.so): their rows in the figures are made only for the kernels launched. */
 struct handle_var {
 	uint64_t addr;
 	uint32_t module;
-	int32_t id;
+	const char *name;	/* demangled; module_scan's, kept for the session */
 };
 
 /* The process's part (tracee->kernels): its values and handle variables (the kernel ids they
@@ -66,15 +70,17 @@ static struct entry *lookup(uint64_t v)
 	return hashmap_find(&st->map, v);
 }
 
-static void remember(uint64_t v, int id, bool unknown)
+/* v named: by id, or (id -1) by a handle variable's name, its row made at first use. */
+static void remember_as(uint64_t v, int id, const char *name, bool unknown)
 {
 	struct kernels_state *st = tracee->kernels;
-	if (!v || id < 0)
+	if (!v || (id < 0 && !name))
 		return;
 	struct entry *e = lookup(v);
 	if (e) {
 		if (e->unknown || !unknown) {
 			e->id = id;
+			e->name = name;
 			e->unknown = unknown;
 		}
 		return;
@@ -82,7 +88,23 @@ static void remember(uint64_t v, int id, bool unknown)
 	if (hashmap_count(&st->map) >= MAX_VALUES || !(e = hashmap_insert(&st->map, v, NULL)))
 		return;
 	e->id = id;
+	e->name = name;
 	e->unknown = unknown;
+}
+
+static void remember(uint64_t v, int id, bool unknown)
+{
+	remember_as(v, id, NULL, unknown);
+}
+
+/* The entry's kernel id, its row made now if it waited for its first launch. */
+static int entry_id(struct entry *e)
+{
+	if (e->id < 0 && e->name) {
+		e->id = stats_kernel_id(e->name);
+		e->name = NULL;
+	}
+	return e->id;
 }
 
 bool kernels_seen(uint64_t value)
@@ -143,7 +165,7 @@ void kernels_learn_from_stub(uint64_t value, uint64_t stub)
 {
 	struct entry *e = lookup(stub);
 	if (e && !e->unknown) {
-		remember(value, e->id, false);
+		remember(value, entry_id(e), false);
 		return;
 	}
 	bool unknown;
@@ -155,7 +177,7 @@ void kernels_learn_alias(uint64_t value, uint64_t known)
 {
 	struct entry *e = lookup(known);
 	if (e)
-		remember(value, e->id, e->unknown);
+		remember(value, entry_id(e), e->unknown);
 }
 
 int kernels_stub_symbol_to_mangled(const char *symbol, char *out, size_t size)
@@ -179,15 +201,9 @@ int kernels_stub_symbol_to_mangled(const char *symbol, char *out, size_t size)
 	return out[0] == '_' && out[1] == 'Z' ? 0 : -1;
 }
 
-void kernels_add_handle_var(const struct module *m, uint64_t var_addr, const char *symbol)
+void kernels_add_handle_var(const struct module *m, uint64_t var_addr, const char *name)
 {
 	struct kernels_state *st = tracee->kernels;
-	char mangled[1024];
-	if (kernels_stub_symbol_to_mangled(symbol, mangled, sizeof mangled) < 0)
-		return;
-	int id = id_for_mangled(mangled);
-	if (id < 0)
-		return;
 	if (st->n_vars == st->cap_vars) {
 		size_t ncap = st->cap_vars ? st->cap_vars * 2 : 256;
 		struct handle_var *n = realloc(st->vars, ncap * sizeof *n);
@@ -196,7 +212,7 @@ void kernels_add_handle_var(const struct module *m, uint64_t var_addr, const cha
 		st->vars = n;
 		st->cap_vars = ncap;
 	}
-	st->vars[st->n_vars++] = (struct handle_var){ var_addr, m->id, id };
+	st->vars[st->n_vars++] = (struct handle_var){ var_addr, m->id, name };
 }
 
 void kernels_forget_module(const struct module *m)
@@ -228,7 +244,7 @@ void kernels_scan_handle_vars(pid_t pid)
 					vals[k] = 0;
 		}
 		for (int k = 0; k < n; k++)
-			remember(vals[k], st->vars[i + k].id, false);
+			remember_as(vals[k], -1, st->vars[i + k].name, false);
 	}
 }
 
@@ -237,16 +253,16 @@ int kernels_id_of(pid_t pid, uint64_t value)
 	struct kernels_state *st = tracee->kernels;
 	struct entry *e = lookup(value);
 	if (e && !e->unknown)
-		return e->id;
+		return entry_id(e);
 	/* Unknown: maybe a handle made before we attached, whose static we have not read since
 	 * it was filled in. Rescan, but not more than once a second. */
 	if (st->n_vars && (!e || st->unknown_since_scan) && now_ns() - st->last_scan_ns > 1000000000ull) {
 		kernels_scan_handle_vars(pid);
 		if ((e = lookup(value)) && !e->unknown)
-			return e->id;
+			return entry_id(e);
 	}
 	if (e)
-		return e->id;
+		return entry_id(e);
 	st->unknown_since_scan = true;
 	bool unknown;
 	int id = id_for_stub(value, &unknown);

@@ -16,6 +16,7 @@
 #include "kernels.h"
 #include "launchring.h"
 #include "log.h"
+#include "module_scan.h"
 #include "rescue.h"
 #include "retfast.h"
 #include "stats.h"
@@ -133,59 +134,6 @@ void probes_reset(void)
 	st->n_cuda_modules = st->n_nccl_modules = 0;
 	st->rtld_state_addr = st->func_get_name = st->kernel_get_name = 0;
 	memset(st->graph_fn, 0, sizeof st->graph_fn);
-}
-
-struct found {
-	uint64_t addr, size;
-	int api;
-};
-
-struct scan {
-	const struct module *m;
-	struct found *funcs;
-	size_t n, cap;
-	size_t handles;
-	uint64_t exec_fn[2];	/* execve, execveat */
-};
-
-static int on_symbol(const char *name, uint64_t addr, uint64_t size, enum sym_type type, void *arg)
-{
-	struct probes_state *st = tracee->probes;
-	struct scan *s = arg;
-	if (type == SYM_OBJECT) {
-		if (strstr(name, "__device_stub_") && strstr(name, "8__handle")) {
-			kernels_add_handle_var(s->m, addr, name);
-			s->handles++;
-		}
-		return 0;
-	}
-	int api = cuda_api_find(name);
-	if (api < 0) {
-		if (strcmp(name, "cuFuncGetName") == 0)
-			st->func_get_name = addr;
-		else if (strcmp(name, "cuKernelGetName") == 0)
-			st->kernel_get_name = addr;
-		else if (graph_query_fn_index(name) >= 0)
-			st->graph_fn[graph_query_fn_index(name)] = addr;
-		else if (type == SYM_FUNC && strcmp(name, "execve") == 0)
-			s->exec_fn[0] = addr;
-		else if (type == SYM_FUNC && strcmp(name, "execveat") == 0)
-			s->exec_fn[1] = addr;
-		return 0;
-	}
-	for (size_t i = 0; i < s->n; i++)
-		if (s->funcs[i].addr == addr)
-			return 0;	/* an alias of one already found */
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 64;
-		struct found *n = realloc(s->funcs, ncap * sizeof *n);
-		if (!n)
-			return -ENOMEM;
-		s->funcs = n;
-		s->cap = ncap;
-	}
-	s->funcs[s->n++] = (struct found){ addr, size, api };
-	return 0;
 }
 
 static bool launch_wanted(const struct api_spec *spec)
@@ -332,53 +280,54 @@ static bool is_rtld(const struct module *m)
 	       strncmp(m->base, "ld-2.", 5) == 0;
 }
 
-/* Whether m can hold a function of the API table, a kernel's handle variable or execve:
- * only then are its symbols walked. PyTorch loads some 200 libraries, libtorch_cpu.so's symbol
- * table alone holds hundreds of thousands of names: walking them all at every dlopen, with the
- * program stopped, made `import torch` seconds slower. CUDA's own libraries (and the simulated
- * ones, named alike), the C library (execve), programs (nvcc links the runtime statically into
- * them) and anything nvcc built (device code in .nv_fatbin: its kernels' handles, maybe the
- * runtime) are walked; the rest cannot hold them. */
-static bool may_hold_cuda(const struct module *m)
+/* What m's symbols say outside the API table: kernel handle variables, the functions gputop
+ * calls (cuFuncGetName, the graph queries) and execve's address into fn. */
+static void learn_from_scan(struct module *m, const struct module_scan *ms, struct thread *t, uint64_t fn[2])
 {
-	static const char *const names[] = { "libcudart", "libcuda.", "libnccl", "libnvshmem", "libc.so" };
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (strncmp(m->base, names[i], strlen(names[i])) == 0)
-			return true;
-	return sym_is_program(m) || sym_has_section(m, ".nv_fatbin") || sym_has_section(m, "__nv_relfatbin");
+	struct probes_state *st = tracee->probes;
+	for (size_t i = 0; i < ms->n_handles; i++)
+		kernels_add_handle_var(m, m->start + ms->handles[i].off, ms->handles[i].name);
+	if (ms->n_handles)
+		kernels_scan_handle_vars(t->tid);
+	if (ms->fn[SCAN_FUNC_GET_NAME])
+		st->func_get_name = module_scan_addr(m, ms->fn[SCAN_FUNC_GET_NAME]);
+	if (ms->fn[SCAN_KERNEL_GET_NAME])
+		st->kernel_get_name = module_scan_addr(m, ms->fn[SCAN_KERNEL_GET_NAME]);
+	for (int g = 0; g < GQ_FN_COUNT; g++)
+		if (ms->graph_fn[g])
+			st->graph_fn[g] = module_scan_addr(m, ms->graph_fn[g]);
+	fn[0] = module_scan_addr(m, ms->fn[SCAN_EXECVE]);
+	fn[1] = module_scan_addr(m, ms->fn[SCAN_EXECVEAT]);
 }
 
 static void on_new_module(struct module *m, void *arg)
 {
 	struct probes_state *st = tracee->probes;
 	struct thread *t = arg;
-	struct scan s = { .m = m };
+	uint64_t exec_fn[2];
 
 	m->probed = true;
 	if (is_rtld(m)) {
 		probe_rtld(t, m);
 		return;
 	}
-	if (!may_hold_cuda(m))
-		return;
-	uint64_t t0 = now_ns();
-	sym_foreach(m, on_symbol, &s);
-	log_debug("%d: %s: symbols walked in %.1f ms", tracee->pid, m->base, (double)(now_ns() - t0) / 1e6);
-	if (s.handles)
-		kernels_scan_handle_vars(t->tid);
+	const struct module_scan *ms = module_scan(m);
+	learn_from_scan(m, ms, t, exec_fn);
 	int planted = 0, refused = 0, int3_refused = 0, nccl = 0;
-	for (size_t i = 0; i < s.n; i++) {
-		const struct api_spec *spec = cuda_api_get(s.funcs[i].api);
+	for (size_t i = 0; i < ms->n_funcs; i++) {
+		uint64_t addr = m->start + ms->funcs[i].off, size = ms->funcs[i].size;
+		int api = ms->funcs[i].api;
+		const struct api_spec *spec = cuda_api_get(api);
 		struct bp *b;
 		const char *why = NULL;
 		int err = -ENOEXEC;
 		bool stack_trap = false;
 		if (ring_wanted(t, spec)) {
-			err = bp_create_jump(t, s.funcs[i].addr, s.funcs[i].size, s.funcs[i].api,
+			err = bp_create_jump(t, addr, size, api,
 					     stub_for(spec), m->id, &b, &why);
 			if (err == -EBUSY && st->defer_inside && st->n_inside < INSIDE_MAX) {
-				st->inside[st->n_inside++] = (struct inside){ s.funcs[i].addr, s.funcs[i].size,
-									      s.funcs[i].api, m->id };
+				st->inside[st->n_inside++] = (struct inside){ addr, size,
+									      api, m->id };
 				planted++;	/* it will be, jump or int3 */
 				if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER)
 					st->driver_launch_probed = true;
@@ -392,9 +341,9 @@ static void on_new_module(struct module *m, void *arg)
 				stack_trap = launchring_set_stack_trap(b->ring, true) == 0;
 		}
 		if (err < 0)
-			err = bp_create(t, s.funcs[i].addr, BP_PROBE, s.funcs[i].api, m->id, &b, &why);
+			err = bp_create(t, addr, BP_PROBE, api, m->id, &b, &why);
 		if (err == 0)
-			stats_set_stops_per_call(s.funcs[i].api, b->ring >= 0 ? stack_trap :
+			stats_set_stops_per_call(api, b->ring >= 0 ? stack_trap :
 						 !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
 		if (err == -EPERM && config.no_int3) {	/* asked for: named once for all, below */
 			int3_refused++;
@@ -411,9 +360,8 @@ static void on_new_module(struct module *m, void *arg)
 		if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER)
 			st->driver_launch_probed = true;
 	}
-	free(s.funcs);
 	if (retfast_ready())
-		probe_exec(t, m, s.exec_fn);
+		probe_exec(t, m, exec_fn);
 	if (planted > nccl && st->n_cuda_modules < CUDA_MODULES_MAX)
 		st->cuda_modules[st->n_cuda_modules++] = (struct range){ m->start, m->end, m->id };
 	if (nccl && st->n_nccl_modules < CUDA_MODULES_MAX)
@@ -483,6 +431,21 @@ void probes_retry_inside(struct thread *t, bool last)
 		}
 	st->n_inside = last ? 0 : kept;
 	probes_apply_launch_policy();
+}
+
+static void prepare_module(struct module *m, void *arg)
+{
+	if (!is_rtld(m))
+		module_scan(m);
+}
+
+void probes_prepare(void)
+{
+	uint64_t t0 = now_ns();
+	if (sym_open(tracee->pid) == 0)
+		sym_refresh(prepare_module, NULL, NULL);
+	sym_close();
+	log_debug("%d: modules read before the stop in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
 }
 
 int probes_refresh(struct thread *t)

@@ -22,6 +22,10 @@ void probes_state_free(struct probes_state *st);
 /* Looks at the program's modules again, probing the new ones; t is a stopped thread (used to
  * map trampoline areas). 0 or -errno. */
 int probes_refresh(struct thread *t);
+/* Before the program is stopped (an attach, a followed process found to load CUDA): the
+ * symbols of its modules walked now (module_scan.h), while it runs, so that the stop only
+ * plants what they say. */
+void probes_prepare(void);
 /* At an attach, a function whose jump cannot go in because a stopped thread stands inside its
  * first bytes waits (instead of an int3 for good: a stop per call, and a SIGTRAP for the
  * program if gputop is killed at the wrong instant); the engine lets the world run a moment,
