@@ -17,6 +17,9 @@
 #define LR_OFF_DONE_HEAD	384	/* the calls' ring (below): producers, lock cmpxchg */
 #define LR_OFF_DONE_TAIL	448	/* the tracer */
 #define LR_OFF_DONE_CAPACITY	512	/* records in use, at most LR_DONE_CAP (smaller in tests) */
+#define LR_OFF_RANGES		576	/* per scope (1 CUDA, 2 NCCL): LR_SCOPE_RANGES [lo, hi) pairs of
+					 * the modules holding its probed functions; lo 0 ends the list */
+#define LR_SCOPE_RANGES		12
 #define LR_OFF_PARK		1024	/* park slots (arch_park): state, tid, the saved registers' sp */
 #define LR_PARK_SLOTS		64
 #define LR_PARK_SIZE		32
@@ -24,6 +27,9 @@
 #define LR_OFF_OUTS		12288	/* u8 pairs per probe: out-parameter argument positions */
 #define LR_OFF_STACKS		14336	/* u8 per probe: 1 = the call stub traps for a stack (while
 					 * gputop drains: a fresh heartbeat) */
+#define LR_OFF_SCOPE		15360	/* u8 per probe: its scope (1 CUDA, 2 NCCL) where a call of it
+					 * made inside a recorded call of the same thread and scope is
+					 * not recorded at all (gputop counts the outer one); 0 never */
 #define LR_OFF_CALLS		16384	/* the call stub's records */
 #define LR_OFF_FILTER		65536	/* seen handles: 1 << LR_FILTER_BITS u64, two ways at the hash */
 #define LR_FILTER_BITS		16	/* 65,536 handles: a model's thousands of kernels fit */

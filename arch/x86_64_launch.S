@@ -40,6 +40,8 @@
 	.set LR_DONE_HEAD, LR_OFF_DONE_HEAD
 	.set LR_DONE_TAIL, LR_OFF_DONE_TAIL
 	.set LR_DONE_CAPACITY, LR_OFF_DONE_CAPACITY
+	.set LR_SCOPE, LR_OFF_SCOPE
+	.set LR_RANGES, LR_OFF_RANGES
 
 	.section .rodata
 	.globl arch_launch_stub, arch_launch_stub_ring, arch_launch_stub_ex, arch_launch_stub_end
@@ -141,7 +143,10 @@ arch_launch_stub_ex:
  * a TSC stamp in it, and swaps the call's return address for arch_call_ret. A record of the same
  * thread and stack depth still in flight (its call was left by longjmp, and will never return)
  * is taken over. No free record (as many calls in flight at once): the call runs untraced and
- * is counted as lost, never waited for. It parks in one case (arch_park, with the record in rcx,
+ * is counted as lost, never waited for. A call made from inside a module of its probe's scope
+ * (LR_SCOPE, LR_RANGES: cudart calling the driver) while a recorded call of the same thread and
+ * scope is in flight is part of that call: it runs unrecorded, as gputop would not count it.
+ * It parks in one case (arch_park, with the record in rcx,
  * the stack as at the launch stub's park): a probe whose calls want their call stack
  * (LR_STACKS), while gputop is there and has drained lately — a frozen, starved or dead gputop
  * is never stopped for.
@@ -152,7 +157,54 @@ arch_call_stub:
 	push %rax
 	push %rdx
 	push %rcx
-	lea 40(%rsp), %rcx		/* the key: the entry sp + 8 */
+	mov 0f(%rip), %rdx
+	movzbl LR_SCOPE(%rdx,%r11), %eax	/* the probe's scope, 0: none */
+	test %eax, %eax
+	jz 20f
+	push %rsi
+	push %rdi
+	push %r8
+	mov %rax, %r8
+	mov 56(%rsp), %rcx		/* the caller's return address */
+	dec %rax
+	imul $(LR_SCOPE_RANGES * 16), %rax, %rax
+	lea LR_RANGES(%rdx,%rax), %rsi
+	lea (LR_SCOPE_RANGES * 16)(%rsi), %rdi
+21:	mov (%rsi), %rax		/* a module of the scope holds the caller? */
+	test %rax, %rax
+	jz 29f
+	cmp %rax, %rcx
+	jb 22f
+	cmp 8(%rsi), %rcx
+	jb 23f
+22:	add $16, %rsi
+	cmp %rdi, %rsi
+	jb 21b
+	jmp 29f
+23:	mov %fs:0, %rcx			/* a recorded call of this thread and scope in flight? */
+	lea LR_CALLS(%rdx), %rsi
+	lea (LR_CALLS + RB_RECORDS * RB_SIZE)(%rdx), %rdi
+24:	cmpq $0, (%rsi)
+	je 25f
+	cmp %rcx, 72(%rsi)
+	jne 25f
+	cmpq $1, 104(%rsi)
+	jne 25f
+	mov 16(%rsi), %rax		/* its probe + 1 */
+	cmpb %r8b, (LR_SCOPE - 1)(%rdx,%rax)
+	je 28f
+25:	add $RB_SIZE, %rsi
+	cmp %rdi, %rsi
+	jb 24b
+29:	pop %r8
+	pop %rdi
+	pop %rsi
+	jmp 20f
+28:	pop %r8				/* part of that call: not recorded */
+	pop %rdi
+	pop %rsi
+	jmp 5f
+20:	lea 40(%rsp), %rcx		/* the key: the entry sp + 8 */
 	mov 0f(%rip), %rdx
 	add $LR_CALLS, %rdx
 	lea (RB_RECORDS * RB_SIZE)(%rdx), %rax
@@ -273,10 +325,11 @@ arch_call_ret:
 	shl $LR_CALL_SHIFT, %rax
 	lea LR_DONE(%rsi,%rax), %rdi
 	.irp off, 0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 112, 120
-	mov \off(%r10), %rcx
-	mov %rcx, \off(%rdi)
+	mov \off(%r10), %r8
+	mov %r8, \off(%rdi)
 	.endr
-	movq $2, LR_CALL_OFF_STATE(%rdi)	/* committed: x86 keeps this store after the ones above */
+	mov %rcx, LR_CALL_OFF_STATE(%rdi)	/* committed with its sequence number + 1 (the new
+					 * head): x86 keeps this store after the ones above */
 	jmp 9f
 8:	mov 16(%r10), %rcx		/* full: counted, not recorded, never waited for */
 	lock incq (LR_LOST - 8)(%rsi,%rcx,8)

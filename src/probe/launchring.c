@@ -37,18 +37,22 @@ _Static_assert(sizeof(struct lr_call) == LR_CALL_SIZE && offsetof(struct lr_call
 #define BATCH 512	/* records read at once */
 
 /* The two rings in the program, the launches' and the calls': producers take the record at the
- * head (lock cmpxchg) and commit it with a word written last, non-zero; the tracer reads from its
- * tail up to the first record not committed yet, clears what it read, and moves the tail on. */
+ * head (lock cmpxchg) and commit it with a word written last; the tracer reads from its tail up
+ * to the first record not committed yet and moves the tail on. The launches' commit word is
+ * non-zero (the probe + 1), so the tracer clears what it read; the calls' is the record's
+ * sequence number + 1, so the tracer writes nothing there (a record the program writes next is
+ * then not in a line gputop's core last wrote: the call stub's copy costs less). */
 struct ring_desc {
 	uint64_t off_head, off_tail, off_records;
 	uint64_t cap;		/* records, a power of two */
 	size_t size;		/* bytes a record */
 	size_t commit;		/* the committing word's index */
+	bool sequenced;		/* committed by sequence number + 1, else by non-zero */
 };
 static const struct ring_desc launch_ring = { LR_OFF_HEAD, LR_OFF_TAIL, LR_OFF_RECORDS, LR_CAP,
-					      LR_RECORD_SIZE, 0 };
+					      LR_RECORD_SIZE, 0, false };
 static const struct ring_desc calls_ring = { LR_OFF_DONE_HEAD, LR_OFF_DONE_TAIL, LR_OFF_DONE, LR_DONE_CAP,
-					     LR_CALL_SIZE, LR_CALL_OFF_STATE / 8 };
+					     LR_CALL_SIZE, LR_CALL_OFF_STATE / 8, true };
 struct ring_pos {
 	uint64_t tail;		/* the next record to read (the program sees it at off_tail) */
 	uint64_t stuck_since;	/* when the record at tail was first seen not committed */
@@ -207,19 +211,55 @@ static int claim_probe(int api)
 	return st->n_probes++;
 }
 
+/* The scope whose nested calls the call stub leaves unrecorded (LR_OFF_SCOPE): calls whose only
+ * effect is to be counted, which gputop does not do for a call made inside another of its scope
+ * (hit.c is_nested); 0 for those it reads even then (kernel names, contexts, devices). */
+static uint8_t nested_scope(int api)
+{
+	const struct api_spec *s = cuda_api_get(api);
+	if (!s || !(s->flags & API_RETURN))
+		return 0;
+	switch (s->op) {
+	case OP_OTHER: case OP_ALLOC: case OP_FREE: case OP_COPY: case OP_MEMSET: case OP_SYNC:
+	case OP_COLLECTIVE:
+		return s->layer == LAYER_NCCL ? LR_SCOPE_NCCL : LR_SCOPE_CUDA;
+	default:
+		return 0;
+	}
+}
+
 int launchring_add_probe(int api)
 {
 	struct launchring_state *st = tracee->launchring;
 	if (!st->ring)
 		return -1;
 	int i = claim_probe(api);
-	uint8_t pos[2];
+	uint8_t pos[2], scope = nested_scope(api);
 	out_positions(api, pos);
-	if (i >= 0 && ring_write(st->ring + LR_OFF_OUTS + 2 * (uint64_t)i, pos, sizeof pos) < 0) {
+	if (i >= 0 && (ring_write(st->ring + LR_OFF_OUTS + 2 * (uint64_t)i, pos, sizeof pos) < 0 ||
+		       ring_write(st->ring + LR_OFF_SCOPE + (uint64_t)i, &scope, 1) < 0)) {
 		st->api_of[i] = -1;
 		return -1;
 	}
 	return i;
+}
+
+void launchring_set_scope_ranges(int scope, const uint64_t (*range)[2], int n)
+{
+	struct launchring_state *st = tracee->launchring;
+	uint64_t table[LR_SCOPE_RANGES][2] = { { 0 } }, at;
+	if (!st->ring || scope < LR_SCOPE_CUDA || scope > LR_SCOPE_NCCL)
+		return;
+	for (int i = 0; i < n && i < LR_SCOPE_RANGES; i++)
+		memcpy(table[i], range[i], sizeof table[i]);
+	/* A stub reading it meanwhile sees fewer ranges, never a wrong one: the first lo goes to 0
+	 * (an empty list), the rest is written, then the first pair, hi before lo. */
+	at = st->ring + LR_OFF_RANGES + (uint64_t)(scope - 1) * sizeof table;
+	static const uint64_t zero;
+	ring_write(at, &zero, 8);
+	ring_write(at + sizeof table[0], table[1], sizeof table - sizeof table[0]);
+	ring_write(at + 8, &table[0][1], 8);
+	ring_write(at, &table[0][0], 8);
 }
 
 void launchring_drop_probe(int probe)
@@ -366,7 +406,7 @@ static void drain_lost(void (*on_lost)(int, uint64_t, void *), void *arg)
 static size_t ring_take(const struct ring_desc *d, struct ring_pos *pos, void *out, size_t max)
 {
 	struct launchring_state *st = tracee->launchring;
-	static const uint64_t zero[BATCH * LR_CALL_SIZE / 8];
+	static const uint64_t zero[BATCH * LR_RECORD_SIZE / 8];
 	uint64_t head, start = pos->tail;
 	size_t got = 0, words = d->size / 8;
 	if (!st->ring || ring_read(st->ring + d->off_head, &head, 8) < 0)
@@ -381,7 +421,7 @@ static size_t ring_take(const struct ring_desc *d, struct ring_pos *pos, void *o
 		if (ring_read(addr, w, n * d->size) < 0)
 			break;
 		uint64_t k = 0;
-		while (k < n && w[k * words + d->commit])
+		while (k < n && (d->sequenced ? w[k * words + d->commit] == pos->tail + k + 1 : w[k * words + d->commit] != 0))
 			k++;	/* a record not committed yet: the next drain reads it */
 		if (k < n) {
 			uint64_t now = now_ns();
@@ -394,7 +434,7 @@ static size_t ring_take(const struct ring_desc *d, struct ring_pos *pos, void *o
 				pos->stuck_since = now;
 			}
 		}
-		if (k && ring_write(addr, zero, k * d->size) < 0)
+		if (k && !d->sequenced && ring_write(addr, zero, k * d->size) < 0)
 			break;
 		pos->tail += k;
 		got += k;

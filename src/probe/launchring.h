@@ -58,6 +58,13 @@ enum lr_stub { LR_STUB_LAUNCH, LR_STUB_LAUNCH_EX, LR_STUB_CALL };
  * where the row's out-parameters are. -1 if none is left. */
 int launchring_add_probe(int api);
 void launchring_drop_probe(int probe);
+/* The modules holding the probed functions of a scope (LR_SCOPE_CUDA, LR_SCOPE_NCCL): a call of
+ * a probe of that scope made from inside one of them, while a recorded call of the same thread
+ * and scope is in flight, is not recorded (the stub knows it is part of that call). range[i]:
+ * [lo, hi); up to LR_SCOPE_RANGES are used (the others: recorded, and told apart by gputop). */
+#define LR_SCOPE_CUDA 1
+#define LR_SCOPE_NCCL 2
+void launchring_set_scope_ranges(int scope, const uint64_t (*range)[2], int n);
 int launchring_probe_api(int probe);	/* -1 if none */
 /* The stub a jump probe's slot at slot calls (the copy in slot's own area). */
 uint64_t launchring_stub(uint64_t slot, enum lr_stub which);

@@ -95,6 +95,19 @@ static void forget_module(struct range *r, int *n, uint32_t id)
 			r[i--] = r[--*n];
 }
 
+/* The call stub learns the scopes' modules (launchring_set_scope_ranges). */
+static void tell_stub_scopes(void)
+{
+	struct probes_state *st = tracee->probes;
+	uint64_t r[CUDA_MODULES_MAX][2];
+	for (int i = 0; i < st->n_cuda_modules; i++)
+		r[i][0] = st->cuda_modules[i].start, r[i][1] = st->cuda_modules[i].end;
+	launchring_set_scope_ranges(LR_SCOPE_CUDA, (const uint64_t (*)[2])r, st->n_cuda_modules);
+	for (int i = 0; i < st->n_nccl_modules; i++)
+		r[i][0] = st->nccl_modules[i].start, r[i][1] = st->nccl_modules[i].end;
+	launchring_set_scope_ranges(LR_SCOPE_NCCL, (const uint64_t (*)[2])r, st->n_nccl_modules);
+}
+
 uint64_t probes_func_get_name(void)
 {
 	struct probes_state *st = tracee->probes;
@@ -366,6 +379,8 @@ static void on_new_module(struct module *m, void *arg)
 		st->cuda_modules[st->n_cuda_modules++] = (struct range){ m->start, m->end, m->id };
 	if (nccl && st->n_nccl_modules < CUDA_MODULES_MAX)
 		st->nccl_modules[st->n_nccl_modules++] = (struct range){ m->start, m->end, m->id };
+	if (planted)
+		tell_stub_scopes();
 	if (int3_refused)
 		log_info("%d CUDA functions in %s not probed: each would need an int3 (--no-int3; "
 			 "GPUTOP_DEBUG=1 names them)", int3_refused, m->base);
@@ -381,6 +396,7 @@ static void on_gone_module(struct module *m, void *arg)
 	struct probes_state *st = tracee->probes;
 	forget_module(st->cuda_modules, &st->n_cuda_modules, m->id);
 	forget_module(st->nccl_modules, &st->n_nccl_modules, m->id);
+	tell_stub_scopes();
 	if (st->func_get_name - m->start < m->end - m->start)
 		st->func_get_name = st->kernel_get_name = 0;
 	if (st->graph_fn[GQ_GET_NODES] - m->start < m->end - m->start)

@@ -6,7 +6,7 @@
  * (read only when the call succeeded), and free its record in the table of calls in flight; a
  * full ring drops and counts, and the call goes on; a call left by longjmp leaves a record that
  * the next call from the same depth takes over, so the table never fills (issue 23: a call never
- * waits on gputop's drain). */
+ * waits on gputop's drain); a call nested in a recorded call of its scope is not recorded. */
 #define _GNU_SOURCE
 #include "arch.h"
 #include "check.h"
@@ -44,6 +44,12 @@ static jmp_buf env;
 static uint64_t leaves(uint64_t unused, uint64_t a)
 {
 	longjmp(env, (int)a);
+}
+
+/* A probed function that calls another probed one (cudart calling the driver). */
+static uint64_t outer(uint64_t out, uint64_t a)
+{
+	return through_slot(out, a) + 100;
 }
 
 static int in_flight(void)
@@ -86,6 +92,10 @@ int main(void)
 	through_slot = (uint64_t (*)(uint64_t, uint64_t))make_slot(code + 4096, stub, probed);
 	uint64_t (*leave_slot)(uint64_t, uint64_t) =
 		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + 4096 + 64, stub, leaves);
+	uint64_t (*outer_slot)(uint64_t, uint64_t) =
+		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + 4096 + 128, stub, outer);
+	uint32_t outer_probe = PROBE + 1;
+	memcpy(code + 4096 + 128 + 2, &outer_probe, 4);
 	mprotect(code, 8192, PROT_READ | PROT_EXEC);
 	*word(LR_OFF_PRESENT) = 1;
 	*word(LR_OFF_DONE_CAPACITY) = LR_DONE_CAP;
@@ -110,13 +120,13 @@ int main(void)
 	for (uint64_t i = 0; i < N; i++) {
 		const uint64_t *w = done_record(i);
 		uint64_t a = i + 1;
-		ordered &= w[LR_CALL_OFF_STATE / 8] == 2 && w[2] == PROBE + 1 && w[4] == a &&
+		ordered &= w[LR_CALL_OFF_STATE / 8] == i + 1 && w[2] == PROBE + 1 && w[4] == a &&
 			   w[3] == (uint64_t)(uintptr_t)&out && (uint32_t)w[12] == (a == 13 ? 7u : 0u) &&
 			   w[11] >= w[10];
 		outs &= a == 13 ? w[LR_CALL_OFF_OUT_VALUE / 8] == 0 : w[LR_CALL_OFF_OUT_VALUE / 8] == 2 * a;
 		threads &= w[9] == tp;
 	}
-	check(ordered, "each record: committed, its probe, arguments and return value, in call order");
+	check(ordered, "each record: committed (its sequence number + 1), its probe, arguments and return value, in call order");
 	check(outs, "the out-parameter's value is recorded when the call succeeded, not when it failed");
 	check(threads, "each record names the calling thread (%%fs:0)");
 	check(*word(LR_OFF_LOST + 8 * PROBE) == 0, "nothing lost while the ring had room");
@@ -143,6 +153,27 @@ int main(void)
 	      "%d calls left by longjmp hold one record between them (%d in flight)", left, in_flight());
 	check(through_slot((uint64_t)(uintptr_t)&out, 5) == 0 && out == 10,
 	      "a call after them is recorded as usual");
+	/* A call made inside another recorded call of its scope, from inside a module of that
+	 * scope: not recorded (gputop counts the outer one); from elsewhere, or of no scope: it is. */
+	uint64_t lo = (uint64_t)(uintptr_t)outer;
+	uint64_t *range = word(LR_OFF_RANGES);	/* scope 1 */
+	ring[LR_OFF_SCOPE + PROBE] = ring[LR_OFF_SCOPE + PROBE + 1] = 1;
+	range[1] = lo + 512, range[0] = lo;
+	uint64_t head = *word(LR_OFF_DONE_HEAD);
+	*word(LR_OFF_DONE_TAIL) = head;
+	bool nested_ok = outer_slot((uint64_t)(uintptr_t)&out, 21) == 100 && out == 42;
+	check(nested_ok && *word(LR_OFF_DONE_HEAD) == head + 1 && done_record(head)[2] == PROBE + 2 &&
+	      in_flight() == 0, "a call inside a recorded call of its scope, made from a module of the "
+	      "scope: only the outer call recorded (%llu)", (unsigned long long)(*word(LR_OFF_DONE_HEAD) - head));
+	check(through_slot((uint64_t)(uintptr_t)&out, 4) == 0 && *word(LR_OFF_DONE_HEAD) == head + 2,
+	      "the same function called on its own: recorded");
+	range[0] = 0;	/* the caller in no module of the scope */
+	outer_slot((uint64_t)(uintptr_t)&out, 21);
+	check(*word(LR_OFF_DONE_HEAD) == head + 4, "called from outside the scope's modules: both recorded");
+	range[0] = lo;
+	ring[LR_OFF_SCOPE + PROBE] = 0;
+	outer_slot((uint64_t)(uintptr_t)&out, 21);
+	check(*word(LR_OFF_DONE_HEAD) == head + 6, "a probe of no scope (its effects are read): both recorded");
 	printf("# %d failure(s)\n", failures);
 	return failures != 0;
 }
