@@ -1,7 +1,7 @@
 /* json.c — writes the end-of-session summary (--json FILE) from a statistics snapshot and its
  * rows (rows.h, as the TUI and -b show them), as one pretty-printed JSON object with a fixed
- * key order (json.h). It only formats: it never gathers figures itself, and it writes nothing
- * but the FILE it is given. */
+ * key order (json.h), through json_writer.h (jansson; names by the one UTF-8 rule). It only
+ * formats: it never gathers figures itself, and it writes nothing but the FILE it is given. */
 #include "json.h"
 #include "json_writer.h"
 #include "cuda_api.h"
