@@ -9,7 +9,7 @@ CFLAGS  ?= -O2 -g
 LAYERS  := base figures cuda output probe engine
 CFLAGS  += -std=gnu11 -pthread -Wall -Wextra -Werror -Wno-unused-parameter \
            -Isrc $(LAYERS:%=-Isrc/%) -Iarch -Iui -Iinject -DGPUTOP_VERSION='"$(VERSION)"'
-LDLIBS  += -ldw -lelf -lcapstone -lncursesw -ltinfo -ldl -lstdc++ -lm -pthread
+LDLIBS  += -ldw -lelf -lcapstone -ljansson -lncursesw -ltinfo -ldl -lstdc++ -lm -pthread
 
 ifeq ($(V),1)
 Q :=
@@ -74,12 +74,12 @@ bench: deps all
 	$(Q)bench/run
 
 # A self-contained copy for machines without elfutils/capstone (the GPU machine): the binary
-# finds libdw, libelf, capstone and libmicrohttpd next to it through an $$ORIGIN rpath.
+# finds libdw, libelf, capstone, jansson and libmicrohttpd next to it through an $$ORIGIN rpath.
 dist: $(BUILD)/gputop $(GPULIB)
 	@mkdir -p $(BUILD)/dist/lib
 	$(Q)$(if $(GPULIB),cp $(GPULIB) $(BUILD)/dist/)
 	$(Q)$(CC) $(CFLAGS) -o $(BUILD)/dist/gputop $(OBJ) $(LDFLAGS) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib' $(LDLIBS)
-	$(Q)for l in libdw.so.1 libelf.so.1 libcapstone.so.4; do \
+	$(Q)for l in libdw.so.1 libelf.so.1 libcapstone.so.4 libjansson.so.4; do \
 		cp -L "$$(ldd $(BUILD)/gputop | awk -v l=$$l '$$1 == l { print $$3 }')" $(BUILD)/dist/lib/$$l; done
 	$(Q)cp -L "$$($(CC) -print-file-name=libmicrohttpd.so.12)" $(BUILD)/dist/lib/	# dlopen'ed for --listen
 	@echo "  DIST    $(BUILD)/dist (gputop + lib/)"

@@ -110,6 +110,75 @@ static int bad(const char *fmt, const char *arg)
 	return -1;
 }
 
+/* The optimal string alignment distance of a and b (at most 63 bytes each): how many letters
+ * missed, added, changed or two swapped turn one into the other. */
+static int typo_distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b), d[64][64];
+
+	if (la > 63 || lb > 63)
+		return 99;
+	for (int i = 0; i <= la; i++)
+		for (int j = 0; j <= lb; j++) {
+			if (!i || !j) {
+				d[i][j] = i + j;
+				continue;
+			}
+			int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			v = d[i - 1][j] + 1 < v ? d[i - 1][j] + 1 : v;
+			v = d[i][j - 1] + 1 < v ? d[i][j - 1] + 1 : v;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[la][lb];
+}
+
+/* The long option nearest to name by typo_distance, if near enough to be a typo of it. */
+static const char *nearest_option(const char *name)
+{
+	const char *nearest = NULL;
+	int best = 99;
+
+	for (const struct option *o = long_options; o->name; o++) {
+		int d = typo_distance(name, o->name);
+		if (d < best)
+			best = d, nearest = o->name;
+	}
+	return best <= (strlen(name) >= 6 ? 2 : 1) ? nearest : NULL;
+}
+
+/* A word of the command line getopt_long did not take (short: the option letter it stopped
+ * at in a word of short options), said with the long options it may have meant: "--jsn" (did
+ * you mean --json?), "--tim" (ambiguous: --timeout, --timeline, --timeline-max-mb), "-json"
+ * (--json), "--batch=1" (takes no argument). */
+static int unknown_option(const char *word, int short_opt)
+{
+	bool dashes = strncmp(word, "--", 2) == 0;
+	char name[64], list[256] = "";
+	int n = 0;
+
+	snprintf(name, sizeof name, "%.*s", (int)strcspn(word + 1 + dashes, "="), word + 1 + dashes);
+	for (const struct option *o = long_options; dashes && o->name && *name; o++)
+		if (strncmp(o->name, name, strlen(name)) == 0 && n++ < 8)
+			snprintf(list + strlen(list), sizeof list - strlen(list), "%s--%s", n > 1 ? ", " : "", o->name);
+	const char *nearest = *name ? nearest_option(name) : NULL;
+	if (n == 1 && strchr(word, '='))	/* a unique (abbreviated) name given an argument */
+		return bad("option '%s' takes no argument", list);
+	if (n > 1) {
+		fprintf(stderr, "gputop: ambiguous option '%s'\n  hint: it could be %s\n", word, list);
+	} else if (!dashes && short_opt && !nearest) {
+		char letter[3] = { '-', (char)short_opt, 0 };
+		return bad("unknown option '%s'", letter);
+	} else {
+		fprintf(stderr, "gputop: unknown option '%s'\n", word);
+		if (nearest)
+			fprintf(stderr, "  hint: did you mean --%s?\n", nearest);
+	}
+	fprintf(stderr, "Try 'gputop --help' for more information.\n");
+	return -1;
+}
+
 static bool parse_seconds(const char *s, double *out, bool allow_zero)
 {
 	char *end;
@@ -205,8 +274,8 @@ int cli_parse(int argc, char **argv, struct options *opt)
 
 	opterr = 0;
 	optind = 1;
-	int c;
-	while ((c = getopt_long(argc, argv, "+:p:bd:n:o:qhV", long_options, NULL)) != -1) {
+	int c, word = optind;	/* the word getopt_long looks at ("+": in order, none skipped) */
+	while ((word = optind, c = getopt_long(argc, argv, "+:p:bd:n:o:qhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(optarg, opt) < 0)
@@ -314,7 +383,7 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		case ':':
 			return bad("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			return bad("unknown option '%s'", argv[optind - 1]);
+			return unknown_option(argv[word], optopt);
 		}
 	}
 	if (optind < argc)

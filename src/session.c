@@ -30,6 +30,7 @@
 #include "json.h"
 #include "json_interval.h"
 #include "metrics_server.h"
+#include "launch_check.h"
 #include "launchring.h"
 #include "log.h"
 #include "probes.h"
@@ -276,6 +277,43 @@ static int gpu_time_check(void)
 	return 0;
 }
 
+/* Whether process pid has a CUDA library mapped (libcudart or libcuda, by the file's name). */
+static bool maps_cuda(pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t size = 0;
+	bool found = false;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	while (f && !found && getline(&line, &size, f) > 0) {
+		const char *name = strrchr(line, '/');
+		found = name && (strncmp(name, "/libcudart.so", 13) == 0 || strncmp(name, "/libcuda.so", 11) == 0);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Attached without --children to a process with no CUDA (a launcher, a shell, torchrun's
+ * agent): where its descendants have CUDA, they are what the user wanted to see. */
+static void hint_children(pid_t pid)
+{
+	pid_t below[256];
+	int n = proc_descendants(pid, below, 255), cuda = 0;
+	pid_t first = 0;
+
+	for (int i = 0; i < n; i++)
+		if (maps_cuda(below[i]) && !cuda++)
+			first = below[i];
+	if (cuda)
+		log_hint("%d of its descendants use%s CUDA (%d%s): --children traces them (gputop -p %d --children)",
+			 cuda, cuda == 1 ? "s" : "", first, cuda > 1 ? ", ..." : "", pid);
+	else if (n)
+		log_hint("it has %d descendant%s: --children traces them too, once they load CUDA", n, n == 1 ? "" : "s");
+}
+
 static int get_target(const struct options *opt, int output_fd, pid_t *pid)
 {
 	if (opt->pid) {
@@ -306,6 +344,8 @@ int session_run(const struct options *opt)
 			  "have more privilege than you");
 		return EXIT_PERMISSION;
 	}
+	if (!opt->pid && (code = launch_check(opt->argv[0])) != 0)
+		return code;
 	if (opt->gpu_time && gpu_time_check() < 0)
 		return EXIT_FAILURE_;
 	if (output_open(&json, "--json") < 0 || output_open(&trace, "--trace") < 0 ||
@@ -393,8 +433,11 @@ int session_run(const struct options *opt)
 		json_interval_start(opt->json_interval_path, opt->json_interval_s, report_while_tracing);
 	if (opt->pid)
 		log_info("attached to %d (%s)", pid, command);
-	if (!probes_cuda_seen())
+	if (!probes_cuda_seen()) {
 		log_info("no CUDA library in %d yet: waiting for one to load", pid);
+		if (opt->pid && !opt->children && !opt->quiet)
+			hint_children(pid);
+	}
 
 	enum ui_mode mode = opt->batch ? UI_BATCH : isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
 												 : UI_SUMMARY;

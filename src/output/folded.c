@@ -1,6 +1,7 @@
 /* folded.c — folded stacks (folded.h). A frame is its function, with "(file:line)" where the
  * line is known (as py-spy writes Python frames); ';' and line breaks in names, which would
- * break the format, become ':' and ' '. */
+ * break the format, become ':' and ' ', and bytes that are not UTF-8 become U+FFFD (utf8.h, the
+ * rule of every output): the file is UTF-8 text. */
 #include "folded.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include "rows.h"
 #include "site_rows.h"
 #include "stacks.h"
+#include "utf8.h"
 
 static const char *const metric_names[] = { "live-bytes", "allocated-bytes", "launches", "api-time" };
 
@@ -29,8 +31,18 @@ const char *folded_metric_name(int metric)
 
 static void put_name(FILE *f, const char *s)
 {
-	for (; *s; s++)
-		fputc(*s == ';' ? ':' : *s == '\n' || *s == '\r' ? ' ' : *s, f);
+	size_t n = strlen(s);
+	bool valid;
+
+	for (size_t k = 0, step; k < n; k += step) {
+		step = utf8_next(s + k, n - k, &valid);
+		if (!valid)
+			fputs(UTF8_REPLACEMENT, f);
+		else if (step > 1)
+			fwrite(s + k, 1, step, f);
+		else
+			fputc(s[k] == ';' ? ':' : s[k] == '\n' || s[k] == '\r' ? ' ' : s[k], f);
+	}
 }
 
 static void put_frame(FILE *f, const struct stack_frame *fr)

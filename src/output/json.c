@@ -1,8 +1,9 @@
 /* json.c — writes the end-of-session summary (--json FILE) from a statistics snapshot and its
  * rows (rows.h, as the TUI and -b show them), as one pretty-printed JSON object with a fixed
- * key order (json.h). It only formats: it never gathers figures itself, and it writes nothing
- * but the FILE it is given. */
+ * key order (json.h), through json_writer.h (jansson; names by the one UTF-8 rule). It only
+ * formats: it never gathers figures itself, and it writes nothing but the FILE it is given. */
 #include "json.h"
+#include "json_writer.h"
 #include "cuda_api.h"
 #include "device_rows.h"
 #include "rows.h"
@@ -10,156 +11,8 @@
 #include "stacks.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define JW_MAX_DEPTH 16
-
-/* A tiny streaming writer: tracks commas and indentation so callers only name values. */
-struct jw {
-	FILE *f;
-	int depth;
-	bool first[JW_MAX_DEPTH];	/* no member written yet at this depth */
-	bool after_key;			/* the next value follows "key": on the same line */
-};
-
-static void jw_newline(struct jw *w)
-{
-	fputc('\n', w->f);
-	for (int i = 0; i < w->depth; i++)
-		fputs("  ", w->f);
-}
-
-/* Before a member or an array element: the comma, the line break and the indent. */
-static void jw_next(struct jw *w)
-{
-	if (w->after_key) {
-		w->after_key = false;
-		return;
-	}
-	if (!w->depth)
-		return;
-	if (!w->first[w->depth])
-		fputc(',', w->f);
-	w->first[w->depth] = false;
-	jw_newline(w);
-}
-
-static void jw_string_raw(struct jw *w, const char *s)
-{
-	fputc('"', w->f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(w->f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(w->f, "\\u%04x", *p);
-		else
-			fputc(*p, w->f);	/* UTF-8 passes through */
-	}
-	fputc('"', w->f);
-}
-
-static void jw_open(struct jw *w, char c)
-{
-	jw_next(w);
-	fputc(c, w->f);
-	w->depth++;
-	w->first[w->depth] = true;
-}
-
-static void jw_close(struct jw *w, char c)
-{
-	bool empty = w->first[w->depth];
-
-	w->depth--;
-	if (!empty)
-		jw_newline(w);
-	fputc(c, w->f);
-}
-
-static void jw_key(struct jw *w, const char *key)
-{
-	jw_next(w);
-	jw_string_raw(w, key);
-	fputs(": ", w->f);
-	w->after_key = true;
-}
-
-static void jw_str(struct jw *w, const char *s)
-{
-	jw_next(w);
-	if (s)
-		jw_string_raw(w, s);
-	else
-		fputs("null", w->f);
-}
-
-static void jw_u64(struct jw *w, uint64_t v)
-{
-	jw_next(w);
-	fprintf(w->f, "%" PRIu64, v);
-}
-
-static void jw_int(struct jw *w, long long v)
-{
-	jw_next(w);
-	fprintf(w->f, "%lld", v);
-}
-
-static void jw_double(struct jw *w, double v)
-{
-	jw_next(w);
-	if (isfinite(v))
-		fprintf(w->f, "%.9g", v);
-	else
-		fputs("null", w->f);	/* JSON has no NaN or infinity */
-}
-
-static void jw_bool(struct jw *w, bool v)
-{
-	jw_next(w);
-	fputs(v ? "true" : "false", w->f);
-}
-
-static void jw_null(struct jw *w)
-{
-	jw_next(w);
-	fputs("null", w->f);
-}
-
-/* The value when known is true, else null: the figures JSON readers must not mistake for 0. */
-static void jw_u64_if(struct jw *w, bool known, uint64_t v)
-{
-	if (known)
-		jw_u64(w, v);
-	else
-		jw_null(w);
-}
-
-static void jw_int_if(struct jw *w, bool known, long long v)
-{
-	if (known)
-		jw_int(w, v);
-	else
-		jw_null(w);
-}
-
-static void jw_double_if(struct jw *w, bool known, double v)
-{
-	if (known)
-		jw_double(w, v);
-	else
-		jw_null(w);
-}
-
-/* "[x, y, z]" on one line: dimensions read better that way. */
-static void jw_dim3(struct jw *w, const uint32_t v[3])
-{
-	jw_next(w);
-	fprintf(w->f, "[%" PRIu32 ", %" PRIu32 ", %" PRIu32 "]", v[0], v[1], v[2]);
-}
 
 static double json_seconds(uint64_t ns)
 {
@@ -194,9 +47,9 @@ static void json_stack(struct jw *w, uint32_t id)
 			jw_null(w);
 		jw_key(w, "python");
 		jw_bool(w, f->python);
-		jw_close(w, '}');
+		jw_close(w);
 	}
-	jw_close(w, ']');
+	jw_close(w);
 }
 
 /* The stacks the sites of errors of API row index were seen at (in process pid; 0: any), with
@@ -215,9 +68,9 @@ static void json_error_sites(struct jw *w, int index, pid_t pid, const struct st
 		jw_u64(w, ss->error[i].count);
 		jw_key(w, "stack");
 		json_stack(w, ss->error[i].stack);
-		jw_close(w, '}');
+		jw_close(w);
 	}
-	jw_close(w, ']');
+	jw_close(w);
 }
 
 static void json_api_row(struct jw *w, const struct row_api *a, pid_t pid, const struct stacks_snapshot *ss)
@@ -245,7 +98,7 @@ static void json_api_row(struct jw *w, const struct row_api *a, pid_t pid, const
 	jw_key(w, "lost");
 	jw_u64(w, a->lost);
 	json_error_sites(w, a->index, pid, ss);
-	jw_close(w, '}');
+	jw_close(w);
 }
 
 static void json_api(struct jw *w, const struct rows *rs, pid_t pid, const struct stacks_snapshot *ss)
@@ -254,7 +107,7 @@ static void json_api(struct jw *w, const struct rows *rs, pid_t pid, const struc
 	jw_open(w, '[');
 	for (size_t i = 0; i < rs->n_api; i++)
 		json_api_row(w, &rs->api[i], pid, ss);
-	jw_close(w, ']');
+	jw_close(w);
 }
 
 /* Where a kernel was launched from (in process pid; 0: any): the stacks of its first launch
@@ -271,9 +124,9 @@ static void json_launch_sites(struct jw *w, const char *kernel, pid_t pid, const
 		jw_u64(w, ss->launch[i].samples);
 		jw_key(w, "stack");
 		json_stack(w, ss->launch[i].stack);
-		jw_close(w, '}');
+		jw_close(w);
 	}
-	jw_close(w, ']');
+	jw_close(w);
 }
 
 /* --gpu-time: a kernel's GPU time (null where it was not recorded). */
@@ -295,7 +148,7 @@ static void json_kernel_gpu_time(struct jw *w, const struct rows *rs, const stru
 	jw_double_if(w, g->count, json_seconds(g->max_ns));
 	jw_key(w, "count");
 	jw_u64(w, g->count);
-	jw_close(w, '}');
+	jw_close(w);
 }
 
 /* Copies' or memsets' GPU-side figures from CUPTI's records. */
@@ -311,7 +164,7 @@ static void json_gpu_xfer(struct jw *w, const char *key, const struct stats_xfer
 	jw_double(w, json_seconds(x->ns));
 	jw_key(w, "gpu_gb_per_s");
 	jw_double_if(w, x->ns, x->ns ? (double)x->bytes / json_seconds(x->ns) / 1e9 : 0);
-	jw_close(w, '}');
+	jw_close(w);
 }
 
 /* --gpu-time's figures of the whole (or of one process): null when it was not recorded. */
@@ -334,13 +187,13 @@ static void json_gpu_time(struct jw *w, const struct rows *rs)
 	jw_open(w, '{');
 	for (int d = 0; d < DIR_COUNT; d++)
 		json_gpu_xfer(w, copy_dir_name[d], &g->xfer[d]);
-	jw_close(w, '}');
+	jw_close(w);
 	json_gpu_xfer(w, "memset", &g->memset_);
 	jw_key(w, "dropped_records");
 	jw_u64(w, g->dropped);
 	jw_key(w, "unnamed_records");
 	jw_u64(w, g->unnamed);
-	jw_close(w, '}');
+	jw_close(w);
 }
 
 static void json_kernels(struct jw *w, const struct rows *rs, const struct stats_snapshot *s,
@@ -364,9 +217,9 @@ static void json_kernels(struct jw *w, const struct rows *rs, const struct stats
 		jw_dim3(w, k->block);
 		json_kernel_gpu_time(w, rs, &k->gpu);
 		json_launch_sites(w, k->name, s->pid, ss);
-		jw_close(w, '}');
+		jw_close(w);
 	}
-	jw_close(w, ']');
+	jw_close(w);
 	jw_key(w, "launches");
 	jw_u64(w, rs->launches);
 	jw_key(w, "launches_estimated");
@@ -406,9 +259,9 @@ static void json_graphs(struct jw *w, const struct rows *rs)
 		jw_u64(w, g->memset_nodes);
 		jw_key(w, "launches");
 		jw_u64(w, g->launches);
-		jw_close(w, '}');
+		jw_close(w);
 	}
-	jw_close(w, ']');
+	jw_close(w);
 }
 
 /* {"calls", "bytes", "seconds"}; bytes left out for synchronize. */
@@ -424,7 +277,7 @@ static void json_xfer(struct jw *w, const char *key, const struct stats_xfer *x,
 	}
 	jw_key(w, "seconds");
 	jw_double(w, json_seconds(x->ns));
-	jw_close(w, '}');
+	jw_close(w);
 }
 
 static void json_transfer(struct jw *w, const struct rows *rs, enum copy_dir d)
@@ -446,7 +299,7 @@ static void json_transfer(struct jw *w, const struct rows *rs, enum copy_dir d)
 	jw_double_if(w, all->ns, all->ns ? (double)all->bytes / json_seconds(all->ns) / 1e9 : 0);
 	json_xfer(w, "sync", &rs->copy[d][COPY_SYNC].total, true);
 	json_xfer(w, "async", &rs->copy[d][COPY_ASYNC].total, true);
-	jw_close(w, '}');
+	jw_close(w);
 }
 
 static void json_transfers(struct jw *w, const struct rows *rs, const struct stats_snapshot *s)
@@ -457,7 +310,7 @@ static void json_transfers(struct jw *w, const struct rows *rs, const struct sta
 	jw_open(w, '[');
 	for (int d = 0; d < DIR_COUNT; d++)
 		json_transfer(w, rs, d);
-	jw_close(w, ']');
+	jw_close(w);
 	json_xfer(w, "memset", &rs->memset_.total, true);
 	json_xfer(w, "synchronize", &sync, false);
 	/* Copies and memsets run as nodes of launched graphs: per execution, no time of their own. */
@@ -474,16 +327,16 @@ static void json_transfers(struct jw *w, const struct rows *rs, const struct sta
 		jw_u64(w, g->calls);
 		jw_key(w, "bytes");
 		jw_u64(w, g->bytes);
-		jw_close(w, '}');
+		jw_close(w);
 	}
-	jw_close(w, ']');
+	jw_close(w);
 	jw_key(w, "graph_memset");
 	jw_open(w, '{');
 	jw_key(w, "executions");
 	jw_u64(w, rs->graph_memset.total.calls);
 	jw_key(w, "bytes");
 	jw_u64(w, rs->graph_memset.total.bytes);
-	jw_close(w, '}');
+	jw_close(w);
 }
 
 static void json_leak(struct jw *w, const struct row_alloc *a)
@@ -507,7 +360,7 @@ static void json_leak(struct jw *w, const struct row_alloc *a)
 	jw_str(w, a->caller);
 	jw_key(w, "stack");
 	json_stack(w, a->stack);
-	jw_close(w, '}');
+	jw_close(w);
 }
 
 /* Live memory by the call stack that allocated it, largest first. */
@@ -527,9 +380,9 @@ static void json_by_site(struct jw *w, const struct rows *rs, const struct stack
 		jw_u64(w, sites[i].live_allocations);
 		jw_key(w, "allocated_bytes");
 		jw_u64_if(w, sites[i].stack != STACK_NONE, sites[i].allocated_bytes);
-		jw_close(w, '}');
+		jw_close(w);
 	}
-	jw_close(w, ']');
+	jw_close(w);
 	if (n >= 0)
 		free(sites);
 }
@@ -565,9 +418,9 @@ static void json_by_caller(struct jw *w, const struct rows *rs)
 		jw_u64(w, bytes);
 		jw_key(w, "live_allocations");
 		jw_u64(w, count);
-		jw_close(w, '}');
+		jw_close(w);
 	}
-	jw_close(w, ']');
+	jw_close(w);
 	free(done);
 }
 
@@ -598,7 +451,7 @@ static void json_process_memory(struct jw *w, const struct report_info *info,
 	jw_int_if(w, u.sm_util >= 0, u.sm_util);
 	jw_key(w, "why");
 	jw_str(w, u.known ? NULL : u.why);
-	jw_close(w, '}');
+	jw_close(w);
 }
 
 static void json_device(struct jw *w, const struct device_meter *m)
@@ -634,7 +487,7 @@ static void json_device(struct jw *w, const struct device_meter *m)
 	jw_int_if(w, m->nvlink_tx_bps >= 0, m->nvlink_tx_bps);
 	jw_key(w, "nvlink_rx_bytes_per_s");
 	jw_int_if(w, m->nvlink_rx_bps >= 0, m->nvlink_rx_bps);
-	jw_close(w, '}');
+	jw_close(w);
 }
 
 /* Every GPU's meters at the end (NVML), or why there are none. */
@@ -644,7 +497,7 @@ static void json_devices(struct jw *w, const struct devices_snapshot *d)
 	jw_open(w, '[');
 	for (int i = 0; d && d->available && i < d->n_dev; i++)
 		json_device(w, &d->dev[i]);
-	jw_close(w, ']');
+	jw_close(w);
 	jw_key(w, "nvml");
 	jw_str(w, d && d->available ? NULL : d && d->why[0] ? d->why : "not polled");
 }
@@ -670,11 +523,11 @@ static void json_memory(struct jw *w, const struct report_info *info, const stru
 	jw_open(w, '[');
 	for (size_t i = 0; i < rs->n_alloc; i++)
 		json_leak(w, &rs->alloc[i]);
-	jw_close(w, ']');
+	jw_close(w);
 	json_by_caller(w, rs);
 	json_by_site(w, rs, ss);
 	json_process_memory(w, info, s);
-	jw_close(w, '}');
+	jw_close(w);
 }
 
 /* What ran on which GPU (device null: where gputop could not tell). */
@@ -703,9 +556,9 @@ static void json_device_use(struct jw *w, const struct rows *rs)
 		jw_u64(w, d->total.syncs);
 		jw_key(w, "synchronize_s");
 		jw_double(w, json_seconds(d->total.sync_ns));
-		jw_close(w, '}');
+		jw_close(w);
 	}
-	jw_close(w, ']');
+	jw_close(w);
 }
 
 /* NCCL's operations and the GPU x GPU bytes moved (comm_table.h says what counts). */
@@ -724,9 +577,9 @@ static void json_communication(struct jw *w, const struct rows *rs)
 		jw_u64(w, c->total.bytes);
 		jw_key(w, "seconds");
 		jw_double(w, json_seconds(c->total.ns));
-		jw_close(w, '}');
+		jw_close(w);
 	}
-	jw_close(w, ']');
+	jw_close(w);
 	jw_key(w, "p2p");
 	jw_open(w, '[');
 	for (size_t i = 0; i < rs->n_p2p; i++) {
@@ -740,9 +593,9 @@ static void json_communication(struct jw *w, const struct rows *rs)
 		jw_u64(w, p->total.calls);
 		jw_key(w, "bytes");
 		jw_u64(w, p->total.bytes);
-		jw_close(w, '}');
+		jw_close(w);
 	}
-	jw_close(w, ']');
+	jw_close(w);
 }
 
 static void json_communicators(struct jw *w, const struct rows *rs)
@@ -758,9 +611,9 @@ static void json_communicators(struct jw *w, const struct rows *rs)
 		jw_int_if(w, c->nranks >= 0, c->nranks);
 		jw_key(w, "device");
 		jw_int_if(w, c->device >= 0, c->device);
-		jw_close(w, '}');
+		jw_close(w);
 	}
-	jw_close(w, ']');
+	jw_close(w);
 }
 
 static void json_header(struct jw *w, const struct report_info *info)
@@ -793,7 +646,7 @@ static void json_cost(struct jw *w, const struct report_info *info, const struct
 	jw_double(w, json_seconds(s->tracer_cpu_ns));
 	jw_key(w, "lost_records");
 	jw_u64(w, s->lost);
-	jw_close(w, '}');
+	jw_close(w);
 	jw_key(w, "threads");
 	jw_int(w, s->threads);
 }
@@ -840,7 +693,7 @@ static int json_process(struct jw *w, const struct report_info *info, const stru
 	for (int d = 0; d < 64; d++)
 		if (dev[d])
 			jw_int(w, d);
-	jw_close(w, ']');
+	jw_close(w);
 	json_device_use(w, &rs);
 	json_communication(w, &rs);
 	json_communicators(w, &rs);
@@ -858,10 +711,10 @@ static int json_process(struct jw *w, const struct report_info *info, const stru
 	jw_u64(w, s.stops);
 	jw_key(w, "lost_records");
 	jw_u64(w, s.lost);
-	jw_close(w, '}');
+	jw_close(w);
 	jw_key(w, "threads");
 	jw_int(w, p->threads);
-	jw_close(w, '}');
+	jw_close(w);
 	rows_free(&rs);
 	stats_snapshot_free(&s);
 	return 0;
@@ -869,7 +722,7 @@ static int json_process(struct jw *w, const struct report_info *info, const stru
 
 int json_write(FILE *f, const struct report_info *info, const struct stats_snapshot *s)
 {
-	struct jw w = { .f = f };
+	struct jw w = { 0 };
 	struct rows rs;
 	int err;
 
@@ -894,14 +747,17 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	jw_open(&w, '[');
 	for (size_t i = 0; i < s->n_proc && !err; i++)
 		err = json_process(&w, info, &s->proc[i], have_stacks ? &ss : NULL);
-	jw_close(&w, ']');
-	jw_close(&w, '}');
+	jw_close(&w);
+	jw_close(&w);
 	if (have_stacks)
 		stacks_snapshot_free(&ss);
-	fputc('\n', f);
+	/* Pretty-printed, 2-space indent; seconds and rates with 9 significant digits. */
+	if (!err)
+		err = jw_dump(&w, f, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
+	jw_free(&w);
 	if (err)
 		return err;
-	if (fflush(f) == EOF || ferror(f))
+	if (fputc('\n', f) == EOF || fflush(f) == EOF || ferror(f))
 		return errno ? -errno : -EIO;
 	return 0;
 }

@@ -1,13 +1,14 @@
-/* timeline.c — the Chrome trace event file (timeline.h). Events are gathered in a buffer and
- * written with one pwrite together with the document's closing "]}" at the end; the next
- * write starts over that closing, so the file on disk is always a complete JSON document. */
+/* timeline.c — the Chrome trace event file (timeline.h). Each event is built and written by
+ * jansson (json_writer.h: names by the one UTF-8 rule), gathered in a buffer and written with
+ * one pwrite together with the document's closing "]}" at the end; the next write starts over
+ * that closing, so the file on disk is always a complete JSON document. */
 #define _GNU_SOURCE
 #include "timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include "clock.h"
 #include "hashmap.h"
+#include "json_writer.h"
 
 enum { BUF = 1 << 16, EVENT_MAX = 2048, DEVICES = 64 };
 #define FLUSH_NS 200000000ull	/* at least this often while events come */
@@ -52,6 +54,12 @@ bool timeline_on(void)
 	return tl.fd >= 0;
 }
 
+/* Whether events are still taken: not once the file reached its bound. */
+static bool taking(void)
+{
+	return tl.fd >= 0 && !tl.full;
+}
+
 static void flush(void)
 {
 	if (tl.fd < 0 || (!tl.len && tl.off))
@@ -74,52 +82,73 @@ static void put(const char *s, size_t n)
 	}
 }
 
-/* A JSON string's inside (no quotes), into out of size n. */
-static const char *esc(const char *s, char *out, size_t n)
+/* Reals with 3 decimals (µs to the ns, GB/s) as %.Pg, P the digits of the largest of the event
+ * before the point + 3, at most 17: up to 15 (times under 10^12 µs) each is written as it was
+ * rounded, never with the binary fraction's noise of %.17g (jansson's default: 12.345 as
+ * 12.345000000000001); past that the values stay exact, with some noise. */
+static size_t precision_for(double largest)
 {
-	size_t k = 0;
-	for (; s && *s && k + 7 < n; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			k += (size_t)snprintf(out + k, n - k, "\\%c", c);
-		else if (c < 0x20)
-			k += (size_t)snprintf(out + k, n - k, "\\u%04x", c);
-		else
-			out[k++] = (char)c;
-	}
-	out[k] = 0;
-	return out;
+	int digits = 1;
+	for (double v = fabs(largest); v >= 10 && digits < 17; v /= 10)
+		digits++;
+	return JSON_REAL_PRECISION(digits + 3 > 17 ? 17 : digits + 3);
 }
 
-static void event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void event(const char *fmt, ...)
+/* Appends the event w holds (then frees it); largest: its largest real, for their precision. */
+static void emit(struct jw *w, double largest)
 {
-	char ev[EVENT_MAX];
-	int n = 0;
-	if (tl.fd < 0 || tl.full)
-		return;
-	if (tl.any)
-		ev[n++] = ',';
-	ev[n++] = '\n';
-	va_list ap;
-	va_start(ap, fmt);
-	int k = vsnprintf(ev + n, sizeof ev - (size_t)n, fmt, ap);
-	va_end(ap);
-	if (k < 0 || (size_t)(n + k) >= sizeof ev)
-		return;
-	n += k;
-	if ((uint64_t)tl.off + tl.len + (uint64_t)n + 256 > tl.max_bytes) {
+	char ev[EVENT_MAX], *big = NULL;
+	const char *sep = tl.any ? ",\n" : "\n";
+	size_t lead = strlen(sep), room = sizeof ev - lead;
+
+	if (!taking())
+		goto out;
+	size_t flags = JSON_COMPACT | precision_for(largest);
+	char *text = ev;
+	size_t len = jw_dumpb(w, ev + lead, room, flags);
+	if (len > room) {	/* a long kernel name */
+		if (!(big = malloc(lead + len)))
+			goto out;
+		text = big;
+		len = jw_dumpb(w, big + lead, len, flags);
+	}
+	if (!len)
+		goto out;
+	memcpy(text, sep, lead);
+	len += lead;
+	if ((uint64_t)tl.off + tl.len + (uint64_t)len + 256 > tl.max_bytes) {
 		tl.full = true;
 		const char *note = ",\n{\"name\":\"gputop: --timeline-max-mb reached, later events left out\","
 				   "\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":0}";
 		put(tl.any ? note : note + 1, strlen(tl.any ? note : note + 1));
 		flush();
-		return;
+		goto out;
 	}
-	put(ev, (size_t)n);
+	put(text, len);
 	tl.any = true;
 	if (tl.len > BUF / 2 || now_ns() - tl.last_flush > FLUSH_NS)
 		flush();
+out:
+	free(big);
+	jw_free(w);
+}
+
+/* The members every event has: name, cat (unless NULL), ph, pid, tid. */
+static void event_begin(struct jw *w, const char *name, const char *cat, const char *ph, pid_t pid, pid_t tid)
+{
+	jw_open(w, '{');
+	jw_key(w, "name");
+	jw_str(w, name);
+	if (cat) {
+		jw_key(w, "cat");
+		jw_str(w, cat);
+	}
+	jw_key(w, "ph");
+	jw_str(w, ph);
+	jw_key(w, "pid");
+	jw_int(w, pid);
+	jw_key(w, "tid");
+	jw_int(w, tid);
 }
 
 static double us(uint64_t ns)
@@ -127,9 +156,23 @@ static double us(uint64_t ns)
 	return (double)ns / 1e3;
 }
 
+/* A metadata event: the name of a process's or a thread's track. */
+static void named(pid_t pid, pid_t tid, const char *what, const char *name)
+{
+	struct jw w = { 0 };
+	event_begin(&w, what, NULL, "M", pid, tid);
+	jw_key(&w, "args");
+	jw_open(&w, '{');
+	jw_key(&w, "name");
+	jw_str(&w, name);
+	jw_close(&w);
+	jw_close(&w);
+	emit(&w, 0);
+}
+
 static void name_process(pid_t pid)
 {
-	char path[64], comm[64] = "", e[160];
+	char path[64], comm[64] = "", name[96];
 	snprintf(path, sizeof path, "/proc/%d/comm", pid);
 	FILE *f = fopen(path, "re");
 	if (f) {
@@ -137,8 +180,8 @@ static void name_process(pid_t pid)
 			comm[strcspn(comm, "\n")] = 0;
 		fclose(f);
 	}
-	event("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"%s (%d)\"}}",
-	      pid, esc(comm, e, sizeof e), pid);
+	snprintf(name, sizeof name, "%s (%d)", comm, pid);
+	named(pid, 0, "process_name", name);
 }
 
 /* The track of process pid, named the first time it shows up; NULL when out of memory. Valid
@@ -168,7 +211,7 @@ static void name_thread(pid_t pid, pid_t tid)
 	track_of(pid);
 	if (!hashmap_insert(&tl.tids, (uint64_t)tid + 1, &added) || !added)
 		return;
-	char path[64], comm[64] = "", e[160];
+	char path[64], comm[64] = "";
 	if (tid == 0) {
 		snprintf(comm, sizeof comm, "launches (thread not recorded)");
 	} else {
@@ -180,8 +223,7 @@ static void name_thread(pid_t pid, pid_t tid)
 			fclose(f);
 		}
 	}
-	event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}", pid, tid,
-	      esc(comm, e, sizeof e));
+	named(pid, tid, "thread_name", comm);
 }
 
 int timeline_open(int fd, uint64_t max_bytes, pid_t pid)
@@ -223,66 +265,110 @@ void timeline_close(void)
 	tl.n_tracks = 0;
 }
 
+/* "(x,y,z)": dimensions as the timeline has always shown them. */
+static void dim3_text(struct jw *w, const char *key, const uint32_t v[3])
+{
+	char text[40];
+	snprintf(text, sizeof text, "(%u,%u,%u)", v[0], v[1], v[2]);
+	jw_key(w, key);
+	jw_str(w, text);
+}
+
 void timeline_call(pid_t pid, pid_t tid, const char *api, uint64_t start_ns, uint64_t dur_ns,
 		   const struct timeline_args *a)
 {
-	char args[1024], e[512];
-	int n = 0;
-	if (tl.fd < 0)
+	struct jw w = { 0 };
+	double largest = us(start_ns) > us(dur_ns) ? us(start_ns) : us(dur_ns);
+	if (!taking())
 		return;
 	name_thread(pid, tid);
-#define ARG(...) (n += snprintf(args + n, sizeof args - (size_t)n, __VA_ARGS__), n = n < (int)sizeof args ? n : (int)sizeof args - 1)
-	ARG("{");
-	if (a->bytes)
-		ARG("\"bytes\":%" PRIu64 ",", a->bytes);
-	if (a->ptr)
-		ARG("\"ptr\":\"0x%" PRIx64 "\",", a->ptr);
-	if (a->copy_kind)
-		ARG("\"kind\":\"%s\",", a->copy_kind);
-	if (a->copy_kind && a->bytes && dur_ns)
-		ARG("\"GBps\":%.3f,", (double)a->bytes / (double)dur_ns);
-	if (a->kernel)
-		ARG("\"kernel\":\"%s\",", esc(a->kernel, e, sizeof e));
-	if (a->grid)
-		ARG("\"grid\":\"(%u,%u,%u)\",\"block\":\"(%u,%u,%u)\",", a->grid[0], a->grid[1], a->grid[2],
-		    a->block[0], a->block[1], a->block[2]);
-	if (a->device >= 0)
-		ARG("\"device\":%d,", a->device);
-	if (a->error)
-		ARG("\"error\":%d,\"error_name\":\"%s\",", a->error, esc(a->error_name ? a->error_name : "", e, sizeof e));
-	if (n > 1)
-		n--;	/* the last comma */
-	ARG("}");
-#undef ARG
-	event("{\"name\":\"%s\",\"cat\":\"cuda\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":%s}",
-	      api, pid, tid, us(start_ns), us(dur_ns), args);
+	event_begin(&w, api, "cuda", "X", pid, tid);
+	jw_key(&w, "ts");
+	jw_double(&w, us(start_ns));
+	jw_key(&w, "dur");
+	jw_double(&w, us(dur_ns));
+	jw_key(&w, "args");
+	jw_open(&w, '{');
+	if (a->bytes) {
+		jw_key(&w, "bytes");
+		jw_u64(&w, a->bytes);
+	}
+	if (a->ptr) {
+		char ptr[24];
+		snprintf(ptr, sizeof ptr, "0x%" PRIx64, a->ptr);
+		jw_key(&w, "ptr");
+		jw_str(&w, ptr);
+	}
+	if (a->copy_kind) {
+		jw_key(&w, "kind");
+		jw_str(&w, a->copy_kind);
+	}
+	if (a->copy_kind && a->bytes && dur_ns) {
+		jw_key(&w, "GBps");	/* bytes per ns */
+		jw_double(&w, round((double)a->bytes / (double)dur_ns * 1e3) / 1e3);
+	}
+	if (a->kernel) {
+		jw_key(&w, "kernel");
+		jw_str(&w, a->kernel);
+	}
+	if (a->grid) {
+		dim3_text(&w, "grid", a->grid);
+		dim3_text(&w, "block", a->block);
+	}
+	if (a->device >= 0) {
+		jw_key(&w, "device");
+		jw_int(&w, a->device);
+	}
+	if (a->error) {
+		jw_key(&w, "error");
+		jw_int(&w, a->error);
+		jw_key(&w, "error_name");
+		jw_str(&w, a->error_name ? a->error_name : "");
+	}
+	jw_close(&w);
+	jw_close(&w);
+	emit(&w, largest);
 }
 
 void timeline_launch(pid_t pid, pid_t tid, const char *kernel, uint64_t at_ns, const uint32_t g[3],
 		     const uint32_t b[3])
 {
-	char e[512];
-	if (tl.fd < 0)
+	struct jw w = { 0 };
+	if (!taking())
 		return;
 	name_thread(pid, tid);
-	if (g && b)
-		event("{\"name\":\"%s\",\"cat\":\"launch\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
-		      "\"args\":{\"grid\":\"(%u,%u,%u)\",\"block\":\"(%u,%u,%u)\"}}",
-		      esc(kernel ? kernel : "kernel", e, sizeof e), pid, tid, us(at_ns), g[0], g[1], g[2], b[0], b[1], b[2]);
-	else
-		event("{\"name\":\"%s\",\"cat\":\"launch\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f}",
-		      esc(kernel ? kernel : "kernel", e, sizeof e), pid, tid, us(at_ns));
+	event_begin(&w, kernel ? kernel : "kernel", "launch", "i", pid, tid);
+	jw_key(&w, "s");
+	jw_str(&w, "t");
+	jw_key(&w, "ts");
+	jw_double(&w, us(at_ns));
+	if (g && b) {
+		jw_key(&w, "args");
+		jw_open(&w, '{');
+		dim3_text(&w, "grid", g);
+		dim3_text(&w, "block", b);
+		jw_close(&w);
+	}
+	jw_close(&w);
+	emit(&w, us(at_ns));
 }
 
 static void counter(const struct track *t, int64_t device, uint64_t at_ns)
 {
-	uint64_t v = t->live_bytes[device >= 0 && device < DEVICES ? device : DEVICES];
+	struct jw w = { 0 };
+	char name[48] = "live bytes, device not known";
 	if (device >= 0 && device < DEVICES)
-		event("{\"name\":\"live bytes, device %d\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":%d,\"tid\":0,"
-		      "\"ts\":%.3f,\"args\":{\"bytes\":%" PRIu64 "}}", (int)device, t->pid, us(at_ns), v);
-	else
-		event("{\"name\":\"live bytes, device not known\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":%d,\"tid\":0,"
-		      "\"ts\":%.3f,\"args\":{\"bytes\":%" PRIu64 "}}", t->pid, us(at_ns), v);
+		snprintf(name, sizeof name, "live bytes, device %d", (int)device);
+	event_begin(&w, name, "memory", "C", t->pid, 0);
+	jw_key(&w, "ts");
+	jw_double(&w, us(at_ns));
+	jw_key(&w, "args");
+	jw_open(&w, '{');
+	jw_key(&w, "bytes");
+	jw_u64(&w, t->live_bytes[device >= 0 && device < DEVICES ? device : DEVICES]);
+	jw_close(&w);
+	jw_close(&w);
+	emit(&w, us(at_ns));
 }
 
 void timeline_alloc(pid_t pid, uint64_t ptr, uint64_t bytes, int device, uint64_t at_ns)

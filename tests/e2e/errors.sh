@@ -48,6 +48,18 @@ expect_error p_negative 2 '' "-p -5" -p -5
 expect_error bogus 2 'bogus' "unknown option" --bogus
 expect_error delay 2 '' "-d abc" -d abc -- true
 expect_error both 2 '' "-p and a program both" -p 1 -- true
+# A long option mistyped: the nearest said (issue 26, part 6).
+expect_error jsn 2 "unknown option '--jsn'" "--jsn" --jsn x.json -- true
+expect_match "$ERR" 'hint: did you mean --json\?' "--jsn: did you mean --json?"
+expect_error chidlren 2 'did you mean --children\?' "--chidlren (two letters swapped)" --chidlren -p 1
+expect_error dash_json 2 "unknown option '-json'.*" "-json (one dash)" -json x.json -- true
+expect_match "$ERR" 'did you mean --json\?' "-json: did you mean --json?"
+expect_error tim 2 "ambiguous option '--tim'" "--tim (an abbreviation of three options)" --tim 1 -- true
+expect_match "$ERR" 'could be --timeout, --timeline, --timeline-max-mb' "--tim: the options it could be"
+expect_error batch_arg 2 "option '--batch' takes no argument" "--batch=1" --batch=1 -- true
+try far --frobnicate -- true
+expect_match "$ERR" "unknown option '--frobnicate'" "--frobnicate: unknown option"
+grep -q 'did you mean' <<<"$ERR" && not_ok "--frobnicate: no far-fetched suggestion" || ok "--frobnicate: no far-fetched suggestion"
 
 # --- no such process: 3 -----------------------------------------------------------------------
 nopid=999999
@@ -69,6 +81,23 @@ expect_error missing 5 '/nonexistent' "missing program" -b -- /nonexistent
 printf 'not a program\n' >"$TMP/notexec"
 chmod 644 "$TMP/notexec"
 expect_error notexec 5 'notexec' "program not executable" -b -- "$TMP/notexec"
+expect_match "$ERR" 'not an executable' "program not executable: says 'not an executable'"
+# gputop -- README.md (issue 26, part 6): a file here that is no program is "not an
+# executable", not "No such file or directory" (execvp looks for README.md in PATH only).
+mkdir -p "$TMP/here"
+printf '# a README\n' >"$TMP/here/README.md"
+printf '#!/bin/sh\nexit 0\n' >"$TMP/here/myprog"
+chmod 755 "$TMP/here/myprog"
+(cd "$TMP/here" && timeout -k 5 30 "$GPUTOP" -b -- README.md) >"$TMP/readme.out" 2>"$TMP/readme.err" </dev/null
+expect_eq "$?" 5 "gputop -- README.md: exit status 5"
+expect_match "$(cat "$TMP/readme.err")" "^gputop: cannot run 'README.md': not an executable$" \
+	"gputop -- README.md: not an executable"
+grep -q 'No such file' "$TMP/readme.err" && not_ok "gputop -- README.md: not 'No such file'" ||
+	ok "gputop -- README.md: not 'No such file'"
+(cd "$TMP/here" && timeout -k 5 30 "$GPUTOP" -b -- myprog) >"$TMP/myprog.out" 2>"$TMP/myprog.err" </dev/null
+expect_eq "$?" 5 "gputop -- myprog (executable here, not in PATH): exit status 5"
+expect_match "$(cat "$TMP/myprog.err")" "not found in PATH" "gputop -- myprog: not found in PATH"
+expect_match "$(cat "$TMP/myprog.err")" "hint: .*gputop -- \./myprog" "gputop -- myprog: the hint gives ./myprog"
 
 # --- output file cannot be written: 6, before anything runs -----------------------------------
 expect_error json 6 '/nonexistent-dir/x.json' "--json into a missing folder" \
@@ -95,6 +124,23 @@ if can_attach_to_others; then
 	wait_pid "$target" 30
 	expect_eq "$WAIT_STATUS" 0 "no CUDA: the program ends normally, status 0"
 	expect_match "$(cat "$TMP/nocuda.out")" '^no_cuda: done$' "no CUDA: the program finished its work"
+	grep -q -- '--children' <<<"$ERR" && not_ok "no CUDA, no descendants: no --children hint" ||
+		ok "no CUDA, no descendants: no --children hint"
+
+	# A process with no CUDA whose child has it (a launcher, a shell): the hint names
+	# --children (issue 26, part 6).
+	spawn "$TMP/parent" env LD_LIBRARY_PATH="$SIM" bash -c \
+		'"$1" --go "$2" & wait' parent "$BIN/wait_then_work" "$TMP/go-child"
+	parent=$SPAWNED_PID
+	wait_for_line "$TMP/parent.out" '^ready [0-9]+$' 30 || bail "the child of the parent said ready"
+	child=$(awk '/^ready/ { print $2; exit }' "$TMP/parent.out")
+	expect_error children_hint 7 'cuda' "attach to a parent without CUDA whose child has it, --timeout 1" \
+		-p "$parent" -b --timeout 1
+	expect_match "$ERR" "hint: 1 of its descendants uses CUDA \($child\): --children traces them \(gputop -p $parent --children\)" \
+		"the hint names the child with CUDA and --children"
+	touch "$TMP/go-child"
+	wait_pid "$parent" 30
+	expect_eq "$WAIT_STATUS" 0 "the parent and its child end normally"
 else
 	note "no-CUDA attach part not run: this user may not ptrace other processes"
 fi

@@ -49,6 +49,14 @@ for section in NAME SYNOPSIS DESCRIPTION OPTIONS KEYS VIEWS "EXIT STATUS" ENVIRO
 	grep -qx "$section" "$TMP/man.txt" && ok "section $section" || not_ok "section $section"
 done
 
+# Issue 26, part 6: the series of the other kernels is written as its label reads, and the
+# LIMITATIONS no longer say that forked children are not traced (they are, by default).
+man_joined=$(tr '\t\n' '  ' <"$TMP/man.txt" | tr -s ' ' | sed 's/\xe2\x80\x90 //g')
+grep -qF 'kernel="(other kernels)"' <<<"$man_joined" && ok 'the man page writes kernel="(other kernels)"' ||
+	not_ok 'the man page writes kernel="(other kernels)"'
+grep -qiE 'forked children are not traced' <<<"$man_joined" && not_ok "the man page does not say forked children are not traced" ||
+	ok "the man page does not say forked children are not traced"
+
 # Every exit status of enum exit_code (src/cli.h) is in EXIT STATUS.
 for code in $(sed -nE 's/^\s*EXIT_[A-Z_]+ = ([0-9]+),.*/\1/p' "$ROOT/src/cli.h"); do
 	awk '/^EXIT STATUS/ { on = 1; next } on && /^[A-Z]/ { on = 0 } on' "$TMP/man.txt" |

@@ -7,7 +7,9 @@ import sys
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 try:
-    with open(sys.argv[1], encoding="utf-8") as f:
+    # newline="": the text as served (a CR inside a label value is valid OpenMetrics; universal
+    # newlines would make it a line break)
+    with open(sys.argv[1], encoding="utf-8", newline="") as f:
         for family in text_string_to_metric_families(f.read()):
             print(family.name, family.type, len(family.samples))
 except Exception as e:  # the parser raises ValueError (and others) for what it rejects

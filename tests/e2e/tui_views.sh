@@ -86,4 +86,22 @@ expect_screen 'k: kill the program, d: detach and let it run, Esc: cancel' "q as
 tui_keys k
 tui_wait_status
 expect_eq "$TUI_STATUS" 137 "q k kills the program: gputop exits with 128+SIGKILL"
+
+# --- The README's command that shows the TUI without a GPU, as written there (gputop and the
+# demo's output file are this test's) ---
+readme=$(grep -m1 -E '^    LD_LIBRARY_PATH=tests/bin/sim \./gputop .*-- tests/bin/demo' "$ROOT/README.md")
+if [ -z "$readme" ] || [ ! -x "$BIN/demo" ]; then
+	not_ok "README: a command that shows the TUI without a GPU, and tests/bin/demo built"
+else
+	cmd=${readme#    }
+	cmd=${cmd/.\/gputop/$GPUTOP}
+	cmd=${cmd//\/tmp\/demo.out/$TMP/demo.out}
+	tui_start 120 30 env LANG=C.UTF-8 bash -c "$cmd"
+	expect_screen 'Overview +Leaks +Kernels' "README's command: the TUI"
+	tui_keys k
+	expect_screen 'ml::linear_forward' "README's command: the demo's kernels in the Kernels view"
+	tui_keys q k
+	tui_wait_status
+	expect_eq "$TUI_STATUS" 137 "README's command: q k ends the demo"
+fi
 finish

@@ -162,8 +162,8 @@ static void checks(void)
 	   "\"memory_utilization_pct\":null,\"memory_used_bytes\":3,\"memory_total_bytes\":4,\"temperature_c\":null,"
 	   "\"power_w\":1.5,\"sm_clock_mhz\":1980,\"pcie_tx_bytes_per_s\":2048,\"pcie_rx_bytes_per_s\":null,"
 	   "\"nvlink_tx_bytes_per_s\":5000,\"nvlink_rx_bytes_per_s\":null}] and .nvml == null");
-	check(file_has("\\u0001") && file_has("\\u000a") && file_has("\\\"hi\\\"\\\\"),
-	      "control characters written as \\u00XX, quotes and backslash escaped");
+	check(file_has("\\u0001") && file_has("\\n") && file_has("\\\"hi\\\"\\\\"),
+	      "control characters escaped (\\u0001, \\n), quotes and backslash escaped");
 	check(file_has("\n  \"pid\": 1234,\n"), "pretty-printed with a 2-space indent");
 }
 
@@ -229,6 +229,22 @@ int main(void)
 	jq(".graph_launches == 0 and ([.graphs[].launches] | add) == 0 and .graph_transfers == []");
 	jq(".collectives == [] and .p2p == [] and ([.device_use[].launches] | add) == 0");
 	jq(".memory.live_allocations == 4 and .memory.peak_bytes == 6144 and (.memory.leaks | length) == 4");
+
+	/* Names that are not UTF-8: each ill-formed part becomes U+FFFD (utf8.h), and the file
+	 * passes a strict reader. */
+	info = (struct report_info){ .pid = 2, .command = "./prog\xff --x \xc3(" };
+	stats_reset();
+	uint32_t g[3] = { 1, 1, 1 };
+	stats_on_launch(stats_kernel_id("bad\xfe\xed\xa0\x80 \xe6\x97\xa5 name"), g, g);
+	check(write_json(&info) == 0, "json_write with names that are not UTF-8");
+	jq(".command == \"./prog\ufffd --x \ufffd(\"");
+	jq("[.kernels[].name] == [\"bad\ufffd\ufffd\ufffd\ufffd \u65e5 name\"]");
+	if (system("python3 -c '' >/dev/null 2>&1") == 0) {
+		char cmd[256];
+		snprintf(cmd, sizeof cmd, "python3 -c 'import json, sys; json.load(open(sys.argv[1], encoding=\"utf-8\", "
+			 "errors=\"strict\"))' %s", json_path);
+		check(system(cmd) == 0, "python3's json reads it with strict UTF-8 decoding");
+	}
 	stats_free();
 	unlink(json_path);
 	unlink(filter_path);
