@@ -35,11 +35,11 @@ static void emit(const char *prefix, const char *fmt, va_list ap)
 	pthread_mutex_lock(&lock);
 	if (!first_ns)
 		first_ns = now_ns();
-	if (log_sink)
-		log_sink(msg);
-	else if (config.debug)
+	if (config.debug)	/* also under the TUI: GPUTOP_DEBUG=1 gputop ... 2>FILE */
 		fprintf(stderr, "%9.3f %s%s\n", (double)(now_ns() - first_ns) / 1e9, prefix, msg);
-	else
+	if (log_sink && !(config.debug && prefix[6] == '['))
+		log_sink(msg);
+	else if (!config.debug)
 		fprintf(stderr, "%s%s\n", prefix, msg);
 	pthread_mutex_unlock(&lock);
 }
