@@ -1,7 +1,8 @@
 /* table.c — owns the table most views draw with (table.h): filtering by the view's filter,
- * sorting by the chosen column, scrolling, dropping the columns that do not fit and marking
- * the sort column, and the keys that scroll and sort it. Views fill rows and format cells;
- * this file never reads statistics. */
+ * sorting by the chosen column, scrolling, leaving out the least important columns where the
+ * width is short (struct tui_column.prio, blank sparse columns first) and marking the sort
+ * column, and the keys that scroll and sort it. Views fill rows and format cells; this file
+ * never reads statistics. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* strcasestr, qsort_r */
 #endif
@@ -17,6 +18,8 @@
 
 #define TABLE_GAP	1		/* blanks between table columns */
 #define TABLE_FLEX_MIN	16		/* the flexible column never gets less than this */
+#define TABLE_FLEX_WANT	48		/* ... and takes this much from minor columns */
+#define TABLE_SCAN_MAX	4096		/* rows looked at for the layout: all, up to this */
 
 struct table_order {
 	const struct tui_view *v;
@@ -64,33 +67,96 @@ static bool table_hidden(const struct tui_view *v, const struct tui_view_state *
 	return (vs->hidden & (1u << c)) || (v->cols[c].multi && !vs->several);
 }
 
-/* Which of the columns not hidden fit in width (dropping figures from the right) and how wide
- * each is. */
-static int table_layout(const struct tui_view *v, const struct tui_view_state *vs, int width,
-			int *col, int *w)
+/* What the rows hold, for the layout: which columns have a figure in some row, and how wide
+ * the flexible column's widest cell is. */
+struct table_scan {
+	uint32_t filled;	/* bit = column index */
+	int flex_w;
+};
+
+/* Nothing to show: "", "0" or the dash ("~" aside). */
+static bool table_blank(const char *s)
 {
-	int n = 0, total, flex;
+	if (*s == '~')
+		s++;
+	return !*s || !strcmp(s, "0") || !strcmp(s, "-") || !strcmp(s, fmt_dash());
+}
+
+/* Rows from..from+count (the rows shown, or all of them where they are not too many). */
+static void table_scan(const struct tui_view *v, const struct tui_frame *f, const struct tui_row *rows,
+		       int from, int count, tui_cells_fn *cells, struct table_scan *sc)
+{
+	char cell[TUI_COLS_MAX][TUI_CELL];
+
+	memset(sc, 0, sizeof(*sc));
+	for (int i = from; i < from + count; i++) {
+		for (int c = 0; c < v->n_cols; c++)
+			cell[c][0] = '\0';
+		cells(f, &rows[i], cell);
+		for (int c = 0; c < v->n_cols; c++) {
+			if (!table_blank(cell[c]))
+				sc->filled |= 1u << c;
+			if (!v->cols[c].width && fmt_width(cell[c]) > sc->flex_w)
+				sc->flex_w = fmt_width(cell[c]);
+		}
+	}
+}
+
+/* The column of col[0..n) to leave out next, or -1: one with nothing in it (a sparse column
+ * blank in every row), else the least important below prio (the rightmost among equals). The
+ * flexible column (the names) and the sort column stay. */
+static int table_drop_next(const struct tui_view *v, const struct tui_view_state *vs,
+			   const struct table_scan *sc, const int *col, int n, int prio)
+{
+	int best = -1, best_prio = INT_MAX;
+
+	for (int k = 0; k < n; k++) {
+		const struct tui_column *c = &v->cols[col[k]];
+		/* blank ones rank below every column that has something */
+		int p = c->sparse && !(sc->filled & (1u << col[k])) ? -1 : c->prio;
+
+		if (!c->width || col[k] == vs->sort || p >= prio || p > best_prio)
+			continue;
+		best = k;
+		best_prio = p;
+	}
+	return best;
+}
+
+/* Which of the columns not hidden show at this width, and how wide each is. Columns go one at
+ * a time (table_drop_next) until the rest fit; then the flexible column, the names, gets room
+ * up to its widest cell (TABLE_FLEX_WANT at most) from blank columns and those less important
+ * than it, so that a name is not cut to keep a minor figure. */
+static int table_layout(const struct tui_view *v, const struct tui_view_state *vs,
+			const struct table_scan *sc, int width, int *col, int *w)
+{
+	int n = 0, flex = -1, fixed, want;
 
 	for (int i = 0; i < v->n_cols; i++)
 		if (!table_hidden(v, vs, i))
 			col[n++] = i;
+	for (int i = 0; i < n; i++)
+		if (!v->cols[col[i]].width)
+			flex = col[i];
+	want = sc->flex_w < TABLE_FLEX_WANT ? sc->flex_w : TABLE_FLEX_WANT;
 	for (;;) {
-		total = 0;
-		flex = -1;
-		for (int i = 0; i < n; i++) {
-			const struct tui_column *c = &v->cols[col[i]];
-			total += (i ? TABLE_GAP : 0) + (c->width ? table_col_width(c) : TABLE_FLEX_MIN);
-			if (!c->width)
-				flex = i;
-		}
-		if (total <= width || n <= 1)
+		int drop = -1;
+
+		fixed = 0;
+		for (int i = 0; i < n; i++)
+			fixed += (i ? TABLE_GAP : 0) + (v->cols[col[i]].width ? table_col_width(&v->cols[col[i]]) : 0);
+		if (fixed + (flex >= 0 ? TABLE_FLEX_MIN : 0) > width)
+			drop = table_drop_next(v, vs, sc, col, n, INT_MAX);
+		else if (flex >= 0 && width - fixed < want)
+			drop = table_drop_next(v, vs, sc, col, n, v->cols[flex].prio);
+		if (drop < 0)
 			break;
+		memmove(&col[drop], &col[drop + 1], (size_t)(n - drop - 1) * sizeof(*col));
 		n--;
 	}
 	for (int i = 0; i < n; i++)
-		w[i] = table_col_width(&v->cols[col[i]]);
-	if (flex >= 0)
-		w[flex] = TABLE_FLEX_MIN + (width > total ? width - total : 0);
+		w[i] = v->cols[col[i]].width ? table_col_width(&v->cols[col[i]])
+					     : (width - fixed > TABLE_FLEX_MIN ? width - fixed : TABLE_FLEX_MIN);
 	return n;
 }
 
@@ -120,6 +186,7 @@ void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
 		    size_t n, tui_cells_fn *cells)
 {
 	struct table_order order = { v, vs };
+	struct table_scan sc;
 	int col[TUI_COLS_MAX], cw[TUI_COLS_MAX], nc, page = r.h - 1, max;
 
 	vs->several = f->cur && f->cur->n_proc > 1;
@@ -140,7 +207,11 @@ void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
 	vs->page = page;
 	vs->selected = m ? rows[vs->scroll].select : 0;
 
-	nc = table_layout(v, vs, r.w, col, cw);
+	if ((int)m <= TABLE_SCAN_MAX)
+		table_scan(v, f, rows, 0, (int)m, cells, &sc);
+	else
+		table_scan(v, f, rows, vs->scroll, (int)m - vs->scroll < page ? (int)m - vs->scroll : page, cells, &sc);
+	nc = table_layout(v, vs, &sc, r.w, col, cw);
 	table_titles(w, r, v, vs, col, cw, nc);
 	if (!m) {
 		char why[TUI_CELL];

@@ -1,5 +1,6 @@
 /* table.h — the table most views draw with: it filters rows by the view's filter, sorts them
- * by the chosen column, scrolls, drops the columns that do not fit and marks the sort column.
+ * by the chosen column, scrolls, leaves out the least important columns where the width is
+ * short (those with nothing in them first) and marks the sort column.
  * Views fill the rows and format the cells; the table lays them out, draws them and handles
  * the keys that move through them. */
 #ifndef GPUTOP_TABLE_H

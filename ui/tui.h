@@ -37,6 +37,9 @@ struct tui_column {
 	unsigned char sort;	/* enum tui_sort_kind */
 	bool desc;		/* natural order is largest first ('r' reverses it) */
 	bool multi;		/* shown only when several processes are traced (PID) */
+	unsigned char prio;	/* 1-9: where the width is short, the lowest goes first */
+	bool sparse;		/* often has nothing ("0", the dash): where the width is short and no
+				 * row has a figure in it, it goes before any other */
 };
 
 /* What the user chose for one view; kept while switching views. */
