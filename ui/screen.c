@@ -210,7 +210,7 @@ void screen_draw(struct tui *t)
 		screen_status(t, h - 2, w);
 		help_draw_bar(h - 1, w);
 		if (t->mode == MODE_HELP)
-			help_draw_overlay(h, w);
+			t->help_scroll = help_draw_overlay(h, w, t->help_scroll);
 		if (t->mode == MODE_STACKS)
 			t->pane_scroll = stack_pane_draw(h, w, t->pane_kind, t->pane_subject, t->only_pid,
 							 t->pane_scroll);
