@@ -7,6 +7,7 @@
 #include <curses.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "cli.h"
 #include "history.h"
@@ -42,6 +43,7 @@ struct tui {
 	bool have_cur;
 	struct session_status st;
 	struct history hist;
+	time_t reset_at;			/* when z last reset the figures; 0: never */
 	enum tui_mode mode;
 	char edit[TUI_FILTER_LEN];		/* the filter being typed */
 	bool paused;

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # TUI acceptance 2: each documented key does what it says (the SIMULATED runtime; gputop
 # launches tui_loop, whose kernel zeta_step is launched 10 times as often as alpha_init).
-#  s sorts by the next column, r reverses, F6 and > as s, < the column before; / filters by
-#  name (Enter applies, Esc clears); p pauses the display (counts stay) and resumes it; ? and h
-#  show the help, which lists every key of the function bar, and any key closes it; z resets
-#  the counters; q and F10 ask in launch mode, Esc cancels, q d detaches: the program runs on and
+#  gputop's own messages go from the status line after a few seconds;
+#  s sorts by the next column, r reverses, F6 and > as s, < the column before; the answer on
+#  the status line goes after a few seconds; / filters by name (Enter applies, Esc clears);
+#  p pauses the display (counts stay) and resumes it; ? and h show the help, which lists every
+#  key of the function bar, and any key closes it; z resets the counters and the header says
+#  since when; q and F10 ask in launch mode, Esc cancels, q d detaches: the program runs on and
 #  finishes normally. Then Up, Down, PgUp, PgDn, Home and End move the cursor through a long
 #  table, which scrolls to show it (demo's API view in 60x14, paused), and q k kills demo.
 source "$(dirname "$0")/../lib.sh"
@@ -36,6 +38,14 @@ tui_gputop 120 30 -- -d 0.5 -- "$BIN/tui_loop" --seconds 120 --stop "$TMP/stop" 
 tui_read_info "$TMP/info" || bail "tui_loop set up under gputop (its --info file)"
 tui_keys k
 expect_screen 'tui_demo::alpha_init' "kernels view with both kernels" || bail "the Kernels view shows"
+# gputop's own messages (a library probed, no NVML) go from the status line after a few
+# seconds (5); 12 s from when one is seen leaves room for a slow machine.
+MSG='probing [0-9]+ CUDA functions|no GPU meters'
+if tui_wait "$MSG" 5; then
+	expect_screen_gone "$MSG" "gputop's message goes from the status line after a few seconds" 12
+else
+	note "no message of gputop's seen on the status line at the start (a slow start): not checked"
+fi
 
 # --- sort and reverse ---
 expect_screen 'LAUNCHES▼' "kernels sorted by launches at first (the mark on LAUNCHES)"
@@ -62,6 +72,10 @@ tui_keys '<'
 expect_screen 'KERNEL▲' "< again: the column before, round to the name"
 tui_keys '>'
 expect_screen 'LAUNCHES▼' ">: the next column"
+# The answer to a key goes from the status line after a few seconds (3): the screen is looked
+# at every 0.1 s, so 10 s leaves room for a slow machine and still fails a message that stays.
+expect_screen 'sorted by LAUNCHES' "the status line answers: sorted by LAUNCHES"
+expect_screen_gone 'sorted by LAUNCHES' "the answer goes from the status line after a few seconds" 10
 
 # --- filter ---
 tui_keys /
@@ -136,8 +150,20 @@ expect_screen_gone 'gputop keys' "Esc closes it"
 # --- reset ---
 tui_capture
 before=$(tui_kernel_launches "$ZETA")
+expect_screen_gone 'figures since' "before z the header says no 'figures since'"
+pressed=$(date +%s)
 tui_keys z
 expect_screen 'counters reset' "z: says the counters were reset"
+expect_screen '^gputop .*, figures since [0-9]{2}:[0-9]{2}:[0-9]{2} ' "z: the header says since when"
+# HH:MM:SS is the time z was pressed (local time, as date says it; a day's wrap allowed).
+since=$(grep -oE 'figures since [0-9:]{8}' <<<"$SCREEN" | awk '{ print $3 }')
+now_hms=$(date -d "@$pressed" +%T)
+diff=$(( ( $(date -d "$since" +%s) - $(date -d "$now_hms" +%s) + 86400 ) % 86400 ))
+if [ "$diff" -le 60 ]; then
+	ok "z: the header's time ($since) is when z was pressed ($now_hms)"
+else
+	not_ok "z: the header's time ($since) is when z was pressed ($now_hms)"
+fi
 # Kernels with no launch since the reset are not listed: wait for zeta_step to come back.
 deadline=$(($(date +%s) + TUI_WAIT))
 while :; do
