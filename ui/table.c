@@ -83,14 +83,18 @@ static bool table_blank(const char *s)
 	return !*s || !strcmp(s, "0") || !strcmp(s, "-") || !strcmp(s, fmt_dash());
 }
 
-/* Rows from..from+count (the rows shown, or all of them where they are not too many). */
+/* Rows from..from+count (the rows shown, or all of them where they are not too many); none
+ * where the layout does not depend on them (no names, no sparse column: Leaks' thousands). */
 static void table_scan(const struct tui_view *v, const struct tui_frame *f, const struct tui_row *rows,
 		       int from, int count, tui_cells_fn *cells, struct table_scan *sc)
 {
 	char cell[TUI_COLS_MAX][TUI_CELL];
+	bool needed = false;
 
 	memset(sc, 0, sizeof(*sc));
-	for (int i = from; i < from + count; i++) {
+	for (int c = 0; c < v->n_cols; c++)
+		needed |= !v->cols[c].width || v->cols[c].sparse;
+	for (int i = from; needed && i < from + count; i++) {
 		for (int c = 0; c < v->n_cols; c++)
 			cell[c][0] = '\0';
 		cells(f, &rows[i], cell);
