@@ -27,18 +27,22 @@ static bool actions_has_table(struct tui *t)
 	return false;
 }
 
-/* The view's table: scroll, sort, reverse. */
+/* The view's table: the cursor, the names sideways, sort, reverse. */
 static void actions_table(struct tui *t, enum tui_action a, int ch)
 {
 	const struct tui_view *v = tui_view_now(t);
 	struct tui_view_state *vs = tui_state_now(t);
 	char what[96];
+	bool changed;
 
 	if (a != ACT_SCROLL && !actions_has_table(t))
 		return;
-	if (tui_table_key(v, vs, a, ch) && a == ACT_SORT) {
+	changed = tui_table_key(v, vs, a, ch);
+	if (changed && a == ACT_SORT) {
 		snprintf(what, sizeof(what), "sorted by %s", v->cols[vs->sort].title);
 		screen_say(t, what);
+	} else if (!changed && a == ACT_HSCROLL) {
+		screen_say(t, "no long names here to scroll sideways");
 	}
 }
 
@@ -69,7 +73,7 @@ static int actions_process(struct tui *t)
 	return ACTED_TAKE;
 }
 
-/* Enter: the pane of call stacks behind the top row, where the view has one. */
+/* Enter: the pane of call stacks behind the selected row, where the view has one. */
 static void actions_stacks(struct tui *t)
 {
 	const struct tui_view *v = tui_view_now(t);
@@ -97,17 +101,18 @@ static void actions_group(struct tui *t)
 					  : "every live allocation: g groups them by site");
 }
 
-/* The pane of stacks: Up/Down/PgUp/PgDn scroll it, any other key closes it. */
-static void actions_pane(struct tui *t, int ch)
+/* The pane of stacks or the help: Up/Down/PgUp/PgDn scroll it (the draw stops it at its last
+ * line), any other key closes it. */
+static void actions_pane(struct tui *t, int *scroll, int ch)
 {
 	int step = ch == KEY_UP || ch == KEY_DOWN ? 1 : ch == KEY_PPAGE || ch == KEY_NPAGE ? 10 : 0;
 	if (!step) {
 		t->mode = MODE_NORMAL;
 		return;
 	}
-	t->pane_scroll += ch == KEY_UP || ch == KEY_PPAGE ? -step : step;
-	if (t->pane_scroll < 0)
-		t->pane_scroll = 0;
+	*scroll += ch == KEY_UP || ch == KEY_PPAGE ? -step : step;
+	if (*scroll < 0)
+		*scroll = 0;
 }
 
 static int actions_do(struct tui *t, const struct tui_key *k, int ch)
@@ -116,7 +121,7 @@ static int actions_do(struct tui *t, const struct tui_key *k, int ch)
 
 	switch (k->action) {
 	case ACT_QUIT: actions_quit(t); break;
-	case ACT_HELP: t->mode = MODE_HELP; break;
+	case ACT_HELP: t->mode = MODE_HELP; t->help_scroll = 0; break;
 	case ACT_VIEW:
 		for (int i = 0; i < TUI_VIEW_COUNT; i++)
 			if (tui_views[i]->key == ch)
@@ -126,6 +131,7 @@ static int actions_do(struct tui *t, const struct tui_key *k, int ch)
 	case ACT_NEXT_VIEW: t->view = (t->view + 1) % TUI_VIEW_COUNT; t->by_gpu = false; break;
 	case ACT_PREV_VIEW: t->view = (t->view + TUI_VIEW_COUNT - 1) % TUI_VIEW_COUNT; t->by_gpu = false; break;
 	case ACT_SCROLL:
+	case ACT_HSCROLL:
 	case ACT_SORT:
 	case ACT_REVERSE: actions_table(t, k->action, ch); break;
 	case ACT_FILTER:
@@ -197,10 +203,10 @@ int actions_key(struct tui *t, int ch)
 		return 0;
 	}
 	switch (t->mode) {
-	case MODE_HELP: t->mode = MODE_NORMAL; return 0;
+	case MODE_HELP: actions_pane(t, &t->help_scroll, ch); return 0;
 	case MODE_FILTER: actions_filter_prompt(t, ch); return 0;
 	case MODE_ASK_QUIT: actions_quit_prompt(t, ch); return 0;
-	case MODE_STACKS: actions_pane(t, ch); return 0;
+	case MODE_STACKS: actions_pane(t, &t->pane_scroll, ch); return 0;
 	case MODE_NORMAL: break;
 	}
 	if (t->st.ended && ch == TUI_ESC)

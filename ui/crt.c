@@ -85,6 +85,8 @@ static void tui_term_colors(bool color)
 	tui_attrs[TC_BAR_KEY] = A_BOLD;
 	tui_attrs[TC_BAR_LABEL] = color ? COLOR_PAIR(2) : A_REVERSE;
 	tui_attrs[TC_TAB] = color ? COLOR_PAIR(2) | A_BOLD : A_REVERSE | A_BOLD;
+	/* Reverse video shows on any terminal; bold sets it apart from the plain titles. */
+	tui_attrs[TC_CURSOR] = color ? A_REVERSE : A_REVERSE | A_BOLD;
 }
 
 static bool tui_term_want_color(bool no_color)

@@ -19,6 +19,7 @@ enum tui_color {
 	TC_BAR_KEY,	/* the function bar: keys */
 	TC_BAR_LABEL,	/* the function bar: what they do */
 	TC_TAB,		/* the current view's tab */
+	TC_CURSOR,	/* the selected row of a table */
 	TC_COUNT,
 };
 

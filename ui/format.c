@@ -270,3 +270,18 @@ void fmt_truncate(char *buf, size_t n, const char *s, int width)
 	memcpy(buf, s, len);
 	strcpy(buf + len, ell);
 }
+
+void fmt_skip(char *buf, size_t n, const char *s, int cols)
+{
+	const char *ell = fmt_ascii_only ? "..." : "\u2026";
+
+	if (cols <= 0) {
+		snprintf(buf, n, "%s", s);
+		return;
+	}
+	/* the ellipsis takes the place of the last columns skipped */
+	for (int skip = cols + fmt_width(ell); *s && skip > 0; skip--)
+		for (s++; *s && !fmt_is_lead_byte(*s); s++)
+			;
+	snprintf(buf, n, "%s%s", ell, s);
+}

@@ -35,5 +35,8 @@ void fmt_percent(char *buf, size_t n, uint64_t part, uint64_t whole);
 int fmt_width(const char *s);
 /* Copies s into buf cut to at most width columns, ending in "…" when cut. */
 void fmt_truncate(char *buf, size_t n, const char *s, int width);
+/* Copies s into buf without its first cols columns (a name scrolled sideways), starting with
+ * "…" in their place; s whole when cols is 0. */
+void fmt_skip(char *buf, size_t n, const char *s, int cols);
 
 #endif

@@ -12,15 +12,16 @@ enum tui_action {
 	ACT_VIEW,		/* the key names the view (struct tui_view.key) */
 	ACT_NEXT_VIEW,
 	ACT_PREV_VIEW,
-	ACT_SCROLL,		/* the key says which way and how far */
-	ACT_SORT,
+	ACT_SCROLL,		/* the cursor: the key says which way and how far */
+	ACT_HSCROLL,		/* names sideways: the key says which way */
+	ACT_SORT,		/* the key says which way: '<' the column before, else the next */
 	ACT_REVERSE,
 	ACT_FILTER,
 	ACT_PAUSE,
 	ACT_RESET,
 	ACT_REDRAW,
 	ACT_PROCESS,		/* show the next process alone, then all again */
-	ACT_STACKS,		/* Enter: the call stacks behind the top row */
+	ACT_STACKS,		/* Enter: the call stacks behind the selected row */
 	ACT_GROUP,		/* g: the view's grouped form (Leaks by allocation site) */
 	ACT_BY_GPU,		/* G: the figures by GPU, over any view */
 };

@@ -1,6 +1,7 @@
-/* screen.c — the TUI's layout, drawn from its state (tui_internal.h): the header, the view
- * tabs, the current view, the status line (with gputop's own messages, which it keeps), the
- * function bar and the help overlay (help.c). It only draws and says; keys are actions.c's. */
+/* screen.c — the TUI's layout, drawn from its state (tui_internal.h): the header (since when
+ * the figures count, after z), the view tabs, the current view, the status line (gputop's own
+ * messages and answers to keys, for a few seconds), the function bar and the help overlay
+ * (help.c). It only draws and says; keys are actions.c's. */
 #include "tui_internal.h"
 #include "clock.h"
 #include "crt.h"
@@ -10,10 +11,12 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 
 #define TUI_MIN_W	60		/* below this the layout does not fit: say so instead */
 #define TUI_MIN_H	14
-#define TUI_MSG_NS	15000000000ull	/* a log message stays this long in the status line */
+#define TUI_MSG_NS	5000000000ull	/* a message of gputop's stays this long in the status line */
+#define TUI_SAY_NS	3000000000ull	/* ... and an answer to a key this long */
 
 const struct tui_view *const tui_views[TUI_VIEW_COUNT] = {
 	&view_overview, &view_leaks, &view_kernels, &view_bandwidth, &view_api, &view_comm,
@@ -43,9 +46,22 @@ bool screen_estimated(const struct tui *t)
 	return t->st.launches_estimated || (t->have_cur && t->cur.launches_estimated);
 }
 
+/* ", figures since 12:34:56" once z reset them; "" before. */
+static void screen_since(const struct tui *t, char *buf, size_t n)
+{
+	struct tm tm;
+	char hms[16];
+
+	buf[0] = '\0';
+	if (!t->reset_at || !localtime_r(&t->reset_at, &tm))
+		return;
+	strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
+	snprintf(buf, n, ", figures since %s", hms);
+}
+
 static void screen_header(const struct tui *t, int width)
 {
-	char line[512], age[FMT_LEN];
+	char line[512], age[FMT_LEN], since[48];
 	uint64_t now = t->have_cur ? t->cur.t_ns : now_ns();
 	int threads = t->have_cur ? t->cur.threads : 0;
 
@@ -57,8 +73,9 @@ static void screen_header(const struct tui *t, int width)
 		snprintf(who, sizeof(who), "%zu processes (PID %d first)", procs, (int)t->st.pid);
 	else
 		snprintf(who, sizeof(who), "PID %d", (int)t->st.pid);
-	snprintf(line, sizeof(line), "gputop %s %s %s, %d thread%s, %s %s %s", GPUTOP_VERSION,
-		 fmt_dash(), who, threads, threads == 1 ? "" : "s", age, fmt_dash(),
+	screen_since(t, since, sizeof(since));
+	snprintf(line, sizeof(line), "gputop %s %s %s, %d thread%s, %s%s %s %s", GPUTOP_VERSION,
+		 fmt_dash(), who, threads, threads == 1 ? "" : "s", age, since, fmt_dash(),
 		 t->st.command);
 	tui_put(stdscr, 0, 0, width, A_BOLD, line);
 }
@@ -121,7 +138,7 @@ int screen_status_text(const struct tui *t, char *buf, size_t n)
 		screen_exit_note(&t->st, buf, n);
 		return tui_attr(TC_WARN) | A_REVERSE;
 	}
-	if (t->info[0] && now - t->info_ns < TUI_MSG_NS / 3) {
+	if (t->info[0] && now - t->info_ns < TUI_SAY_NS) {
 		snprintf(buf, n, "%s", t->info);
 		return A_BOLD;
 	}
@@ -210,7 +227,7 @@ void screen_draw(struct tui *t)
 		screen_status(t, h - 2, w);
 		help_draw_bar(h - 1, w);
 		if (t->mode == MODE_HELP)
-			help_draw_overlay(h, w);
+			t->help_scroll = help_draw_overlay(h, w, t->help_scroll);
 		if (t->mode == MODE_STACKS)
 			t->pane_scroll = stack_pane_draw(h, w, t->pane_kind, t->pane_subject, t->only_pid,
 							 t->pane_scroll);

@@ -1,7 +1,8 @@
 /* table.h — the table most views draw with: it filters rows by the view's filter, sorts them
- * by the chosen column, scrolls, drops the columns that do not fit and marks the sort column.
+ * by the chosen column, scrolls, leaves out the least important columns where the width is
+ * short (those with nothing in them first) and marks the sort column.
  * Views fill the rows and format the cells; the table lays them out, draws them and handles
- * the keys that move through them. */
+ * the keys that move through them (the cursor, the names sideways, the sort). */
 #ifndef GPUTOP_TABLE_H
 #define GPUTOP_TABLE_H
 
@@ -32,15 +33,17 @@ static inline const char *tui_row_name(const struct tui_row *r)
 typedef void tui_cells_fn(const struct tui_frame *f, const struct tui_row *row,
 			  char cell[][TUI_CELL]);
 
-/* Filters, sorts and draws rows in r (titles on the first line), scrolled by vs->scroll,
- * which it clamps; sets vs->rows, vs->page and vs->selected (the top row's select, which is
- * drawn highlighted in a view with details). Says v->empty when nothing is left. */
+/* Filters, sorts and draws rows in r (titles on the first line), the selected row (the
+ * cursor, vs->cursor: found again by its tie once a key chose it) in reverse video and shown,
+ * scrolled by vs->scroll, which it clamps; sets vs->rows, vs->page and vs->selected (the
+ * selected row's select). Says v->empty when nothing is left. */
 void tui_table_draw(WINDOW *w, struct tui_rect r, const struct tui_view *v,
 		    struct tui_view_state *vs, const struct tui_frame *f, struct tui_row *rows,
 		    size_t n, tui_cells_fn *cells);
 
-/* The keys a table handles itself (keys.h): scrolling (ch says which way), the next sort
- * column, the reverse order. Returns false for any other action, or when nothing changed. */
+/* The keys a table handles itself (keys.h): the cursor and the names sideways (ch says which
+ * way), the next sort column or the one before ('<'), the reverse order. Returns false for any
+ * other action, when the sort did not change, or for Left/Right in a table without names. */
 bool tui_table_key(const struct tui_view *v, struct tui_view_state *vs, enum tui_action a,
 		   int ch);
 

@@ -47,6 +47,7 @@ static void tui_take(struct tui *t)
 static void tui_reset(struct tui *t)
 {
 	stats_reset();
+	t->reset_at = time(NULL);
 	t->have_cur = false;
 	stats_snapshot_free(&t->cur);
 	t->paused = false;

@@ -37,11 +37,20 @@ struct tui_column {
 	unsigned char sort;	/* enum tui_sort_kind */
 	bool desc;		/* natural order is largest first ('r' reverses it) */
 	bool multi;		/* shown only when several processes are traced (PID) */
+	unsigned char prio;	/* 1-9: where the width is short, the lowest goes first */
+	bool sparse;		/* often has nothing ("0", the dash): where the width is short and no
+				 * row has a figure in it, it goes before any other */
 };
 
 /* What the user chose for one view; kept while switching views. */
 struct tui_view_state {
 	int scroll;			/* first table row shown */
+	int cursor;			/* the selected row, by its place in the rows as drawn */
+	uint64_t cursor_row;		/* ... and which row it is (struct tui_row.tie) */
+	bool cursor_chosen;		/* a key moved it off the top: it stays on that row when the
+					 * order changes (else on the top row) */
+	bool cursor_moved;		/* a key moved it since the last draw: the place counts */
+	int hscroll;			/* columns of the names scrolled off to the left (Left/Right) */
 	int sort;			/* index of the sort column */
 	bool reverse;
 	char filter[TUI_FILTER_LEN];	/* case-insensitive substring of the row's name; "" = all */
@@ -49,7 +58,7 @@ struct tui_view_state {
 	bool several;			/* set by the draw: several processes are traced */
 	uint32_t hidden;		/* set by the view: columns it does not show now (bit =
 					 * column index; e.g. Kernels' IN GRAPHS without graphs) */
-	uint64_t selected;		/* set by the draw: what Enter opens, the top row's
+	uint64_t selected;		/* set by the draw: what Enter opens, the selected row's
 					 * (struct tui_row.select); 0: nothing */
 };
 
@@ -74,7 +83,7 @@ struct tui_view {
 	const char *empty;		/* what a table with no rows says */
 	void (*draw)(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 		     struct tui_view_state *vs);
-	/* Enter: what its top row came from, as call stacks (stack_pane.h); NULL: nothing. */
+	/* Enter: what the selected row came from, as call stacks (stack_pane.h); 0: nothing. */
 	int details;			/* enum stack_pane_kind + 1; 0: none */
 	const struct tui_view *grouped;	/* g: the same figures grouped (Leaks by site); NULL */
 };

@@ -7,6 +7,7 @@
 #include <curses.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "cli.h"
 #include "history.h"
@@ -35,12 +36,14 @@ struct tui {
 	int pane_kind;				/* MODE_STACKS: what the pane shows, */
 	uint64_t pane_subject;			/* of which row, */
 	int pane_scroll;			/* from which line */
+	int help_scroll;			/* MODE_HELP: the help from which line */
 	struct stats_snapshot cur, prev;	/* shown; prev for the interval rates */
 	struct rows rows;			/* of cur, against prev */
 	struct devices_snapshot dev;		/* the GPUs' meters, taken with cur */
 	bool have_cur;
 	struct session_status st;
 	struct history hist;
+	time_t reset_at;			/* when z last reset the figures; 0: never */
 	enum tui_mode mode;
 	char edit[TUI_FILTER_LEN];		/* the filter being typed */
 	bool paused;
@@ -81,7 +84,9 @@ bool screen_estimated(const struct tui *t);	/* launch figures are estimates */
 
 /* help.c */
 void help_draw_bar(int y, int width);
-void help_draw_overlay(int h, int width);
+/* Every key of the table in a box over the screen, from line scroll on; returns scroll, kept
+ * within the lines. */
+int help_draw_overlay(int h, int width, int scroll);
 
 /* actions.c: what a key asks of the loop, besides a redraw. */
 enum {

@@ -14,14 +14,14 @@
 enum { COL_NAME, COL_CALLS, COL_RATE, COL_ERRORS, COL_LAST, COL_TIME, COL_AVG, COL_PID, COL_COUNT };
 
 static const struct tui_column api_cols[COL_COUNT] = {
-	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true },
-	[COL_NAME] = { "FUNCTION", 0, false, SORT_TEXT, false },
-	[COL_CALLS] = { "CALLS", 8, true, SORT_NUM, true },
-	[COL_RATE] = { "PER SEC", 8, true, SORT_NUM, true },
-	[COL_ERRORS] = { "ERRORS", 7, true, SORT_NUM, true },
-	[COL_LAST] = { "LAST ERROR", 26, false, SORT_NONE, false },
-	[COL_TIME] = { "TIME", 9, true, SORT_NUM, true },
-	[COL_AVG] = { "AVG", 9, true, SORT_NUM, true },
+	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true, .prio = 8 },
+	[COL_NAME] = { "FUNCTION", 0, false, SORT_TEXT, false, .prio = 6 },
+	[COL_CALLS] = { "CALLS", 8, true, SORT_NUM, true, .prio = 9 },
+	[COL_RATE] = { "PER SEC", 8, true, SORT_NUM, true, .prio = 5 },
+	[COL_ERRORS] = { "ERRORS", 7, true, SORT_NUM, true, .prio = 7, .sparse = true },
+	[COL_LAST] = { "LAST ERROR", 26, false, SORT_NONE, false, .prio = 3, .sparse = true },
+	[COL_TIME] = { "TIME", 9, true, SORT_NUM, true, .prio = 8, .sparse = true },
+	[COL_AVG] = { "AVG", 9, true, SORT_NUM, true, .prio = 7, .sparse = true },
 };
 
 static void api_cells(const struct tui_frame *f, const struct tui_row *row, char cell[][TUI_CELL])

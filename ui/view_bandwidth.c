@@ -16,12 +16,12 @@
 enum { COL_NAME, COL_CALLS, COL_BYTES, COL_TIME, COL_AVG, COL_RATE, COL_COUNT };
 
 static const struct tui_column xfer_cols[COL_COUNT] = {
-	[COL_NAME] = { "COPY", 12, false, SORT_NUM, false },
-	[COL_CALLS] = { "CALLS", 9, true, SORT_NUM, true },
-	[COL_BYTES] = { "BYTES", 11, true, SORT_NUM, true },
-	[COL_TIME] = { "TIME", 10, true, SORT_NUM, true },
-	[COL_AVG] = { "AVG RATE", 11, true, SORT_NUM, true },
-	[COL_RATE] = { "LAST RATE", 11, true, SORT_NUM, true },
+	[COL_NAME] = { "COPY", 12, false, SORT_NUM, false, .prio = 9 },
+	[COL_CALLS] = { "CALLS", 9, true, SORT_NUM, true, .prio = 7 },
+	[COL_BYTES] = { "BYTES", 11, true, SORT_NUM, true, .prio = 8 },
+	[COL_TIME] = { "TIME", 10, true, SORT_NUM, true, .prio = 5 },
+	[COL_AVG] = { "AVG RATE", 11, true, SORT_NUM, true, .prio = 7 },
+	[COL_RATE] = { "LAST RATE", 11, true, SORT_NUM, true, .prio = 6 },
 };
 
 /* The rows: 4 directions x (sync, async), memset, then 4 directions and memset in graphs. */

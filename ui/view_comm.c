@@ -15,13 +15,13 @@
 enum { COL_RANK, COL_OP, COL_CALLS, COL_BYTES, COL_RATE, COL_TIME, COL_PID, COL_COUNT };
 
 static const struct tui_column comm_cols[COL_COUNT] = {
-	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true },
-	[COL_RANK] = { "RANK", 7, true, SORT_NUM, false },
-	[COL_OP] = { "OPERATION", 0, false, SORT_TEXT, false },
-	[COL_CALLS] = { "CALLS", 9, true, SORT_NUM, true },
-	[COL_BYTES] = { "BYTES", 11, true, SORT_NUM, true },
-	[COL_RATE] = { "RATE", 11, true, SORT_NUM, true },
-	[COL_TIME] = { "TIME", 10, true, SORT_NUM, true },
+	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true, .prio = 8 },
+	[COL_RANK] = { "RANK", 7, true, SORT_NUM, false, .prio = 8, .sparse = true },
+	[COL_OP] = { "OPERATION", 0, false, SORT_TEXT, false, .prio = 6 },
+	[COL_CALLS] = { "CALLS", 9, true, SORT_NUM, true, .prio = 8 },
+	[COL_BYTES] = { "BYTES", 11, true, SORT_NUM, true, .prio = 9 },
+	[COL_RATE] = { "RATE", 11, true, SORT_NUM, true, .prio = 5 },
+	[COL_TIME] = { "TIME", 10, true, SORT_NUM, true, .prio = 7 },
 };
 
 #define MATRIX_CELL 11	/* "1023.9 MiB" and a space */

@@ -14,14 +14,14 @@ enum { COL_GPU, COL_LIVE, COL_ALLOCS, COL_LAUNCHES, COL_RATE, COL_COPY_BYTES, CO
        COL_COUNT };
 
 static const struct tui_column gpu_cols[COL_COUNT] = {
-	[COL_GPU] = { "GPU", 4, true, SORT_NUM, false },
-	[COL_LIVE] = { "LIVE", 11, true, SORT_NUM, true },
-	[COL_ALLOCS] = { "ALLOCS", 8, true, SORT_NUM, true },
-	[COL_LAUNCHES] = { "LAUNCHES", 9, true, SORT_NUM, true },
-	[COL_RATE] = { "PER SEC", 8, true, SORT_NUM, true },
-	[COL_COPY_BYTES] = { "COPIED", 11, true, SORT_NUM, true },
-	[COL_SYNCS] = { "SYNCS", 8, true, SORT_NUM, true },
-	[COL_SYNC_TIME] = { "BLOCKED", 10, true, SORT_NUM, true },
+	[COL_GPU] = { "GPU", 4, true, SORT_NUM, false, .prio = 9 },
+	[COL_LIVE] = { "LIVE", 11, true, SORT_NUM, true, .prio = 9 },
+	[COL_ALLOCS] = { "ALLOCS", 8, true, SORT_NUM, true, .prio = 5 },
+	[COL_LAUNCHES] = { "LAUNCHES", 9, true, SORT_NUM, true, .prio = 8 },
+	[COL_RATE] = { "PER SEC", 8, true, SORT_NUM, true, .prio = 6 },
+	[COL_COPY_BYTES] = { "COPIED", 11, true, SORT_NUM, true, .prio = 7 },
+	[COL_SYNCS] = { "SYNCS", 8, true, SORT_NUM, true, .prio = 4 },
+	[COL_SYNC_TIME] = { "BLOCKED", 10, true, SORT_NUM, true, .prio = 6 },
 };
 
 static void gpu_cells(const struct tui_frame *f, const struct tui_row *row, char cell[][TUI_CELL])

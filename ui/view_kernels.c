@@ -17,17 +17,17 @@ enum { COL_NAME, COL_LAUNCHES, COL_GRAPH, COL_RATE, COL_GPU_TOTAL, COL_GPU_AVG, 
        COL_DIMS, COL_SHARE, COL_PID, COL_COUNT };
 
 static const struct tui_column kernel_cols[COL_COUNT] = {
-	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true },
-	[COL_NAME] = { "KERNEL", 0, false, SORT_TEXT, false },
-	[COL_LAUNCHES] = { "LAUNCHES", 8, true, SORT_NUM, true },
-	[COL_GRAPH] = { "IN GRAPHS", 9, true, SORT_NUM, true },
-	[COL_RATE] = { "PER SEC", 8, true, SORT_NUM, true },
-	[COL_GPU_TOTAL] = { "GPU TIME", 9, true, SORT_NUM, true },
-	[COL_GPU_AVG] = { "GPU AVG", 9, true, SORT_NUM, true },
-	[COL_GPU_MIN] = { "GPU MIN", 9, true, SORT_NUM, true },
-	[COL_GPU_MAX] = { "GPU MAX", 9, true, SORT_NUM, true },
-	[COL_DIMS] = { "GRID x BLOCK", 18, false, SORT_NONE, false },
-	[COL_SHARE] = { "SHARE", 6, true, SORT_NUM, true },
+	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true, .prio = 8 },
+	[COL_NAME] = { "KERNEL", 0, false, SORT_TEXT, false, .prio = 6 },
+	[COL_LAUNCHES] = { "LAUNCHES", 8, true, SORT_NUM, true, .prio = 9, .sparse = true },
+	[COL_GRAPH] = { "IN GRAPHS", 9, true, SORT_NUM, true, .prio = 8, .sparse = true },
+	[COL_RATE] = { "PER SEC", 8, true, SORT_NUM, true, .prio = 7 },
+	[COL_GPU_TOTAL] = { "GPU TIME", 9, true, SORT_NUM, true, .prio = 8, .sparse = true },
+	[COL_GPU_AVG] = { "GPU AVG", 9, true, SORT_NUM, true, .prio = 5, .sparse = true },
+	[COL_GPU_MIN] = { "GPU MIN", 9, true, SORT_NUM, true, .prio = 2, .sparse = true },
+	[COL_GPU_MAX] = { "GPU MAX", 9, true, SORT_NUM, true, .prio = 3, .sparse = true },
+	[COL_DIMS] = { "GRID x BLOCK", 18, false, SORT_NONE, false, .prio = 2, .sparse = true },
+	[COL_SHARE] = { "SHARE", 6, true, SORT_NUM, true, .prio = 4 },
 };
 
 static void kernel_cells(const struct tui_frame *f, const struct tui_row *row,

@@ -17,11 +17,11 @@
 enum { COL_LIVE, COL_COUNT_, COL_OLDEST, COL_ALLOCATED, COL_SITE, COL_COUNT };
 
 static const struct tui_column site_cols[COL_COUNT] = {
-	[COL_LIVE] = { "LIVE", 10, true, SORT_NUM, true },
-	[COL_COUNT_] = { "ALLOCS", 7, true, SORT_NUM, true },
-	[COL_OLDEST] = { "OLDEST", 7, true, SORT_NUM, true },
-	[COL_ALLOCATED] = { "ALLOCATED", 10, true, SORT_NUM, true },
-	[COL_SITE] = { "SITE (caller of the allocation function)", 0, false, SORT_TEXT, false },
+	[COL_LIVE] = { "LIVE", 10, true, SORT_NUM, true, .prio = 9 },
+	[COL_COUNT_] = { "ALLOCS", 7, true, SORT_NUM, true, .prio = 7 },
+	[COL_OLDEST] = { "OLDEST", 7, true, SORT_NUM, true, .prio = 8 },
+	[COL_ALLOCATED] = { "ALLOCATED", 10, true, SORT_NUM, true, .prio = 4 },
+	[COL_SITE] = { "SITE (caller of the allocation function)", 0, false, SORT_TEXT, false, .prio = 6 },
 };
 
 /* The frame that says where: the first below the allocation function (frame 0). */

@@ -17,14 +17,14 @@
 enum { COL_ADDR, COL_SIZE, COL_KIND, COL_API, COL_DEV, COL_TID, COL_AGE, COL_PID, COL_COUNT };
 
 static const struct tui_column leak_cols[COL_COUNT] = {
-	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true },
-	[COL_ADDR] = { "ADDRESS", 16, false, SORT_NUM, false },
-	[COL_SIZE] = { "SIZE", 10, true, SORT_NUM, true },
-	[COL_KIND] = { "KIND", 7, false, SORT_NUM, false },
-	[COL_API] = { "API", 22, false, SORT_TEXT, false },
-	[COL_DEV] = { "DEV", 3, true, SORT_NUM, false },
-	[COL_TID] = { "THREAD", 8, true, SORT_NUM, false },
-	[COL_AGE] = { "AGE", 7, true, SORT_NUM, true },
+	[COL_PID] = { "PID", 9, true, SORT_NUM, false, true, .prio = 8 },
+	[COL_ADDR] = { "ADDRESS", 16, false, SORT_NUM, false, .prio = 9 },
+	[COL_SIZE] = { "SIZE", 10, true, SORT_NUM, true, .prio = 9 },
+	[COL_KIND] = { "KIND", 7, false, SORT_NUM, false, .prio = 5 },
+	[COL_API] = { "API", 22, false, SORT_TEXT, false, .prio = 6 },
+	[COL_DEV] = { "DEV", 3, true, SORT_NUM, false, .prio = 4 },
+	[COL_TID] = { "THREAD", 8, true, SORT_NUM, false, .prio = 3 },
+	[COL_AGE] = { "AGE", 7, true, SORT_NUM, true, .prio = 8 },
 };
 
 static void leak_cells(const struct tui_frame *f, const struct tui_row *row, char cell[][TUI_CELL])

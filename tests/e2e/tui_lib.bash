@@ -176,3 +176,33 @@ tui_read_info() {
 	TARGET_PID=$(awk '$1 == "pid" { print $2 }' "$info")
 	LIVE_ADDR=$(awk '$1 == "live" { print $2 }' "$info")
 }
+
+# tui_cursor_row: the text of the table's selected row, the one line drawn in reverse video
+# (SGR 7), in CURSOR_ROW ("" when none). Colors must be on: without them the column titles are
+# in reverse video too.
+tui_cursor_row() {
+	local screen
+	screen=$(tui_tmux capture-pane -p -e 2>/dev/null)
+	CURSOR_ROW=$(grep -E $'\e\\[([0-9]*;)*7(;[0-9]*)*m' <<<"$screen" | head -n 1 |
+		sed -E $'s/\e\\[[0-9;]*m//g')
+}
+
+# expect_cursor REGEX WHAT [SECONDS]: the selected row comes to match REGEX.
+expect_cursor() {
+	local deadline
+	deadline=$(($(date +%s%N) + ${3:-$TUI_WAIT} * 1000000000))
+	while :; do
+		tui_cursor_row
+		grep -Eq -- "$1" <<<"$CURSOR_ROW" && break
+		if [ "$(date +%s%N)" -ge "$deadline" ]; then
+			not_ok "$2"
+			echo "#   expected on the selected row: $1"
+			echo "#   the selected row: ${CURSOR_ROW:-(none)}"
+			tui_capture
+			tui_show_screen
+			return 1
+		fi
+		sleep 0.1
+	done
+	ok "$2"
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # TUI colors and character sets (SIMULATED runtime, gputop launching tui_loop in tmux):
 #  - by default (TERM=screen has colors) the screen has colors;
-#  - --no-color and NO_COLOR=1: no color at all, only plain attributes (bold, reverse);
+#  - --no-color and NO_COLOR=1: no color at all, only plain attributes (bold, reverse), the
+#    selected row of the table in reverse video;
 #  - TERM=dumb cannot move the cursor: gputop says so and prints plain batch tables instead
 #    (no escape sequence at all), then ends with the program;
 #  - in a non-UTF-8 locale (LANG=C) everything stays ASCII: sparklines of " .:-=+*#", "x" for
@@ -55,6 +56,13 @@ for c in "no-color|--no-color" "NO_COLOR|NO_COLOR=1 --"; do
 		tui_capture -e
 		grep -qE $'\e\\[[0-9;]*[17]m' <<<"$SCREEN" && ok "$name: plain attributes (bold/reverse) remain" ||
 			not_ok "$name: plain attributes remain"
+		tui_keys Escape
+		tui_wait_gone 'gputop keys' >/dev/null
+		tui_capture -e
+		# the cursor: the kernel row in reverse video (the titles are too, without colors)
+		grep -E $'\e\\[([0-9]*;)*7(;[0-9]*)*m' <<<"$SCREEN" | grep -q 'tui_demo::' &&
+			ok "$name: the selected row shows in reverse video" ||
+			{ not_ok "$name: the selected row shows in reverse video"; tui_show_screen; }
 	fi
 	end_case "$name"
 done
