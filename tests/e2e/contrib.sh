@@ -53,11 +53,11 @@ GPORT=$(free_port)
 GPUTOP_TARGET="fleet_kernels 2 100 $MARK" GPUTOP_LISTEN=127.0.0.1:$GPORT GPUTOP=$GPUTOP GPUTOP_ARGS="-d 0.2" \
 	spawn "$TMP/attach" "$C/kubernetes/gputop-attach"
 LOOP=$SPAWNED_PID
-wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$P1\"}" 0 30 &&
+wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$P1\"," 0 30 &&
 	ok "gputop-attach attached to the process its pattern names ($P1)" ||
 	bail "gputop-attach attached to $P1 (stderr: $(head -c 300 "$TMP/attach.err"))"
 touch "$TMP/go-1"
-wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$P1\"}" 100 30 &&
+wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$P1\"," 100 30 &&
 	ok "its 100 launches are served" || not_ok "its 100 launches are served"
 touch "$TMP/stop-1"
 wait_pid "$P1" 30
@@ -65,10 +65,10 @@ expect_eq "$WAIT_STATUS" 0 "program 1 exits with status 0"
 
 start_program 2
 P2=$PROG
-wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$P2\"}" 0 30 &&
+wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$P2\"," 0 30 &&
 	ok "the next process of the pattern is attached ($P2)" || not_ok "the next process ($P2) is attached"
 touch "$TMP/go-2"
-wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$P2\"}" 100 30 &&
+wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$P2\"," 100 30 &&
 	ok "its 100 launches are served" || not_ok "its 100 launches are served"
 kill -TERM "$LOOP"
 wait_pid "$LOOP" 30

@@ -22,7 +22,7 @@ wait_for_line "$TMP/prog.out" '^ready [0-9]+$' 30 || bail "the program said read
 
 start_gputop_listening gputop -d 0.2 --json "$TMP/end.json" -p "$PROG" ||
 	bail "gputop listens (stderr: $(head -c 400 "$TMP/gputop.err"))"
-wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$PROG\"}" 0 30 ||
+wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$PROG\"," 0 30 ||
 	bail "gputop serves the attached program's figures (pid=\"$PROG\")"
 ok "gputop serves the figures of $PROG on 127.0.0.1:$GPORT"
 
