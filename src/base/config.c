@@ -38,6 +38,9 @@ void config_load(void)
 	config.nvml_path = e && *e && !config.nvml_off ? e : NULL;
 	e = getenv("GPUTOP_NVML_POLL_MS");
 	config.nvml_poll_ms = e && atol(e) > 0 ? (unsigned)atol(e) : 500;
+	config.pod_name = getenv("GPUTOP_POD_NAME");
+	config.pod_namespace = getenv("GPUTOP_POD_NAMESPACE");
+	config.node_name = getenv("GPUTOP_NODE_NAME");
 	e = getenv("GPUTOP_TEST_CRASH");
 	char name[16];
 	unsigned long long n;

@@ -30,6 +30,10 @@ struct config {
 	 * which calls stop for one (--stacks, CONFIG_STACKS_* bits). */
 	int stack_depth;
 	unsigned stacks;
+	/* Where gputop runs, for --listen's labels (Kubernetes' downward API sets them in the
+	 * sidecar: contrib/kubernetes): GPUTOP_POD_NAME, GPUTOP_POD_NAMESPACE, GPUTOP_NODE_NAME;
+	 * NULL where not set. */
+	const char *pod_name, *pod_namespace, *node_name;
 	/* GPUTOP_TEST_CRASH=SIG:N (tests only): gputop crashes at its Nth stop. */
 	uint64_t crash_at;
 	int crash_signal;		/* SIGSEGV or SIGABRT */

@@ -54,13 +54,22 @@ void proc_command(pid_t pid, char *buf, size_t size)
 			buf[i] = ' ';
 }
 
-/* RANK and LOCAL_RANK from the process's environment as it was at its exec (torchrun, mpirun
- * with OMPI_COMM_WORLD_RANK, Slurm's SLURM_PROCID); -1 where not set. */
-void proc_rank(pid_t pid, int *rank, int *local_rank)
+/* Whether v is NAME=... for this name; the value then in *value. */
+static bool env_is(const char *v, const char *name, const char **value)
+{
+	size_t n = strlen(name);
+	if (strncmp(v, name, n) != 0 || v[n] != '=')
+		return false;
+	*value = v + n + 1;
+	return true;
+}
+
+void proc_job(pid_t pid, struct proc_job *job)
 {
 	char path[64];
 	static char env[1 << 16];
-	*rank = *local_rank = -1;
+	const char *val, *run_id = NULL, *slurm_job = NULL;
+	*job = (struct proc_job){ .rank = -1, .local_rank = -1 };
 	snprintf(path, sizeof path, "/proc/%d/environ", pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -71,13 +80,19 @@ void proc_rank(pid_t pid, int *rank, int *local_rank)
 		return;
 	env[n] = 0;
 	for (char *v = env; v < env + n; v += strlen(v) + 1) {
-		if (strncmp(v, "RANK=", 5) == 0 || (*rank < 0 && (strncmp(v, "OMPI_COMM_WORLD_RANK=", 21) == 0 ||
-								   strncmp(v, "SLURM_PROCID=", 13) == 0)))
-			*rank = atoi(strchr(v, '=') + 1);
-		else if (strncmp(v, "LOCAL_RANK=", 11) == 0 ||
-			 (*local_rank < 0 && strncmp(v, "OMPI_COMM_WORLD_LOCAL_RANK=", 27) == 0))
-			*local_rank = atoi(strchr(v, '=') + 1);
+		if (env_is(v, "RANK", &val) || (job->rank < 0 && (env_is(v, "OMPI_COMM_WORLD_RANK", &val) ||
+								  env_is(v, "SLURM_PROCID", &val))))
+			job->rank = atoi(val);
+		else if (env_is(v, "LOCAL_RANK", &val) ||
+			 (job->local_rank < 0 && env_is(v, "OMPI_COMM_WORLD_LOCAL_RANK", &val)))
+			job->local_rank = atoi(val);
+		else if (env_is(v, "TORCHELASTIC_RUN_ID", &val) && *val && strcmp(val, "none") != 0)
+			run_id = val;
+		else if (env_is(v, "SLURM_JOB_ID", &val) && *val)
+			slurm_job = val;
 	}
+	if (run_id || slurm_job)
+		snprintf(job->id, sizeof job->id, "%s", run_id ? run_id : slurm_job);
 }
 
 /* The processes below pid, parents before their children: up to max, found in /proc. */

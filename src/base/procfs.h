@@ -13,9 +13,14 @@ int proc_read_file(const char *path, char *buf, size_t size);
 long proc_status_field(pid_t pid, const char *key);
 /* Its command line, arguments joined by spaces ("?" when it cannot be read). */
 void proc_command(pid_t pid, char *buf, size_t size);
-/* The rank of a process in a distributed job, from its environment as it was at its exec
- * (RANK, LOCAL_RANK; mpirun's OMPI_COMM_WORLD_*, Slurm's SLURM_PROCID); -1 where not set. */
-void proc_rank(pid_t pid, int *rank, int *local_rank);
+/* A process's place in a distributed job, from its environment as it was at its exec. */
+struct proc_job {
+	int rank, local_rank;	/* RANK, LOCAL_RANK; mpirun's OMPI_COMM_WORLD_*, Slurm's
+				 * SLURM_PROCID; -1 where not set */
+	char id[64];		/* the job: TORCHELASTIC_RUN_ID (torchrun's --rdzv-id, unless
+				 * "none"), else SLURM_JOB_ID; "" where neither is set */
+};
+void proc_job(pid_t pid, struct proc_job *job);
 /* The processes below pid (children, their children...), parents first: at most max into out
  * (which has room for max + 1); returns how many. */
 int proc_descendants(pid_t pid, pid_t *out, int max);

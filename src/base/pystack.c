@@ -1,9 +1,12 @@
-/* pystack.c — CPython frames from the process's memory (pystack.h). Every pointer read is
- * checked before it is followed where the layout allows: the thread state points back to its
- * interpreter, a code object's type is PyCode_Type, a string's is PyUnicode_Type. A check that
- * fails means the layout is not the one this file knows: no Python frames then, said once. */
+/* pystack.c — CPython frames from the process's memory (pystack.h). The layout: the process's
+ * own _Py_DebugOffsets from 3.13 on (pystack_debug.c), a table before (pystack_layouts.h).
+ * Every pointer read is checked before it is followed where the layout allows: the thread
+ * state points back to its interpreter, a code object's type is PyCode_Type, a string's is
+ * PyUnicode_Type. A check that fails means the layout is not the one this file was given: no
+ * Python frames then, said once. */
 #define _GNU_SOURCE
 #include "pystack.h"
+#include "pystack_debug.h"
 #include "pystack_layouts.h"
 
 #include <stdio.h>
@@ -20,7 +23,8 @@ enum { MAX_INTERPRETERS = 64, MAX_THREADS = 4096, MAX_TABLE = 1 << 16 };
 /* The process's part (tracee->pystack): what was found of its interpreter. */
 struct pystack_state {
 	bool looked;
-	const struct py_layout *L;
+	const struct py_layout *L;	/* &layout once the interpreter is known */
+	struct py_layout layout;
 	uint64_t runtime, code_type, unicode_type;
 	const char *module;		/* its module's file name (interned by symbols.c) */
 };
@@ -79,15 +83,29 @@ static void find_interpreter(pid_t tid)
 		uint64_t at = sym_find(m, "Py_Version"), version = 0;
 		if (at && mem_read(tid, at, &version, sizeof version) == 0 && (version >> 24) == 3)
 			minor = (int)((version >> 16) & 0xff);
-		for (size_t i = 0; i < sizeof py_layouts / sizeof py_layouts[0]; i++)
-			if (py_layouts[i].version == minor)
-				py->L = &py_layouts[i];
-		if (!py->L) {
-			char v[16];
-			snprintf(v, sizeof v, "3.%d", minor);
-			say_once("CPython %s is not a version gputop can read (3.10 to 3.13)", v);
+		/* 3.13+: the interpreter's own table of offsets, found by its cookie; before: ours. */
+		char why[160];
+		int found = pystack_debug_layout(tid, runtime, &py->layout, why, sizeof why);
+		const char *from = "its _Py_DebugOffsets";
+		if (found < 0) {
+			say_once("%s", why);
 			return;
 		}
+		for (size_t i = 0; !found && i < sizeof py_layouts / sizeof py_layouts[0]; i++)
+			if (py_layouts[i].version == minor) {
+				py->layout = py_layouts[i];
+				from = "gputop's table";
+				found = 1;
+			}
+		if (!found) {
+			char v[16];
+			snprintf(v, sizeof v, "3.%d", minor);
+			say_once(minor >= 13 ? "CPython %s has no _Py_DebugOffsets gputop can find"
+					     : "CPython %s is not a version gputop can read (3.10 or later)", v);
+			return;
+		}
+		py->L = &py->layout;
+		log_debug("CPython 3.%d in %s: offsets from %s", py->layout.version, m->base, from);
 		py->runtime = runtime;
 		py->code_type = sym_find(m, "PyCode_Type");
 		py->unicode_type = sym_find(m, "PyUnicode_Type");
@@ -106,7 +124,7 @@ static uint64_t read_ptr(pid_t tid, uint64_t addr)
 
 static bool has_type(pid_t tid, uint64_t obj, uint64_t type)
 {
-	return obj && type && read_ptr(tid, obj + 8) == type;	/* ob_type follows ob_refcnt */
+	return obj && type && read_ptr(tid, obj + (uint64_t)tracee->pystack->L->ob_type) == type;
 }
 
 /* The thread state of the thread (native id tid, or pthread_self() == tp before 3.11). */
@@ -220,6 +238,8 @@ static bool frame_code(pid_t tid, uint64_t frame, uint64_t *code, int64_t *unit)
 	struct pystack_state *py = tracee->pystack;
 	const struct py_layout *L = py->L;
 	*code = read_ptr(tid, frame + L->frame_code);
+	if (L->stackref)
+		*code &= ~(uint64_t)3;	/* a _PyStackRef's tag bits (Py_TAG_BITS) */
 	if (!has_type(tid, *code, py->code_type))
 		return false;
 	if (L->version == 10) {
@@ -266,7 +286,8 @@ int pystack_read(pid_t tid, uint64_t tp, struct py_frame *out, int max)
 		}
 		int32_t first_unit = 0;
 		if (L->code_firsttraceable >= 0 && owner != PY_OWNED_BY_GENERATOR &&
-		    mem_read(tid, code + L->code_firsttraceable, &first_unit, sizeof first_unit) == 0 && unit < first_unit)
+		    mem_read(tid, code + L->code_firsttraceable, &first_unit, sizeof first_unit) == 0 &&
+		    first_unit < MAX_TABLE && unit < first_unit)
 			continue;	/* not started yet: no line of its own */
 		if (L->frame_is_entry >= 0)
 			mem_read(tid, frame + L->frame_is_entry, &is_entry, 1);
@@ -286,7 +307,7 @@ static void read_str(pid_t tid, uint64_t obj, char *buf, size_t n)
 	int64_t len = 0;
 	snprintf(buf, n, "?");
 	if (!has_type(tid, obj, py->unicode_type) || mem_read(tid, obj + L->unicode_state, &state, sizeof state) < 0 ||
-	    mem_read(tid, obj + 16, &len, sizeof len) < 0 || len < 0)
+	    mem_read(tid, obj + (uint64_t)L->unicode_length, &len, sizeof len) < 0 || len < 0)
 		return;
 	unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
 	if (!compact || (kind != 1 && kind != 2 && kind != 4))

@@ -1,10 +1,12 @@
 /* pystack.h — the Python frames of a thread of a CPython process, read from its memory as
  * py-spy does: _PyRuntime found through the interpreter's symbols (libpython3.X.so or a
  * python3.X executable), the thread state by native thread id, then the frame chain and each
- * frame's code object (file, qualified name, line from the line table). Layouts known: CPython
- * 3.10, 3.11, 3.12 and 3.13 on x86-64 (offsets taken from each version's own headers,
- * pystack_layouts.h). Any other version, or memory that does not look like the layout says
- * (type pointers are checked), gives no Python frames and says so once. Memory reads only. */
+ * frame's code object (file, qualified name, line from the line table). Where things are: from
+ * CPython 3.13 on, the interpreter's own _Py_DebugOffsets (pystack_debug.c: the table's layout
+ * known for 3.13 and 3.14); CPython 3.10, 3.11 and 3.12 from offsets taken from each version's
+ * own headers (pystack_layouts.h); x86-64. Any other version, or memory that does not look like
+ * the layout says (type pointers are checked), gives no Python frames and says so once. Memory
+ * reads only. */
 #ifndef GPUTOP_PYSTACK_H
 #define GPUTOP_PYSTACK_H
 

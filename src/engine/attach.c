@@ -281,9 +281,10 @@ static void start_running(void)
 	char command[256];
 	proc_command(tracee->pid, command, sizeof command);	/* what it runs now */
 	stats_process_set_command(tracee->stats_id, command);
-	int rank, local_rank;
-	proc_rank(tracee->pid, &rank, &local_rank);
-	stats_process_set_rank(tracee->stats_id, rank, local_rank);
+	struct proc_job job;
+	proc_job(tracee->pid, &job);
+	stats_process_set_rank(tracee->stats_id, job.rank, job.local_rank);
+	stats_process_set_job_id(tracee->stats_id, job.id);
 	if (budget_active() || retfast_ready()) {
 		/* A thread's last CPU figure (for the budget) and the returns the stub recorded just
 		 * before it ended can only be read at its exit stop. Clones inherit the options. */

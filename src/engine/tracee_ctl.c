@@ -252,6 +252,8 @@ void tracee_on_exit(const struct trace_stop *e)
 			tracee->term_signal = e->sig;
 			tracee->exit_status = 128 + e->sig;
 		}
+		/* Its figures say so now: the first process is closed only at the session's end. */
+		stats_process_ended(tracee->stats_id, !tracee->term_signal, tracee->exit_status, tracee->term_signal);
 	}
 	threads_remove(e->tid);
 }

@@ -77,9 +77,10 @@ static void on_exec(struct thread *t)
 	char command[256];
 	proc_command(tracee->pid, command, sizeof command);
 	stats_process_set_command(tracee->stats_id, command);
-	int rank, local_rank;
-	proc_rank(tracee->pid, &rank, &local_rank);
-	stats_process_set_rank(tracee->stats_id, rank, local_rank);
+	struct proc_job job;
+	proc_job(tracee->pid, &job);
+	stats_process_set_rank(tracee->stats_id, job.rank, job.local_rank);
+	stats_process_set_job_id(tracee->stats_id, job.id);
 	if (tracee->followed) {
 		/* Probed now if it links CUDA, else watched until CUDA shows up (follow.c). */
 		tracee->set_up = false;

@@ -229,6 +229,14 @@ void stats_process_set_rank(int id, int rank, int local_rank)
 	pthread_mutex_unlock(&stats_lock);
 }
 
+void stats_process_set_job_id(int id, const char *job_id)
+{
+	pthread_mutex_lock(&stats_lock);
+	if (id >= 0 && (size_t)id < n_procs)
+		snprintf(procs[id]->info.job_id, sizeof procs[id]->info.job_id, "%s", job_id);
+	pthread_mutex_unlock(&stats_lock);
+}
+
 void stats_process_ended(int id, bool exited, int exit_status, int term_signal)
 {
 	pthread_mutex_lock(&stats_lock);

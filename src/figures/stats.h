@@ -111,6 +111,7 @@ struct stats_process_info {
 	int rank, local_rank;	/* RANK and LOCAL_RANK from its environment (or the rank of its
 				 * NCCL communicator where the environment gave none); -1: none */
 	int nranks;		/* the size of its NCCL communicator; -1: none known */
+	char job_id[64];	/* TORCHELASTIC_RUN_ID or SLURM_JOB_ID from its environment; "" */
 	bool ended, exited;	/* ended: exited (exit_status) or killed (term_signal) */
 	int exit_status, term_signal;
 };
@@ -171,6 +172,8 @@ int stats_process_new(pid_t pid, pid_t ppid, const char *command);
 void stats_select_process(int id);
 void stats_process_set_command(int id, const char *command);
 void stats_process_set_rank(int id, int rank, int local_rank);
+/* The job the process belongs to (proc_job's id; "" for none): a label of its metrics. */
+void stats_process_set_job_id(int id, const char *job_id);
 void stats_process_ended(int id, bool exited, int exit_status, int term_signal);
 void stats_reset(void);		/* 'z': counters back to zero; live allocations stay */
 void stats_free(void);

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "metrics_server.h"
 #include "clock.h"
+#include "config.h"
 #include "log.h"
 #include "mhd_lib.h"
 #include "openmetrics.h"
@@ -40,6 +41,9 @@ static struct {
 	struct published published;
 	double refresh_s;
 	size_t top_kernels;
+	/* Where gputop runs: labels of every series (set at start, read by the publisher). */
+	char hostname[256];
+	struct openmetrics_label labels[4];
 	/* The publisher's alone: each process's series, kept from one rendering to the next. */
 	struct process_series {
 		pid_t pid;
@@ -118,11 +122,15 @@ static void publish(void)
 			break;
 		}
 		procs[n++] = (struct openmetrics_process){
-			.pid = info->pid, .rank = info->rank, .running = !info->ended,
+			.pid = info->pid, .rank = info->rank, .local_rank = info->local_rank,
+			.job_id = info->job_id, .running = !info->ended,
 			.command = info->command, .snap = &pf->snap, .rows = &pf->rows, .series = series,
 		};
 	}
-	struct openmetrics_session session = { .tracer_cpu_ns = have_all ? all.tracer_cpu_ns : 0 };
+	struct openmetrics_session session = {
+		.tracer_cpu_ns = have_all ? all.tracer_cpu_ns : 0,
+		.labels = server.labels, .n_labels = sizeof server.labels / sizeof server.labels[0],
+	};
 	for (int fmt = 0; fmt < 2 && !err; fmt++)
 		err = render(fmt, &session, procs, n, &fresh.text[fmt], &fresh.len[fmt]);
 	for (size_t i = 0; i < n; i++) {
@@ -298,6 +306,19 @@ static int open_listen_socket(const char *addr, char *where, size_t where_len)
 
 /* --- start and stop ----------------------------------------------------------------------------- */
 
+/* The labels of where gputop runs: this host's name, and the Kubernetes pod's where the
+ * sidecar's environment names it (gputop(1), METRICS). */
+static void set_session_labels(void)
+{
+	if (gethostname(server.hostname, sizeof server.hostname) < 0)
+		server.hostname[0] = 0;
+	server.hostname[sizeof server.hostname - 1] = 0;
+	server.labels[0] = (struct openmetrics_label){ "hostname", server.hostname };
+	server.labels[1] = (struct openmetrics_label){ "k8s_namespace", config.pod_namespace };
+	server.labels[2] = (struct openmetrics_label){ "k8s_pod", config.pod_name };
+	server.labels[3] = (struct openmetrics_label){ "k8s_node", config.node_name };
+}
+
 int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
 {
 	char where[300], why[256];
@@ -313,6 +334,7 @@ int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
 	server.refresh_s = refresh_s > 0 ? refresh_s : 1;
 	server.top_kernels = top_kernels;
 	server.stopping = false;
+	set_session_labels();
 	pthread_condattr_t ca;	/* the publisher's timed waits on the monotonic clock */
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

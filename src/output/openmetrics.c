@@ -99,7 +99,31 @@ static void label_value(FILE *f, const char *v, bool unique)
 
 /* --- samples --------------------------------------------------------------------------------- */
 
-/* name{pid="P"[,rank="R"] — the labels every series of a process has. */
+static void label(struct writer *w, const char *key, const char *value)
+{
+	fprintf(w->f, ",%s=", key);
+	label_value(w->f, value, false);
+}
+
+/* The session's labels (hostname, pod...), on every series; each after sep, then ','. Returns
+ * how many were written. */
+static int session_labels(struct writer *w, const char *sep)
+{
+	int n = 0;
+
+	for (size_t i = 0; w->session && i < w->session->n_labels; i++) {
+		const struct openmetrics_label *l = &w->session->labels[i];
+
+		if (!l->value || !*l->value)
+			continue;
+		fprintf(w->f, "%s%s=", n++ ? "," : sep, l->name);
+		label_value(w->f, l->value, false);
+	}
+	return n;
+}
+
+/* name{pid="P"[,rank="R"][,local_rank="L"][,job_id="J"], then the session's labels: those every
+ * series of a process has. A family's own labels follow. */
 static void sample_begin(struct writer *w, const struct openmetrics_process *p)
 {
 	const char *suffix = w->family->type == COUNTER ? "_total" : w->family->type == INFO ? "_info" : "";
@@ -107,12 +131,11 @@ static void sample_begin(struct writer *w, const struct openmetrics_process *p)
 	fprintf(w->f, "%s%s{pid=\"%d\"", w->family->name, suffix, (int)p->pid);
 	if (p->rank >= 0)
 		fprintf(w->f, ",rank=\"%d\"", p->rank);
-}
-
-static void label(struct writer *w, const char *key, const char *value)
-{
-	fprintf(w->f, ",%s=", key);
-	label_value(w->f, value, false);
+	if (p->local_rank >= 0)
+		fprintf(w->f, ",local_rank=\"%d\"", p->local_rank);
+	if (p->job_id && *p->job_id)
+		label(w, "job_id", p->job_id);
+	session_labels(w, ",");
 }
 
 /* The value ends a sample, after its labels ('}' closes them). */
@@ -340,13 +363,16 @@ static void stops(struct writer *w, const struct openmetrics_process *p)
 	sample_u64(w, p->snap->stops);
 }
 
-/* The families of the session as a whole: gputop's CPU time (one tracer for every process). */
+/* The families of the session as a whole: gputop's CPU time (one tracer for every process),
+ * with the session's labels only. */
 static void session_sample(struct writer *w)
 {
 	uint64_t ns = w->session ? w->session->tracer_cpu_ns : 0;
 
-	fprintf(w->f, "%s_total %" PRIu64 ".%09" PRIu64 "\n", w->family->name, ns / 1000000000u,
-		ns % 1000000000u);
+	fprintf(w->f, "%s_total", w->family->name);
+	if (session_labels(w, "{"))
+		fputc('}', w->f);
+	fprintf(w->f, " %" PRIu64 ".%09" PRIu64 "\n", ns / 1000000000u, ns % 1000000000u);
 }
 
 static void running(struct writer *w, const struct openmetrics_process *p)

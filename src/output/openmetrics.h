@@ -35,10 +35,12 @@ struct openmetrics_series {
 void openmetrics_series_init(struct openmetrics_series *s);
 void openmetrics_series_free(struct openmetrics_series *s);
 
-/* One traced process: its own figures (stats_snapshot_of). rank < 0: not known, no label. */
+/* One traced process: its own figures (stats_snapshot_of). Its labels, on every series of it:
+ * pid; rank and local_rank (< 0: not known, no label); job_id (NULL or "": no label). */
 struct openmetrics_process {
 	pid_t pid;
-	int rank;
+	int rank, local_rank;
+	const char *job_id;			/* TORCHELASTIC_RUN_ID or SLURM_JOB_ID of the process */
 	bool running;				/* not ended: traced now */
 	const char *command;			/* the process_info series; NULL: none */
 	const struct stats_snapshot *snap;
@@ -46,9 +48,17 @@ struct openmetrics_process {
 	struct openmetrics_series *series;	/* kept by the caller across scrapes */
 };
 
+/* A label that every series of the session carries (where gputop runs: hostname, the
+ * Kubernetes pod...). A NULL or empty value: no label. */
+struct openmetrics_label {
+	const char *name, *value;
+};
+
 /* What belongs to the session rather than to one process. */
 struct openmetrics_session {
 	uint64_t tracer_cpu_ns;			/* gputop's own CPU time */
+	const struct openmetrics_label *labels;	/* after each process's own labels */
+	size_t n_labels;
 };
 
 /* Writes every metric family for the session and its n processes to f. top_kernels bounds the

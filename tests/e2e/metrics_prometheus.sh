@@ -16,13 +16,15 @@ can_attach_to_others || skip "this user may not ptrace other processes (Yama ptr
 export LD_LIBRARY_PATH=$SIMDRV
 
 # The program waits for the go file, works, says what it did, then waits for the stop file.
-RB_GO_FILE=$TMP/go RB_STOP_FILE=$TMP/stop spawn "$TMP/prog" "$BIN/fleet_kernels" 3 30000
+# It is rank 0 of job prom-job (the dashboard's variables list them).
+RB_GO_FILE=$TMP/go RB_STOP_FILE=$TMP/stop RANK=0 TORCHELASTIC_RUN_ID=prom-job \
+	spawn "$TMP/prog" "$BIN/fleet_kernels" 3 30000
 PROG=$SPAWNED_PID
 wait_for_line "$TMP/prog.out" '^ready [0-9]+$' 30 || bail "the program said ready"
 
 start_gputop_listening gputop -d 0.2 --json "$TMP/end.json" -p "$PROG" ||
 	bail "gputop listens (stderr: $(head -c 400 "$TMP/gputop.err"))"
-wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$PROG\"}" 0 30 ||
+wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$PROG\"," 0 30 ||
 	bail "gputop serves the attached program's figures (pid=\"$PROG\")"
 ok "gputop serves the figures of $PROG on 127.0.0.1:$GPORT"
 
@@ -60,14 +62,20 @@ meta=$(curl -sS "http://127.0.0.1:$PPORT/api/v1/metadata" |
 expect_eq "$meta" "seconds info" "Prometheus read OpenMetrics (a UNIT, an info family)"
 
 # The Grafana dashboard (contrib/grafana): every query of it is valid PromQL on this data, names
-# metric families gputop serves, and those without a "> 0" filter give series; its process
-# variable lists this process.
+# metric families gputop serves, and those without a "> 0" filter give series, with its job
+# and rank variables at "All" and at this process's job and rank; the variables list them.
 DASH=$ROOT/contrib/grafana/gputop-dashboard.json
 families=$(curl -sS "http://127.0.0.1:$PPORT/api/v1/metadata" | jq -r '.data | keys[]')
 n=0
 while read -r expr; do
 	n=$((n + 1))
-	q=${expr//\$pid/.*}
+	if [ $((n % 2)) -eq 0 ]; then
+		q=${expr//\$job_id/.*}
+		q=${q//\$rank/.*}
+	else
+		q=${expr//\$job_id/prom-job}
+		q=${q//\$rank/0}
+	fi
 	q=${q//\$__rate_interval/10s}
 	# rate() needs two samples in its window: on a loaded machine the scrapes may lag, so ask
 	# again (for 30 s at most) until a query that should give series does.
@@ -90,8 +98,12 @@ while read -r expr; do
 	done
 done < <(jq -r '.panels[].targets[].expr' "$DASH")
 [ "$n" -ge 10 ] && ok "the dashboard has $n queries" || not_ok "the dashboard has queries ($n)"
-pids=$(curl -sS -G --data-urlencode 'match[]=gputop_process_info' "http://127.0.0.1:$PPORT/api/v1/label/pid/values" | jq -r '.data[]')
-expect_eq "$pids" "$PROG" "the dashboard's process variable (label_values(gputop_process_info, pid)) lists $PROG"
+label_values() {	# label_values(gputop_process_info, LABEL), as Grafana asks Prometheus
+	curl -sS -G --data-urlencode 'match[]=gputop_process_info' "http://127.0.0.1:$PPORT/api/v1/label/$1/values" |
+		jq -r '.data | join(",")'
+}
+expect_eq "$(label_values job_id)" prom-job "the dashboard's job variable (label_values(gputop_process_info, job_id)) lists prom-job"
+expect_eq "$(label_values rank)" 0 "the dashboard's rank variable lists rank 0"
 
 # The program ends: gputop with it, and its summary has the same figures.
 touch "$TMP/stop"

@@ -76,23 +76,30 @@ check_program odd "$SIMDRV" 'gputop_launches_total{pid="' 10 -- \
 expect_match "$(grep '^gputop_process_info' "$TMP/odd.prom")" \
 	'command=".*fleet_kernels 2 10 say \\"hi\\" back\\\\slash new\\nline bad\?\?utf8"' \
 	"odd: the command label escaped, bytes that are not UTF-8 as ?"
-# Two processes at once (-p A,B; ranks from their RANK): a set of series each, labelled with its
-# pid and rank, each holding exactly its own launches, in one family block per metric.
+# Two processes at once (-p A,B; ranks and jobs from their environment): a set of series each,
+# labelled with its pid, rank, local rank and job (torchrun's TORCHELASTIC_RUN_ID, else Slurm's
+# SLURM_JOB_ID; torchrun's "none" is no id), then where gputop runs (hostname, and the pod of
+# GPUTOP_POD_*, as the Kubernetes sidecar sets them), each holding exactly its own launches, in
+# one family block per metric.
 if can_attach_to_others; then
 	export LD_LIBRARY_PATH=$SIMDRV RB_GO_FILE=$TMP/go-mp RB_STOP_FILE=$TMP/stop-mp
-	RANK=3 spawn "$TMP/mp1" "$BIN/fleet_kernels" 2 100
+	RANK=3 LOCAL_RANK=1 TORCHELASTIC_RUN_ID=job-e2e SLURM_JOB_ID=77 spawn "$TMP/mp1" "$BIN/fleet_kernels" 2 100
 	A=$SPAWNED_PID
-	RANK=5 spawn "$TMP/mp2" "$BIN/fleet_kernels" 3 250
+	RANK=5 TORCHELASTIC_RUN_ID=none SLURM_JOB_ID=4242 spawn "$TMP/mp2" "$BIN/fleet_kernels" 3 250
 	B=$SPAWNED_PID
 	unset RB_GO_FILE RB_STOP_FILE
 	wait_for_line "$TMP/mp1.out" '^ready' 30 && wait_for_line "$TMP/mp2.out" '^ready' 30 || bail "two programs ready"
-	start_gputop_listening gputop-mp -d 0.2 -p "$A,$B" || bail "gputop -p $A,$B listens"
+	GPUTOP_POD_NAME=train-0 GPUTOP_POD_NAMESPACE=ml GPUTOP_NODE_NAME=node-7 \
+		start_gputop_listening gputop-mp -d 0.2 -p "$A,$B" || bail "gputop -p $A,$B listens"
+	where="hostname=\"$(uname -n)\",k8s_namespace=\"ml\",k8s_pod=\"train-0\",k8s_node=\"node-7\""
 	wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$B\"" 0 30 || bail "both processes attached"
 	touch "$TMP/go-mp"
-	wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$A\",rank=\"3\"}" 100 30 &&
-		ok "two processes: $A (rank 3) has its own 100 launches" || not_ok "two processes: $A (rank 3): 100 launches"
-	wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$B\",rank=\"5\"}" 250 30 &&
-		ok "two processes: $B (rank 5) has its own 250 launches" || not_ok "two processes: $B (rank 5): 250 launches"
+	wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$A\",rank=\"3\",local_rank=\"1\",job_id=\"job-e2e\",$where}" 100 30 &&
+		ok "two processes: $A (rank 3, local rank 1, job job-e2e) has its own 100 launches" ||
+		not_ok "two processes: $A (rank 3, local rank 1, job job-e2e, $where): 100 launches"
+	wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$B\",rank=\"5\",job_id=\"4242\",$where}" 250 30 &&
+		ok "two processes: $B (rank 5, Slurm job 4242) has its own 250 launches" ||
+		not_ok "two processes: $B (rank 5, Slurm job 4242, $where): 250 launches"
 	printf '%s\n' "$SCRAPED" >"$TMP/mp.prom"
 	scrape "$GPORT" "$OM" >"$TMP/mp.om"
 	promtool check metrics <"$TMP/mp.prom" >/dev/null 2>&1 && ok "two processes: promtool accepts it" ||
@@ -100,7 +107,8 @@ if can_attach_to_others; then
 	"$ROOT/tests/e2e/metrics_om_check.py" "$TMP/mp.om" >/dev/null 2>&1 && ok "two processes: the OpenMetrics parser accepts it" ||
 		not_ok "two processes: the OpenMetrics parser accepts it"
 	expect_eq "$(grep -c '^# TYPE gputop_launches counter' "$TMP/mp.om")" 1 "two processes: one family block"
-	expect_eq "$(grep -c '^gputop_cpu_seconds_total ' "$TMP/mp.om")" 1 "two processes: gputop's CPU time once, for the session"
+	expect_eq "$(grep -c "^gputop_cpu_seconds_total{$where} " "$TMP/mp.om")" 1 \
+		"two processes: gputop's CPU time once, for the session, with the session's labels only"
 	touch "$TMP/stop-mp"
 	wait_pid "$GPUTOP_PID" 60
 	expect_eq "$WAIT_STATUS" 0 "two processes: gputop exits 0 once both have ended"

@@ -4,9 +4,10 @@
 # source here), called from main() and from the method Cache.fill(). Under gputop, each leak's
 # stack reads from <module> down to cudaMalloc: the Python frames (file, function, line)
 # merged in where the interpreter's eval loop is. With Debian's python3.11 always; with
-# CPython 3.10, 3.12 and 3.13 where they are installed (on PATH, or under pyenv's root:
-# PYTHONS="path ..." names others). A CPython gputop cannot read (3.9) gives native frames only
-# and says so once.
+# CPython 3.10, 3.12, 3.13 and 3.14 where they are installed (on PATH, or under pyenv's root:
+# PYTHONS="path ..." names others). From 3.13 on, the offsets come from the interpreter's own
+# _Py_DebugOffsets (gputop keeps no table for them); before, from gputop's table. A CPython gputop
+# cannot read (3.9) gives native frames only and says so once.
 source "$(dirname "$0")/../lib.sh"
 need_bin sim/libcudart.so.13
 need_gputop
@@ -31,11 +32,12 @@ pythons=${PYTHONS:-}
 if [ -z "$pythons" ]; then
 	[ -x /usr/bin/python3.11 ] || skip "Debian's /usr/bin/python3.11 is not installed"
 	pythons=/usr/bin/python3.11
-	for v in 3.10 3.12 3.13; do
+	for v in 3.10 3.12 3.13 3.14; do
 		p=$(find_python $v) && pythons="$pythons $p" || note "no CPython $v here: not tested"
 	done
 fi
 note "interpreters: $pythons"
+export GPUTOP_DEBUG=1	# it says where the interpreter's offsets came from
 
 for py in $pythons; do
 	v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
@@ -43,6 +45,9 @@ for py in $pythons; do
 	run_gputop_json "$TMP/$v.json" -- -b --stacks allocs -- env LD_LIBRARY_PATH="$libdir" "$py" "$PROG" "$LIB" || { not_ok "$v: a summary"; continue; }
 	expect_eq "$(prog_lines "$GPUTOP_OUT" py_alloc)" "py_alloc: ok leaks=2" "$v: the program works under gputop"
 	F=$TMP/$v.json
+	from="gputop's table"
+	[ "${v#3.}" -ge 13 ] && from="its _Py_DebugOffsets"
+	expect_eq "$(grep -c "CPython $v in .*: offsets from $from" "$GPUTOP_ERR")" 1 "$v: offsets from $from"
 	# Python frames, innermost first, and cudaMalloc right above them.
 	pyframes='[.stack[] | select(.python) | [.function, (.file | split("/") | last), .line]]'
 	fill=$([ "$v" = 3.10 ] && echo fill || echo Cache.fill)	# co_qualname came in 3.11

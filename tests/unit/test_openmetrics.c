@@ -4,7 +4,9 @@
  * counter ever goes down) until a reset; devices stay shown once seen; label values escaped,
  * made UTF-8 and cut without merging two kernels; the two formats' headers; several processes
  * in one family block; content negotiation; NCCL operations and P2P bytes; --gpu-time's busy
- * seconds. One "ok"/"not ok" line per check. */
+ * seconds; the labels that say which process of which job on which host or pod a series is
+ * (rank, local_rank, job_id, hostname, k8s_*) on every series, the same on all of a process's.
+ * One "ok"/"not ok" line per check. */
 #include "clock.h"
 #include "cuda_api.h"
 #include "openmetrics.h"
@@ -35,7 +37,7 @@ static char *render(enum metrics_format format, struct openmetrics_series *serie
 
 	if (stats_snapshot(&snap) < 0 || rows_build(&rows, &snap, NULL) < 0)
 		return NULL;
-	struct openmetrics_process p = { .pid = pid, .rank = rank, .running = true, .command = command,
+	struct openmetrics_process p = { .pid = pid, .rank = rank, .local_rank = -1, .running = true, .command = command,
 					 .snap = &snap, .rows = &rows, .series = series };
 	struct openmetrics_session session = { .tracer_cpu_ns = 1500000000u };
 	FILE *f = open_memstream(&text, &len);
@@ -219,8 +221,8 @@ static void test_formats(void)
 		return;
 	}
 	struct openmetrics_process p[2] = {
-		{ .pid = 1, .rank = 0, .running = true, .command = "a", .snap = &snap, .rows = &rows, .series = &s1 },
-		{ .pid = 2, .rank = 1, .running = false, .command = "b", .snap = &snap, .rows = &rows, .series = &s2 },
+		{ .pid = 1, .rank = 0, .local_rank = -1, .running = true, .command = "a", .snap = &snap, .rows = &rows, .series = &s1 },
+		{ .pid = 2, .rank = 1, .local_rank = -1, .running = false, .command = "b", .snap = &snap, .rows = &rows, .series = &s2 },
 	};
 	struct openmetrics_session session = { .tracer_cpu_ns = 2500000001u };
 	FILE *f = open_memstream(&t, &len);
@@ -315,6 +317,86 @@ static void test_gpu_busy(void)
 	openmetrics_series_free(&series);
 }
 
+/* Every sample line of text that starts with name{ has the labels want right after its '{'. */
+static bool all_samples_have(const char *text, const char *want, int *n)
+{
+	*n = 0;
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (*l == '#' || *l == '\n')
+			continue;
+		const char *brace = strchr(l, '{'), *end = strchr(l, '\n');
+		if (!brace || (end && brace > end) || strncmp(brace + 1, want, strlen(want)) != 0)
+			return false;
+		(*n)++;
+	}
+	return *n > 0;
+}
+
+/* The stable labels of issue 26: a process's rank, local rank and job, and the session's host and
+ * pod, on every series; the same rank in two jobs makes two series; unset ones are left out. */
+static void test_identity(void)
+{
+	struct openmetrics_series s1, s2;
+	struct stats_snapshot snap;
+	struct rows rows;
+	char *t = NULL;
+	size_t len;
+	int n;
+
+	openmetrics_series_init(&s1);
+	openmetrics_series_init(&s2);
+	stats_reset();
+	stats_on_launch(stats_kernel_id("k"), NULL, NULL);
+	if (stats_snapshot(&snap) < 0 || rows_build(&rows, &snap, NULL) < 0) {
+		check(false, "snapshot");
+		return;
+	}
+	struct openmetrics_process p[2] = {
+		{ .pid = 41, .rank = 3, .local_rank = 1, .job_id = "run-\"7\"", .running = true, .command = "a",
+		  .snap = &snap, .rows = &rows, .series = &s1 },
+		{ .pid = 41, .rank = 3, .local_rank = -1, .job_id = "123456", .running = true, .command = "a",
+		  .snap = &snap, .rows = &rows, .series = &s2 },
+	};
+	const struct openmetrics_label labels[] = {
+		{ "hostname", "node-a" }, { "k8s_namespace", "ml" }, { "k8s_pod", "train-0" },
+		{ "k8s_node", NULL }, { "unset", "" },
+	};
+	struct openmetrics_session session = { .tracer_cpu_ns = 1000000000u, .labels = labels, .n_labels = 5 };
+	FILE *f = open_memstream(&t, &len);
+	check(openmetrics_write(f, METRICS_OPENMETRICS, &session, p, 1, 5) == 0, "identity: written");
+	fclose(f);
+	char msg[160];
+	/* The session family has the session's labels only. */
+	check(strstr(t, "\ngputop_cpu_seconds_total{hostname=\"node-a\",k8s_namespace=\"ml\",k8s_pod=\"train-0\"} 1.000000000\n") != NULL,
+	      "identity: gputop_cpu_seconds carries the session's labels only");
+	/* Every other sample: the process's labels, then the session's, in that order. */
+	char *copy = strdup(t), *cpu = strstr(copy, "gputop_cpu_seconds_total{");
+	if (cpu)
+		memset(cpu, '#', strcspn(cpu, "\n"));	/* out of the way, as a comment line */
+	bool all = all_samples_have(copy, "pid=\"41\",rank=\"3\",local_rank=\"1\",job_id=\"run-\\\"7\\\"\","
+				   "hostname=\"node-a\",k8s_namespace=\"ml\",k8s_pod=\"train-0\"", &n);
+	snprintf(msg, sizeof msg, "identity: all %d samples carry pid, rank, local_rank, job_id (escaped), hostname, pod", n);
+	check(all && n > 20, msg);
+	check(!strstr(t, "k8s_node=") && !strstr(t, "unset="), "identity: labels not set are left out (no empty value)");
+	free(copy);
+	free(t);
+
+	/* The same pid and rank in another job: other series, told apart by job_id. */
+	t = NULL;
+	f = open_memstream(&t, &len);
+	check(openmetrics_write(f, METRICS_PROMETHEUS, NULL, p, 2, 5) == 0, "two jobs: written");
+	fclose(f);
+	check(strstr(t, "gputop_launches_total{pid=\"41\",rank=\"3\",local_rank=\"1\",job_id=\"run-\\\"7\\\"\"} 1\n") &&
+	      strstr(t, "gputop_launches_total{pid=\"41\",rank=\"3\",job_id=\"123456\"} 1\n"),
+	      "two jobs, same pid and rank: two series; no local_rank label where it is not known");
+	check(strstr(t, "\ngputop_cpu_seconds_total 0.000000000\n") != NULL, "no session labels: the session family unlabelled");
+	free(t);
+	rows_free(&rows);
+	stats_snapshot_free(&snap);
+	openmetrics_series_free(&s1);
+	openmetrics_series_free(&s2);
+}
+
 int main(void)
 {
 	if (stats_init() < 0) {
@@ -327,6 +409,7 @@ int main(void)
 	test_formats();
 	test_nccl();
 	test_gpu_busy();
+	test_identity();
 	stats_free();
 	printf("# %d failed\n", failures);
 	return failures != 0;
