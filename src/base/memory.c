@@ -60,9 +60,9 @@ int mem_fd(void)
 
 int mem_readv(pid_t pid, const struct mem_range *r, int n)
 {
-	struct iovec local[64], remote[64];
+	struct iovec local[MEM_READV_MAX], remote[MEM_READV_MAX];
 	size_t total = 0;
-	if (n > 64)
+	if (n > MEM_READV_MAX)
 		return -EINVAL;
 	for (int i = 0; i < n; i++) {
 		local[i] = (struct iovec){ r[i].buf, r[i].len };

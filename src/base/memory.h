@@ -26,7 +26,9 @@ void mem_close(void);
 int mem_fd(void);		/* the open /proc/PID/mem, -1 if none (the watchdog inherits it) */
 
 int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);	/* 0 or -errno (all or nothing) */
-int mem_readv(pid_t pid, const struct mem_range *r, int n);	/* 0 or -errno */
+/* n ranges (at most MEM_READV_MAX, the kernel's IOV_MAX) in one system call: 0 or -errno. */
+#define MEM_READV_MAX 1024
+int mem_readv(pid_t pid, const struct mem_range *r, int n);
 int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 int mem_read_string(pid_t pid, uint64_t addr, char *buf, size_t size);	/* NUL-terminated */
 

@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "config.h"
 #include "hit.h"
+#include "kernels.h"
 #include "log.h"
 #include "memory.h"
 #include "probes.h"
@@ -60,12 +61,28 @@ static int seize(pid_t tid)
 	return ptrace_errno(ptrace(PTRACE_INTERRUPT, tid, 0, 0));
 }
 
+/* The last attach's stop: when it began (0 once it ended), when the process ran again, and how
+ * long it was held. */
+static uint64_t stop_began_ns, stop_ended_ns, stop_ns;
+
+/* The ranks of a job wait for each other in their collectives: a rank stopped stalls them all.
+ * Stopped one right after another, their stops would add up into one long stall of every rank;
+ * the processes already attached are served meanwhile, so that each stall stays one stop long. */
+static void space_from_last_stop(void)
+{
+	uint64_t now = now_ns();
+	if (stop_ended_ns && stop_ns < 1000000000u && now < stop_ended_ns + 2 * stop_ns)
+		tracer_serve_for(stop_ended_ns + 2 * stop_ns - now);
+}
+
 int tracer_attach(pid_t p)
 {
+	space_from_last_stop();
 	int err = tracee_open(p, false);
 	if (err < 0)
 		return err;
 	probes_prepare();	/* the slow part, while it runs */
+	stop_began_ns = now_ns();
 	/* Hold every thread as it reports, until tracer_start. */
 	tracee->stopping_world = true;
 	err = seize(p);
@@ -302,6 +319,12 @@ static void start_running(void)
 		tracee_release(t);
 	}
 	stats_set_threads(threads_count());
+	if (stop_began_ns) {	/* an attach's stop */
+		stop_ended_ns = now_ns();
+		stop_ns = stop_ended_ns - stop_began_ns;
+		stop_began_ns = 0;
+	}
+	kernels_scan_pending(tracee->pid);	/* the handles' values, read while it runs */
 }
 
 /* Jumps that wait for a thread to leave a function's first bytes (probes.h): the world runs a

@@ -311,6 +311,28 @@ bool tracer_traces(pid_t pid)
 	return false;
 }
 
+void tracer_serve_for(uint64_t ns)
+{
+	uint64_t until = now_ns() + ns, last_drain = 0;
+	struct tracee *was = tracee;
+	for (uint64_t now; (now = now_ns()) < until && tracee_live_count() > 0;) {
+		if (now - last_drain >= LR_DRAIN_NS) {
+			drain_all(now);
+			last_drain = now;
+		} else if (park_due(now)) {
+			poll_parks(now);
+		}
+		tracer_tick_every(park_hot(now) ? PARK_POLL_NS : LR_DRAIN_NS);
+		struct trace_stop e;
+		pid_t tid = event_wait(-1, 0, &e);	/* the tick ends the wait */
+		if (tid > 0)
+			dispatch(&e, now_ns());
+		else if (tid != -EINTR)
+			break;
+	}
+	tracee_select(was);
+}
+
 /* Detaches from every process still traced, the first one last (its detach may wait for it,
  * below). Returns the first error. */
 int tracer_detach_all(void)

@@ -45,6 +45,7 @@ struct kernels_state {
 	size_t n_vars, cap_vars;
 	uint64_t last_scan_ns;
 	bool unknown_since_scan;
+	bool added_since_scan;	/* variables of a module loaded since the last scan */
 };
 
 struct kernels_state *kernels_state_new(void)
@@ -213,6 +214,7 @@ void kernels_add_handle_var(const struct module *m, uint64_t var_addr, const cha
 		st->cap_vars = ncap;
 	}
 	st->vars[st->n_vars++] = (struct handle_var){ var_addr, m->id, name };
+	st->added_since_scan = true;
 }
 
 void kernels_forget_module(const struct module *m)
@@ -225,14 +227,20 @@ void kernels_forget_module(const struct module *m)
 	st->n_vars = kept;
 }
 
+void kernels_scan_pending(pid_t pid)
+{
+	if (tracee->kernels->added_since_scan)
+		kernels_scan_handle_vars(pid);
+}
+
 void kernels_scan_handle_vars(pid_t pid)
 {
 	struct kernels_state *st = tracee->kernels;
-	enum { BATCH = 64 };
-	uint64_t vals[BATCH];
-	struct mem_range r[BATCH];
+	enum { BATCH = MEM_READV_MAX };	/* one system call reads so many: libtorch_cuda.so has ~30,000 */
+	static uint64_t vals[BATCH];
+	static struct mem_range r[BATCH];
 	st->last_scan_ns = now_ns();
-	st->unknown_since_scan = false;
+	st->unknown_since_scan = st->added_since_scan = false;
 	for (size_t i = 0; i < st->n_vars; i += BATCH) {
 		int n = st->n_vars - i < BATCH ? (int)(st->n_vars - i) : BATCH;
 		for (int k = 0; k < n; k++)
@@ -256,7 +264,8 @@ int kernels_id_of(pid_t pid, uint64_t value)
 		return entry_id(e);
 	/* Unknown: maybe a handle made before we attached, whose static we have not read since
 	 * it was filled in. Rescan, but not more than once a second. */
-	if (st->n_vars && (!e || st->unknown_since_scan) && now_ns() - st->last_scan_ns > 1000000000ull) {
+	if (st->n_vars && (st->added_since_scan ||
+			   ((!e || st->unknown_since_scan) && now_ns() - st->last_scan_ns > 1000000000ull))) {
 		kernels_scan_handle_vars(pid);
 		if ((e = lookup(value)) && !e->unknown)
 			return entry_id(e);

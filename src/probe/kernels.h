@@ -33,11 +33,13 @@ void kernels_learn_from_stub(uint64_t value, uint64_t stub);	/* value is named a
 void kernels_learn_alias(uint64_t value, uint64_t known);	/* value is named as known is */
 
 /* A module's static `__handle` variables (found by module_scan.c; name: the kernel's, demangled,
- * kept by the caller for the session) are read by kernels_scan_handle_vars: at once, and
- * whenever an unknown handle is launched (at most once a second). */
+ * kept by the caller for the session) are read by kernels_scan_handle_vars: at the first
+ * launch of an unknown handle after they were added (or by kernels_scan_pending, once the
+ * program runs again after the stop that found them), then at most once a second. */
 void kernels_add_handle_var(const struct module *m, uint64_t var_addr, const char *name);
 void kernels_forget_module(const struct module *m);
 void kernels_scan_handle_vars(pid_t pid);
+void kernels_scan_pending(pid_t pid);
 void kernels_reset(void);
 
 /* The kernel's mangled name inside a nvcc device-stub symbol, e.g. from

@@ -298,10 +298,8 @@ static bool is_rtld(const struct module *m)
 static void learn_from_scan(struct module *m, const struct module_scan *ms, struct thread *t, uint64_t fn[2])
 {
 	struct probes_state *st = tracee->probes;
-	for (size_t i = 0; i < ms->n_handles; i++)
+	for (size_t i = 0; i < ms->n_handles; i++)	/* read once it runs (kernels_scan_pending) */
 		kernels_add_handle_var(m, m->start + ms->handles[i].off, ms->handles[i].name);
-	if (ms->n_handles)
-		kernels_scan_handle_vars(t->tid);
 	if (ms->fn[SCAN_FUNC_GET_NAME])
 		st->func_get_name = module_scan_addr(m, ms->fn[SCAN_FUNC_GET_NAME]);
 	if (ms->fn[SCAN_KERNEL_GET_NAME])
