@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "exit_codes.h"
 #include "procfs.h"
 #include "log.h"
 #include "seccomp.h"

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "arch.h"
-#include "cli.h"
+#include "exit_codes.h"
 #include "log.h"
 #include "seccomp_eval.h"
 
