@@ -36,6 +36,7 @@
 #include "probes.h"
 #include "reap.h"
 #include "rescue.h"
+#include "rescue_cycle.h"
 #include "seccomp.h"
 #include "session_state.h"
 #include "retfast.h"
@@ -391,6 +392,9 @@ int session_run(const struct options *opt)
 	session_set_waker(tracer_wake);
 	if (rescue_init() == 0)
 		tracer_install_crash_handler();
+	int guard = rescue_cycle_guard_start();
+	if (guard < 0)
+		log_debug("no guard against a tracer loop: %s", strerror(-guard));
 	code = get_target(opt, files[F_OUT].fd, &pid);
 	outfile_close(&files[F_OUT]);	/* the program has it now */
 	if (code != 0)
@@ -416,6 +420,7 @@ out_live:
 	trace_close();
 	timeline_close();
 out_metrics:
+	rescue_cycle_guard_stop();
 	metrics_server_stop();
 out_files:
 	for (int i = F_COUNT - 1; i >= 0; i--) {
