@@ -38,6 +38,7 @@
 #include "rescue.h"
 #include "rescue_cycle.h"
 #include "seccomp.h"
+#include "seccomp_watch.h"
 #include "session_state.h"
 #include "retfast.h"
 #include "stats.h"
@@ -347,7 +348,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 		return EXIT_FAILURE_;
 	if (!opt->pid && exited)
 		return exit_code;
-	return EXIT_OK;
+	return seccomp_watch_refused() ? EXIT_SECCOMP : EXIT_OK;	/* --gpu-time refused */
 }
 
 /* One session, acquired in order and released in reverse on one path: the outputs first (a

@@ -299,6 +299,7 @@ int rescue_watchdog_start(pid_t traced)
 		for (int i = 0; i < RESCUE_SLOTS; i++)
 			if (watchdog_pipe[i] >= 0)
 				close(watchdog_pipe[i]);
+		rescue_cycle_forked();
 		close(fds[1]);
 		watchdog_main(fds[0], traced);
 	}

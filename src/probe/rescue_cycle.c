@@ -24,6 +24,13 @@ bool rescue_cycle_seen(void)
 	return seen && __atomic_load_n(seen, __ATOMIC_ACQUIRE);
 }
 
+void rescue_cycle_forked(void)
+{
+	if (guard_pipe >= 0)
+		close(guard_pipe);
+	guard_pipe = -1;
+}
+
 bool rescue_cycle_is_guard(pid_t pid)
 {
 	return guard_pid > 0 && pid == guard_pid;
@@ -126,6 +133,9 @@ void rescue_cycle_guard_stop(void)
 {
 	if (guard_pipe < 0)
 		return;
+	char bye = 1;	/* a byte, not only EOF: a child forked since may hold the pipe too */
+	if (write(guard_pipe, &bye, 1) < 0)
+		(void)0;
 	close(guard_pipe);
 	guard_pipe = -1;
 	while (waitpid(guard_pid, NULL, __WALL) < 0 && errno == EINTR)

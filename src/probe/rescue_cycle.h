@@ -21,6 +21,9 @@ int rescue_cycle_guard_start(void);
 /* Ends the guard (a clean end of the session). */
 void rescue_cycle_guard_stop(void);
 bool rescue_cycle_is_guard(pid_t pid);	/* gputop's guard, not a process of the program's */
+/* In a child of gputop that lives on (a watchdog): gputop's end of the guard's pipe closed, so
+ * that the guard sees gputop's death. */
+void rescue_cycle_forked(void);
 /* In a watchdog, at each look: the guard saw the loop; put the program back now. */
 bool rescue_cycle_seen(void);
 
