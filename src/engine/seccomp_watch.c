@@ -44,7 +44,7 @@ static void parks_never(const struct seccomp_refusal *why, enum seccomp_verdict 
 	seccomp_refusal_describe(why, text, sizeof text);
 	log_warn("%d: %s%s, a call of %s: the stubs park no more in %d (a kernel launched for the "
 		 "first time is counted and named only where its loading named it; --stacks takes no "
-		 "stack at such calls)", tracee->pid, text,
+		 "stack at such calls; a full ring drops and counts at once)", tracee->pid, text,
 		 v == SECCOMP_UNKNOWN ? " (--trust-seccomp parks anyway)" : "",
 		 seccomp_feature_calls(SECCOMP_PARK)->what, tracee->pid);
 }

@@ -6,7 +6,8 @@
  *     every SECCOMP_WATCH_SWEEP_NS (a filter a thread installs later: seen within that time).
  *     Until a thread is shown, or for good once one is shown to refuse, the stubs do not park
  *     (the ring's `present` word at 0: a kernel's first launch is counted and goes on, named
- *     only where its loading named it; --stacks takes no stack at such calls);
+ *     only where its loading named it; --stacks takes no stack at such calls; a full ring or
+ *     call table is not waited for, sched_yield being the waits' call);
  *   - --gpu-time's loading: refused for a process whose loading thread's filter refuses a call
  *     of it (said; no GPU time there; gputop's exit status in attach mode is 9). */
 #ifndef GPUTOP_SECCOMP_WATCH_H

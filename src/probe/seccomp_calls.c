@@ -39,10 +39,14 @@ static const struct seccomp_call call_return[] = {
 	CALL(SYS_getpid),
 };
 
-/* arch/x86_64_launch.S, arch_park: its tid for gputop, then 1 ms waits on its slot's word. */
+/* arch/x86_64_launch.S, arch_park: its tid for gputop, then 1 ms waits on its slot's word. The
+ * same `present` word that holds the park holds the stubs' waits for room in a full ring or
+ * call table (YIELD): their sched_yield is this feature's too, until those waits go (a full
+ * ring then drops and counts at once: drop the row with them). */
 static const struct seccomp_call park[] = {
 	CALL(SYS_gettid),
 	CALL(SYS_futex, AT, FUTEX_WAIT_PRIVATE, 1, AT + 64, 0, 0),
+	CALL(SYS_sched_yield),
 };
 
 static const struct seccomp_call gpu_time[] = {
@@ -89,7 +93,7 @@ static const struct seccomp_call gpu_time[] = {
 static const struct seccomp_feature_calls features[SECCOMP_FEATURES] = {
 	FEATURE(SECCOMP_INJECT, "the mmap and munmap calls gputop must make it run", inject),
 	FEATURE(SECCOMP_CALL_RETURN, "the getpid through which a call gputop makes there returns", call_return),
-	FEATURE(SECCOMP_PARK, "the stubs' park (a kernel's first launch, --stacks)", park),
+	FEATURE(SECCOMP_PARK, "the stubs' park (a kernel's first launch, --stacks) and waits for room", park),
 	FEATURE(SECCOMP_GPU_TIME, "loading --gpu-time's library and CUPTI", gpu_time),
 };
 
@@ -110,7 +114,7 @@ const char *seccomp_call_name(long nr, char *buf, size_t size)
 		{ SYS_set_robust_list, "set_robust_list" }, { SYS_prctl, "prctl" },
 		{ SYS_getdents64, "getdents64" }, { SYS_clock_nanosleep, "clock_nanosleep" },
 		{ SYS_nanosleep, "nanosleep" }, { SYS_brk, "brk" }, { SYS_madvise, "madvise" },
-		{ SYS_exit, "exit" },
+		{ SYS_exit, "exit" }, { SYS_sched_yield, "sched_yield" },
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (names[i].nr == nr)

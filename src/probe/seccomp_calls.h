@@ -16,7 +16,8 @@ enum seccomp_feature {
 	SECCOMP_CALL_RETURN,	/* a function gputop calls in a thread (cuFuncGetName, dlopen)
 				 * returns through a getpid (xol.c); refused: through an int3 */
 	SECCOMP_PARK,		/* the stubs' park (arch_park: a kernel's first launch, --stacks):
-				 * gettid, futex; refused: the stubs never park in that process */
+				 * gettid, futex; their waits for room: sched_yield; refused: the
+				 * stubs never park nor wait in that process */
 	SECCOMP_GPU_TIME,	/* --gpu-time: dlopen of libgputop-gpu.so, its thread, CUPTI's
 				 * loading; refused: no GPU time for that process */
 	SECCOMP_FEATURES

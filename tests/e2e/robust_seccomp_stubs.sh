@@ -24,7 +24,7 @@ need_bin rb_seccomp sim/libcudart.so.13 simdrv/libcuda.so.1
 need_gputop
 [ "$(id -u)" -eq 0 ] || skip "needs root: gputop reads the program's filters with CAP_SYS_ADMIN"
 P=$BIN/rb_seccomp
-PARKS='its seccomp filter 1 of 1 \(newest first, [0-9]+ BPF instructions, thread [0-9]+\) answers SECCOMP_RET_KILL_PROCESS to %s, a call of the stubs. park \(a kernel.s first launch, --stacks\): the stubs park no more in [0-9]+'
+PARKS='its seccomp filter 1 of 1 \(newest first, [0-9]+ BPF instructions, thread [0-9]+\) answers SECCOMP_RET_KILL_PROCESS to %s, a call of the stubs. park \(a kernel.s first launch, --stacks\) and waits for room: the stubs park no more in [0-9]+'
 
 # done_line FILTER: what rb_seccomp prints at its end.
 done_line() {

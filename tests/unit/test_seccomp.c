@@ -182,6 +182,9 @@ static void test_features(void)
 	      !feature_refused(SECCOMP_INJECT, gettid, LEN(gettid)) &&
 		      !feature_refused(SECCOMP_CALL_RETURN, gettid, LEN(gettid)));
 	check("a filter killing futex refuses the park", feature_refused(SECCOMP_PARK, futex, LEN(futex)) == SYS_futex);
+	static const struct sock_filter yield[] = KILL_ONE(SYS_sched_yield);
+	check("a filter killing sched_yield refuses the stubs' waits (the park's feature)",
+	      feature_refused(SECCOMP_PARK, yield, LEN(yield)) == SYS_sched_yield);
 	check("a filter killing openat refuses --gpu-time only, at openat",
 	      feature_refused(SECCOMP_GPU_TIME, openat, LEN(openat)) == SYS_openat &&
 		      !feature_refused(SECCOMP_PARK, openat, LEN(openat)));
