@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "exit_codes.h"	/* the statuses cli_parse's caller exits with */
+
 #define CLI_MAX_PIDS 64
 
 struct options {
@@ -39,22 +41,6 @@ struct options {
 	bool gpu_time;		/* --gpu-time: kernels' GPU time from CUPTI, loaded into the program */
 	double json_interval_s;	/* --json-interval SECONDS FILE; 0 = no */
 	const char *json_interval_path;
-};
-
-/* Exit statuses (man/gputop.1, EXIT STATUS). In launch mode gputop exits with the program's. */
-enum exit_code {
-	EXIT_OK = 0,
-	EXIT_FAILURE_ = 1,	/* an error while tracing */
-	EXIT_USAGE = 2,		/* bad command line */
-	EXIT_NO_PROCESS = 3,	/* no such process, or not a process that can be traced */
-	EXIT_PERMISSION = 4,	/* not permitted to trace it */
-	EXIT_NO_PROGRAM = 5,	/* the program to launch does not exist or is not executable */
-	EXIT_OUTPUT = 6,	/* --json/--trace/--json-interval file cannot be written, or
-				 * --listen cannot listen */
-	EXIT_NO_CUDA = 7,	/* the program never loaded CUDA before -n/--timeout ran out */
-	EXIT_BUSY = 8,		/* another tracer (gdb, strace, ...) already traces it */
-	EXIT_SECCOMP = 9,	/* a seccomp filter forbids, or gputop cannot show that it allows,
-				 * the system calls gputop makes the program run */
 };
 
 /* Parses argv into opt. Prints --help/--version itself and returns 1 (exit 0);

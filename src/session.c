@@ -31,12 +31,15 @@
 #include "json_interval.h"
 #include "metrics_server.h"
 #include "launch_check.h"
+#include "outfile.h"
 #include "launchring.h"
 #include "log.h"
 #include "probes.h"
 #include "reap.h"
 #include "rescue.h"
+#include "rescue_cycle.h"
 #include "seccomp.h"
+#include "seccomp_watch.h"
 #include "session_state.h"
 #include "retfast.h"
 #include "stats.h"
@@ -45,55 +48,6 @@
 #include "timeline.h"
 #include "tracer.h"
 #include "ui.h"
-
-/* An output file named on the command line: opened before attaching, so a path that cannot be
- * written is refused before anything happens, and removed again if the session never starts. */
-struct output {
-	const char *path;
-	int fd;
-	bool created;
-};
-
-static int output_open(struct output *o, const char *what)
-{
-	o->fd = -1;
-	if (!o->path || strcmp(o->path, "-") == 0)
-		return 0;
-	/* O_NOFOLLOW: in a shared directory a planted symlink must not redirect our write.
-	 * O_NONBLOCK: opening a FIFO for writing would wait for a reader forever. */
-	o->fd = open(o->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	o->created = o->fd >= 0;
-	if (o->fd < 0 && errno == EEXIST) {
-		o->fd = open(o->path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (o->fd < 0 && errno == ENXIO)
-			errno = EINVAL;	/* a FIFO nobody reads, or a socket */
-	}
-	struct stat st;
-	if (o->fd >= 0 && (fstat(o->fd, &st) < 0 || !S_ISREG(st.st_mode))) {
-		close(o->fd);
-		o->fd = -1;
-		errno = EINVAL;
-	}
-	if (o->fd >= 0)
-		fcntl(o->fd, F_SETFL, fcntl(o->fd, F_GETFL) & ~O_NONBLOCK);
-	if (o->fd < 0) {
-		log_error("cannot write %s file '%s': %s", what, o->path,
-			  errno == ELOOP ? "it is a symbolic link" : errno == EINVAL ? "not a regular file"
-										 : strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static void output_discard(struct output *o)
-{
-	if (o->fd < 0)
-		return;
-	close(o->fd);
-	if (o->created)
-		unlink(o->path);
-	o->fd = -1;
-}
 
 /* What an output file gets: the snapshot of every process, written by a presenter. */
 struct output_writer {
@@ -113,7 +67,7 @@ static int json_writer(FILE *f, const struct output_writer *w, const struct stat
 }
 
 /* Replaces the file's contents with what w writes of a fresh snapshot; closes it. */
-static int write_output(struct output *o, const struct output_writer *w)
+static int write_output(struct outfile *o, const struct output_writer *w)
 {
 	struct stats_snapshot snap;
 	if (stats_snapshot(&snap) < 0)
@@ -135,12 +89,12 @@ static int write_output(struct output *o, const struct output_writer *w)
 	return err;
 }
 
-static int write_folded(struct output *o, int metric)
+static int write_folded(struct outfile *o, int metric)
 {
 	return write_output(o, &(struct output_writer){ .write = folded_writer, .metric = metric });
 }
 
-static int write_json(struct output *o, const struct report_info *info)
+static int write_json(struct outfile *o, const struct report_info *info)
 {
 	return write_output(o, &(struct output_writer){ .write = json_writer, .info = info });
 }
@@ -323,109 +277,54 @@ static int get_target(const struct options *opt, int output_fd, pid_t *pid)
 	return target_launch(opt->argv, output_fd, pid);
 }
 
-int session_run(const struct options *opt)
-{
-	struct output json = { .path = opt->json_path }, trace = { .path = opt->trace_path };
-	struct output prog_out = { .path = opt->output_path };
-	struct output folded = { .path = opt->folded_path }, timeline = { .path = opt->timeline_path };
-	pid_t pid = 0;
-	int code;
+/* The output files of the command line, in the order they are opened. */
+enum { F_JSON, F_TRACE, F_FOLDED, F_TIMELINE, F_OUT, F_COUNT };
 
+/* Settings that hold for the whole session, before anything is opened. */
+static void configure(const struct options *opt)
+{
 	log_set_quiet(opt->quiet);
 	seccomp_set_trust(opt->trust_seccomp);
 	config.stack_depth = opt->stack_depth;
 	config.stacks = opt->stacks;
 	config.no_int3 = opt->no_int3;
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
-	/* AT_SECURE: the kernel says this exec gained privilege, which also covers file
-	 * capabilities (setcap cap_sys_ptrace+ep), where the ids stay the user's. */
-	if (geteuid() != getuid() || getegid() != getgid() || getauxval(AT_SECURE)) {
-		log_error("refusing to run set-uid, set-gid or with file capabilities: gputop must not "
-			  "have more privilege than you");
-		return EXIT_PERMISSION;
-	}
-	if (!opt->pid && (code = launch_check(opt->argv[0])) != 0)
-		return code;
-	if (opt->gpu_time && gpu_time_check() < 0)
-		return EXIT_FAILURE_;
-	if (output_open(&json, "--json") < 0 || output_open(&trace, "--trace") < 0 ||
-	    output_open(&folded, "--folded") < 0 || output_open(&timeline, "--timeline") < 0 ||
-	    output_open(&prog_out, "-o") < 0) {
-		output_discard(&json);
-		output_discard(&trace);
-		output_discard(&folded);
-		output_discard(&timeline);
-		return EXIT_OUTPUT;
-	}
-	if ((opt->json_interval_path && json_interval_check(opt->json_interval_path) < 0) ||
-	    (opt->listen && metrics_server_start(opt->listen, opt->delay_s,
-						 (size_t)opt->metrics_top_kernels) < 0)) {
-		output_discard(&json);
-		output_discard(&trace);
-		output_discard(&prog_out);
-		return EXIT_OUTPUT;
-	}
-	if (prog_out.fd >= 0 && ftruncate(prog_out.fd, 0) < 0) {
-		log_error("cannot write -o file '%s': %s", prog_out.path, strerror(errno));
-		return EXIT_OUTPUT;
-	}
-	if (arch_init() < 0 || stats_init() < 0) {
-		log_error("out of memory");
-		return EXIT_FAILURE_;
-	}
-	tracer_init();
-	tracer_install_signal_handlers();
-	session_set_waker(tracer_wake);
-	if (rescue_init() == 0)
-		tracer_install_crash_handler();
-	code = get_target(opt, prog_out.fd, &pid);
-	if (prog_out.fd >= 0)
-		close(prog_out.fd);
-	if (code != 0) {
-		metrics_server_stop();
-		output_discard(&json);
-		output_discard(&trace);
-		output_discard(&folded);
-		output_discard(&timeline);
-		if (prog_out.created)
-			unlink(prog_out.path);
-		return code;
-	}
-	char command[256];
-	uint64_t start_ns = now_ns();
-	proc_command(pid, command, sizeof command);
-	session_set_started(pid, !opt->pid, start_ns, command);
+}
+
+/* AT_SECURE: the kernel says this exec gained privilege, which also covers file capabilities
+ * (setcap cap_sys_ptrace+ep), where the ids stay the user's. */
+static bool privileged(void)
+{
+	if (geteuid() == getuid() && getegid() == getgid() && !getauxval(AT_SECURE))
+		return false;
+	log_error("refusing to run set-uid, set-gid or with file capabilities: gputop must not "
+		  "have more privilege than you");
+	return true;
+}
+
+/* The outputs that are written as the session goes: --trace (reopened through our descriptor,
+ * not by name: the name was checked, no symbolic link, when it was opened, and may have been
+ * replaced since) and --timeline. */
+static void open_live_outputs(const struct options *opt, struct outfile *files, pid_t pid)
+{
+	struct outfile *trace = &files[F_TRACE], *timeline = &files[F_TIMELINE];
 	if (opt->trace_path) {
-		/* Reopened through our descriptor, not by name: the name was checked (no symbolic
-		 * link) when it was opened, and may have been replaced since. */
 		char via_fd[64];
-		if (trace.fd >= 0)
-			snprintf(via_fd, sizeof via_fd, "/proc/self/fd/%d", trace.fd);
-		trace_open(trace.fd >= 0 ? via_fd : opt->trace_path);
-		if (trace.fd >= 0)
-			close(trace.fd), trace.fd = -1;
+		if (trace->fd >= 0)
+			snprintf(via_fd, sizeof via_fd, "/proc/self/fd/%d", trace->fd);
+		trace_open(trace->fd >= 0 ? via_fd : opt->trace_path);
+		outfile_close(trace);
 	}
-	tracer_set_follow(opt->pid ? opt->children : !opt->no_follow);
-	if (timeline.fd >= 0 && timeline_open(timeline.fd, (uint64_t)(opt->timeline_max_mb * 1048576), pid) < 0)
-		log_warn("cannot write the timeline '%s': out of memory", timeline.path);
-	int err = tracer_start(!opt->pid, opt->max_overhead);
-	if (err < 0) {
-		timeline_close();
-		output_discard(&timeline);
-		metrics_server_stop();
-		output_discard(&json);
-		output_discard(&folded);
-		return start_failed(opt, pid, err);
-	}
-	if ((code = attach_more(opt)) != 0) {
-		metrics_server_stop();
-		tracer_detach_all();
-		timeline_close();
-		output_discard(&timeline);
-		output_discard(&json);
-		output_discard(&folded);
-		return code;
-	}
+	if (timeline->fd >= 0 &&
+	    timeline_open(timeline->fd, (uint64_t)(opt->timeline_max_mb * 1048576), pid) < 0)
+		log_warn("cannot write the timeline '%s': out of memory", timeline->path);
+}
+
+/* The session proper, every process held: the UI, the loop, then the summaries. Returns
+ * gputop's exit status. */
+static int trace_and_report(const struct options *opt, struct outfile *files, pid_t pid,
+			    uint64_t start_ns, const char *command)
+{
 	devices_watch(pid, !opt->pid);
 	devices_start(config.nvml_poll_ms);	/* no thread: no meters, tracing goes on */
 	session_report = (struct report_info){ .pid = pid, .command = command, .launched = !opt->pid };
@@ -449,7 +348,7 @@ int session_run(const struct options *opt)
 	pthread_t ui;
 	bool ui_running = mode != UI_SUMMARY && start_ui(opt, &ui) == 0;
 
-	err = tracer_loop(timeout, true);
+	int err = tracer_loop(timeout, true);
 	rescue_watchdog_stop();
 	devices_stop();		/* the GPUs' last figures, before the UI shows the final ones */
 	mark_ended();
@@ -467,10 +366,7 @@ int session_run(const struct options *opt)
 		log_info("detached from %d", pid);
 	trace_close();
 	timeline_close();
-	if (timeline.fd >= 0)
-		close(timeline.fd);
-	if (folded.fd >= 0 && write_folded(&folded, opt->folded_metric) < 0 && !exited)
-		return EXIT_OUTPUT;
+	bool output_failed = files[F_FOLDED].fd >= 0 && write_folded(&files[F_FOLDED], opt->folded_metric) < 0;
 	struct devices_snapshot devices;
 	devices_snapshot(&devices);
 	struct report_info info = {
@@ -481,9 +377,9 @@ int session_run(const struct options *opt)
 		.stops_per_return = retfast_used() ? 0 : 1,
 		.stops_per_launch = launchring_used() ? 0 : 1,
 	};
-	bool json_failed = json.fd >= 0 && write_json(&json, &info) < 0;
-	json_failed |= json_interval_stop(&info) < 0;
-	if (json_failed && !exited)
+	output_failed |= files[F_JSON].fd >= 0 && write_json(&files[F_JSON], &info) < 0;
+	output_failed |= json_interval_stop(&info) < 0;
+	if (output_failed && !exited)
 		return EXIT_OUTPUT;
 	if (tracer_timed_out_without_cuda()) {
 		log_error("%d never loaded a CUDA library", pid);
@@ -493,5 +389,89 @@ int session_run(const struct options *opt)
 		return EXIT_FAILURE_;
 	if (!opt->pid && exited)
 		return exit_code;
-	return EXIT_OK;
+	return seccomp_watch_refused() ? EXIT_SECCOMP : EXIT_OK;	/* --gpu-time refused */
+}
+
+/* One session, acquired in order and released in reverse on one path: the outputs first (a
+ * path that cannot be written is refused before anything runs), the metrics endpoint, the
+ * program, the live outputs. A session that never starts removes the files it made. */
+int session_run(const struct options *opt)
+{
+	struct outfile files[F_COUNT] = {
+		[F_JSON] = { .path = opt->json_path, .what = "--json" },
+		[F_TRACE] = { .path = opt->trace_path, .what = "--trace" },
+		[F_FOLDED] = { .path = opt->folded_path, .what = "--folded" },
+		[F_TIMELINE] = { .path = opt->timeline_path, .what = "--timeline" },
+		[F_OUT] = { .path = opt->output_path, .what = "-o" },
+	};
+	bool started = false;	/* the files stay */
+	pid_t pid = 0;
+	int code;
+
+	configure(opt);
+	if (privileged())
+		return EXIT_PERMISSION;
+	if (!opt->pid && (code = launch_check(opt->argv[0])) != 0)
+		return code;
+	if (opt->gpu_time && gpu_time_check() < 0)
+		return EXIT_FAILURE_;
+	if (outfile_open_all(files, F_COUNT) < 0)
+		return EXIT_OUTPUT;
+	code = EXIT_OUTPUT;
+	if (opt->json_interval_path && json_interval_check(opt->json_interval_path) < 0)
+		goto out_files;
+	if (opt->listen && metrics_server_start(opt->listen, opt->delay_s, (size_t)opt->metrics_top_kernels) < 0)
+		goto out_files;
+	if (files[F_OUT].fd >= 0 && ftruncate(files[F_OUT].fd, 0) < 0) {
+		log_error("cannot write -o file '%s': %s", files[F_OUT].path, strerror(errno));
+		goto out_metrics;
+	}
+	code = EXIT_FAILURE_;
+	if (arch_init() < 0 || stats_init() < 0) {
+		log_error("out of memory");
+		goto out_metrics;
+	}
+	tracer_init();
+	tracer_install_signal_handlers();
+	session_set_waker(tracer_wake);
+	if (rescue_init() == 0)
+		tracer_install_crash_handler();
+	int guard = rescue_cycle_guard_start();
+	if (guard < 0)
+		log_debug("no guard against a tracer loop: %s", strerror(-guard));
+	code = get_target(opt, files[F_OUT].fd, &pid);
+	outfile_close(&files[F_OUT]);	/* the program has it now */
+	if (code != 0)
+		goto out_metrics;
+	char command[256];
+	uint64_t start_ns = now_ns();
+	proc_command(pid, command, sizeof command);
+	session_set_started(pid, !opt->pid, start_ns, command);
+	open_live_outputs(opt, files, pid);
+	tracer_set_follow(opt->pid ? opt->children : !opt->no_follow);
+	int err = tracer_start(!opt->pid, opt->max_overhead);
+	if (err < 0) {
+		code = start_failed(opt, pid, err);
+		goto out_live;
+	}
+	if ((code = attach_more(opt)) != 0) {
+		tracer_detach_all();
+		goto out_live;
+	}
+	started = true;
+	code = trace_and_report(opt, files, pid, start_ns, command);
+out_live:
+	trace_close();
+	timeline_close();
+out_metrics:
+	rescue_cycle_guard_stop();
+	metrics_server_stop();
+out_files:
+	for (int i = F_COUNT - 1; i >= 0; i--) {
+		if (started)
+			outfile_close(&files[i]);
+		else
+			outfile_discard(&files[i]);
+	}
+	return code;
 }

@@ -48,6 +48,9 @@ struct tracee {
 	bool no_cuda_timeout;		/* the timeout came before any CUDA library */
 	uint64_t maps_hash;		/* --no-int3: its executable mappings, as engine/libwatch.c
 					 * last saw them */
+	uint8_t parks;			/* may the stubs park (engine/seccomp_watch.c, its enum) */
+	uint64_t parks_ring;		/* the ring that verdict is of */
+	uint64_t seccomp_swept_ns;	/* the last look at its threads' seccomp filters */
 
 	/* The other modules' parts: only the module named looks inside its own. */
 	struct threads_state *threads;		/* base/threads.c: the thread table */

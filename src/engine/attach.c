@@ -30,6 +30,7 @@
 #include "probes.h"
 #include "rescue.h"
 #include "retfast.h"
+#include "seccomp_watch.h"
 #include "session_state.h"
 #include "stats.h"
 #include "symbols.h"
@@ -243,6 +244,7 @@ int tracer_setup_image(struct thread *t)
 	t0 = now_ns();
 	err = probes_refresh(t);
 	log_debug("%d: probes planted in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
+	seccomp_watch_review(now_ns());	/* may its stubs park: every thread held, looked at */
 	return err;
 }
 

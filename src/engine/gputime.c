@@ -32,6 +32,7 @@
 #include "hit.h"
 #include "log.h"
 #include "memory.h"
+#include "seccomp_watch.h"
 #include "stats.h"
 #include "symbols.h"
 #include "threads.h"
@@ -239,7 +240,8 @@ void gputime_at_stop(struct thread *t)
 		st->phase = GPUTIME_DONE;
 		return;
 	}
-	if (load(t, cupti, &handle, &shared, &flush) < 0 || !(st->ring = gputime_ring_new(tracee->pid, shared))) {
+	if (seccomp_watch_gpu_time(t) < 0 || load(t, cupti, &handle, &shared, &flush) < 0 ||
+	    !(st->ring = gputime_ring_new(tracee->pid, shared))) {
 		st->phase = GPUTIME_DONE;
 		return;
 	}

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "procfs.h"
 #include "probes.h"
+#include "seccomp_watch.h"
 #include "session_state.h"
 #include "threads.h"
 #include "tracee.h"
@@ -30,6 +32,7 @@ static void refresh_held(void)
 			session_set_cuda_seen();
 	}
 	tracee->stopping_world = false;
+	seccomp_watch_review(now_ns());	/* a ring made now: its threads, still held, looked at */
 	uint32_t it = 0;
 	for (struct thread *t; (t = threads_iter(&it));) {
 		t->want_stop = false;

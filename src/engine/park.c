@@ -13,6 +13,7 @@
 #include "hit.h"
 #include "launchpark.h"
 #include "launchring.h"
+#include "seccomp_watch.h"
 #include "stub_layout.h"
 #include "threads.h"
 
@@ -24,6 +25,7 @@ static uint64_t hot_until, last_poll;
 void park_poll(uint64_t now)
 {
 	struct lr_parked p[LR_PARK_SLOTS];
+	seccomp_watch_sweep(now);	/* may the stubs park at all */
 	int n = launchpark_waiting(p);
 	if (n || (!last_poll && launchring_base()))
 		hot_until = now + PARK_HOT_NS;
@@ -52,6 +54,7 @@ bool park_on_stop(struct thread *t, uint64_t now)
 	arch_regs_t r, at;
 	uint64_t sp;
 	int slot;
+	seccomp_watch_on_stop(t, now);	/* a new thread, or one asked for a look at its filters */
 	if (!t->park_asked)
 		return false;
 	t->park_asked = false;

@@ -18,7 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "exit_codes.h"
+#include "fdlimit.h"
 #include "procfs.h"
 #include "log.h"
 #include "seccomp.h"
@@ -204,6 +205,7 @@ int target_launch(char **argv, int output_fd, pid_t *pid_out)
 		/* The program gets the signal state it would have had without gputop (an inherited
 		 * SIG_IGN stays, e.g. SIGHUP under nohup; gputop's own handlers go). */
 		tracer_restore_signal_state();
+		fdlimit_restore();	/* --listen raised gputop's */
 		close(pipefd[0]);
 		if (output_fd >= 0 && (dup2(output_fd, STDOUT_FILENO) < 0 || dup2(output_fd, STDERR_FILENO) < 0))
 			_exit(127);

@@ -22,6 +22,7 @@
 #include "memory.h"
 #include "probes.h"
 #include "retfast.h"
+#include "seccomp_watch.h"
 #include "session_state.h"
 #include "stats.h"
 #include "test_crash.h"
@@ -46,6 +47,7 @@ static void on_rtld_hit(struct thread *t)
 		return;
 	bool had_cuda = probes_cuda_seen();
 	probes_refresh(t);
+	seccomp_watch_review(now_ns());	/* a ring made now parks once its threads are looked at */
 	if (!had_cuda && probes_cuda_seen())
 		session_set_cuda_seen();
 }

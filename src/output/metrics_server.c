@@ -1,11 +1,12 @@
 /* metrics_server.c — --listen (metrics_server.h): the listening socket, libmicrohttpd's daemon
- * (one thread, epoll) and the publisher thread that renders the figures every refresh. HTTP
+ * (one thread, epoll, its limits against slow and idle clients) and the publisher thread that renders the figures every refresh. HTTP
  * itself is libmicrohttpd's: this file only says which path answers with what. Requests read
  * the last rendered text under a lock held for a copy; only the publisher takes snapshots. */
 #define _GNU_SOURCE
 #include "metrics_server.h"
 #include "clock.h"
 #include "config.h"
+#include "fdlimit.h"
 #include "log.h"
 #include "mhd_lib.h"
 #include "openmetrics.h"
@@ -282,7 +283,7 @@ static int open_listen_socket(const char *addr, char *where, size_t where_len)
 		int one = 1;
 		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
 		if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-				bind(fd, a->ai_addr, a->ai_addrlen) < 0 || listen(fd, 64) < 0)) {
+				bind(fd, a->ai_addr, a->ai_addrlen) < 0 || listen(fd, METRICS_BACKLOG) < 0)) {
 			err = -errno;
 			close(fd);
 			fd = -1;
@@ -331,6 +332,15 @@ int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
 	if (fd < 0)
 		return fd;
 	server.listen_fd = fd;
+	/* Room for the connections (the program gputop starts gets the limit back, target.c). */
+	long files = fdlimit_raise(METRICS_MAX_CONNECTIONS + METRICS_RESERVED_FILES);
+	unsigned int connections = files > 2 * METRICS_RESERVED_FILES ? (unsigned int)(files - METRICS_RESERVED_FILES)
+								    : (unsigned int)files / 2;
+	if (connections > METRICS_MAX_CONNECTIONS)
+		connections = METRICS_MAX_CONNECTIONS;
+	unsigned int per_address = connections * 3 / 4 < METRICS_MAX_PER_ADDRESS ? connections * 3 / 4
+										  : METRICS_MAX_PER_ADDRESS;
+	log_debug("metrics: at most %u connections, %u from one address", connections, per_address);
 	server.refresh_s = refresh_s > 0 ? refresh_s : 1;
 	server.top_kernels = top_kernels;
 	server.stopping = false;
@@ -351,7 +361,8 @@ int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
 		on_request, NULL,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 		MHD_OPTION_LISTEN_SOCKET, fd,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_MAX_CONNECTIONS,
+		MHD_OPTION_CONNECTION_LIMIT, connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_REQUEST_BYTES,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_IDLE_SECONDS,
 		MHD_OPTION_END);

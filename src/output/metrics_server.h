@@ -7,8 +7,15 @@
 
 #include <stddef.h>
 
-/* Limits that hold against slow or hostile clients (documented in gputop(1)). */
-#define METRICS_MAX_CONNECTIONS	32	/* more wait in the listen queue (64) */
+/* Limits that hold against slow or hostile clients (documented in gputop(1)). Connections are
+ * cheap (one epoll thread, a request's memory only once it comes): many of them, so that
+ * half-open or idle ones (slowloris, a flood) leave room for a scraper; no single address takes
+ * them all, so that a scraper from another one always gets in. */
+#define METRICS_MAX_CONNECTIONS	4096	/* at most; fewer where gputop may not open that many
+					 * files; more wait in the listen queue */
+#define METRICS_MAX_PER_ADDRESS	3072	/* from one client address */
+#define METRICS_BACKLOG		4096	/* the listen queue (the kernel may cap it: somaxconn) */
+#define METRICS_RESERVED_FILES	256	/* files kept for gputop's own work */
 #define METRICS_REQUEST_BYTES	16384	/* request line and headers; larger: 431/413, closed */
 #define METRICS_IDLE_SECONDS	10	/* a connection silent this long is closed */
 

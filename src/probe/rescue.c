@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 #include "arch.h"
 #include "log.h"
+#include "rescue_cycle.h"
 
 #define CODE_MAX 8192
 #define FRAME_MAX 8192
@@ -239,6 +241,9 @@ int rescue_restore_all(void)
 
 /* ---- the watchdog ------------------------------------------------------------------------ */
 
+/* Waits for gputop's goodbye (a byte) or its end (EOF), looking every RESCUE_CYCLE_LOOK_MS
+ * whether the guard saw gputop held by a tracer it traces (rescue_cycle.h): the program's code
+ * is then put back at once, while gputop still holds it, before the guard kills gputop. */
 static void watchdog_main(int pipe_rd, pid_t traced)
 {
 	char byte;
@@ -247,6 +252,17 @@ static void watchdog_main(int pipe_rd, pid_t traced)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	struct pollfd pf = { .fd = pipe_rd, .events = POLLIN };
+	bool put_back = false;
+	for (;;) {
+		int r = poll(&pf, 1, RESCUE_CYCLE_LOOK_MS);
+		if (r > 0 || (r < 0 && errno != EINTR))
+			break;
+		if (r == 0 && !put_back && rescue_cycle_seen()) {
+			put_back = true;
+			rescue_restore();	/* no int3 of gputop's is met once it is dead */
+		}
+	}
 	ssize_t n;
 	while ((n = read(pipe_rd, &byte, 1)) < 0 && errno == EINTR)
 		;
@@ -256,7 +272,7 @@ static void watchdog_main(int pipe_rd, pid_t traced)
 	if (kill(traced, 0) == 0 || errno == EPERM) {
 		int failed = rescue_restore();
 		const char msg[] = "gputop: watchdog: gputop died; restored the traced program's code\n";
-		if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0 || failed)
+		if ((!put_back && write(STDERR_FILENO, msg, sizeof msg - 1) < 0) || failed)
 			_exit(1);
 	}
 	_exit(0);
@@ -283,6 +299,7 @@ int rescue_watchdog_start(pid_t traced)
 		for (int i = 0; i < RESCUE_SLOTS; i++)
 			if (watchdog_pipe[i] >= 0)
 				close(watchdog_pipe[i]);
+		rescue_cycle_forked();
 		close(fds[1]);
 		watchdog_main(fds[0], traced);
 	}
@@ -294,6 +311,8 @@ int rescue_watchdog_start(pid_t traced)
 
 bool rescue_is_watchdog(pid_t pid)
 {
+	if (rescue_cycle_is_guard(pid))
+		return true;
 	for (int i = 0; i < RESCUE_SLOTS; i++)
 		if (watchdog_pipe[i] >= 0 && watchdog_pid[i] == pid)
 			return true;

@@ -50,7 +50,7 @@ int rescue_restore_all(void);	/* every slot's */
  * goodbye (rescue_watchdog_stop), restores the program. */
 int rescue_watchdog_start(pid_t traced);
 void rescue_watchdog_stop(void);
-bool rescue_is_watchdog(pid_t pid);	/* one of gputop's watchdogs, not the program's */
+bool rescue_is_watchdog(pid_t pid);	/* one of gputop's watchdogs (or its guard, rescue_cycle.h) */
 
 /* The crash handler: restore, let detach() let go of the threads we hold, die of the same
  * signal. Call it from the tracer thread: a crash in another thread asks that one (with

@@ -1,17 +1,20 @@
-/* seccomp.c — may gputop make the program run a system call (seccomp.h)? What gputop can show:
+/* seccomp.c — may gputop make the program run a feature's system calls (seccomp.h, the table in
+ * seccomp_calls.c)? What gputop can show, thread by thread:
  *   - the thread runs under no filter (Seccomp: 0 in /proc/TID/status): allowed;
  *   - strict mode (Seccomp: 1): only read, write, exit and sigreturn run: never;
  *   - filters gputop can read (PTRACE_SECCOMP_GET_FILTER: gputop has CAP_SYS_ADMIN and runs
- *     under no filter itself; the thread is held): every filter of the thread is run on the very
- *     call (seccomp_eval.c), as the kernel would; allowed when the answer is SECCOMP_RET_ALLOW
- *     or SECCOMP_RET_LOG. Anything else (kill, trap, errno, a supervisor's answer) is refused;
+ *     under no filter itself; the thread is held): every filter of the thread is run on every
+ *     call of the feature (seccomp_eval.c), as the kernel would; allowed when every answer
+ *     harms nothing (SECCOMP_RET_ALLOW or SECCOMP_RET_LOG; an error answer where the call's
+ *     failure is handled, seccomp_calls.h). Anything else (kill, trap, a supervisor's answer)
+ *     is refused;
  *   - filters gputop cannot read: allowed only when the thread runs under exactly as many
- *     filters as gputop itself and gputop's own filters allow the calls (a child of gputop makes
- *     them first). That is a container's filter, which every process in it inherits, and in
- *     launch mode the program's filters until it installs one of its own: filters are only
- *     ever added, so the same count means the same filters there. In attach mode, two different
- *     filters of the same depth cannot be told apart without reading them; a program that
- *     installs a filter of its own always has one more than gputop.
+ *     filters as gputop itself and gputop's own filters let a child of gputop do what the
+ *     feature does (seccomp_own.c). That is a container's filter, which every process in it
+ *     inherits, and in launch mode the program's filters until it installs one of its own:
+ *     filters are only ever added, so the same count means the same filters there. In attach
+ *     mode, two different filters of the same depth cannot be told apart without reading them;
+ *     a program that installs a filter of its own always has one more than gputop.
  * --trust-seccomp goes on where gputop cannot show it, never where a filter is shown to refuse.
  * This file never writes into the program: it reads /proc and asks ptrace for the filters. */
 #define _GNU_SOURCE
@@ -19,33 +22,20 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "arch.h"
-#include "cli.h"
+#include "exit_codes.h"
 #include "log.h"
 #include "seccomp_eval.h"
 
-#define CAP_SYS_ADMIN_BIT 21
 #define MAX_FILTERS 64
-#define PROBE_TIMEOUT_NS 2000000000ull
-#define AREA 65536
-
-/* A thread's seccomp state: mode (-1 when the kernel does not say) and how many filters. */
-struct seccomp_state {
-	int mode;
-	int filters;
-};
 
 struct filter_set {
 	int n;
@@ -53,23 +43,7 @@ struct filter_set {
 	size_t len[MAX_FILTERS];
 };
 
-/* The calls gputop may make the program run (xol.c, retfast.c, launchring.c): checked all at
- * once before anything is written, and each again with its real arguments when it is made. */
-static const struct planned_call {
-	long nr;
-	uint64_t args[6];
-} planned[] = {
-	{ SYS_mmap, { 0, AREA, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 } },
-	{ SYS_mmap, { 0x10000000, AREA, PROT_READ | PROT_EXEC,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, (uint64_t)-1, 0 } },
-	{ SYS_mmap, { 0, AREA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 } },
-	{ SYS_munmap, { 0x10000000, AREA, 0, 0, 0, 0 } },
-};
-
 static bool trust, refused, trust_said;
-static struct seccomp_state own = { -2, 0 };	/* gputop's own; mode -2 until read */
-static int own_probe = -1;	/* gputop's own filters let a child make the calls: 1, 0; -1 untried */
-static char own_probe_why[96];
 static int inject_warnings;
 
 void seccomp_set_trust(bool t)
@@ -77,134 +51,14 @@ void seccomp_set_trust(bool t)
 	trust = t;
 }
 
+bool seccomp_trusted(void)
+{
+	return trust;
+}
+
 bool seccomp_refused(void)
 {
 	return refused;
-}
-
-/* ---- reading /proc ------------------------------------------------------------------------- */
-
-static long status_number(const char *buf, const char *key)
-{
-	const char *p = strstr(buf, key);
-	return p ? strtol(p + strlen(key), NULL, 10) : -1;
-}
-
-static int read_state(const char *path, struct seccomp_state *s)
-{
-	char buf[4096];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	int err = errno;
-	close(fd);
-	if (n < 0)
-		return -err;
-	buf[n] = 0;
-	s->mode = (int)status_number(buf, "\nSeccomp:");
-	s->filters = (int)status_number(buf, "\nSeccomp_filters:");
-	return 0;
-}
-
-static int thread_state(pid_t tid, struct seccomp_state *s)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/status", tid);
-	return read_state(path, s);
-}
-
-static bool has_cap_sys_admin(void)
-{
-	char buf[4096];
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	const char *p = strstr(buf, "CapEff:");
-	return p && (strtoull(p + 7, NULL, 16) >> CAP_SYS_ADMIN_BIT & 1);
-}
-
-static void read_own(void)
-{
-	if (own.mode != -2)
-		return;
-	if (read_state("/proc/self/status", &own) < 0)
-		own = (struct seccomp_state){ -1, -1 };
-}
-
-/* The kernel hands a tracer the filters only with CAP_SYS_ADMIN, and only to one that runs
- * under no filter itself. */
-static bool can_read_filters(void)
-{
-	read_own();
-	return own.mode <= 0 && has_cap_sys_admin();
-}
-
-/* ---- gputop's own filters -------------------------------------------------------------------- */
-
-static void probe_child(void)
-{
-	void *a = mmap(NULL, AREA, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (a == MAP_FAILED || munmap(a, AREA) < 0)
-		_exit(1);
-	void *b = mmap(a, AREA, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	if (b != a || munmap(b, AREA) < 0)
-		_exit(2);
-	void *w = mmap(NULL, AREA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (w == MAP_FAILED || munmap(w, AREA) < 0)
-		_exit(3);
-	_exit(0);
-}
-
-/* Do gputop's own filters let a process make the calls? A child of gputop (same filters) makes
- * them; it must neither die nor fail. Bounded: a filter that asks a supervisor may never answer. */
-static bool own_filters_allow(void)
-{
-	if (own_probe >= 0)
-		return own_probe;
-	own_probe = 0;
-	pid_t c = fork();
-	if (c < 0) {
-		snprintf(own_probe_why, sizeof own_probe_why, "cannot fork to try: %s", strerror(errno));
-		return false;
-	}
-	if (c == 0)
-		probe_child();
-	int status = 0;
-	struct timespec start, now, nap = { 0, 2000000 };
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		pid_t w = waitpid(c, &status, WNOHANG);
-		if (w == c)
-			break;
-		if (w < 0 && errno != EINTR)
-			return false;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((uint64_t)(now.tv_sec - start.tv_sec) * 1000000000ull + (uint64_t)now.tv_nsec -
-			    (uint64_t)start.tv_nsec > PROBE_TIMEOUT_NS) {
-			kill(c, SIGKILL);
-			while (waitpid(c, &status, 0) < 0 && errno == EINTR)
-				;
-			snprintf(own_probe_why, sizeof own_probe_why, "a child of gputop making them never returned");
-			return false;
-		}
-		nanosleep(&nap, NULL);
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		own_probe = 1;
-		return true;
-	}
-	if (WIFSIGNALED(status))
-		snprintf(own_probe_why, sizeof own_probe_why, "a child of gputop making them was killed by SIG%s",
-			 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "a signal");
-	else
-		snprintf(own_probe_why, sizeof own_probe_why, "a child of gputop making them got an error");
-	return false;
 }
 
 /* ---- the filters themselves ------------------------------------------------------------------ */
@@ -216,7 +70,8 @@ static void filters_free(struct filter_set *fs)
 	fs->n = 0;
 }
 
-/* Every filter of the held thread tid, newest first. 0 or -errno (EACCES: not permitted). */
+/* Every filter of the held thread tid, newest first. 0 or -errno (EACCES: not permitted;
+ * ESRCH: not held). */
 static int filters_fetch(pid_t tid, struct filter_set *fs)
 {
 	fs->n = 0;
@@ -267,82 +122,113 @@ static uint32_t filters_run(const struct filter_set *fs, long nr, const uint64_t
 	return answer;
 }
 
-/* "mmap(PROT_READ|PROT_EXEC, MAP_PRIVATE|MAP_ANONYMOUS)", for messages. */
+/* "mmap(PROT_READ|PROT_EXEC, MAP_PRIVATE|MAP_ANONYMOUS)", "gettid", for messages. */
 static const char *describe_call(long nr, const uint64_t args[6], char *buf, size_t size)
 {
-	if (nr == SYS_mmap) {
+	if (nr == SYS_mmap && (args[3] & MAP_ANONYMOUS) && args[4] == (uint64_t)-1) {
 		uint64_t prot = args[2], flags = args[3];
 		snprintf(buf, size, "mmap(PROT_READ%s%s, MAP_PRIVATE|MAP_ANONYMOUS%s)",
 			 prot & PROT_WRITE ? "|PROT_WRITE" : "", prot & PROT_EXEC ? "|PROT_EXEC" : "",
 			 flags & MAP_FIXED_NOREPLACE ? "|MAP_FIXED_NOREPLACE" : "");
-	} else if (nr == SYS_munmap) {
-		snprintf(buf, size, "munmap");
-	} else {
-		snprintf(buf, size, "system call %ld", nr);
+		return buf;
 	}
+	const char *name = seccomp_call_name(nr, buf, size);
+	if (name != buf)
+		snprintf(buf, size, "%s", name);
 	return buf;
 }
 
-/* ---- decisions -------------------------------------------------------------------------------- */
+/* ---- verdicts ----------------------------------------------------------------------------------- */
 
-enum verdict { V_ALLOWED, V_UNKNOWN, V_REFUSED };
-
-/* A filter gputop cannot read: the same as gputop's own, and those allow the calls? */
-static enum verdict judge_unread(const struct seccomp_state *s)
+/* A filter gputop cannot read: the same as gputop's own, and those let a child do it? */
+static enum seccomp_verdict judge_unread(const struct seccomp_state *s, enum seccomp_feature f)
 {
-	read_own();
-	if (own.mode == 2 && s->filters >= 0 && s->filters == own.filters && own_filters_allow())
-		return V_ALLOWED;
-	return V_UNKNOWN;
+	const struct seccomp_state *own = seccomp_own_state();
+	if (own->mode == 2 && s->filters >= 0 && s->filters == own->filters && seccomp_own_allows(f))
+		return SECCOMP_ALLOWED;
+	return SECCOMP_UNKNOWN;
 }
 
-/* Says why the filters of the held thread tid refuse one of the calls (error at attach, warning
- * later); V_ALLOWED, or V_UNKNOWN when they cannot be read. */
-static enum verdict judge_read(pid_t pid, pid_t tid, const struct planned_call *calls, size_t n_calls,
-			       uint64_t ip, bool at_attach, bool say)
+/* The held thread tid's filters run on calls[0..n): SECCOMP_UNKNOWN when they cannot be read;
+ * on a refusal, *why says which filter answered what to which call. */
+static enum seccomp_verdict judge_read(pid_t tid, const struct seccomp_call *calls, size_t n, uint64_t ip,
+				       struct seccomp_refusal *why)
 {
 	struct filter_set fs;
 	int err = filters_fetch(tid, &fs);
 	if (err < 0) {
 		log_debug("cannot read the seccomp filters of %d: %s", tid, strerror(-err));
-		return V_UNKNOWN;
+		return SECCOMP_UNKNOWN;
 	}
-	enum verdict v = V_ALLOWED;
-	for (size_t i = 0; i < n_calls && v == V_ALLOWED; i++) {
+	enum seccomp_verdict v = SECCOMP_ALLOWED;
+	for (size_t i = 0; i < n && v == SECCOMP_ALLOWED; i++) {
 		int which;
 		bool unreadable;
 		uint32_t answer = filters_run(&fs, calls[i].nr, calls[i].args, ip, &which, &unreadable);
-		if (seccomp_eval_allows(answer))
+		if (seccomp_call_harmless(&calls[i], answer))
 			continue;
-		v = V_REFUSED;
-		if (!say)
-			break;
-		char call[96];
-		describe_call(calls[i].nr, calls[i].args, call, sizeof call);
-		if (at_attach)
-			log_error("cannot trace %d: its seccomp filter %d of %d (newest first, %zu BPF "
-				  "instructions, thread %d) answers %s%s to %s, a call gputop must make it run",
-				  pid, which + 1, fs.n, fs.len[which], tid, seccomp_eval_action_name(answer),
-				  unreadable ? " (a filter gputop cannot evaluate)" : "", call);
-		else
-			log_warn("not making thread %d run %s: its seccomp filter %d of %d (%zu BPF "
-				 "instructions) answers %s%s", tid, call, which + 1, fs.n, fs.len[which],
-				 seccomp_eval_action_name(answer),
-				 unreadable ? " (a filter gputop cannot evaluate)" : "");
+		v = SECCOMP_REFUSED;
+		*why = (struct seccomp_refusal){ .tid = tid, .filter = which + 1, .filters = fs.n,
+						 .insns = fs.len[which], .answer = answer,
+						 .unreadable = unreadable, .nr = calls[i].nr };
+		memcpy(why->args, calls[i].args, sizeof why->args);
 	}
 	filters_free(&fs);
 	return v;
 }
 
+enum seccomp_verdict seccomp_feature_verdict(pid_t tid, enum seccomp_feature f,
+					     const struct seccomp_state *known, struct seccomp_refusal *why)
+{
+	const struct seccomp_feature_calls *fc = seccomp_feature_calls(f);
+	struct seccomp_state s;
+	*why = (struct seccomp_refusal){ .tid = tid };
+	if (known)
+		s = *known;
+	else if (seccomp_thread_state(tid, &s) < 0)
+		return SECCOMP_ALLOWED;	/* gone: nothing to run the calls */
+	why->filters = s.filters;
+	if (s.mode <= 0 || s.filters == 0)
+		return SECCOMP_ALLOWED;
+	if (s.mode == 1) {
+		why->strict = true;
+		return SECCOMP_REFUSED;
+	}
+	enum seccomp_verdict v = seccomp_own_can_read_filters()
+		? judge_read(tid, fc->calls, fc->n, 0, why) : SECCOMP_UNKNOWN;
+	return v == SECCOMP_UNKNOWN ? judge_unread(&s, f) : v;
+}
+
+void seccomp_refusal_describe(const struct seccomp_refusal *r, char *buf, size_t size)
+{
+	char call[96];
+	if (r->strict) {
+		snprintf(buf, size, "thread %d runs in seccomp strict mode (Seccomp: 1), where any system "
+			 "call but read, write, exit and sigreturn kills it", r->tid);
+	} else if (!r->filter) {
+		const struct seccomp_state *own = seccomp_own_state();
+		snprintf(buf, size, "thread %d runs under a seccomp filter gputop cannot read (Seccomp_filters: %d; "
+			 "gputop runs under %d)", r->tid, r->filters, own->mode == 2 ? own->filters : 0);
+	} else {
+		snprintf(buf, size, "its seccomp filter %d of %d (newest first, %zu BPF instructions, thread %d) "
+			 "answers %s%s to %s", r->filter, r->filters, r->insns, r->tid,
+			 seccomp_eval_action_name(r->answer), r->unreadable ? " (a filter gputop cannot evaluate)" : "",
+			 describe_call(r->nr, r->args, call, sizeof call));
+	}
+}
+
+/* ---- the checks of an attach and of each injected call ------------------------------------------ */
+
 /* At attach (call NULL): an error and what to do. Later: a warning naming the call not made. */
 static void say_unknown(pid_t pid, pid_t tid, const struct seccomp_state *s, const char *call)
 {
-	read_own();
+	const struct seccomp_state *own = seccomp_own_state();
 	char own_desc[192];
-	if (own.mode == 2)
-		snprintf(own_desc, sizeof own_desc, "gputop runs under %d filter%s%s%s", own.filters,
-			 own.filters == 1 ? "" : "s", own_filters_allow() ? "" : ", and ",
-			 own_filters_allow() ? "" : own_probe_why);
+	bool own_ok = own->mode == 2 && seccomp_own_allows(SECCOMP_INJECT);
+	if (own->mode == 2)
+		snprintf(own_desc, sizeof own_desc, "gputop runs under %d filter%s%s%s", own->filters,
+			 own->filters == 1 ? "" : "s", own_ok ? "" : ", and ",
+			 own_ok ? "" : seccomp_own_why(SECCOMP_INJECT));
 	else
 		snprintf(own_desc, sizeof own_desc, "gputop runs under none");
 	if (call) {
@@ -375,14 +261,14 @@ static int refuse(void)
 
 int seccomp_check_target(pid_t pid)
 {
-	read_own();
+	const struct seccomp_state *own = seccomp_own_state();
 	if (pid == 0) {
 		/* Launch mode: the program starts under gputop's own filters. */
-		if (own.mode == 2 && !own_filters_allow()) {
+		if (own->mode == 2 && !seccomp_own_allows(SECCOMP_INJECT)) {
 			log_error("cannot trace a program here: gputop itself runs under a seccomp filter "
 				  "(Seccomp_filters: %d) that forbids the calls gputop would make the program "
 				  "run (%s), and the program would inherit it; it was not started",
-				  own.filters, own_probe_why);
+				  own->filters, seccomp_own_why(SECCOMP_INJECT));
 			return refuse();
 		}
 		return 0;
@@ -396,16 +282,16 @@ int seccomp_check_target(pid_t pid)
 	for (struct dirent *e; !code && (e = readdir(d));) {
 		pid_t tid = (pid_t)atoi(e->d_name);
 		struct seccomp_state s;
-		if (tid <= 0 || thread_state(tid, &s) < 0 || s.mode <= 0)
+		if (tid <= 0 || seccomp_thread_state(tid, &s) < 0 || s.mode <= 0)
 			continue;
 		if (s.mode == 1) {
 			log_error("cannot trace %d: thread %d runs in seccomp strict mode (Seccomp: 1), where "
 				  "any system call but read, write, exit and sigreturn kills it", pid, tid);
 			log_hint("nothing was changed in %d: it runs on", pid);
 			code = refuse();
-		} else if (can_read_filters()) {
+		} else if (seccomp_own_can_read_filters()) {
 			continue;	/* read and run once it is held: seccomp_check_stopped */
-		} else if (judge_unread(&s) == V_UNKNOWN) {
+		} else if (judge_unread(&s, SECCOMP_INJECT) == SECCOMP_UNKNOWN) {
 			if (trust) {
 				say_trusted(pid);
 				continue;
@@ -420,8 +306,9 @@ int seccomp_check_target(pid_t pid)
 
 int seccomp_check_stopped(pid_t pid)
 {
-	if (!can_read_filters())
+	if (!seccomp_own_can_read_filters())
 		return 0;	/* decided by seccomp_check_target */
+	const struct seccomp_feature_calls *inject = seccomp_feature_calls(SECCOMP_INJECT);
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", pid);
 	DIR *d = opendir(path);
@@ -431,19 +318,23 @@ int seccomp_check_stopped(pid_t pid)
 	for (struct dirent *e; !code && (e = readdir(d));) {
 		pid_t tid = (pid_t)atoi(e->d_name);
 		struct seccomp_state s;
-		if (tid <= 0 || thread_state(tid, &s) < 0 || s.mode != 2)
+		struct seccomp_refusal why;
+		if (tid <= 0 || seccomp_thread_state(tid, &s) < 0 || s.mode != 2)
 			continue;
 		/* The instruction pointer is not known yet: 0 here, the real one at each call. */
-		enum verdict v = judge_read(pid, tid, planned, sizeof planned / sizeof planned[0], 0, true, true);
-		if (v == V_UNKNOWN)
-			v = judge_unread(&s);
-		if (v == V_REFUSED) {
+		enum seccomp_verdict v = judge_read(tid, inject->calls, inject->n, 0, &why);
+		if (v == SECCOMP_UNKNOWN)
+			v = judge_unread(&s, SECCOMP_INJECT);
+		if (v == SECCOMP_REFUSED) {
+			char text[320];
+			seccomp_refusal_describe(&why, text, sizeof text);
+			log_error("cannot trace %d: %s, a call gputop must make it run", pid, text);
 			log_hint("gputop never makes a program run a call its filter refuses. Nothing was "
 				 "changed in %d: it runs on", pid);
 			code = refuse();
-		} else if (v == V_UNKNOWN && trust) {
+		} else if (v == SECCOMP_UNKNOWN && trust) {
 			say_trusted(pid);
-		} else if (v == V_UNKNOWN) {
+		} else if (v == SECCOMP_UNKNOWN) {
 			say_unknown(pid, tid, &s, NULL);
 			code = refuse();
 		}
@@ -452,34 +343,40 @@ int seccomp_check_stopped(pid_t pid)
 	return code;
 }
 
-int seccomp_check_inject(pid_t tid, long nr, const uint64_t args[6], uint64_t gadget_addr)
+int seccomp_check_inject(pid_t tid, enum seccomp_feature f, long nr, const uint64_t args[6],
+			 uint64_t gadget_addr)
 {
 	struct seccomp_state s;
-	if (thread_state(tid, &s) < 0 || s.mode <= 0)
+	if (seccomp_thread_state(tid, &s) < 0 || s.mode <= 0)
 		return 0;	/* no filter (or no thread: the call fails by itself) */
 	bool say = inject_warnings < 3;
-	enum verdict v;
+	char desc[96];
+	enum seccomp_verdict v;
 	if (s.mode == 1) {
-		v = V_REFUSED;
+		v = SECCOMP_REFUSED;
 		if (say)
 			log_warn("not making %d run a system call: it runs in seccomp strict mode", tid);
 	} else {
-		struct planned_call call = { .nr = nr };
+		struct seccomp_call call = { .nr = nr };
+		struct seccomp_refusal why;
 		memcpy(call.args, args, sizeof call.args);
-		v = can_read_filters() ? judge_read(tid, tid, &call, 1, arch_syscall_ip(gadget_addr), false, say)
-				       : V_UNKNOWN;
-		if (v == V_UNKNOWN)
-			v = judge_unread(&s);
-		if (v == V_UNKNOWN && trust) {
+		v = seccomp_own_can_read_filters() ? judge_read(tid, &call, 1, arch_syscall_ip(gadget_addr), &why)
+						   : SECCOMP_UNKNOWN;
+		if (v == SECCOMP_REFUSED && say)
+			log_warn("not making thread %d run %s: its seccomp filter %d of %d (%zu BPF "
+				 "instructions) answers %s%s", tid, describe_call(nr, args, desc, sizeof desc),
+				 why.filter, why.filters, why.insns, seccomp_eval_action_name(why.answer),
+				 why.unreadable ? " (a filter gputop cannot evaluate)" : "");
+		if (v == SECCOMP_UNKNOWN)
+			v = judge_unread(&s, f);
+		if (v == SECCOMP_UNKNOWN && trust) {
 			say_trusted(tid);
 			return 0;
 		}
-		if (v == V_UNKNOWN && say) {
-			char desc[96];
+		if (v == SECCOMP_UNKNOWN && say)
 			say_unknown(tid, tid, &s, describe_call(nr, args, desc, sizeof desc));
-		}
 	}
-	if (v == V_ALLOWED)
+	if (v == SECCOMP_ALLOWED)
 		return 0;
 	inject_warnings++;
 	refused = true;

@@ -233,7 +233,7 @@ static long run_syscall_at(struct thread *t, uint64_t gadget, uint64_t save_at, 
 	if (err < 0)
 		return err;
 	/* Issue 17 (probe/seccomp.c): never a call the program's seccomp filter may refuse. */
-	if ((err = seccomp_check_inject(t->tid, nr, args, gadget)) < 0)
+	if ((err = seccomp_check_inject(t->tid, SECCOMP_INJECT, nr, args, gadget)) < 0)
 		return err;
 	if (save_at) {
 		uint64_t words[ARCH_SYSCALL_SAVE_WORDS];
@@ -468,7 +468,7 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 	_Static_assert(OFF_RESUME_SP + 8 <= OFF_SHARED, "the area's header");
 	uint64_t base = st->areas[0].base, scratch = st->call_stack;
 	static const uint64_t none[6];
-	bool resumes = seccomp_check_inject(t->tid, SYS_getpid, none, base + OFF_RESUME) == 0;
+	bool resumes = seccomp_check_inject(t->tid, SECCOMP_CALL_RETURN, SYS_getpid, none, base + OFF_RESUME) == 0;
 	uint64_t back_to = base + (resumes ? OFF_CALL_RESUME : OFF_CALL_TRAP);
 	uint64_t sp = (st->call_stack + CALL_STACK_SIZE - 64) & ~15ull;
 	sp -= 8;	/* as after a call: the return address on top, sp + 8 aligned */
@@ -553,7 +553,7 @@ uint64_t xol_calibrate(struct thread *t)
 	 * exit, two stops (the entry's, passed through, and the exit's): a thread that was on its
 	 * way to an int3 when gputop died, on a loaded machine not yet scheduled, died of SIGTRAP
 	 * (2 of 80 kills while attaching). Under a filter that may refuse getpid: not measured. */
-	if (!base || seccomp_check_inject(t->tid, SYS_getpid, none, base + OFF_RESUME) < 0 ||
+	if (!base || seccomp_check_inject(t->tid, SECCOMP_CALL_RETURN, SYS_getpid, none, base + OFF_RESUME) < 0 ||
 	    arch_get_regs(t->tid, &saved) < 0 || save_for_resume(&saved) < 0)
 		return 0;
 	int n = 0;

@@ -8,11 +8,15 @@
 #   huge                 one request with a 1 MiB header: the answer's status line
 #   slowread N SECONDS   N connections pipeline 2000 GET /metrics and never read the answers
 #   get                  one well-formed GET /metrics: the status and the size of the body
+#   hold KIND N SCRAPES  N connections held open (KIND slowloris: a header byte each every 0.5 s;
+#                        idle: nothing sent), and while they are: SCRAPES GET /metrics, 0.5 s
+#                        apart, each answered within 1 s or not: how many were
 import os
 import resource
 import selectors
 import socket
 import sys
+import threading
 import time
 
 HOST = "127.0.0.1"
@@ -180,13 +184,80 @@ def get(port):
     print(f"get: {head.split(b' ')[1].decode()} {len(body)} bytes")
 
 
+def get_within(port, limit):
+    """One GET /metrics: 200 with a body, all of it within limit seconds."""
+    end = time.monotonic() + limit
+    try:
+        with socket.create_connection((HOST, port), timeout=limit) as s:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: gputop\r\nConnection: close\r\n\r\n")
+            data = b""
+            while time.monotonic() < end:
+                s.settimeout(max(end - time.monotonic(), 0.001))
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            else:
+                return False
+    except OSError:
+        return False
+    return data.startswith(b"HTTP/1.1 200") and len(data.partition(b"\r\n\r\n")[2]) > 0
+
+
+def hold(port, kind, n, scrapes):
+    """N connections established (waited for: at most 30 s), kept open while SCRAPES scrapes
+    are made."""
+    raise_fd_limit(n + 64)
+    socks = [s for s in (connect_nonblocking(port) for _ in range(n)) if s]
+    pending, end = set(socks), time.monotonic() + 30
+    sel = selectors.DefaultSelector()
+    for s in socks:
+        sel.register(s, selectors.EVENT_WRITE)
+    while pending and time.monotonic() < end:
+        for key, _ in sel.select(timeout=0.2):
+            sel.unregister(key.fileobj)
+            pending.discard(key.fileobj)
+    established = len(socks) - len(pending)
+    stop = threading.Event()
+
+    def dribble():
+        header = b"GET /metrics HTTP/1.1\r\nHost: gputop\r\nX-Slow: " + b"a" * 10000
+        at = 0
+        while not stop.wait(0.5) and at < len(header):
+            for s in socks:
+                try:
+                    s.send(header[at:at + 1])
+                except OSError:
+                    pass
+            at += 1
+
+    t = threading.Thread(target=dribble)
+    if kind == "slowloris":
+        t.start()
+    times = []
+    for i in range(scrapes):
+        t0 = time.monotonic()
+        times.append((get_within(port, 1.0), time.monotonic() - t0))
+        time.sleep(0.5)
+    stop.set()
+    if kind == "slowloris":
+        t.join()
+    closed = sum(closed_by_peer(s) for s in socks)
+    for s in socks:
+        s.close()
+    answered = sum(1 for ok, _ in times if ok)
+    print(f"hold {kind}: {established} of {n} connections established, {closed} closed by gputop; "
+          f"{answered}/{scrapes} scrapes answered within 1 s (slowest {max(d for _, d in times):.3f} s)")
+
+
 def main():
     port, attack = int(sys.argv[1]), sys.argv[2]
-    n = int(sys.argv[3]) if len(sys.argv) > 3 else 1
-    seconds = float(sys.argv[4]) if len(sys.argv) > 4 else 1.0
+    n = int(sys.argv[3]) if len(sys.argv) > 3 and attack != "hold" else 1
+    seconds = float(sys.argv[4]) if len(sys.argv) > 4 and attack != "hold" else 1.0
     {"slowloris": lambda: slowloris(port, n, seconds), "flood": lambda: flood(port, n, seconds),
      "garbage": lambda: garbage(port, n), "huge": lambda: huge(port),
-     "slowread": lambda: slowread(port, n, seconds), "get": lambda: get(port)}[attack]()
+     "slowread": lambda: slowread(port, n, seconds), "get": lambda: get(port),
+     "hold": lambda: hold(port, sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))}[attack]()
 
 
 if __name__ == "__main__":

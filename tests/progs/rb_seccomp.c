@@ -3,6 +3,11 @@
  * mmap asking for PROT_EXEC and any mprotect or pkey_mprotect asking for it (what a JIT sandbox
  * forbids; the dynamic loader's file mappings still work), then does CUDA work with threads.
  * Usage: rb_seccomp THREADS ITERS
+ *        RB_FILTER=gettid|futex-timed|openat rb_seccomp THREADS ITERS: another filter,
+ *        which kills (SECCOMP_RET_KILL_PROCESS) only that call: gettid, futex(FUTEX_WAIT_PRIVATE)
+ *        with a timeout (what gputop's park makes; a lock's wait has none) or openat:
+ *        calls gputop's stubs and --gpu-time make in the program (issue 25 part 1); the line
+ *        printed then says filter=kills-<name>.
  *        rb_seccomp --exec-under wx|benign CMD ARGS...   installs the W^X filter, or a benign one
  *        (it kills only kexec_load, which nothing calls), and runs CMD under it: a container's
  *        filter, shared by gputop and the program. Exit status 3 if the filter cannot be set.
@@ -17,6 +22,7 @@
  *   mismatches=<m>". Exit status 0; 3 if the filter could not be installed or did not work. */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -85,6 +91,44 @@ static int install_filter(void)
 	return install(code, sizeof code / sizeof code[0]);
 }
 
+/* Kills one call (RB_FILTER), nothing else: gettid, futex-timed or openat. */
+static long killed_nr(const char *name)
+{
+	if (strcmp(name, "gettid") == 0)
+		return SYS_gettid;
+	if (strcmp(name, "futex-timed") == 0)
+		return SYS_futex;
+	if (strcmp(name, "openat") == 0)
+		return SYS_openat;
+	return -1;
+}
+
+static int install_one_call_filter(long nr)
+{
+	struct sock_filter one[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	/* futex: FUTEX_WAIT_PRIVATE with a timeout (args[3], either half not 0) */
+	struct sock_filter futex[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 7),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 128, 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3]) + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	if (nr == SYS_futex)
+		return install(futex, sizeof futex / sizeof futex[0]);
+	return install(one, sizeof one / sizeof one[0]);
+}
+
 /* Kills only kexec_load: everything gputop and the programs do runs. */
 static int install_benign_filter(void)
 {
@@ -97,14 +141,24 @@ static int install_benign_filter(void)
 	return install(code, sizeof code / sizeof code[0]);
 }
 
-/* A child (same filter) asks for an executable mapping: it must die of SIGSYS. */
-static int filter_works(void)
+/* A child (same filter) makes the call the filter kills: it must die of SIGSYS. */
+static int filter_works(long nr)
 {
 	pid_t c = fork();
 	if (c < 0)
 		return 0;
 	if (c == 0) {
-		mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (nr == SYS_futex) {
+			int word = 0;
+			struct timespec ts = { 0, 1000 };
+			syscall(SYS_futex, &word, 128, 1, &ts, NULL, 0);
+		} else if (nr == SYS_openat) {
+			syscall(SYS_openat, AT_FDCWD, "/", O_RDONLY | O_CLOEXEC);
+		} else if (nr >= 0) {
+			syscall(nr);
+		} else {
+			mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		}
 		_exit(0);
 	}
 	int status;
@@ -164,12 +218,18 @@ int main(int argc, char **argv)
 	void *warm = NULL;
 	record("cudaMalloc", cudaMalloc(&warm, 16));
 	record("cudaFree", cudaFree(warm));
-	if (install_filter() < 0) {
+	const char *one = getenv("RB_FILTER");
+	long nr = one && *one ? killed_nr(one) : -1;
+	if (one && *one && nr < 0) {
+		fprintf(stderr, "rb_seccomp: RB_FILTER=%s: gettid, futex-timed or openat\n", one);
+		return 2;
+	}
+	if ((nr >= 0 ? install_one_call_filter(nr) : install_filter()) < 0) {
 		fprintf(stderr, "rb_seccomp: cannot install the filter: %s\n", strerror(errno));
 		return 3;
 	}
-	if (!filter_works()) {
-		fprintf(stderr, "rb_seccomp: the filter does not kill an executable mapping\n");
+	if (!filter_works(nr)) {
+		fprintf(stderr, "rb_seccomp: the filter does not kill what it should\n");
 		return 3;
 	}
 	pthread_t th[64];
@@ -179,7 +239,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < threads; i++)
 		pthread_join(th[i], NULL);
 	progs_print_fails("rb_seccomp", &fails);
-	printf("rb_seccomp: filter=kills-exec threads=%d iterations=%ld failures=%ld mismatches=%ld\n",
-	       threads, (long)threads * iters, fails.total, mismatches);
+	printf("rb_seccomp: filter=kills-%s threads=%d iterations=%ld failures=%ld mismatches=%ld\n",
+	       nr >= 0 ? one : "exec", threads, (long)threads * iters, fails.total, mismatches);
 	return 0;
 }

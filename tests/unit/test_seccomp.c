@@ -1,8 +1,12 @@
 /* test_seccomp.c — unit test of src/base/seccomp_eval.c: what a seccomp filter answers to the
  * calls gputop makes a program run, against the filters the kernel would answer the same way
- * (a W^X sandbox, an errno filter, stacked filters), and programs the kernel would not run.
- * Prints one "ok"/"not ok" line per check. */
+ * (a W^X sandbox, an errno filter, stacked filters), and programs the kernel would not run; and
+ * of src/probe/seccomp_calls.c, the table of those calls by feature, judged row by row as
+ * probe/seccomp.c judges them (a filter that kills gettid refuses the park and nothing else; a
+ * container's clone3 answered ENOSYS leaves --gpu-time allowed). Prints one "ok"/"not ok" line
+ * per check. */
 #include "seccomp_eval.h"
+#include "seccomp_calls.h"
 
 #include <errno.h>
 #include <linux/audit.h>
@@ -134,12 +138,74 @@ static void test_invalid(void)
 	check("empty program: invalid", seccomp_eval_run(wx, 0, &d, &r) == -EINVAL);
 }
 
+/* Kills one system call; everything else runs. */
+#define KILL_ONE(which) { BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)), \
+		       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, which, 0, 1), \
+		       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS), \
+		       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) }
+
+/* Docker's answer to clone3: ENOSYS (glibc then makes a thread with clone). */
+static const struct sock_filter clone3_enosys[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+
+/* As probe/seccomp.c: every row of the feature under one filter; the first harmful one's nr. */
+static long feature_refused(enum seccomp_feature f, const struct sock_filter *prog, size_t len)
+{
+	const struct seccomp_feature_calls *fc = seccomp_feature_calls(f);
+	for (size_t i = 0; i < fc->n; i++) {
+		struct seccomp_data d = { .nr = (int)fc->calls[i].nr, .arch = AUDIT_ARCH_X86_64 };
+		memcpy(d.args, fc->calls[i].args, sizeof d.args);
+		uint32_t r;
+		if (seccomp_eval_run(prog, len, &d, &r) < 0 || !seccomp_call_harmless(&fc->calls[i], r))
+			return fc->calls[i].nr;
+	}
+	return 0;
+}
+
+static void test_features(void)
+{
+	static const struct sock_filter gettid[] = KILL_ONE(SYS_gettid), openat[] = KILL_ONE(SYS_openat),
+					futex[] = KILL_ONE(SYS_futex), clone3[] = KILL_ONE(SYS_clone3);
+	char buf[32];
+	check("every feature has calls", seccomp_feature_calls(SECCOMP_INJECT)->n &&
+	      seccomp_feature_calls(SECCOMP_CALL_RETURN)->n && seccomp_feature_calls(SECCOMP_PARK)->n &&
+	      seccomp_feature_calls(SECCOMP_GPU_TIME)->n && !seccomp_feature_calls(SECCOMP_FEATURES));
+	check("a filter killing gettid refuses the park, at gettid",
+	      feature_refused(SECCOMP_PARK, gettid, LEN(gettid)) == SYS_gettid);
+	check("... and --gpu-time (its thread asks its tid)",
+	      feature_refused(SECCOMP_GPU_TIME, gettid, LEN(gettid)) == SYS_gettid);
+	check("... but neither the injected mmap/munmap nor the call return",
+	      !feature_refused(SECCOMP_INJECT, gettid, LEN(gettid)) &&
+		      !feature_refused(SECCOMP_CALL_RETURN, gettid, LEN(gettid)));
+	check("a filter killing futex refuses the park", feature_refused(SECCOMP_PARK, futex, LEN(futex)) == SYS_futex);
+	static const struct sock_filter yield[] = KILL_ONE(SYS_sched_yield);
+	check("a filter killing sched_yield refuses none of them (the stubs never wait for room)",
+	      !feature_refused(SECCOMP_PARK, yield, LEN(yield)) && !feature_refused(SECCOMP_INJECT, yield, LEN(yield)));
+	check("a filter killing openat refuses --gpu-time only, at openat",
+	      feature_refused(SECCOMP_GPU_TIME, openat, LEN(openat)) == SYS_openat &&
+		      !feature_refused(SECCOMP_PARK, openat, LEN(openat)));
+	check("W^X (anonymous executable mappings killed) refuses the injection, not --gpu-time's dlopen",
+	      feature_refused(SECCOMP_INJECT, wx, LEN(wx)) == SYS_mmap);
+	check("clone3 answered ENOSYS (Docker): --gpu-time allowed (glibc uses clone)",
+	      !feature_refused(SECCOMP_GPU_TIME, clone3_enosys, LEN(clone3_enosys)));
+	check("clone3 killed: --gpu-time refused", feature_refused(SECCOMP_GPU_TIME, clone3, LEN(clone3)) == SYS_clone3);
+	check("an errno answer harms a call that may not fail (the park's gettid)",
+	      !seccomp_call_harmless(&seccomp_feature_calls(SECCOMP_PARK)->calls[0], SECCOMP_RET_ERRNO | EPERM));
+	check("call names", strcmp(seccomp_call_name(SYS_gettid, buf, sizeof buf), "gettid") == 0 &&
+	      strcmp(seccomp_call_name(SYS_kexec_load, buf, sizeof buf), "system call 246") == 0);
+}
+
 int main(void)
 {
 	test_wx();
 	test_errno();
 	test_combine();
 	test_invalid();
+	test_features();
 	if (failures) {
 		printf("# %d checks failed\n", failures);
 		return 1;

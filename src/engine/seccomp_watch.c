@@ -1,0 +1,162 @@
+/* seccomp_watch.c — the stubs' park and --gpu-time kept within what the process's seccomp
+ * filters allow (seccomp_watch.h). Only reads (/proc, the filters through ptrace) and the
+ * ring's `present` word; a thread is stopped for a look only where its filters can be read and
+ * only once per change. */
+#define _GNU_SOURCE
+#include "seccomp_watch.h"
+
+#include <string.h>
+#include <sys/ptrace.h>
+
+#include "launchring.h"
+#include "log.h"
+#include "seccomp.h"
+#include "threads.h"
+#include "tracee.h"
+
+enum parks {
+	PARKS_UNSEEN,	/* the ring is new: its threads not looked at yet (present 0, probes.c) */
+	PARKS_ON,	/* every thread shown to let the stubs park */
+	PARKS_HELD,	/* a thread is being looked at: no park until then */
+	PARKS_OFF,	/* a thread's filter refuses them (or cannot be shown): never again */
+};
+
+static bool gpu_time_refused;
+
+bool seccomp_watch_refused(void)
+{
+	return gpu_time_refused;
+}
+
+/* The stubs may park, or not: the ring's `present` word (a dead or detaching gputop's is 0). */
+static void parks_allow(bool on)
+{
+	uint64_t flag = launchring_present_flag(), v = on;
+	if (flag && launchring_io(flag, &v, sizeof v, true) < 0)
+		log_debug("%d: cannot write the ring's present word", tracee->pid);
+}
+
+static void parks_never(const struct seccomp_refusal *why, enum seccomp_verdict v)
+{
+	char text[320];
+	tracee->parks = PARKS_OFF;
+	parks_allow(false);
+	seccomp_refusal_describe(why, text, sizeof text);
+	log_warn("%d: %s%s, a call of %s: the stubs park no more in %d (a kernel launched for the "
+		 "first time is counted and named only where its loading named it; --stacks takes no "
+		 "stack at such calls; a full ring drops and counts at once)", tracee->pid, text,
+		 v == SECCOMP_UNKNOWN ? " (--trust-seccomp parks anyway)" : "",
+		 seccomp_feature_calls(SECCOMP_PARK)->what, tracee->pid);
+}
+
+/* t's filters let it park? Records it (t->seccomp_ok) when they do. */
+static enum seccomp_verdict look(struct thread *t, const struct seccomp_state *s, struct seccomp_refusal *why)
+{
+	int filters = s->mode <= 0 ? 0 : s->filters;
+	enum seccomp_verdict v = seccomp_feature_verdict(t->tid, SECCOMP_PARK, s, why);
+	if (v == SECCOMP_UNKNOWN && seccomp_trusted())
+		v = SECCOMP_ALLOWED;
+	if (v == SECCOMP_ALLOWED)
+		t->seccomp_ok = (int16_t)(filters + 1);
+	return v;
+}
+
+void seccomp_watch_review(uint64_t now)
+{
+	uint64_t ring = launchring_base();
+	if (tracee->parks_ring != ring) {	/* a new ring (a new image): looked at again */
+		tracee->parks_ring = ring;
+		tracee->parks = PARKS_UNSEEN;
+	}
+	if (!ring || tracee->parks == PARKS_OFF)
+		return;
+	tracee->seccomp_swept_ns = now;
+	/* Filter counts some thread was shown to park under: a new thread under as many inherited
+	 * its maker's (a filter installed since shows as one more there). */
+	uint64_t shown = 0;
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(&it));)
+		if (t->seccomp_ok > 0 && t->seccomp_ok <= 64)
+			shown |= 1ull << (t->seccomp_ok - 1);
+	bool held = false;
+	it = 0;
+	for (struct thread *t; (t = threads_iter(&it));) {
+		struct seccomp_state s;
+		struct seccomp_refusal why;
+		if (t->guest || seccomp_thread_state(t->tid, &s) < 0)
+			continue;	/* gone: its exit is on its way */
+		int filters = s.mode <= 0 ? 0 : s.filters;
+		if (s.mode != 1 && t->seccomp_ok == filters + 1)
+			continue;
+		if (s.mode != 1 && t->seccomp_ok == 0 && filters < 64 && (shown >> filters & 1)) {
+			t->seccomp_ok = (int16_t)(filters + 1);
+			continue;
+		}
+		enum seccomp_verdict v = look(t, &s, &why);
+		if (v == SECCOMP_REFUSED || (v == SECCOMP_UNKNOWN &&
+					     (t->state == TS_STOPPED || !seccomp_own_can_read_filters()))) {
+			parks_never(&why, v);
+			return;
+		}
+		if (v == SECCOMP_UNKNOWN) {	/* readable once held: asked to stop for a look */
+			if (!t->seccomp_asked && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+				t->seccomp_asked = true;
+			held = true;
+		} else if (filters < 64) {
+			shown |= 1ull << filters;
+		}
+	}
+	enum parks now_parks = held ? PARKS_HELD : PARKS_ON;
+	if (now_parks != tracee->parks)
+		parks_allow(now_parks == PARKS_ON);
+	tracee->parks = now_parks;
+}
+
+void seccomp_watch_sweep(uint64_t now)
+{
+	if (tracee->stopping_world)
+		return;	/* held for a detach (or a set-up, which looks itself) */
+	if (tracee->parks_ring != launchring_base() || tracee->parks == PARKS_UNSEEN ||
+	    (tracee->parks != PARKS_OFF && now - tracee->seccomp_swept_ns >= SECCOMP_WATCH_SWEEP_NS))
+		seccomp_watch_review(now);
+}
+
+void seccomp_watch_on_stop(struct thread *t, uint64_t now)
+{
+	bool asked = t->seccomp_asked;
+	t->seccomp_asked = false;
+	if ((!asked && t->seccomp_ok) || !launchring_base() || tracee->parks == PARKS_OFF ||
+	    tracee->parks_ring != launchring_base() || tracee->stopping_world)
+		return;
+	struct seccomp_state s;
+	struct seccomp_refusal why;
+	if (seccomp_thread_state(t->tid, &s) < 0)
+		return;
+	enum seccomp_verdict v = look(t, &s, &why);
+	if (v != SECCOMP_ALLOWED)
+		parks_never(&why, v);
+	else if (tracee->parks == PARKS_HELD)
+		seccomp_watch_review(now);	/* the last one looked at? parks again */
+}
+
+int seccomp_watch_gpu_time(struct thread *t)
+{
+	struct seccomp_refusal why;
+	enum seccomp_verdict v = seccomp_feature_verdict(t->tid, SECCOMP_GPU_TIME, NULL, &why);
+	if (v == SECCOMP_ALLOWED)
+		return 0;
+	if (v == SECCOMP_UNKNOWN && seccomp_trusted()) {
+		log_warn("--trust-seccomp: loading --gpu-time's library into %d under a seccomp filter gputop "
+			 "cannot read", tracee->pid);
+		return 0;
+	}
+	char text[320];
+	seccomp_refusal_describe(&why, text, sizeof text);
+	log_error("--gpu-time: not loading gputop's library and CUPTI into %d: %s, a call of %s: no GPU "
+		  "time for %d", tracee->pid, text, seccomp_feature_calls(SECCOMP_GPU_TIME)->what, tracee->pid);
+	if (v == SECCOMP_UNKNOWN)
+		log_hint("--trust-seccomp loads them anyway (a filter that kills one of their calls then "
+			 "kills the program)");
+	gpu_time_refused = true;
+	return -1;
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Another tracer on gputop (issue 25 part 2): a process of the traced program that traces gputop
+# (`strace -p $PPID` in a program gputop launched) stops gputop, and gputop, stopped, never
+# resumes it: both would stay stopped for good (SIGTERM did nothing; only SIGKILL freed them).
+# gputop's guard (src/probe/rescue_cycle.c), a process no one traces, sees the loop within
+# 0.1 s, the watchdogs put the programs' code back, and the guard says why and ends gputop
+# (SIGKILL: status 137); the program runs on and ends as without gputop.
+# Programs: tests/progs/rb_ptracer.c (a child of the program PTRACE_SEIZEs gputop and runs it
+# from system call to system call, as strace does, while 2 threads do CUDA work) on the
+# SIMULATED runtime over the SIMULATED driver (no int3 of gputop's met in steady state: a thread
+# stopped at one when gputop is killed would resume inside the instruction it displaced); and
+# strace itself where installed. Everything runs under tests/bin/rb_reap (a subreaper), so that
+# the program's status is known after gputop is gone, and under a timeout: nothing may hang.
+#  1. launch mode, 5 trials: gputop ends (137) saying why; the program's output and status 0
+#     as without gputop;
+#  2. strace -p $PPID started by a shell gputop launched, then CUDA work (rb_busy): the same;
+#  3. attach mode with --children: the program's child traces gputop once gputop has attached:
+#     the same, and the program, the test's own child, ends with status 0.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/robust_lib.bash"
+need_bin rb_ptracer rb_reap rb_busy sim/libcudart.so.13 simdrv/libcuda.so.1
+need_gputop
+export LD_LIBRARY_PATH=$SIM:$SIMDRV
+[ "$(id -u)" -eq 0 ] || can_attach_to_others || skip "this user may not trace its parent (ptrace_scope)"
+DONE='rb_ptracer: threads=2 iterations=100 failures=0 mismatches=0'
+LOOP='gputop: gputop \([0-9]+\) is traced by [0-9]+ \((rb_ptracer|strace)\), a process gputop traces itself: each would wait for the other for good\. The traced programs. code is put back and gputop is ended \(SIGKILL\); they run on without it'
+
+# status_of FILE PID: the status rb_reap wrote for PID.
+status_of() {
+	awk -v p="$2" '$1 == p { print $2 }' "$1"
+}
+
+# --- without gputop ----------------------------------------------------------------------------
+timeout -k 5 60 "$BIN/rb_reap" "$TMP/plain.st" "$BIN/rb_ptracer" 2 50 >"$TMP/plain.out" 2>"$TMP/plain.err" </dev/null
+expect_eq "$?" 0 "without gputop: status 0"
+expect_eq "$(grep -v '^ready' "$TMP/plain.out")" "$DONE" "without gputop: its work and data are right"
+note "$(grep tracer: "$TMP/plain.err")"
+
+# --- 1. launch mode ------------------------------------------------------------------------------
+for i in 1 2 3 4 5; do
+	start=$(date +%s%N)
+	timeout -k 5 60 "$BIN/rb_reap" "$TMP/l$i.st" "$GPUTOP" -q --json "$TMP/l$i.json" -- "$BIN/rb_ptracer" 2 50 \
+		>"$TMP/l$i.out" 2>"$TMP/l$i.err" </dev/null
+	status=$?
+	note "trial $i: $((($(date +%s%N) - start) / 1000000)) ms; $(grep tracer: "$TMP/l$i.err")"
+	expect_eq "$status" 137 "launch, trial $i: gputop is ended (SIGKILL), not left stopped (124 would be a hang)"
+	expect_match "$(cat "$TMP/l$i.err")" "$LOOP" "launch, trial $i: it says why"
+	prog=$(awk '/^ready/ { print $2; exit }' "$TMP/l$i.out")
+	expect_eq "$(status_of "$TMP/l$i.st" "$prog")" 0 "launch, trial $i: the program ends with status 0"
+	expect_eq "$(grep -v '^ready' "$TMP/l$i.out")" "$DONE" "launch, trial $i: its work and data are right"
+	rb_no_trap "$TMP/l$i.err" "launch, trial $i"
+done
+
+# --- 2. strace itself ------------------------------------------------------------------------------
+if command -v strace >/dev/null; then
+	SH="timeout 10 strace -qq -o /dev/null -p \$PPID & exec $BIN/rb_busy busy 2 20"
+	timeout -k 5 60 "$BIN/rb_reap" "$TMP/sp.st" sh -c "$SH" >"$TMP/sp.out" 2>"$TMP/sp.err" </dev/null
+	expect_eq "$?" 0 "strace, without gputop: status 0"
+	timeout -k 5 60 "$BIN/rb_reap" "$TMP/s.st" "$GPUTOP" -q -- sh -c "$SH" >"$TMP/s.out" 2>"$TMP/s.err" </dev/null
+	expect_eq "$?" 137 "strace -p \$PPID: gputop is ended, not left stopped"
+	expect_match "$(cat "$TMP/s.err")" "$LOOP" "strace -p \$PPID: it says why"
+	prog=$(awk '/^ready/ { print $2; exit }' "$TMP/s.out")
+	expect_eq "$(status_of "$TMP/s.st" "$prog")" 0 "strace -p \$PPID: the program ends with status 0"
+	expect_eq "$(grep -v '^ready' "$TMP/s.out")" "$(grep -v '^ready' "$TMP/sp.out")" \
+		"strace -p \$PPID: the program's output as without gputop"
+else
+	note "part 2 not run: no strace (scripts/install-deps installs it)"
+fi
+
+# --- 3. attach mode, --children ------------------------------------------------------------------------
+rm -f "$TMP/gputop.pid"
+spawn "$TMP/a" env RB_TRACE_PID_FILE="$TMP/gputop.pid" "$BIN/rb_ptracer" 2 50
+PROG=$SPAWNED_PID
+wait_for_line "$TMP/a.out" '^ready [0-9]+$' 30 || bail "rb_ptracer said ready"
+spawn "$TMP/ag" "$GPUTOP" -p "$PROG" --children --json "$TMP/a.json"
+G=$SPAWNED_PID
+rb_wait_attached ag
+echo "$G" >"$TMP/gputop.pid.tmp" && mv "$TMP/gputop.pid.tmp" "$TMP/gputop.pid"
+wait_pid "$G" 30
+expect_eq "$WAIT_STATUS" 137 "attach, --children: gputop is ended, not left stopped"
+expect_match "$(cat "$TMP/ag.err")" "$LOOP" "attach, --children: it says why"
+wait_pid "$PROG" 60
+expect_eq "$WAIT_STATUS" 0 "attach, --children: the program ends with status 0"
+expect_eq "$(grep -v '^ready' "$TMP/a.out")" "$DONE" "attach, --children: its work and data are right"
+finish
