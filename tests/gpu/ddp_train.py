@@ -4,6 +4,7 @@
 #
 # Each rank appends to LOGDIR/rank<R>.log, flushed, with time.time() stamps:
 #   PID <pid>
+#   PPID <pid>          its parent: torchrun's agent
 #   PHASE <name> <t>    start (before import torch), torch (imported), cuda (first CUDA call
 #                       done), pg (init_process_group returned), ddp (the DDP model built:
 #                       NCCL's communicator is made there), first (first step done),
@@ -42,6 +43,7 @@ def phase(name, t=None):
 
 
 say("PID %d" % os.getpid())
+say("PPID %d" % os.getppid())	# the launcher's agent
 phase("start", T_START)
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
