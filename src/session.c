@@ -187,6 +187,7 @@ static int start_failed(const struct options *opt, pid_t pid, int err)
 static int attach_more(const struct options *opt)
 {
 	for (int i = 1; i < opt->n_pids; i++) {
+		tracer_space_attach();
 		int code = target_attach(opt->pids[i]);
 		if (code)
 			return code;
@@ -202,6 +203,7 @@ static int attach_more(const struct options *opt)
 		for (int k = 0; k < n; k++) {
 			if (tracer_traces(below[k]))
 				continue;
+			tracer_space_attach();
 			if (target_attach(below[k]) != 0 || tracer_start_another() < 0)
 				log_warn("child %d of %d is not traced", below[k], opt->pids[i]);
 			else

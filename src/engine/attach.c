@@ -66,19 +66,13 @@ static int seize(pid_t tid)
  * long it was held. */
 static uint64_t stop_began_ns, stop_ended_ns, stop_ns;
 
-/* The ranks of a job wait for each other in their collectives: a rank stopped stalls them all.
- * Stopped one right after another, their stops would add up into one long stall of every rank;
- * the processes already attached are served meanwhile, so that each stall stays one stop long. */
-static void space_from_last_stop(void)
+uint64_t tracer_next_attach_due(void)
 {
-	uint64_t now = now_ns();
-	if (stop_ended_ns && stop_ns < 1000000000u && now < stop_ended_ns + 2 * stop_ns)
-		tracer_serve_for(stop_ended_ns + 2 * stop_ns - now);
+	return stop_ended_ns && stop_ns < 1000000000u ? stop_ended_ns + 2 * stop_ns : 0;
 }
 
 int tracer_attach(pid_t p)
 {
-	space_from_last_stop();
 	int err = tracee_open(p, false);
 	if (err < 0)
 		return err;

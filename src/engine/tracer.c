@@ -311,9 +311,10 @@ bool tracer_traces(pid_t pid)
 	return false;
 }
 
-void tracer_serve_for(uint64_t ns)
+/* The traced processes served (their stops, drains and parks) until `until`, as the loop would. */
+static void serve_until(uint64_t until)
 {
-	uint64_t until = now_ns() + ns, last_drain = 0;
+	uint64_t last_drain = 0;
 	struct tracee *was = tracee;
 	for (uint64_t now; (now = now_ns()) < until && tracee_live_count() > 0;) {
 		if (now - last_drain >= LR_DRAIN_NS) {
@@ -331,6 +332,13 @@ void tracer_serve_for(uint64_t ns)
 			break;
 	}
 	tracee_select(was);
+}
+
+void tracer_space_attach(void)
+{
+	uint64_t due = tracer_next_attach_due();
+	if (due > now_ns())
+		serve_until(due);
 }
 
 /* Detaches from every process still traced, the first one last (its detach may wait for it,

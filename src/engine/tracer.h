@@ -33,6 +33,12 @@ void tracer_set_follow(bool follow);
 /* Another process attached (tracer_attach): probes it with what tracer_start measured, and
  * lets it run. 0 or -errno. */
 int tracer_start_another(void);
+/* Before attaching another process of the same job: the ranks of a job wait for each other in
+ * their collectives, so a rank stopped stalls them all; stopped one right after another, their
+ * stops would add up into one long stall of every rank. This waits two lengths of the last
+ * attach's stop after it, serving the processes attached (their stops, drains, parks), so that
+ * each stall stays one stop long. */
+void tracer_space_attach(void);
 
 /* Runs until the program ends or the session is asked to stop (session_request, a signal to
  * gputop, the timeout). Returns 0 when it ended normally. */

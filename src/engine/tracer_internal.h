@@ -23,9 +23,9 @@ int tracer_setup_image(struct thread *t);
 int tracer_settle_event_stops(void);
 struct thread *tracer_injectable_thread(void);
 
-/* tracer.c: the traced processes served (their stops, drains and parks) for ns, as the loop
- * would: between the attaches of the processes of one job. */
-void tracer_serve_for(uint64_t ns);
+/* attach.c: when the next attach may stop a process (tracer_space_attach): two lengths of the
+ * last attach's stop after it; 0: at once. */
+uint64_t tracer_next_attach_due(void);
 
 /* attach.c: probing a followed process, every thread stopped; lets it run. */
 int tracer_start_followed(int default_device);
