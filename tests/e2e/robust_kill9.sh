@@ -55,14 +55,12 @@ note "trials per row: $TRIALS (KILL9_TRIALS)"
 GO=$TMP/go
 STOP=$TMP/stop
 
-# Rounds of ring_loop: many more than 2 threads can make under gputop before the kill
-# (launches: the ring is drained every 10 ms, about 2 million launches a second were seen),
-# few enough to take well under a second without gputop, or once gputop is gone. The calls'
-# row pauses CALL_PAUSE_US after each round: a call no longer waits for gputop's drain, so the
-# loop runs as fast traced as untraced; paced, it lasts about 2 s either way.
-LAUNCH_ROUNDS=2000000
+# Rounds of ring_loop, paced by a pause of PAUSE_US after each round: neither a launch nor a call
+# waits for gputop's drain, so a loop runs as fast traced as untraced; paced, it lasts about 2 s
+# either way (the kill comes 0-400 ms after gputop's tables show the workload).
+LAUNCH_ROUNDS=20000
 CALL_ROUNDS=20000
-CALL_PAUSE_US=100
+PAUSE_US=100
 KERNEL_ALLOCS=200000
 
 # row_def ROW: sets the workload of a row: ROW_DESC, ROW_LIB (LD_LIBRARY_PATH), ROW_CMD and its
@@ -84,12 +82,12 @@ row_def() {
 	b)
 		ROW_DESC="(b) ring_loop 2 $LAUNCH_ROUNDS, \$SIMDRV (launches)"
 		ROW_LIB=$SIMDRV ROW_STOP=0 ROW_BUSY='^ring_a\(int\*\) +[1-9]'
-		ROW_ENV=(RB_GO_FILE="$GO") ROW_CMD=("$BIN/ring_loop" 2 "$LAUNCH_ROUNDS")
+		ROW_ENV=(RB_GO_FILE="$GO" RB_PAUSE_US="$PAUSE_US") ROW_CMD=("$BIN/ring_loop" 2 "$LAUNCH_ROUNDS")
 		;;
 	c)
 		ROW_DESC="(c) RB_CALLS=1 ring_loop 2 $CALL_ROUNDS, \$SIMDRV (launches, call stub)"
 		ROW_LIB=$SIMDRV ROW_STOP=0 ROW_BUSY='^cuMemsetD8Async +[1-9]'
-		ROW_ENV=(RB_GO_FILE="$GO" RB_CALLS=1 RB_PAUSE_US="$CALL_PAUSE_US") ROW_CMD=("$BIN/ring_loop" 2 "$CALL_ROUNDS")
+		ROW_ENV=(RB_GO_FILE="$GO" RB_CALLS=1 RB_PAUSE_US="$PAUSE_US") ROW_CMD=("$BIN/ring_loop" 2 "$CALL_ROUNDS")
 		;;
 	d)
 		ROW_DESC="(d) rb_busy busy 2, \$SIM:\$SIMDRV (runtime over driver)"
