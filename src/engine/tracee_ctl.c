@@ -254,6 +254,7 @@ void tracee_on_exit(const struct trace_stop *e)
 		}
 		/* Its figures say so now: the first process is closed only at the session's end. */
 		stats_process_ended(tracee->stats_id, !tracee->term_signal, tracee->exit_status, tracee->term_signal);
+		log_debug("%d ended (status %d)", tracee->pid, tracee->exit_status);
 	}
 	threads_remove(e->tid);
 }
