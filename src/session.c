@@ -223,8 +223,8 @@ static int gpu_time_check(void)
 		log_hint("it is built with gputop where CUDA's CUPTI headers are (make CUDA=/path/to/cuda)");
 		return -1;
 	}
-	const char *cupti = getenv("GPUTOP_CUPTI");
-	if (cupti && *cupti && access(cupti, R_OK) < 0) {
+	const char *cupti = config.cupti_path;
+	if (cupti && access(cupti, R_OK) < 0) {
 		log_error("GPUTOP_CUPTI=%s: %s", cupti, strerror(errno));
 		return -1;
 	}
@@ -290,6 +290,7 @@ static void configure(const struct options *opt)
 	config.stack_depth = opt->stack_depth;
 	config.stacks = opt->stacks;
 	config.no_int3 = opt->no_int3;
+	config.tracing = opt->trace_path != NULL;	/* every call wanted, in order: probes.c's stubs */
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
 }
 

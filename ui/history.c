@@ -81,9 +81,3 @@ int history_get(const struct history *h, enum history_series k, double *out)
 	return h->count;
 }
 
-double history_last(const struct history *h, enum history_series k)
-{
-	if (!h->count)
-		return 0;
-	return h->v[k][(h->head - 1 + HISTORY_LEN) % HISTORY_LEN];
-}

@@ -35,7 +35,5 @@ void history_sample(struct history *h, const struct stats_snapshot *s);
 /* Copies the samples of one series, oldest first, into out (room for HISTORY_LEN);
  * returns how many there are. */
 int history_get(const struct history *h, enum history_series k, double *out);
-/* The latest sample of a series, 0 when there is none. */
-double history_last(const struct history *h, enum history_series k);
 
 #endif

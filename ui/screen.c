@@ -43,7 +43,7 @@ void screen_say(struct tui *t, const char *what)
 
 bool screen_estimated(const struct tui *t)
 {
-	return t->st.launches_estimated || (t->have_cur && t->cur.launches_estimated);
+	return t->have_cur && t->cur.launches_estimated;
 }
 
 /* ", figures since 12:34:56" once z reset them; "" before. */

@@ -33,6 +33,8 @@ void config_load(void)
 	config.spin_us = e ? atol(e) : -1;
 	e = getenv("GPUTOP_DUTY");
 	config.duty = e ? atof(e) : -1;
+	e = getenv("GPUTOP_CUPTI");
+	config.cupti_path = e && *e ? e : NULL;
 	e = getenv("GPUTOP_NVML");
 	config.nvml_off = e && strcmp(e, "0") == 0;
 	config.nvml_path = e && *e && !config.nvml_off ? e : NULL;

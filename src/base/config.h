@@ -19,6 +19,8 @@ struct config {
 	bool launch_layer_forced;	/* GPUTOP_LAUNCH_LAYER is set at all */
 	long spin_us;			/* GPUTOP_SPIN_US, -1 = by the number of CPUs */
 	double duty;			/* GPUTOP_DUTY, -1 = the budget decides */
+	const char *cupti_path;		/* GPUTOP_CUPTI=PATH: the libcupti --gpu-time loads; NULL:
+					 * the program's own, else the toolkit's */
 	const char *nvml_path;		/* GPUTOP_NVML=PATH: this libnvidia-ml.so.1 (tests: the
 					 * simulated one); NULL: the dynamic linker's */
 	bool nvml_off;			/* GPUTOP_NVML=0: no device meters */

@@ -57,13 +57,6 @@ void session_set_cuda_seen(void)
 	pthread_mutex_unlock(&lock);
 }
 
-void session_set_launches_estimated(void)
-{
-	pthread_mutex_lock(&lock);
-	status.launches_estimated = true;
-	pthread_mutex_unlock(&lock);
-}
-
 void session_set_ended(bool exited, int exit_status, int term_signal)
 {
 	pthread_mutex_lock(&lock);

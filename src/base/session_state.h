@@ -24,7 +24,6 @@ struct session_status {
 	bool exited;		/* the program ended: exit_status / term_signal tell how */
 	int exit_status;	/* exit code, or 128 + signal */
 	int term_signal;	/* signal that killed it, 0 if it exited */
-	bool launches_estimated;	/* --max-overhead is shedding launch probes */
 };
 
 /* The UI's side. */
@@ -36,7 +35,6 @@ void session_set_waker(void (*waker)(void));
 enum session_request session_take_request(void);
 void session_set_started(pid_t pid, bool launched, uint64_t start_ns, const char *command);
 void session_set_cuda_seen(void);
-void session_set_launches_estimated(void);
 void session_set_ended(bool exited, int exit_status, int term_signal);
 
 #endif

@@ -124,7 +124,3 @@ struct frame *thread_push(struct thread *t)
 	return f;
 }
 
-struct frame *thread_top(struct thread *t)
-{
-	return t->depth ? &t->frames[t->depth - 1] : NULL;
-}

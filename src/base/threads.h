@@ -71,6 +71,5 @@ int threads_count_all(void);
 struct thread *threads_iter(uint32_t *cursor);
 
 struct frame *thread_push(struct thread *t);	/* NULL if out of memory */
-struct frame *thread_top(struct thread *t);
 
 #endif

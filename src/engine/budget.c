@@ -10,7 +10,6 @@
 #include "config.h"
 #include "log.h"
 #include "probes.h"
-#include "session_state.h"
 #include "stats.h"
 
 #define PERIOD_NS 200000000ull	/* 5 periods a second: short enough to follow the program */
@@ -130,7 +129,7 @@ static void end_period(uint64_t now)
 	double factor = counted > 0 ? 1 + missed / counted : 1.0;
 	stats_extrapolate_launches(factor);
 	if (factor != 1.0)
-		session_set_launches_estimated();
+		stats_set_launches_estimated(true);	/* the one flag: every presenter reads it */
 
 	/* Next duty: what would arming all period cost? Launch stops scale with armed time;
 	 * the other stops happen anyway. */

@@ -37,6 +37,13 @@ static bool trap_is_breakpoint(pid_t tid)
 	return si.si_code == SI_KERNEL;
 }
 
+/* A stop of ours: in the figures (cost.stops) and in the process's count (the budget's). */
+static void count_stop(void)
+{
+	stats_on_stop();
+	tracee->stops++;
+}
+
 static void on_rtld_hit(struct thread *t)
 {
 	/* _dl_debug_state runs before and after each change of the library list; look when the
@@ -67,8 +74,7 @@ bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, 
 	if (launchring_is_trap(addr, &ex)) {
 		/* A launch of a handle not seen yet: counted and named now. Bookkeeping for the
 		 * budget: it cannot shed these. */
-		stats_on_stop();
-		tracee->stops++;
+		count_stop();
 		hit_launch_trap(t, r, ex);
 		gputime_at_stop(t);	/* --gpu-time: loaded at the first such stop */
 		if (budget_active())
@@ -77,8 +83,7 @@ bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, 
 	}
 	if (launchring_is_call_trap(addr, arch_call_trap_record(r), &record)) {
 		/* A call that wants its stack (--stacks): taken now. */
-		stats_on_stop();
-		tracee->stops++;
+		count_stop();
 		hit_call_trap(t, r, record);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
@@ -109,8 +114,7 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 	/* Returns the stub recorded come first: they happened before this stop. */
 	hit_collect_returns(now);
 	if (xol_ready() && (addr == xol_trampoline() || (retfast_ready() && addr == retfast_fallback_trap()))) {
-		stats_on_stop();
-		tracee->stops++;
+		count_stop();
 		int api = hit_return(t, &r, now);
 		if (api >= 0)
 			arch_set_regs(t->tid, &r);
@@ -130,8 +134,7 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		tracee_release(t);
 		return true;
 	}
-	stats_on_stop();
-	tracee->stops++;
+	count_stop();
 	if (config.crash_at && tracee->stops >= config.crash_at)
 		test_crash_now();
 	struct frame *timed = NULL;

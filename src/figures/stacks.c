@@ -79,12 +79,6 @@ static uint64_t hash_string(const char *s)
 	return nonzero(h);
 }
 
-int stacks_init(void)
-{
-	stacks_free();
-	return 0;
-}
-
 void stacks_free(void)
 {
 	pthread_mutex_lock(&lock);

@@ -32,7 +32,6 @@ struct stack {
 	struct stack_frame frame[];
 };
 
-int stacks_init(void);
 void stacks_free(void);
 
 /* The id of the stack whose key (words that tell stacks apart: the process image, pcs, Python

@@ -24,11 +24,6 @@ int folded_metric_parse(const char *name)
 	return -1;
 }
 
-const char *folded_metric_name(int metric)
-{
-	return metric >= 0 && metric < 4 ? metric_names[metric] : "?";
-}
-
 static void put_name(FILE *f, const char *s)
 {
 	size_t n = strlen(s);

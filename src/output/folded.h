@@ -16,7 +16,6 @@ enum folded_metric {
 };
 
 int folded_metric_parse(const char *name);	/* enum folded_metric, or -1 */
-const char *folded_metric_name(int metric);
 
 /* Writes the metric's folded stacks to f. 0, or -errno. */
 int folded_write(FILE *f, int metric, const struct stats_snapshot *s);

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
 
 static FILE *trace;
 
@@ -20,7 +19,6 @@ int trace_open(const char *path)
 		if (!trace)
 			return -errno;
 	}
-	config.tracing = true;
 	return 0;
 }
 
@@ -29,11 +27,6 @@ void trace_close(void)
 	if (trace && trace != stderr)
 		fclose(trace);
 	trace = NULL;
-}
-
-bool trace_on(void)
-{
-	return trace != NULL;
 }
 
 static void line(pid_t tid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -7,10 +7,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Opens path ("-": stderr) and sets config.tracing. 0 or -errno. */
+/* Opens path ("-": stderr). 0 or -errno. (config.tracing is the session's: --trace given.) */
 int trace_open(const char *path);
 void trace_close(void);
-bool trace_on(void);
 
 void trace_launch(pid_t tid, const char *api, const uint32_t grid[3], const uint32_t block[3]);
 /* A CUDA graph launch (its executable graph's handle): each of its nodes runs once. */

@@ -1,6 +1,7 @@
 /* gputime_find.c — finding libgputop-gpu.so and the program's libcupti (gputime_find.h). */
 #define _GNU_SOURCE
 #include "gputime_find.h"
+#include "config.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -88,8 +89,8 @@ static bool from_maps(pid_t pid, char *out, size_t size)
 
 int gputime_find_cupti(pid_t pid, char *out, size_t size)
 {
-	const char *env = getenv("GPUTOP_CUPTI");
-	if (env && *env) {
+	const char *env = config.cupti_path;
+	if (env) {
 		snprintf(out, size, "%s", env);
 		return there(pid, out) ? 0 : -ENOENT;
 	}

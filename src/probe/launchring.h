@@ -8,6 +8,9 @@
  * A full ring drops records but counts them per probe, at once: the launch count stays exact,
  * and a late gputop never holds the program up. The tracer drains it every LR_DRAIN_NS, every
  * LR_DRAIN_HOT_NS while a ring fills fast (launchring_filling). */
+#ifndef GPUTOP_LAUNCHRING_H
+#define GPUTOP_LAUNCHRING_H
+
 #define LR_DRAIN_NS 10000000ull
 #define LR_DRAIN_HOT_NS 1000000ull
 /* A park waits for the tracer only if it drained this recently: a frozen, starved or dead
@@ -16,8 +19,6 @@
 /* A parked thread (arch_park) sleeps this long at a time between its looks at gputop's
  * heartbeat, its `present` word and its slot. */
 #define LR_PARK_WAIT_NS 1000000
-#ifndef GPUTOP_LAUNCHRING_H
-#define GPUTOP_LAUNCHRING_H
 
 #include <stdbool.h>
 #include <stdint.h>
