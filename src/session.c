@@ -124,23 +124,33 @@ static void report_while_tracing(struct report_info *out, const struct stats_sna
 
 enum ui_mode { UI_TUI, UI_BATCH, UI_SUMMARY };
 
+/* What the UI thread is started with: it lives in the session's frame until the thread is
+ * joined. */
+struct ui_start {
+	struct ui_options opt;
+	bool batch;
+};
+
 static void *ui_thread(void *arg)
 {
-	const struct options *opt = arg;
-	if (opt->batch)
-		batch_run(opt);
+	const struct ui_start *u = arg;
+	if (u->batch)
+		batch_run(&u->opt);
 	else
-		tui_run(opt);
+		tui_run(&u->opt);
 	return NULL;
 }
 
-static int start_ui(const struct options *opt, pthread_t *th)
+static int start_ui(const struct options *opt, struct ui_start *u, pthread_t *th)
 {
+	*u = (struct ui_start){ .opt = { .delay_s = opt->delay_s, .iterations = opt->iterations,
+					 .no_color = opt->no_color },
+				.batch = opt->batch };
 	/* Signals to gputop belong to the tracer thread: they must interrupt its waitpid. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int err = pthread_create(th, NULL, ui_thread, (void *)opt);
+	int err = pthread_create(th, NULL, ui_thread, u);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return -err;
 }
@@ -349,7 +359,8 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 		timeout = timeout > 0 && timeout < t ? timeout : t;
 	}
 	pthread_t ui;
-	bool ui_running = mode != UI_SUMMARY && start_ui(opt, &ui) == 0;
+	struct ui_start ui_start;
+	bool ui_running = mode != UI_SUMMARY && start_ui(opt, &ui_start, &ui) == 0;
 
 	int err = tracer_loop(timeout, true);
 	rescue_watchdog_stop();

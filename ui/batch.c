@@ -477,7 +477,7 @@ void batch_print_final(FILE *f)
 	}
 }
 
-int batch_run(const struct options *opt)
+int batch_run(const struct ui_options *opt)
 {
 	struct batch b = { 0 };
 	double delay = opt->delay_s > 0 ? opt->delay_s : 1;

@@ -169,7 +169,7 @@ static void tui_loop(struct tui *t)
 	}
 }
 
-int tui_run(const struct options *opt)
+int tui_run(const struct ui_options *opt)
 {
 	struct tui t = { .opt = opt };
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "cli.h"
+#include "ui.h"
 #include "history.h"
 #include "rows.h"
 #include "session_state.h"
@@ -25,7 +25,7 @@ extern const struct tui_view *const tui_views[TUI_VIEW_COUNT];
 enum tui_mode { MODE_NORMAL, MODE_HELP, MODE_FILTER, MODE_ASK_QUIT, MODE_STACKS };
 
 struct tui {
-	const struct options *opt;
+	const struct ui_options *opt;
 	SCREEN *screen;
 	int view;
 	struct tui_view_state vs[TUI_VIEW_COUNT];

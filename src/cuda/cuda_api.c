@@ -2,7 +2,6 @@
  * Adding a function is adding a row. Only calls that do work are here: probing the hot
  * bookkeeping calls (cudaGetDevice, cudaGetLastError, ...) would stop the program for nothing. */
 #include "cuda_api.h"
-#include "stats.h"
 
 #include <stddef.h>
 #include <string.h>

@@ -12,7 +12,6 @@
 #include "config.h"
 #include "cuda_api.h"
 #include "graph_query.h"
-#include "hit.h"
 #include "kernels.h"
 #include "launchring.h"
 #include "log.h"
