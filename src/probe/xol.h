@@ -83,8 +83,10 @@ int xol_unmap_all(struct thread *t);
 
 /* The time a stop costs a call's measured duration: a stopped thread is sent through a bare
  * `ret` into the call-resume code (two system call stops, halved) and back, several times; the
- * median is kept. A gputop killed meanwhile leaves it to go back where it was by itself. */
-#define XOL_CALIBRATION_STOPS 31
+ * median is kept. A gputop killed meanwhile leaves it to go back where it was by itself. It is
+ * done while the first process is held at its attach: 11 times (~1.5 ms; 31 took ~4 ms of an
+ * ~18 ms stop on the 2-CPU machine), enough for a median. */
+#define XOL_CALIBRATION_STOPS 11
 uint64_t xol_calibrate(struct thread *t);
 
 #endif
