@@ -239,10 +239,10 @@ static void probe_exec(struct thread *t, const struct module *m, const uint64_t 
  * runtime launch's result and time are not read there, as a driver launch's never were);
  * every other call probed at its return (and the registration of kernels) through the call
  * records, where the time stamp counter times it (GPUTOP_CALL_STUB=0: they stop). The int3
- * stays for calls whose return stops (API_STOPS), for a name read from the caller's buffer at
- * the return, for out-parameters beyond the registers, and for everything when every call is
- * traced (--trace wants each with its thread, in order) or an experiment picks the launch
- * layers. */
+ * stays for calls whose return stops (API_STOPS), for out-parameters beyond the registers, for
+ * module loading on a driver that cannot name a kernel handle (no cuFuncGetName: the name is
+ * read from the caller's buffer at the return), and for everything when every call is traced
+ * (--trace wants each with its thread, in order) or an experiment picks the launch layers. */
 bool probes_stops_for_stack(const struct api_spec *spec)
 {
 	unsigned which = spec->op == OP_ALLOC ? CONFIG_STACKS_ALLOCS : spec->op == OP_FREE ? CONFIG_STACKS_FREES
@@ -266,7 +266,11 @@ static int stub_for(const struct api_spec *spec)
 		return LR_STUB_LAUNCH;
 	if (spec->flags & API_STOPS)
 		return -1;
-	if (!retfast_ready() || !config.call_stub || spec->name_src == NAME_FROM_STRING)
+	if (!retfast_ready() || !config.call_stub)
+		return -1;
+	/* A kernel handle module loading returns is named at its first launch, by the driver
+	 * (hit.c, on_name_return): where the driver cannot say, the int3 reads the caller's. */
+	if (spec->name_src == NAME_FROM_STRING && !tracee->probes->func_get_name)
 		return -1;
 	if (!(spec->flags & API_RETURN) && spec->name_src != NAME_REGISTER)
 		return -1;
