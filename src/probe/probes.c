@@ -235,10 +235,10 @@ static void probe_exec(struct thread *t, const struct module *m, const uint64_t 
 }
 
 /* Which stub, if any, a function's jump probe calls, so that calling it costs no stop:
- * launches, of kernels and graphs, go through the launch ring (counted at their entry: a
- * runtime launch's result and time are not read there, as a driver launch's never were);
- * every other call probed at its return (and the registration of kernels) through the call
- * records, where the time stamp counter times it (GPUTOP_CALL_STUB=0: they stop). The int3
+ * launches, of kernels and graphs, go through the launch ring (counted at their entry), but
+ * for the runtime's that the call stub can record whole (below); every other call probed at
+ * its return (and the registration of kernels) through the call records, where the time stamp
+ * counter times it (GPUTOP_CALL_STUB=0: they stop). The int3
  * stays for calls whose return stops (API_STOPS), for out-parameters beyond the registers, for
  * module loading on a driver that cannot name a kernel handle (no cuFuncGetName: the name is
  * read from the caller's buffer at the return), and for everything when every call is traced
@@ -255,9 +255,17 @@ static int stub_for(const struct api_spec *spec)
 	if (config.tracing || config.launch_layer_forced)
 		return -1;
 	/* Runtime launches are armed only while the driver's are not probed (no libcuda: the
-	 * simulated runtime alone, or cudart before it loads libcuda). Their dimensions travel in
-	 * the registers the stub records (dim3 by value), or by a config pointer whose first 24
-	 * bytes are the grid and block, as CUlaunchConfig's: the driver's two stubs serve. */
+	 * simulated runtime alone, or cudart before it loads libcuda). cudaLaunchKernel passes
+	 * everything gputop reads in registers (dim3 by value): the call stub records it whole, its
+	 * result and time too (a failed launch is no launch), and names it from the host stub's
+	 * symbol as the records are read; so does cudaGraphLaunch. cudaLaunchKernelExC passes its
+	 * dimensions by a config pointer (its memory may be gone by then), whose first 24 bytes are
+	 * the grid and block as CUlaunchConfig's, and --stacks launches wants a kernel's first launch
+	 * held for its stack: the driver's launch stubs serve there, counting at entry. */
+	if ((spec->op == OP_LAUNCH || spec->op == OP_GRAPH_LAUNCH) && spec->layer == LAYER_RUNTIME &&
+	    (spec->op == OP_GRAPH_LAUNCH || spec->launch == LAUNCH_RT) && retfast_ready() && config.call_stub &&
+	    !(spec->op == OP_LAUNCH && (config.stacks & CONFIG_STACKS_LAUNCHES)))
+		return LR_STUB_CALL;
 	if (spec->op == OP_LAUNCH)
 		return spec->launch == LAUNCH_DRV_EX || spec->launch == LAUNCH_RT_EXC ? LR_STUB_LAUNCH_EX
 										      : LR_STUB_LAUNCH;
