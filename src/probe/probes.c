@@ -236,13 +236,13 @@ static void probe_exec(struct thread *t, const struct module *m, const uint64_t 
 
 /* Which stub, if any, a function's jump probe calls, so that calling it costs no stop:
  * launches, of kernels and graphs, go through the launch ring (counted at their entry), but
- * for the runtime's that the call stub can record whole (below); every other call probed at
- * its return (and the registration of kernels) through the call records, where the time stamp
- * counter times it (GPUTOP_CALL_STUB=0: they stop). The int3
- * stays for calls whose return stops (API_STOPS), for out-parameters beyond the registers, for
- * module loading on a driver that cannot name a kernel handle (no cuFuncGetName: the name is
- * read from the caller's buffer at the return), and for everything when every call is traced
- * (--trace wants each with its thread, in order) or an experiment picks the launch layers. */
+ * for the runtime's that the call stub can record whole (stub_for); every other call probed
+ * at its return (and the registration of kernels) through the call records, where the time
+ * stamp counter times it (GPUTOP_CALL_STUB=0: they stop). The int3 stays for calls whose
+ * return stops (API_STOPS), for out-parameters beyond the registers, for module loading on a
+ * driver that cannot name a kernel handle (no cuFuncGetName: the name is read from the
+ * caller's buffer at the return), and for everything when every call is traced (--trace
+ * wants each with its thread, in order) or an experiment picks the launch layers. */
 bool probes_stops_for_stack(const struct api_spec *spec)
 {
 	unsigned which = spec->op == OP_ALLOC ? CONFIG_STACKS_ALLOCS : spec->op == OP_FREE ? CONFIG_STACKS_FREES
