@@ -188,7 +188,8 @@ void decode_ring_launch(const struct api_spec *s, const uint64_t *w, uint64_t *h
 {
 	memset(g, 0, 3 * sizeof g[0]);
 	memset(b, 0, 3 * sizeof b[0]);
-	if (s->launch == LAUNCH_DRV_EX) {
+	if (s->launch == LAUNCH_DRV_EX || s->launch == LAUNCH_RT_EXC) {
+		/* cudaLaunchConfig_t and CUlaunchConfig: the stub copied their first 24 bytes. */
 		*handle = w[2];
 		if (w[1]) {	/* the config's first 24 bytes: grid x,y,z, block x,y,z */
 			uint32_t d[6];
@@ -199,6 +200,10 @@ void decode_ring_launch(const struct api_spec *s, const uint64_t *w, uint64_t *h
 		return;
 	}
 	*handle = w[1];
+	if (s->launch == LAUNCH_RT) {	/* the registers, as decode_args reads them */
+		arch_rt_launch_dims(w, g, b);
+		return;
+	}
 	for (int i = 0; i < 3; i++) {
 		g[i] = (uint32_t)w[2 + i];
 		b[i] = (uint32_t)w[5 + i];

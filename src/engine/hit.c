@@ -393,9 +393,19 @@ static void on_name_return(struct thread *t, const struct api_spec *s, const str
 		kernels_learn_from_stub(value, f->arg[1]);
 		break;
 	case NAME_FROM_STRING:
+		/* Recorded by the call stub and read after the return, the caller's buffer may
+		 * hold another name by now (a loop over names in one array): the handle is named
+		 * at its first launch instead, asking the driver (kernel_names.c) at the park of a
+		 * handle not seen yet. One named already is asked again at its next launch: the
+		 * driver may have reused it for another kernel after a module's unload. */
+		if (ri->outs_read) {
+			if (kernels_recheck(value))
+				launchring_unsee(value);
+			break;
+		}
 		if (mem_read_string(t->tid, f->arg[1], name, sizeof name) < 0)
 			break;
-		kernels_learn_name(value, name);
+		kernels_learn_name(value, name);	/* the ring was drained first (trap.c) */
 		/* Named: its first launch needs no park, unless its launch site is wanted or
 		 * --gpu-time waits for a thread held at a launch to load its library. */
 		if (s->layer == LAYER_DRIVER && !(config.stacks & CONFIG_STACKS_LAUNCHES) && !config.gpu_time)

@@ -115,6 +115,9 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 	hit_collect_returns(now);
 	if (xol_ready() && (addr == xol_trampoline() || (retfast_ready() && addr == retfast_fallback_trap()))) {
 		count_stop();
+		/* So did the launches the ring holds: a handle module loading returns again, which
+		 * the driver may have reused for another kernel, ran under its old name there. */
+		hit_drain_launches(tracee->pid);
 		int api = hit_return(t, &r, now);
 		if (api >= 0)
 			arch_set_regs(t->tid, &r);

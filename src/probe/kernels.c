@@ -27,6 +27,7 @@ struct entry {
 				 * name is module_scan's): made at its first launch (entry_id) */
 	int32_t id;		/* -1 while name waits */
 	bool unknown;		/* named "kernel@0x…": a later scan may name it */
+	bool recheck;		/* module loading returned it again: asked again (kernels_recheck) */
 };
 
 /* A kernel's static __handle variable. The ranks of a PyTorch job each hold some 30,000 of
@@ -83,6 +84,7 @@ static void remember_as(uint64_t v, int id, const char *name, bool unknown)
 			e->id = id;
 			e->name = name;
 			e->unknown = unknown;
+			e->recheck = false;
 		}
 		return;
 	}
@@ -91,6 +93,7 @@ static void remember_as(uint64_t v, int id, const char *name, bool unknown)
 	e->id = id;
 	e->name = name;
 	e->unknown = unknown;
+	e->recheck = false;
 }
 
 static void remember(uint64_t v, int id, bool unknown)
@@ -116,7 +119,16 @@ bool kernels_seen(uint64_t value)
 bool kernels_named(uint64_t value)
 {
 	const struct entry *e = lookup(value);
-	return e && !e->unknown;
+	return e && !e->unknown && !e->recheck;
+}
+
+bool kernels_recheck(uint64_t value)
+{
+	struct entry *e = lookup(value);
+	if (!e || e->unknown)
+		return false;
+	e->recheck = true;
+	return true;
 }
 
 char *kernels_demangle(const char *name)

@@ -25,7 +25,13 @@ int kernels_id_of(pid_t pid, uint64_t value);
 /* Whether value was ever looked up or learned (a launch of a value never seen may be worth
  * asking the driver about). */
 bool kernels_seen(uint64_t value);
-bool kernels_named(uint64_t value);	/* learned, not "kernel@0x…" */
+bool kernels_named(uint64_t value);	/* learned, not "kernel@0x…", not to recheck */
+/* Module loading returned value again, recorded after the return (the name it was asked for
+ * is not read then: the caller's buffer may hold another by now). Named already, it keeps its
+ * name but is no longer kernels_named, so that the driver is asked again at its next launch
+ * that stops: a handle the driver reused after a module's unload names another kernel.
+ * Whether it was named. */
+bool kernels_recheck(uint64_t value);
 
 /* Learning names. mangled may be a C++ mangled name or a plain one (extern "C", Triton). */
 void kernels_learn_name(uint64_t value, const char *mangled);

@@ -165,6 +165,16 @@ static bool launch_wanted(const struct api_spec *spec)
 	return (spec->layer == LAYER_DRIVER) == at_driver;
 }
 
+/* A jump probe: armed, except a runtime launch's once the driver's launches are probed (a
+ * runtime launch is then counted at the driver, as with int3 probes). Its jump goes out as it
+ * went in (breakpoints.c, write_jump_bytes): a thread arriving meanwhile traps and runs the
+ * program's bytes again. --max-overhead has nothing to shed there: no launch stops. */
+static bool ring_wanted_now(const struct api_spec *spec)
+{
+	struct probes_state *st = tracee->probes;
+	return !(spec->flags & API_LAUNCH_PROBE) || spec->layer != LAYER_RUNTIME || !st->driver_launch_probed;
+}
+
 void probes_apply_launch_policy(void)
 {
 	uint32_t it = 0;
@@ -172,18 +182,11 @@ void probes_apply_launch_policy(void)
 		if (b->kind != BP_PROBE)
 			continue;
 		const struct api_spec *spec = cuda_api_get(b->api);
-		if (b->ring >= 0) {
-			/* A launch without a stop: armed once, and never disarmed while threads
-			 * run (its jump is five bytes); --max-overhead has nothing to shed there. */
-			int err = b->armed ? 0 : bp_arm(b);
-			if (err < 0)
-				log_warn("cannot arm the probe on %s: %s", spec->name, strerror(-err));
-			continue;
-		}
-		int err = launch_wanted(spec) ? bp_arm(b) : bp_disarm(b);
+		bool want = b->ring >= 0 ? ring_wanted_now(spec) : launch_wanted(spec);
+		int err = want ? bp_arm(b) : bp_disarm(b);
 		if (err < 0)
-			log_warn("cannot %s the probe on %s: %s", launch_wanted(spec) ? "arm" : "disarm",
-				 spec->name, strerror(-err));
+			log_warn("cannot %s the probe on %s: %s", want ? "arm" : "disarm", spec->name,
+				 strerror(-err));
 	}
 }
 
@@ -231,12 +234,14 @@ static void probe_exec(struct thread *t, const struct module *m, const uint64_t 
 }
 
 /* Which stub, if any, a function's jump probe calls, so that calling it costs no stop:
- * driver launches go through the launch ring; every other call probed at its return (and the
- * registration of kernels) through the call records, where the time stamp counter times it
- * (GPUTOP_CALL_STUB=0: they stop). The int3 stays for runtime launches (below), for a name
- * read from the caller's buffer at the return, for out-parameters beyond the registers, and for
- * everything when every call is traced (--trace wants each with its thread, in order) or an
- * experiment picks the launch layers. */
+ * launches, of kernels and graphs, go through the launch ring (counted at their entry), but
+ * for the runtime's that the call stub can record whole (stub_for); every other call probed
+ * at its return (and the registration of kernels) through the call records, where the time
+ * stamp counter times it (GPUTOP_CALL_STUB=0: they stop). The int3 stays for calls whose
+ * return stops (API_STOPS), for out-parameters beyond the registers, for module loading on a
+ * driver that cannot name a kernel handle (no cuFuncGetName: the name is read from the
+ * caller's buffer at the return), and for everything when every call is traced (--trace
+ * wants each with its thread, in order) or an experiment picks the launch layers. */
 bool probes_stops_for_stack(const struct api_spec *spec)
 {
 	unsigned which = spec->op == OP_ALLOC ? CONFIG_STACKS_ALLOCS : spec->op == OP_FREE ? CONFIG_STACKS_FREES
@@ -248,19 +253,31 @@ static int stub_for(const struct api_spec *spec)
 {
 	if (config.tracing || config.launch_layer_forced)
 		return -1;
-	if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER && !(spec->flags & API_RETURN))
-		return spec->launch == LAUNCH_DRV_EX ? LR_STUB_LAUNCH_EX : spec->launch == LAUNCH_DRV ? LR_STUB_LAUNCH : -1;
+	/* Runtime launches are armed only while the driver's are not probed (no libcuda: the
+	 * simulated runtime alone, or cudart before it loads libcuda). cudaLaunchKernel passes
+	 * everything gputop reads in registers (dim3 by value): the call stub records it whole, its
+	 * result and time too (a failed launch is no launch), and names it from the host stub's
+	 * symbol as the records are read; so does cudaGraphLaunch. cudaLaunchKernelExC passes its
+	 * dimensions by a config pointer (its memory may be gone by then), whose first 24 bytes are
+	 * the grid and block as CUlaunchConfig's, and --stacks launches wants a kernel's first launch
+	 * held for its stack: the driver's launch stubs serve there, counting at entry. */
+	if ((spec->op == OP_LAUNCH || spec->op == OP_GRAPH_LAUNCH) && spec->layer == LAYER_RUNTIME &&
+	    (spec->op == OP_GRAPH_LAUNCH || spec->launch == LAUNCH_RT) && retfast_ready() && config.call_stub &&
+	    !(spec->op == OP_LAUNCH && (config.stacks & CONFIG_STACKS_LAUNCHES)))
+		return LR_STUB_CALL;
+	if (spec->op == OP_LAUNCH)
+		return spec->launch == LAUNCH_DRV_EX || spec->launch == LAUNCH_RT_EXC ? LR_STUB_LAUNCH_EX
+										      : LR_STUB_LAUNCH;
 	/* A graph launch: its executable graph in the first argument, like a launched function. */
-	if (spec->op == OP_GRAPH_LAUNCH && spec->layer == LAYER_DRIVER && !(spec->flags & API_RETURN))
+	if (spec->op == OP_GRAPH_LAUNCH)
 		return LR_STUB_LAUNCH;
 	if (spec->flags & API_STOPS)
 		return -1;
-	if (!retfast_ready() || !config.call_stub || spec->name_src == NAME_FROM_STRING)
+	if (!retfast_ready() || !config.call_stub)
 		return -1;
-	/* Runtime launches are armed only where the driver's are not probed (no libcuda: the
-	 * simulated runtime alone), and keep their stop: the first launch of each kernel names it,
-	 * and a launch loop would overrun the call records. */
-	if (spec->op == OP_LAUNCH || spec->op == OP_GRAPH_LAUNCH)
+	/* A kernel handle module loading returns is named at its first launch, by the driver
+	 * (hit.c, on_name_return): where the driver cannot say, the int3 reads the caller's. */
+	if (spec->name_src == NAME_FROM_STRING && !tracee->probes->func_get_name)
 		return -1;
 	if (!(spec->flags & API_RETURN) && spec->name_src != NAME_REGISTER)
 		return -1;

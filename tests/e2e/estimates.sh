@@ -3,11 +3,13 @@
 # every other figure stays exact. The simulated demo runs for 2 s (ten budget periods) with a
 # 1% budget; how many steps it made it prints itself, and each step's calls are fixed
 # (tests/progs/demo.cpp), so the exact figures are known afterwards. (The TUI's marks are
-# checked by tui_estimate.sh.)
+# checked by tui_estimate.sh.) Launches through the launch ring (the driver's, and the runtime's
+# where libcuda is not probed) cost no stop and are never shed: GPUTOP_LAUNCH_RING=0 gives the
+# simulated runtime's launches their int3 back, where --max-overhead samples them.
 source "$(dirname "$0")/../lib.sh"
 need_bin demo
 need_gputop
-export LD_LIBRARY_PATH=$SIM
+export LD_LIBRARY_PATH=$SIM GPUTOP_LAUNCH_RING=0
 
 run_gputop_json "$TMP/est.json" -- -b -d 0.5 --max-overhead 1 -- "$BIN/demo" 2 || bail "a summary to check"
 expect_eq "$GPUTOP_STATUS" 0 "gputop exits with the program's status"
@@ -44,4 +46,12 @@ jq_eq "$TMP/exact.json" '.launches_estimated' false "no budget: JSON launches ar
 steps=$(sed -n 's/^demo: steps=\([0-9]*\)$/\1/p' "$GPUTOP_OUT")
 jq_eq "$TMP/exact.json" '.launches' "$((steps * 12))" "no budget: 12 launches a step, exactly"
 expect_eq "$(grep -c '~' "$GPUTOP_OUT")" 0 "no budget: no ~ in -b output"
+
+# With the launch ring (the default) the same budget has no launch stop to shed: exact.
+unset GPUTOP_LAUNCH_RING
+run_gputop_json "$TMP/ring.json" -- -b -d 0.5 --max-overhead 1 -- "$BIN/demo" 1 || bail "a summary to check"
+jq_eq "$TMP/ring.json" '.launches_estimated' false "launch ring, --max-overhead 1: launches exact"
+steps=$(sed -n 's/^demo: steps=\([0-9]*\)$/\1/p' "$GPUTOP_OUT")
+jq_eq "$TMP/ring.json" '[.kernels[].launches] | add' "$((steps * 12))" \
+	"launch ring: 12 launches a step, recorded or dropped by a full ring"
 finish

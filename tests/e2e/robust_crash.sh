@@ -30,7 +30,7 @@ rm -f "$TMP/stop"
 rb_spawn busy "$BIN/rb_busy" busy 4 0
 for sig in INT TERM HUP QUIT; do
 	# -b -d 0.1: its tables show when it has seen calls (a fixed pause may see none on a loaded
-	# machine, and the JSON must show stops)
+	# machine, and the JSON must show them; with the stubs none of them stops)
 	rb_gputop_bg "sig$sig" -p "$TARGET" -b -d 0.1 --json "$TMP/sig$sig.json"
 	rb_wait_attached "sig$sig"
 	wait_for_line "$TMP/sig$sig.out" '^cudaMalloc +[1-9]' 20 || note "SIG$sig: no cudaMalloc in gputop's tables after 20 s"
@@ -38,7 +38,7 @@ for sig in INT TERM HUP QUIT; do
 	wait_pid "$GPUTOP_PID" 20
 	expect_eq "$WAIT_STATUS" 0 "SIG$sig to gputop: it detaches and exits 0"
 	expect_match "$(cat "$TMP/sig$sig.err")" 'detached from' "SIG$sig: gputop says it detached"
-	jq_check "$TMP/sig$sig.json" '.exit_status == null and .cost.stops > 0' \
+	jq_check "$TMP/sig$sig.json" '.exit_status == null and ([.api[] | select(.name == "cudaMalloc") | .calls] | add) > 0' \
 		"SIG$sig: the JSON summary is written, the program outlived the session"
 	expect_running "$TARGET" "SIG$sig: the program runs on"
 done
@@ -66,10 +66,11 @@ expect_eq "$(grep -v '^ready' "$TMP/term-launch.out")" 'rb_busy: threads=4 itera
 unset RB_STOP_FILE
 
 # --- 2. gputop crashes -------------------------------------------------------------------------
-# At its Nth stop: the calls stop at their entry here (GPUTOP_CALL_STUB=0), the state with the
-# most to restore (int3s, swapped return addresses); with the call stub a busy program makes
-# only a handful of stops, and part 4 covers it.
-export GPUTOP_CALL_STUB=0
+# At its Nth stop: the calls and the launches stop at their entry here (GPUTOP_CALL_STUB=0, and
+# GPUTOP_LAUNCH_RING=0 for the runtime's launches, which go through the launch ring without
+# libcuda), the state with the most to restore (int3s, swapped return addresses); with the stubs
+# a busy program makes only a handful of stops, and part 4 covers it.
+export GPUTOP_CALL_STUB=0 GPUTOP_LAUNCH_RING=0
 EXPECTED='rb_busy: threads=4 iterations=600 failures=0 mismatches=0'
 export RB_GO_FILE=$TMP/go
 touch "$TMP/go"
@@ -109,7 +110,7 @@ PROG=$(awk '/^ready/ { print $2; exit }' "$TMP/crash-launch.out")
 wait_gone "$PROG" 30
 expect_eq "$(grep -v '^ready' "$TMP/crash-launch.out")" "$EXPECTED" "launch, segv:700: the program's output"
 rb_no_trap "$TMP/crash-launch.err" "launch, segv:700"
-unset RB_GO_FILE GPUTOP_CALL_STUB
+unset RB_GO_FILE GPUTOP_CALL_STUB GPUTOP_LAUNCH_RING
 
 # --- 3. SIGKILL: the watchdog ----------------------------------------------------------------------
 # The simulated runtime's hook tells when both threads are inside cudaDeviceSynchronize (past

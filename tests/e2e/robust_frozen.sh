@@ -33,8 +33,10 @@
 #   rt-over-drv  RB_LAUNCH=1 on $SIM:$SIMDRV (the runtime over the driver): the runtime's call
 #                stubs, the driver's call stubs (the runtime's copies and allocations call the
 #                driver's), and the launch ring (runtime launches are counted at the driver);
-#   rt           on $SIM alone, without launches (on the runtime alone cudaLaunchKernel keeps a
-#                stop per call): the runtime's call stubs only.
+#   rt           RB_LAUNCH=1 on $SIM alone (no libcuda): the runtime's call stubs, and its
+#                launches through the launch ring as the driver's go where there is no libcuda
+#                (they kept an int3 before, a stop per launch: a stopped gputop held the
+#                program at the first one, 0 rounds/s for the whole freeze).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/robust_lib.bash"
 need_bin rb_progress sim/libcudart.so.13 simdrv/libcuda.so.1
@@ -196,5 +198,5 @@ frozen() {
 }
 
 frozen rt-over-drv "$SIM:$SIMDRV" 1
-frozen rt "$SIM" 0
+frozen rt "$SIM" 1
 finish

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The driver API called directly (tests/progs/driver.c) on the SIMULATED libcuda.so.1: exact
-# figures for driver-layer allocations, copies, launches (named from cuModuleGetFunction's
-# string) and the leak it leaves (b, 131072 B).
+# figures for driver-layer allocations, copies, launches (named by the driver's cuFuncGetName at
+# the first launch's park) and the leak it leaves (b, 131072 B).
 source "$(dirname "$0")/../lib.sh"
 need_bin driver simdrv/libcuda.so.1
 need_gputop

@@ -3,11 +3,13 @@
 # than a 1% budget allows, so gputop samples launch probes and extrapolates. Every launch figure
 # on the screen is then marked as an estimate: "~" in front of the Kernels view's launches, per
 # second and share, of the Overview's launches, of cudaLaunchKernel's calls in the API view, and
-# a note in the status line.
+# a note in the status line. Launches through the launch ring cost no stop and are never shed:
+# GPUTOP_LAUNCH_RING=0 gives the simulated runtime's launches their int3 back (estimates.sh).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/tui_lib.bash"
 need_bin demo sim/libcudart.so.13
 need_gputop
+export GPUTOP_LAUNCH_RING=0
 
 tui_gputop 120 30 -- -d 0.5 --max-overhead 1 -- "$BIN/demo" 120
 expect_screen 'launch figures are estimates' "the status line says launch figures are estimates" ||

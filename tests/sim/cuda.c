@@ -490,6 +490,17 @@ EXPORT CUresult CUDAAPI cuKernelGetFunction(CUfunction *f, CUkernel kernel)
 	return *f ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+/* What a driver may do after a module's unload: a function loaded later gets the address of
+ * one that went. Here the CUfunction or CUkernel h stands for the kernel of that (mangled) name
+ * from now on: module loading of the name returns h, cuFuncGetName and cuKernelGetName say it.
+ * A simulation-only export (dlsym it), for the tests of gputop naming a reused handle. */
+EXPORT CUresult cuSimReuseHandle(void *h, const char *name)
+{
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	return simmem_handle_rename(h, name) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
 /* The mangled name of a CUfunction or CUkernel (both kinds of handle carry it). */
 static CUresult handle_name(const char **name, const void *handle)
 {

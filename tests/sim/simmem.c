@@ -276,3 +276,20 @@ const void *simmem_handle_key(const void *p)
 	pthread_mutex_unlock(&handle_lock);
 	return key;
 }
+
+int simmem_handle_rename(const void *p, const char *key)
+{
+	int err = -1;
+	char *copy = strdup(key);
+	pthread_mutex_lock(&handle_lock);
+	for (struct handle *h = handles; h && copy; h = h->next)
+		if (h == p && h->space != SIM_KEY_ADDR) {
+			h->key = copy;	/* the old key stays allocated: a name given out lives on */
+			copy = NULL;
+			err = 0;
+			break;
+		}
+	pthread_mutex_unlock(&handle_lock);
+	free(copy);
+	return err;
+}

@@ -58,5 +58,8 @@ enum { SIM_KEY_ADDR, SIM_KEY_NAME, SIM_KEY_NAME2 };
 SIM_HIDDEN void *simmem_handle(const void *key, int space);
 /* The key a handle was made from, or NULL if p is not one of our handles. */
 SIM_HIDDEN const void *simmem_handle_key(const void *p);
+/* The handle p (of a string space) now stands for key (copied): what a driver may do with an
+ * address freed by a module's unload. 0, or -1 if p is not such a handle. */
+SIM_HIDDEN int simmem_handle_rename(const void *p, const char *key);
 
 #endif

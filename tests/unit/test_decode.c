@@ -165,6 +165,17 @@ int main(void)
 	decode_ring_launch(row("cuLaunchKernelEx"), wx, &handle, g, b);
 	check("ring record of cuLaunchKernelEx: the function in the second word, dims in place",
 	      handle == 0xbee && g[0] == 3 && g[1] == 2 && b[0] == 96);
+	/* Runtime launches through the ring (no libcuda): cudaLaunchKernel's dim3s by value in
+	 * the registers the stub records (x | y << 32, then z), cudaLaunchKernelExC's config as
+	 * CUlaunchConfig's. */
+	uint64_t wr[8] = { 1, 0xcafe, 7 | (uint64_t)5 << 32, 3, 128 | (uint64_t)2 << 32, 4, 0, 0 };
+	decode_ring_launch(row("cudaLaunchKernel"), wr, &handle, g, b);
+	check("ring record of cudaLaunchKernel: handle, grid (7,5,3), block (128,2,4)",
+	      handle == 0xcafe && g[0] == 7 && g[1] == 5 && g[2] == 3 && b[0] == 128 && b[1] == 2 && b[2] == 4);
+	wx[2] = 0xbad;
+	decode_ring_launch(row("cudaLaunchKernelExC"), wx, &handle, g, b);
+	check("ring record of cudaLaunchKernelExC: the function in the second word, dims in place",
+	      handle == 0xbad && g[0] == 3 && g[1] == 2 && g[2] == 1 && b[0] == 96);
 
 	/* ncclReduce(send, recv, count, datatype, op, root, comm, stream): count 1000 of
 	 * ncclFloat64 (8), the communicator the 7th argument, on the stack after the return address. */
