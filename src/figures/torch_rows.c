@@ -30,14 +30,27 @@ static bool torch_library(const char *module)
 	return false;
 }
 
+/* A Python frame of the torch package's own code (torch/nn/modules/linear.py...). */
+static bool torch_package(const struct stack_frame *f)
+{
+	return f->file && strstr(f->file, "/torch/");
+}
+
 const struct stack_frame *torch_rows_site(uint32_t id)
 {
 	const struct stack *st = stacks_get(id);
+	const struct stack_frame *python = NULL;
 	if (!st)
 		return NULL;
 	for (uint32_t i = 0; i < st->n; i++)
-		if (st->frame[i].python)
-			return &st->frame[i];
+		if (st->frame[i].python) {
+			if (!torch_package(&st->frame[i]))
+				return &st->frame[i];
+			if (!python)
+				python = &st->frame[i];
+		}
+	if (python)
+		return python;
 	for (uint32_t i = 0; i < st->n; i++)
 		if (!torch_library(st->frame[i].module))
 			return &st->frame[i];

@@ -70,8 +70,9 @@ struct torch_rows {
 	uint64_t leak_bytes;			/* all devices */
 };
 
-/* The frame of stack id that stands for the line that allocated: its innermost Python frame if
- * it has one, else its innermost frame outside PyTorch's and the C++ runtime's libraries. */
+/* The frame of stack id that stands for the line that allocated: its innermost Python frame
+ * outside the torch package (a model's line, not nn.Linear's), else its innermost Python frame,
+ * else its innermost frame outside PyTorch's and the C++ runtime's libraries. */
 const struct stack_frame *torch_rows_site(uint32_t id);
 
 /* 0, or -ENOMEM (r then empty). */

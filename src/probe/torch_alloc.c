@@ -99,6 +99,9 @@ struct want_segment {
 struct torch_state {
 	bool on;			/* the allocator's functions are probed */
 	uint32_t module;
+	uint64_t native;		/* the NativeCachingAllocator object; 0: not known */
+	uint64_t backend;		/* c10::cuda::CUDACachingAllocator::allocator; 0: checked (or none) */
+	uint64_t module_size;
 	int layout;			/* layouts[], -1 until one checked */
 	int bad_in_a_row;
 	bool said_layout, said_bad;
@@ -116,6 +119,8 @@ struct block_view {
 	int device;
 	bool allocated, mapped, expandable;
 };
+
+static bool check_backend(void);
 
 struct torch_state *torch_state_new(void)
 {
@@ -493,7 +498,7 @@ static void read_pending(void)
 void torch_flush(void)
 {
 	struct torch_state *st = tracee->torch;
-	if (!st || !st->on)
+	if (!st || !st->on || !check_backend())
 		return;
 	read_pending();
 	find_segments();
@@ -675,6 +680,29 @@ static void read_before(uint64_t native, const char **why)
 
 /* ---- the library --------------------------------------------------------------------------- */
 
+/* Whether the allocator in use is the native one (else cudaMallocAsync's, whose memory the CUDA
+ * API's rows show): false says so and stops following. Its pointer is set by a static
+ * initializer: a library just loaded has not run it yet (0, or not relocated yet: an offset in
+ * the library), it is asked again at each flush. */
+static bool check_backend(void)
+{
+	struct torch_state *st = tracee->torch;
+	uint64_t in_use = 0;
+	if (!st->backend || mem_read(tracee->pid, st->backend, &in_use, sizeof in_use) < 0 ||
+	    in_use < st->module_size)
+		return true;
+	st->backend = 0;	/* asked */
+	if (!st->native)
+		st->native = in_use;
+	if (in_use == st->native)
+		return true;
+	torch_mem_set_state(tracee->pid, TORCH_UNKNOWN, "PyTorch uses another allocator backend "
+			    "(PYTORCH_CUDA_ALLOC_CONF backend:cudaMallocAsync?): its memory shows as "
+			    "cudaMallocAsync allocations");
+	st->on = false;
+	return false;
+}
+
 void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT], unsigned probed_ops,
 		     bool before_gputop)
 {
@@ -694,29 +722,21 @@ void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT]
 		}
 		return;
 	}
-	uint64_t native = sym[TORCH_SYM_NATIVE] ? sym[TORCH_SYM_NATIVE] : sym[TORCH_SYM_NATIVE_OLD];
-	if (sym[TORCH_SYM_BACKEND]) {	/* the allocator in use: the native one, or cudaMallocAsync's */
-		uint64_t in_use = 0;
-		if (mem_read(pid, sym[TORCH_SYM_BACKEND], &in_use, sizeof in_use) == 0 && in_use && native &&
-		    in_use != native) {
-			torch_mem_set_state(pid, TORCH_UNKNOWN, "PyTorch uses another allocator backend "
-				"(PYTORCH_CUDA_ALLOC_CONF backend:cudaMallocAsync?): its memory shows as "
-				"cudaMallocAsync allocations");
-			return;
-		}
-		if (!native)
-			native = in_use;
-	}
 	st->on = true;
 	st->module = m->id;
+	st->native = sym[TORCH_SYM_NATIVE] ? sym[TORCH_SYM_NATIVE] : sym[TORCH_SYM_NATIVE_OLD];
+	st->backend = sym[TORCH_SYM_BACKEND];
+	st->module_size = m->end - m->start;
 	torch_mem_set_state(pid, TORCH_TRACKING, NULL);
+	if (!check_backend())
+		return;
 	torch_mem_set_attach(pid, now_ns());
 	if (!before_gputop) {
 		torch_mem_set_before(pid, TORCH_BEFORE_NONE, NULL);
 		return;
 	}
 	const char *why;
-	read_before(native, &why);
+	read_before(st->native, &why);
 	torch_mem_set_before(pid, why ? TORCH_BEFORE_UNKNOWN : TORCH_BEFORE_READ, why);
 	if (why)
 		log_info("%d: PyTorch's caching allocator: %s", pid, why);
