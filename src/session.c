@@ -43,6 +43,7 @@
 #include "procfs.h"
 #include "target.h"
 #include "timeline.h"
+#include "torch_mem.h"
 #include "tracer.h"
 #include "ui.h"
 
@@ -373,6 +374,8 @@ int session_run(const struct options *opt)
 		log_error("out of memory");
 		return EXIT_FAILURE_;
 	}
+	if (opt->leak_age_s > 0)
+		torch_mem_set_leak_age((uint64_t)(opt->leak_age_s * 1e9));
 	tracer_init();
 	tracer_install_signal_handlers();
 	session_set_waker(tracer_wake);
