@@ -59,6 +59,8 @@
 #define TRIES 3				/* flushes a Block that does not read right is tried at */
 #define WALK_STEPS_PER_FLUSH 8192	/* Blocks read to find segments, at most, per flush */
 #define BAD_IN_A_ROW 64			/* unreadable blocks in a row: the layout is not the one */
+#define BAD_STATS_IN_A_ROW 20		/* statistics that do not add up in a row, never once right:
+					 * not the layout (one read may tear: the program runs) */
 
 /* StatArrays of DeviceStats, in order. */
 enum { ST_ALLOCATION, ST_SEGMENT, ST_ACTIVE, ST_INACTIVE_SPLIT, ST_ALLOCATED_BYTES, ST_RESERVED_BYTES,
@@ -74,6 +76,14 @@ static const struct block_layout layouts[] = {
 	{ "PyTorch 2.1 to 2.9", 48, 56, 64, 72, 80, 88, 96, 152 },
 };
 #define N_LAYOUTS ((int)(sizeof layouts / sizeof layouts[0]))
+/* Neither fits (a field added before size, say): the same run of fields, size to next, and
+ * expandable_segment_ as far after requested_size as in both, found where a block's values
+ * say (its requested_size equals what was asked, or its ptr the table's key); within the bytes
+ * read (a Block is no longer: what follows it may not be mapped). Layout index N_LAYOUTS: the
+ * process's found one. */
+#define FOUND_FIRST 16			/* where requested_size is looked for */
+#define FOUND_EXPANDABLE 96		/* expandable_segment_ - requested_size */
+#define FOUND_LAST (BLOCK_READ - FOUND_EXPANDABLE - 8)
 
 static const char *const sym_names[TORCH_SYM_COUNT] = {
 	[TORCH_SYM_NATIVE] = "_ZN3c104cuda20CUDACachingAllocator6NativeL9allocatorE",
@@ -102,12 +112,15 @@ struct torch_state {
 	uint64_t native;		/* the NativeCachingAllocator object; 0: not known */
 	uint64_t backend;		/* c10::cuda::CUDACachingAllocator::allocator; 0: checked (or none) */
 	uint64_t module_size;
-	int layout;			/* layouts[], -1 until one checked */
+	int layout;			/* layouts[] (N_LAYOUTS: found), -1 until one checked */
+	struct block_layout found;
 	int bad_in_a_row;
 	bool said_layout, said_bad;
 	uint64_t dca[TORCH_MAX_DEVICES];	/* each device's DeviceCachingAllocator */
 	int64_t last_reserved[TORCH_MAX_DEVICES];
 	bool bad_stats[TORCH_MAX_DEVICES];	/* its statistics did not check: not read again */
+	bool stats_read[TORCH_MAX_DEVICES];	/* ... they checked once */
+	uint8_t stats_failed[TORCH_MAX_DEVICES];	/* reads in a row that did not check */
 	struct hashmap pending;		/* struct pending by Block */
 	struct want_segment *want;
 	size_t n_want, cap_want;
@@ -176,9 +189,8 @@ static uint64_t u64_at(const unsigned char *p, size_t off)
 }
 
 /* A Block's fields by layout l. */
-static void block_parse(const unsigned char *raw, int l, struct block_view *b)
+static void parse_with(const unsigned char *raw, const struct block_layout *L, struct block_view *b)
 {
-	const struct block_layout *L = &layouts[l];
 	*b = (struct block_view){
 		.device = (int8_t)raw[0],
 		.stream = u64_at(raw, 8),
@@ -194,6 +206,11 @@ static void block_parse(const unsigned char *raw, int l, struct block_view *b)
 	};
 }
 
+static void block_parse(const unsigned char *raw, int l, struct block_view *b)
+{
+	parse_with(raw, l < N_LAYOUTS ? &layouts[l] : &tracee->torch->found, b);
+}
+
 /* Whether b reads as a block handed out: allocated and mapped, on a device, its size rounded to
  * the allocator's 512 bytes and not below what was asked. */
 static bool block_live(const struct block_view *b)
@@ -202,14 +219,29 @@ static bool block_live(const struct block_view *b)
 	       b->size && b->size % 512 == 0 && b->size >= b->requested && b->size - b->requested < (1ull << 40);
 }
 
+static bool fits(const struct block_view *b, uint64_t requested, uint64_t key)
+{
+	return block_live(b) && (key ? b->ptr == key : b->requested == requested);
+}
+
 /* The layout in which raw is a live block asked for `requested` bytes (or handing out key). */
 static int layout_that_fits(const unsigned char *raw, uint64_t requested, uint64_t key)
 {
+	struct block_view b;
 	for (int l = 0; l < N_LAYOUTS; l++) {
-		struct block_view b;
 		block_parse(raw, l, &b);
-		if (block_live(&b) && (key ? b.ptr == key : b.requested == requested))
+		if (fits(&b, requested, key))
 			return l;
+	}
+	for (uint16_t off = FOUND_FIRST; off <= FOUND_LAST; off += 8) {
+		struct block_layout L = { "neither: found by its fields' values", (uint16_t)(off - 8), off,
+					  (uint16_t)(off + 8), (uint16_t)(off + 16), (uint16_t)(off + 24),
+					  (uint16_t)(off + 32), (uint16_t)(off + 40), (uint16_t)(off + FOUND_EXPANDABLE) };
+		parse_with(raw, &L, &b);
+		if (fits(&b, requested, key)) {
+			tracee->torch->found = L;
+			return N_LAYOUTS;
+		}
 	}
 	return -1;
 }
@@ -218,7 +250,9 @@ static void choose_layout(struct torch_state *st, int l)
 {
 	st->layout = l;
 	if (!st->said_layout) {
-		log_debug("%d: PyTorch's caching allocator: Blocks laid out as in %s", tracee->pid, layouts[l].what);
+		log_debug("%d: PyTorch's caching allocator: Blocks laid out as in %s (requested_size at %u)", tracee->pid,
+			  l < N_LAYOUTS ? layouts[l].what : st->found.what,
+			  l < N_LAYOUTS ? layouts[l].requested : st->found.requested);
 		st->said_layout = true;
 	}
 }
@@ -286,7 +320,8 @@ static void learn_dca(int d, uint64_t dca)
 	if (d < 0 || d >= TORCH_MAX_DEVICES || !dca || st->dca[d] == dca)
 		return;
 	st->dca[d] = dca;
-	st->bad_stats[d] = false;
+	st->bad_stats[d] = st->stats_read[d] = false;
+	st->stats_failed[d] = 0;
 }
 
 static void read_all_stats(void)
@@ -299,7 +334,9 @@ static void read_all_stats(void)
 		int err = read_stats(st->dca[d], s);
 		if (err == 0) {
 			feed_stats(d, s);
-		} else if (err == -EINVAL) {
+			st->stats_read[d] = true;
+			st->stats_failed[d] = 0;
+		} else if (err == -EINVAL && !st->stats_read[d] && ++st->stats_failed[d] >= BAD_STATS_IN_A_ROW) {
 			st->bad_stats[d] = true;
 			log_info("PyTorch's caching allocator of GPU %d: its statistics are not laid out as gputop "
 				 "expects; reserved memory not shown", d);

@@ -9,8 +9,10 @@
 #  3. expandable_segments:True (pages mapped as needed): the same, exactly.
 #  4. A libc10_cuda.so whose allocator gputop does not know: said once, the rest as usual.
 #  5. No PyTorch: torch_memory says absent.
+#  6. A Block with one more field than gputop's tables know: found by its values, exact.
 source "$(dirname "$0")/../lib.sh"
-need_bin torch_blocks basic sim/libcudart.so.13 simtorch/libc10_cuda.so simtorch_other/libc10_cuda.so
+need_bin torch_blocks basic sim/libcudart.so.13 simtorch/libc10_cuda.so simtorch_other/libc10_cuda.so \
+	simtorch_extra/libc10_cuda.so
 need_gputop
 
 PROG_SRC=$ROOT/tests/progs/torch_blocks.c
@@ -107,4 +109,11 @@ run_gputop_json "$TMP/none.json" -- -b -- "$BIN/basic" 1 || bail "a summary"
 jq_eq "$TMP/none.json" "$TM | {state, message, devices: (.devices | length)}" \
 	'{"state":"absent","message":null,"devices":0}' "no PyTorch: torch_memory says absent"
 expect_eq "$(grep -ci 'pytorch' "$GPUTOP_ERR")" 0 "no PyTorch: nothing said of it"
+
+# --- 6. a Block laid out otherwise ------------------------------------------------------------
+export LD_LIBRARY_PATH=$SIM:$BIN/simtorch_extra GPUTOP_DEBUG=1
+run_gputop_json "$TMP/extra.json" -- -b -- "$BIN/torch_blocks" || bail "a summary"
+check_figures extra "$TMP/extra.json" "$GPUTOP_OUT"
+expect_eq "$(grep -c "Blocks laid out as in neither: found by its fields' values (requested_size at 72)" "$GPUTOP_ERR")" 1 \
+	"extra: the layout found by the fields' values, said"
 finish

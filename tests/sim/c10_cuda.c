@@ -10,10 +10,11 @@
  * the pool and stream; a block split when the rest is 512 bytes or more (small pool) or more than
  * 1 MiB (large); free blocks merged with free neighbours; segments from cudaMalloc (the SIMULATED
  * runtime's), given back by simtorch_empty_cache. With PYTORCH_CUDA_ALLOC_CONF=
- * expandable_segments:True, one expandable segment per pool: 256 MiB of address space whose
+ * expandable_segments:True, one expandable segment per pool: 16 GiB of address space whose
  * pages (2 MiB small, 20 MiB large) are "mapped" as needed (reserved grows by whole pages).
  * Built with -DSIM_OTHER_NAMES, its functions have names gputop does not know (an allocator of
- * another PyTorch). The test programs call simtorch_* (tests/progs/torch_blocks.c, torch_alloc.py).
+ * another PyTorch); with -DSIM_EXTRA_FIELD, its Block has one more field before size (a layout
+ * gputop has no table for, which it finds by the fields' values). The test programs call simtorch_* (tests/progs/torch_blocks.c, torch_alloc.py).
  * No GPU: addresses only; no memory behind the blocks is ever touched. One device (0). */
 #include <pthread.h>
 #include <stdbool.h>
@@ -34,7 +35,7 @@
 #define LARGE_BUFFER (20u << 20)
 #define MIN_LARGE_ALLOC (10u << 20)
 #define ROUND_LARGE (2u << 20)
-#define EXPANDABLE_SPACE (256ull << 20)
+#define EXPANDABLE_SPACE (16ull << 30)	/* address space only (PROT_NONE) */
 
 /* ---- the layouts gputop reads ------------------------------------------------------------- */
 
@@ -43,6 +44,9 @@ struct Block {
 	void *stream;
 	unsigned char stream_uses[32];	/* ska::flat_hash_set<CUDAStream> */
 	int32_t registration_counter;
+#ifdef SIM_EXTRA_FIELD
+	int64_t a_field_of_a_later_pytorch;
+#endif
 	size_t size;
 	size_t requested_size;
 	struct BlockPool *pool;
@@ -56,11 +60,13 @@ struct Block {
 	unsigned char context_when_segment_allocated[16];
 	void *expandable_segment_;
 };
+#ifndef SIM_EXTRA_FIELD
 _Static_assert(offsetof(struct Block, size) == 56 && offsetof(struct Block, requested_size) == 64 &&
 	       offsetof(struct Block, ptr) == 80 && offsetof(struct Block, allocated) == 88 &&
 	       offsetof(struct Block, prev) == 96 && offsetof(struct Block, next) == 104 &&
 	       offsetof(struct Block, expandable_segment_) == 160 && sizeof(struct Block) == 168,
 	       "PyTorch 2.10+'s Block");
+#endif
 
 struct Stat {
 	int64_t current, peak, allocated, freed;
@@ -593,4 +599,29 @@ EXPORT size_t simtorch_block_size(void *ptr)
 	}
 	pthread_mutex_unlock(&native.mutex[s].m);
 	return size;
+}
+
+/* The live blocks (for the stand-in torch's _snapshot, tests/sim/fake_torch): up to max of them
+ * into addr, size, requested; returns how many there are. */
+EXPORT size_t simtorch_live_blocks(uint64_t *addr, uint64_t *size, uint64_t *requested, size_t max)
+{
+	size_t n = 0;
+	for (int s = 0; s < SHARDS; s++) {
+		pthread_mutex_lock(&native.mutex[s].m);
+		struct flat_hash_map *m = &native.allocated_blocks[s];
+		uint64_t slots = m->num_slots_minus_one + (uint64_t)m->max_lookups;
+		for (uint64_t i = 0; m->num_slots_minus_one && i < slots; i++) {
+			struct map_entry *e = &m->entries[i];
+			if (e->distance_from_desired < 0)
+				continue;
+			if (n < max) {
+				addr[n] = (uint64_t)(uintptr_t)e->value->ptr;
+				size[n] = e->value->size;
+				requested[n] = e->value->requested_size;
+			}
+			n++;
+		}
+		pthread_mutex_unlock(&native.mutex[s].m);
+	}
+	return n;
 }
