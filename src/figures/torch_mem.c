@@ -189,12 +189,33 @@ uint64_t torch_mem_live_bytes(pid_t pid, int device)
 	return n;
 }
 
+/* Segments are kept in order of (device, base): the one holding addr is found by bisection. */
+static bool seg_before(const struct torch_segment *s, int device, uint64_t addr)
+{
+	return s->device < device || (s->device == device && s->base <= addr);
+}
+
+/* Where a segment of (device, addr) goes: after every one that begins at or before it. */
+static size_t seg_place(const struct proc *p, int device, uint64_t addr)
+{
+	size_t lo = 0, hi = p->n_seg;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (seg_before(&p->seg[mid], device, addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static const struct torch_segment *segment_at(const struct proc *p, int device, uint64_t addr)
 {
-	for (size_t i = 0; i < p->n_seg; i++)
-		if (p->seg[i].device == device && addr - p->seg[i].base < p->seg[i].size)
-			return &p->seg[i];
-	return NULL;
+	size_t i = seg_place(p, device, addr);
+	if (!i)
+		return NULL;
+	const struct torch_segment *s = &p->seg[i - 1];
+	return s->device == device && addr - s->base < s->size ? s : NULL;
 }
 
 bool torch_mem_in_segment(pid_t pid, int device, uint64_t addr)
@@ -219,8 +240,12 @@ void torch_mem_add_segment(pid_t pid, const struct torch_segment *s)
 				p->cap_seg = cap;
 			}
 		}
-		if (p->n_seg < p->cap_seg)
-			p->seg[p->n_seg++] = *s;
+		if (p->n_seg < p->cap_seg) {
+			size_t at = seg_place(p, s->device, s->base);
+			memmove(&p->seg[at + 1], &p->seg[at], (p->n_seg - at) * sizeof *p->seg);
+			p->seg[at] = *s;
+			p->n_seg++;
+		}
 	}
 	pthread_mutex_unlock(&lock);
 }

@@ -122,6 +122,7 @@ struct torch_state {
 	bool stats_read[TORCH_MAX_DEVICES];	/* ... they checked once */
 	uint8_t stats_failed[TORCH_MAX_DEVICES];	/* reads in a row that did not check */
 	struct hashmap pending;		/* struct pending by Block */
+	uint64_t allocs, frees;		/* calls since the last flush, counted there */
 	struct want_segment *want;
 	size_t n_want, cap_want;
 };
@@ -434,7 +435,7 @@ void torch_on_block_alloc(uint64_t dca, uint64_t block, uint64_t requested, uint
 	struct pending *p;
 	if (!st->on || !block)
 		return;
-	torch_mem_count(tracee->pid, 1, 0);
+	st->allocs++;
 	if (!(p = hashmap_insert(&st->pending, block, NULL)))
 		return;
 	*p = (struct pending){ .block = block, .dca = dca, .requested = requested, .t_ns = t_ns ? t_ns : now_ns(),
@@ -447,7 +448,7 @@ void torch_on_block_free(uint64_t dca, uint64_t block)
 	(void)dca;
 	if (!st->on || !block)
 		return;
-	torch_mem_count(tracee->pid, 0, 1);
+	st->frees++;
 	if (!hashmap_remove(&st->pending, block, NULL))	/* handed out and back before a read */
 		torch_mem_on_free(tracee->pid, block);
 }
@@ -537,6 +538,9 @@ void torch_flush(void)
 	struct torch_state *st = tracee->torch;
 	if (!st || !st->on || !check_backend())
 		return;
+	if (st->allocs || st->frees)
+		torch_mem_count(tracee->pid, st->allocs, st->frees);
+	st->allocs = st->frees = 0;
 	read_pending();
 	find_segments();
 	read_all_stats();

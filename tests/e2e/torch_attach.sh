@@ -60,4 +60,21 @@ for mode in default expandable; do
 	fi
 	unset PYTORCH_CUDA_ALLOC_CONF
 done
+
+# --- gputop killed with SIGKILL while the allocator's functions are probed: the program goes on
+# through the call stub (no int3 to trap on) and ends as it would have without gputop.
+run_plain "$TMP/plain" "$BIN/torch_blocks"
+spawn "$TMP/prog-kill" "$BIN/torch_blocks" --go "$TMP/go-kill"
+PROG=$SPAWNED_PID
+wait_for_line "$TMP/prog-kill.out" '^ready [0-9]+$' 30 || bail "kill: the program said ready"
+spawn "$TMP/gputop-kill" "$GPUTOP" -p "$PROG" -b -d 0.2
+GPUTOP_PID=$SPAWNED_PID
+wait_for_line "$TMP/gputop-kill.err" 'attached' 30 || bail "kill: gputop attached"
+sleep 0.3
+kill -KILL "$GPUTOP_PID"
+wait_pid "$GPUTOP_PID" 10
+touch "$TMP/go-kill"
+wait_pid "$PROG" 30
+expect_eq "$WAIT_STATUS" 0 "kill: the program ends with status 0 after gputop's SIGKILL"
+expect_file_eq <(prog_lines "$TMP/prog-kill.out" torch_blocks) "$TMP/plain.out" "kill: it prints what it prints without gputop"
 finish
