@@ -511,9 +511,11 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 	case OP_TORCH_ALLOC:	/* this, the size asked for; the Block it returns */
 		torch_on_block_alloc(f->arg[0], ri->retval, f->arg[1], ri->end_ns ? ri->end_ns : now, f->stack);
 		break;
-	case OP_TORCH_FREE:	/* this, the Block */
-		torch_on_block_free(f->arg[0], f->arg[2]);
+	case OP_TORCH_FREE: {	/* this, the Block; when the free began */
+		uint64_t end = ri->end_ns ? ri->end_ns : now;
+		torch_on_block_free(f->arg[0], f->arg[2], end > ns ? end - ns : 0);
 		break;
+	}
 	case OP_SET_DEVICE:
 	case OP_CTX_SET:
 	case OP_CTX_PUSH:

@@ -129,13 +129,15 @@ void torch_mem_on_alloc(pid_t pid, const struct torch_block *b)
 	pthread_mutex_unlock(&lock);
 }
 
-bool torch_mem_on_free(pid_t pid, uint64_t block)
+bool torch_mem_on_free(pid_t pid, uint64_t block, uint64_t entry_ns)
 {
-	struct torch_block gone;
+	struct torch_block gone, *e;
 	bool found = false;
 	pthread_mutex_lock(&lock);
 	struct proc *p = proc_of(pid, true);
-	if (p && hashmap_remove(&p->blocks, block, &gone)) {
+	if (p && (e = hashmap_find(&p->blocks, block)) && e->t_ns > entry_ns) {
+		found = true;	/* of its life before: this one goes on */
+	} else if (p && hashmap_remove(&p->blocks, block, &gone)) {
 		found = true;
 		block_count(p, &gone, -1);
 	} else if (p) {

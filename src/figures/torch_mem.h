@@ -107,8 +107,11 @@ void torch_mem_set_before(pid_t pid, enum torch_before before, const char *why);
 void torch_mem_set_attach(pid_t pid, uint64_t now_ns);
 /* A block handed out (b->block != 0); an old record of the same Block is replaced. */
 void torch_mem_on_alloc(pid_t pid, const struct torch_block *b);
-/* Block block taken back: false when gputop did not know it (counted as an unknown free). */
-bool torch_mem_on_free(pid_t pid, uint64_t block);
+/* Block block taken back by a call that began at entry_ns (monotonic): false when gputop did
+ * not know it (counted as an unknown free). A free that began before the block was last handed
+ * out is of its previous life (another thread's free returned after the block came back out:
+ * the calls are read in the order they returned): it is left alone, true. */
+bool torch_mem_on_free(pid_t pid, uint64_t block, uint64_t entry_ns);
 void torch_mem_on_unread(pid_t pid);	/* a block handed out whose Block could not be read */
 /* Calls that handed out and took back blocks (all of them: those taken back before they were
  * read included). */

@@ -442,15 +442,18 @@ void torch_on_block_alloc(uint64_t dca, uint64_t block, uint64_t requested, uint
 			       .stack = stack };
 }
 
-void torch_on_block_free(uint64_t dca, uint64_t block)
+void torch_on_block_free(uint64_t dca, uint64_t block, uint64_t entry_ns)
 {
 	struct torch_state *st = tracee->torch;
+	struct pending *p;
 	(void)dca;
 	if (!st->on || !block)
 		return;
 	st->frees++;
+	if ((p = hashmap_find(&st->pending, block)) && p->t_ns > entry_ns)
+		return;	/* of its life before (the free returned after it came back out) */
 	if (!hashmap_remove(&st->pending, block, NULL))	/* handed out and back before a read */
-		torch_mem_on_free(tracee->pid, block);
+		torch_mem_on_free(tracee->pid, block, entry_ns);
 }
 
 static void block_read(struct pending *p, const unsigned char *raw)

@@ -39,10 +39,12 @@ void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT]
 		     bool before_gputop);
 void torch_on_module_gone(const struct module *m);
 
-/* engine/hit.c: a recorded call. dca: its DeviceCachingAllocator (this); t_ns: when it returned;
- * stack: its call stack, STACK_NONE if none. */
+/* engine/hit.c: a recorded call. dca: its DeviceCachingAllocator (this); t_ns: when the block was
+ * handed out (the call's return), entry_ns: when the free began (monotonic); stack: its call
+ * stack, STACK_NONE if none. Calls come in the order they returned; a free that began before
+ * its block was last handed out (on another thread) is of the block's previous life. */
 void torch_on_block_alloc(uint64_t dca, uint64_t block, uint64_t requested, uint64_t t_ns, uint32_t stack);
-void torch_on_block_free(uint64_t dca, uint64_t block);
+void torch_on_block_free(uint64_t dca, uint64_t block, uint64_t entry_ns);
 /* After each drain of the recorded calls: the Blocks handed out meanwhile are read (those taken
  * back in the same drain are never read), segments are found, the statistics read. */
 void torch_flush(void);

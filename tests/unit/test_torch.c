@@ -80,11 +80,18 @@ static void figures(void)
 	block(pid, 0xa1, 0x100000000, 4 * MiB, 0, 0, false);			/* before gputop came */
 	block(pid, 0xa2, 0x100000000 + 4 * MiB, 8 * MiB, now - 1000000000, s_model, false);
 	block(pid, 0xa3, 0x200000000, 2 * MiB, now - 2000000000, s_native, false);
-	torch_mem_on_free(pid, 0xa3);						/* its segment is empty */
+	torch_mem_on_free(pid, 0xa3, now);					/* its segment is empty */
 	block(pid, 0xb1, 0x300000000 + 19 * MiB, 2 * MiB, now - 40000000000ull, s_model, true);	/* pages 0, 1 */
 	block(pid, 0xb2, 0x300000000 + 100 * MiB, 1 * MiB, now - 500000000, s_model, true);	/* page 5 */
 	block(pid, 0xb2, 0x300000000 + 100 * MiB, 1 * MiB, now - 500000000, s_model, true);	/* again */
-	check(!torch_mem_on_free(pid, 0xdead), "a free of a block never seen is not one");
+	check(!torch_mem_on_free(pid, 0xdead, now), "a free of a block never seen is not one");
+	/* A free that began before its block was handed out again (another thread's, returned
+	 * late) leaves the block's new life alone. */
+	block(pid, 0xe1, 0x100000000 + 12 * MiB, 1 * MiB, now - 300000000, s_model, false);
+	check(torch_mem_on_free(pid, 0xe1, now - 400000000) && torch_mem_live_bytes(pid, 0) == 16 * MiB,
+	      "a free of the block's life before: the block stays");
+	check(torch_mem_on_free(pid, 0xe1, now - 200000000) && torch_mem_live_bytes(pid, 0) == 15 * MiB,
+	      "its own free: gone");
 	struct torch_alloc_stats st = { .allocated = (int64_t)(15 * MiB), .reserved = (int64_t)(20 * MiB + 10 * MiB + 140 * MiB),
 					.segments = 3 };
 	torch_mem_set_alloc_stats(pid, 0, &st);
