@@ -12,7 +12,7 @@ const struct tui_key tui_keys[] = {
 	{ { '?', 'h', KEY_F(1) }, "?/h/F1", "Help", "this help; arrows scroll it, other keys close it",
 	  ACT_HELP },
 	{ { 'o', 'l', 'm', 'k', 'b', 'a', 'c' }, "o l m k b a c", "Views",
-	  "views: Overview Leaks Memory (PyTorch's blocks) Kernels Bandwidth API Comm", ACT_VIEW },
+	  "views: Overview Leaks Memory Kernels Bandwidth API Comm", ACT_VIEW },
 	{ { '\t' }, "Tab", NULL, "next view", ACT_NEXT_VIEW },
 	{ { KEY_BTAB }, "S-Tab", NULL, "previous view", ACT_PREV_VIEW },
 	{ { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END }, "Up Down PgUp PgDn Home End",
@@ -30,8 +30,7 @@ const struct tui_key tui_keys[] = {
 	{ { 'z' }, "z", "Reset", "reset counters (live allocations stay)", ACT_RESET },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", "Stacks",
 	  "call stacks of the selected row (Leaks, Kernels, API)", ACT_STACKS },
-	{ { 'g' }, "g", "Group", "Leaks: group live allocations by allocation site; Memory: blocks by line; or not",
-	  ACT_GROUP },
+	{ { 'g' }, "g", "Group", "group Leaks by allocation site, Memory by line; or not", ACT_GROUP },
 	{ { 'G' }, "G", "GPUs", "the figures by GPU, over any view, or back", ACT_BY_GPU },
 	{ { CTRL_L }, "Ctrl-L", NULL, "redraw the whole screen", ACT_REDRAW },
 };

@@ -158,9 +158,7 @@ void torch_state_free(struct torch_state *st)
 void torch_forget(void)
 {
 	struct torch_state *st = tracee->torch;
-	if (!st->on)
-		return;
-	torch_mem_forget(tracee->pid);
+	torch_mem_forget(tracee->pid);	/* an allocator gputop did not know included */
 	hashmap_clear(&st->pending);
 	free(st->want);
 	*st = (struct torch_state){ .layout = -1, .pending = st->pending };
