@@ -626,8 +626,9 @@ static int map_entries(const unsigned char *h, struct entry_pair **pairs, size_t
 }
 
 /* A device's DeviceCachingAllocator from a block's pool (one of its two default pools, whose
- * owner says which device it is): checked by its statistics. */
-static void dca_from_pool(int device, uint64_t pool)
+ * owner says which device it is): checked by its statistics, which must count at least the
+ * block's bytes allocated (zeros would check: a CUDA graph's pool is elsewhere). */
+static void dca_from_pool(int device, uint64_t pool, uint64_t size)
 {
 	struct torch_state *st = tracee->torch;
 	static const uint64_t pools[] = { LARGE_POOL_AT, SMALL_POOL_AT };
@@ -636,7 +637,7 @@ static void dca_from_pool(int device, uint64_t pool)
 		int8_t id;
 		int64_t s[STATS_BYTES / 8];
 		if (pool > pools[i] && mem_read(tracee->pid, dca + DEVICE_ID_AT, &id, 1) == 0 && id == device &&
-		    read_stats(dca, s) == 0)
+		    read_stats(dca, s) == 0 && stat_cur(s, ST_ALLOCATED_BYTES, 0) >= (int64_t)size)
 			learn_dca(device, dca);
 	}
 }
@@ -675,7 +676,7 @@ static long record_before(const struct entry_pair *pairs, size_t n)
 						  .device = (int8_t)b.device, .expandable = b.expandable };
 			torch_mem_on_alloc(tracee->pid, &tb);
 			want_segment(e->block, b.device);
-			dca_from_pool(b.device, b.pool);
+			dca_from_pool(b.device, b.pool, b.size);
 			good++;
 		}
 	}
