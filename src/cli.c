@@ -51,6 +51,7 @@ static const char usage_text[] =
 	"      --stack-depth N     frames kept of each call stack (default 32, 0 = no stacks)\n"
 	"      --stacks LIST       calls that stop for their stack: allocs, frees, syncs,\n"
 	"                          launches (sampled), all or none (default), comma-separated\n"
+	"      --leak-age SECONDS  PyTorch blocks live longer are leak candidates (default 30)\n"
 	"      --folded FILE       write folded stacks (flamegraph.pl, inferno, speedscope) at the end\n"
 	"      --folded-metric M   live-bytes (default), allocated-bytes, launches or api-time\n"
 	"      --timeline FILE     write a timeline (Chrome trace event JSON: Perfetto, speedscope)\n"
@@ -69,7 +70,7 @@ static const char usage_text[] =
 	"program's exit status. See gputop(1) for keys, views and exit statuses.\n";
 
 /* Long options without a short one, past every char. */
-enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME };
+enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME, OPT_LEAK_AGE };
 
 static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -91,6 +92,7 @@ static const struct option long_options[] = {
 	{ "timeline", required_argument, NULL, 'L' },
 	{ "timeline-max-mb", required_argument, NULL, 'X' },
 	{ "gpu-time", no_argument, NULL, OPT_GPU_TIME },
+	{ "leak-age", required_argument, NULL, OPT_LEAK_AGE },
 	{ "no-color", no_argument, NULL, 'C' },
 	{ "trust-seccomp", no_argument, NULL, 'S' },
 	{ "no-int3", no_argument, NULL, OPT_NO_INT3 },
@@ -361,6 +363,10 @@ int cli_parse(int argc, char **argv, struct options *opt)
 			break;
 		case OPT_GPU_TIME:
 			opt->gpu_time = true;
+			break;
+		case OPT_LEAK_AGE:
+			if (!parse_seconds(optarg, &opt->leak_age_s, false))
+				return bad("invalid leak age '%s': expected a number of seconds above 0", optarg);
 			break;
 		case 'C':
 			opt->no_color = true;

@@ -39,6 +39,8 @@ struct options {
 	const char *listen;	/* --listen [ADDR:]PORT: serve GET /metrics; NULL = no */
 	long metrics_top_kernels;	/* --metrics-top-kernels N: kernel series per process */
 	bool gpu_time;		/* --gpu-time: kernels' GPU time from CUPTI, loaded into the program */
+	double leak_age_s;	/* --leak-age SECONDS: PyTorch blocks older are leak candidates; 0:
+				 * the default (30) */
 	double json_interval_s;	/* --json-interval SECONDS FILE; 0 = no */
 	const char *json_interval_path;
 };

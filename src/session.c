@@ -46,6 +46,7 @@
 #include "procfs.h"
 #include "target.h"
 #include "timeline.h"
+#include "torch_mem.h"
 #include "tracer.h"
 #include "ui.h"
 
@@ -301,6 +302,8 @@ static void configure(const struct options *opt)
 	config.stacks = opt->stacks;
 	config.no_int3 = opt->no_int3;
 	config.tracing = opt->trace_path != NULL;	/* every call wanted, in order: probes.c's stubs */
+	if (opt->leak_age_s > 0)
+		torch_mem_set_leak_age((uint64_t)(opt->leak_age_s * 1e9));
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
 }
 

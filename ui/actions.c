@@ -93,12 +93,16 @@ static void actions_stacks(struct tui *t)
 static void actions_group(struct tui *t)
 {
 	if (!tui_views[t->view]->grouped) {
-		screen_say(t, "g groups the Leaks view by allocation site");
+		screen_say(t, "g groups the Leaks view by allocation site, the Memory view by line");
 		return;
 	}
 	t->grouped[t->view] = !t->grouped[t->view];
-	screen_say(t, t->grouped[t->view] ? "live allocations by allocation site: g ungroups"
-					  : "every live allocation: g groups them by site");
+	if (tui_views[t->view] == &view_memory)
+		screen_say(t, t->grouped[t->view] ? "live blocks by line: g ungroups"
+						  : "every live block: g groups them by line");
+	else
+		screen_say(t, t->grouped[t->view] ? "live allocations by allocation site: g ungroups"
+						  : "every live allocation: g groups them by site");
 }
 
 /* The pane of stacks or the help: Up/Down/PgUp/PgDn scroll it (the draw stops it at its last

@@ -285,6 +285,48 @@ static void batch_memory(const struct stats_snapshot *s, const struct rows *rs, 
 		fprintf(out, "... and %zu more\n", rs->n_alloc - max);
 }
 
+/* PyTorch's blocks (the Memory view's figures): nothing where no process has PyTorch's CUDA
+ * allocator, its state alone where gputop does not follow it. */
+static const struct batch_col torch_cols[] = {
+	{ "ADDRESS", 18, false }, { "SIZE", 10, true }, { "REQUESTED", 10, true }, { "DEV", 3, true },
+	{ "AGE", 8, true }, { "LINE", 40, false },
+};
+
+static void batch_torch(const struct rows *rs, size_t max)
+{
+	const struct torch_rows *t = &rs->torch;
+	char line[1024];
+	if (t->state == TORCH_ABSENT)
+		return;
+	cells_torch_state(line, sizeof line, t);
+	fprintf(out, "%s\n", line);
+	for (size_t i = 0; i < t->n_device; i++) {
+		cells_torch_device(line, sizeof line, &t->device[i], rs);
+		fprintf(out, "%s\n", line);
+	}
+	if (t->state != TORCH_TRACKING || !t->n_block)
+		return;
+	batch_titles(torch_cols, 6);
+	for (size_t i = 0; i < t->n_block && i < max; i++) {
+		struct cells_torch_block c;
+		cells_torch_block(&c, &t->block[i], rs);
+		batch_row(torch_cols, 6, (const char *[]){ c.address, c.size, c.requested, c.device, c.age, c.site });
+	}
+	if (t->n_block > max)
+		fprintf(out, "... and %zu more\n", t->n_block - max);
+	if (t->n_site && (t->site[0].site || t->n_site > 1)) {
+		fprintf(out, "%s\n", "Live blocks by line:");
+		for (size_t i = 0; i < t->n_site && i < max; i++) {
+			char bytes[FMT_LEN];
+			fmt_bytes(bytes, sizeof bytes, t->site[i].live_bytes);
+			cells_torch_site(line, sizeof line, t->site[i].site, t->site[i].before);
+			fprintf(out, "  %10s in %" PRIu64 " block%s: %s\n", bytes, t->site[i].live_blocks,
+				t->site[i].live_blocks == 1 ? "" : "s", line);
+		}
+	}
+	fputc('\n', out);
+}
+
 /* Per GPU, where a program used more than one (or one gputop could not tell), and NCCL's
  * operations per process and the P2P matrix as lines, where there are any: a program on one
  * GPU without NCCL prints none of them. */
@@ -366,6 +408,7 @@ static void batch_block(struct batch *b, const struct stats_snapshot *s)
 	batch_comm(&rs, true);
 	batch_memory(s, &rs, BATCH_TOP, &d, b->st.pid);
 	fputc('\n', out);
+	batch_torch(&rs, BATCH_TOP);
 	stack_text_sites(out, &rs, BATCH_TOP, 8);
 	fflush(out);
 	rows_free(&rs);
@@ -416,6 +459,8 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	fputc('\n', out);
 	batch_comm(&rs, false);
 	batch_memory(s, &rs, BATCH_LEAKS_MAX, &d, b->st.pid);
+	fputc('\n', out);
+	batch_torch(&rs, BATCH_LEAKS_MAX);
 	stack_text_sites(out, &rs, BATCH_LEAKS_MAX, SIZE_MAX);
 	fflush(out);
 	rows_free(&rs);

@@ -79,6 +79,22 @@ void cells_gpu_copies(char *buf, size_t n, const struct rows *rs);
 /* The process column: "4242", "4242:r1" with its rank, "all" for a row of several. */
 void cells_process(char *buf, size_t n, pid_t pid, const struct rows *rs);
 
+/* PyTorch's memory (torch_rows.h; cells_torch.c). A block's cells; its age, for a block from
+ * before gputop came, is a lower bound (">12s"). */
+struct cells_torch_block {
+	const char *address;
+	char process[CELLS_FIG], size[CELLS_FIG], requested[CELLS_FIG], device[CELLS_FIG];
+	char stream[CELLS_FIG + 8], age[CELLS_FIG];
+	char site[CELLS_LEN * 2];
+};
+void cells_torch_block(struct cells_torch_block *c, const struct torch_row_block *b, const struct rows *rs);
+/* "PyTorch's caching allocator: 6 live blocks; ...", or what keeps it from being followed. */
+void cells_torch_state(char *buf, size_t n, const struct torch_rows *t);
+/* "GPU 0: reserved 142 MiB, allocated 121 MiB (as PyTorch counts) in 6 blocks, free in ...". */
+void cells_torch_device(char *buf, size_t n, const struct torch_row_device *d, const struct rows *rs);
+/* The line that allocated: "build at train.py:57 [python]", or why there is none. */
+void cells_torch_site(char *buf, size_t n, const struct stack_frame *site, bool before);
+
 /* A launch figure: "~" in front when it is an estimate. */
 void cells_launch_count(char *buf, size_t n, uint64_t v, bool estimated);
 /* delta per second over ns, as a launch figure; the dash when ns is 0. */

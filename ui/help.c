@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define HELP_BOX_W	90	/* the overlay's width, where the terminal is wider */
-#define HELP_NAMES_W	12	/* the keys' column; longer names get a line of their own */
+#define HELP_NAMES_W	14	/* the keys' column; longer names get a line of their own */
 #define HELP_LINES	96
 #define HELP_LINE	160
 

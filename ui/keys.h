@@ -26,7 +26,7 @@ enum tui_action {
 	ACT_BY_GPU,		/* G: the figures by GPU, over any view */
 };
 
-#define KEYS_PER_ENTRY 6
+#define KEYS_PER_ENTRY 8
 
 struct tui_key {
 	int keys[KEYS_PER_ENTRY];	/* ncurses key codes; 0 ends the list early */

@@ -19,7 +19,7 @@
 #define TUI_SAY_NS	3000000000ull	/* ... and an answer to a key this long */
 
 const struct tui_view *const tui_views[TUI_VIEW_COUNT] = {
-	&view_overview, &view_leaks, &view_kernels, &view_bandwidth, &view_api, &view_comm,
+	&view_overview, &view_leaks, &view_memory, &view_kernels, &view_bandwidth, &view_api, &view_comm,
 };
 
 /* Messages from gputop's own modules while the TUI owns the terminal (log_set_sink). */

@@ -92,5 +92,7 @@ extern const struct tui_view view_overview, view_leaks, view_kernels, view_bandw
 extern const struct tui_view view_leak_sites;	/* Leaks, g: by allocation site */
 extern const struct tui_view view_comm;		/* c: NCCL and P2P */
 extern const struct tui_view view_gpus;		/* G, from any view: the figures by GPU */
+extern const struct tui_view view_memory;	/* m: PyTorch's blocks */
+extern const struct tui_view view_memory_lines;	/* Memory, g: by the line that allocated them */
 
 #endif

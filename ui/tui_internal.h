@@ -16,7 +16,7 @@
 #include "stats.h"
 #include "tui.h"
 
-#define TUI_VIEW_COUNT	6
+#define TUI_VIEW_COUNT	7
 #define TUI_ESC		27
 
 /* The views, in the order of their tabs (screen.c). */

@@ -24,6 +24,7 @@ struct hit_state;
 struct pystack_state;
 struct stack_capture_state;
 struct gputime_state;
+struct torch_state;
 
 struct tracee {
 	pid_t pid;			/* the thread group */
@@ -67,6 +68,7 @@ struct tracee {
 	struct gputime_state *gputime;		/* engine/gputime.c: --gpu-time's library */
 	struct stack_capture_state *stack_capture;	/* engine/stack_capture.c: image id,
 							 * launch sampling */
+	struct torch_state *torch;		/* probe/torch_alloc.c: PyTorch's allocator */
 };
 
 /* The process being handled; NULL before the first. */

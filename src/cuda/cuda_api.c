@@ -67,6 +67,13 @@
 #define COMM_QUERY(n, what) \
 	{ .name = n, .layer = N, .op = OP_COMM_QUERY, .flags = API_RETURN | API_STOPS, .coll = what, \
 	  .arg_comm = 1, .arg_out = 2 }
+/* PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp, PyTorch 2.x): local C++ member
+ * functions of libc10_cuda.so, found by their mangled names in its .symtab; `this` is argument 1.
+ * Probed through the call stub (no stop); neither throws (an exception leaving a probed function
+ * could not unwind through the stub's return: docs/torch_memory.md). */
+#define TORCH(n, label_, o, size, ptr) \
+	{ .name = n, .label = label_, .layer = LAYER_TORCH, .op = o, .flags = API_RETURN | API_VALUE_RET, \
+	  .arg_size = size, .arg_ptr = ptr }
 #define NAMER(n, l, src, out, from) \
 	{ .name = n, .layer = l, .op = OP_KERNEL_NAME, .flags = API_RETURN, .name_src = src, \
 	  .arg_out = out, .arg_name = from }
@@ -283,6 +290,21 @@ static const struct api_spec api_table[] = {
 	OTHER("ncclCommFinalize", N),
 	OTHER("ncclCommDestroy", N),
 	OTHER("ncclCommAbort", N),
+
+	/* PyTorch's CUDA caching allocator (libc10_cuda.so). Every block the allocator hands out
+	 * comes from alloc_found_block, called once the block is found (never on an out-of-memory
+	 * error, which DeviceCachingAllocator::malloc throws before it), and every block given back
+	 * goes through DeviceCachingAllocator::free, checkpointed CUDA graph pools included: the two
+	 * places where the allocator's own allocated_bytes statistic moves.
+	 *   Block* DeviceCachingAllocator::alloc_found_block(const AllocParams&, size_t orig_size,
+	 *          std::shared_ptr<GatheredContext>, bool split_remainder)      (this, &params,
+	 *          orig_size, &context, split): the Block in rax, orig_size is argument 3 */
+	TORCH("_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator17alloc_found_block"
+	      "ERKNS2_12_GLOBAL__N_111AllocParamsEmSt10shared_ptrINS_15GatheredContextEEb",
+	      "DeviceCachingAllocator::alloc_found_block", OP_TORCH_ALLOC, 3, 0),
+	/*   void DeviceCachingAllocator::free(Block*)                           (this, block) */
+	TORCH("_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator4freeEPNS2_12_GLOBAL__N_15BlockE",
+	      "DeviceCachingAllocator::free", OP_TORCH_FREE, 0, 2),
 };
 
 #define N_API ((int)(sizeof api_table / sizeof api_table[0]))
@@ -301,7 +323,9 @@ int cuda_api_find(const char *name)
 {
 	/* ~100 rows, looked up once per symbol while scanning modules: a linear scan is enough,
 	 * behind a cheap first-letter filter since most symbols do not start with "cu"/"__cu". */
-	if (!(name[0] == 'c' && name[1] == 'u') && strncmp(name, "__cuda", 6) != 0 && strncmp(name, "nccl", 4) != 0)
+	static const char torch_prefix[] = "_ZN3c104cuda20CUDACachingAllocator";
+	if (!(name[0] == 'c' && name[1] == 'u') && strncmp(name, "__cuda", 6) != 0 && strncmp(name, "nccl", 4) != 0 &&
+	    strncmp(name, torch_prefix, sizeof torch_prefix - 1) != 0)
 		return -1;
 	for (int i = 0; i < N_API; i++)
 		if (strcmp(api_table[i].name, name) == 0)
@@ -324,6 +348,8 @@ static const struct cuda_error_row nccl_errors[] = {
 
 const char *cuda_error_name(enum api_layer layer, int code)
 {
+	if (layer == LAYER_TORCH)	/* its rows return values, not error codes */
+		return NULL;
 	const struct cuda_error_row *rows = layer == LAYER_RUNTIME ? runtime_errors
 					  : layer == LAYER_NCCL ? nccl_errors : driver_errors;
 	size_t n = layer == LAYER_RUNTIME ? sizeof runtime_errors / sizeof runtime_errors[0]
@@ -342,7 +368,7 @@ bool cuda_api_out_pointer(const struct api_spec *s)
 
 const char *cuda_layer_name(enum api_layer layer)
 {
-	return layer == LAYER_DRIVER ? "driver" : layer == LAYER_NCCL ? "nccl" : "runtime";
+	return layer == LAYER_DRIVER ? "driver" : layer == LAYER_NCCL ? "nccl" : layer == LAYER_TORCH ? "torch" : "runtime";
 }
 
 unsigned cuda_nccl_type_size(uint64_t datatype)

@@ -7,7 +7,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum api_layer { LAYER_RUNTIME, LAYER_DRIVER, LAYER_NCCL };
+/* LAYER_TORCH: PyTorch's CUDA caching allocator (libc10_cuda.so), whose C++ member functions are
+ * probed like the CUDA API (their `this` is argument 1); see the OP_TORCH_* rows. */
+enum api_layer { LAYER_RUNTIME, LAYER_DRIVER, LAYER_NCCL, LAYER_TORCH };
 
 /* A copy's direction: cudaMemcpyKind's first four values. */
 enum copy_dir { DIR_H2H, DIR_H2D, DIR_D2H, DIR_D2D, DIR_COUNT };
@@ -43,6 +45,11 @@ enum api_op {
 				 * arg_out is an array of arg_nranks, ranks 0.., devices arg_dev[]) */
 	OP_COMM_QUERY,		/* *arg_out (an int) is the rank (coll COLL_RANK) or the size of
 				 * communicator arg_comm */
+	/* PyTorch's caching allocator (probe/torch_alloc.c reads the Blocks): argument 1 is the
+	 * DeviceCachingAllocator (`this`). */
+	OP_TORCH_ALLOC,		/* the return value is the Block handed out for arg_size bytes
+				 * requested */
+	OP_TORCH_FREE,		/* Block arg_ptr is freed (its bytes no longer allocated) */
 };
 
 /* NCCL's operations, as gputop counts them (figures/comm_table.h names them). */
@@ -82,9 +89,12 @@ enum name_src {
 #define API_STOPS	0x100	/* the return stops (trampoline, no stub): the tracer asks the
 				 * driver things in the stopped thread there */
 #define API_CTX_ARGS	0x200	/* copies: arg_dev and arg_src_dev are contexts (cuMemcpyPeer) */
+#define API_VALUE_RET	0x400	/* the return value is a result (a pointer), or nothing: never an
+				 * error code */
 
 struct api_spec {
-	const char *name;
+	const char *name;	/* the symbol probed (C++ functions: mangled) */
+	const char *label;	/* what presenters call it; NULL: its name */
 	uint8_t layer;		/* enum api_layer */
 	uint8_t op;		/* enum api_op */
 	uint16_t flags;		/* API_* */
@@ -121,7 +131,12 @@ const char *cuda_error_name(enum api_layer layer, int code);	/* NULL if not know
 /* Whether a successful return leaves a pointer-sized value at *arg_out that the figures need
  * (an allocation, a kernel handle, a context), which the stubs read at the return. */
 bool cuda_api_out_pointer(const struct api_spec *s);
-const char *cuda_layer_name(enum api_layer layer);	/* "runtime", "driver", "nccl" */
+const char *cuda_layer_name(enum api_layer layer);	/* "runtime", "driver", "nccl", "torch" */
+/* What presenters call row s: its label, else its name. */
+static inline const char *cuda_api_label(const struct api_spec *s)
+{
+	return s->label ? s->label : s->name;
+}
 /* Bytes per element of an ncclDataType_t (nccl.h, NCCL 2.x); 0 for a type it does not know. */
 unsigned cuda_nccl_type_size(uint64_t datatype);
 

@@ -171,6 +171,12 @@ void decode_frame_args(const struct api_spec *s, const uint64_t *a,
 		arg[0] = a[s->arg_out];
 		arg[1] = a[s->arg_comm];
 		break;
+	case OP_TORCH_ALLOC:
+	case OP_TORCH_FREE:
+		arg[0] = a[1];	/* the DeviceCachingAllocator (this) */
+		arg[1] = s->arg_size ? a[s->arg_size] : 0;
+		arg[2] = s->arg_ptr ? a[s->arg_ptr] : 0;
+		break;
 	case OP_CAPTURE_BEGIN:
 	case OP_CAPTURE_END:
 	case OP_GRAPH_INSTANTIATE:

@@ -44,7 +44,8 @@ void decode_launch_dims(const struct api_spec *s, const uint64_t *a,
  * dims in 1..3 (arg[0] is the kernel, which the caller fills); CTX_LEARN out-pointer, device;
  * CTX_SET/PUSH the context; COLLECTIVE bytes, communicator, peer (-1: none), enum coll_op;
  * COMM_INIT out-pointer, nranks, rank (-1: not an argument), ncclCommInitAll's devlist;
- * COMM_QUERY out-pointer, communicator. */
+ * COMM_QUERY out-pointer, communicator; TORCH_* the allocator (argument 1), the size asked for,
+ * the Block freed. */
 void decode_frame_args(const struct api_spec *s, const uint64_t *a,
 		       decode_read_fn read, void *ctx, decode_is_device_fn is_device, uint64_t arg[4]);
 void decode_unpack_dims(const uint64_t arg[4], uint32_t grid[3], uint32_t block[3]);

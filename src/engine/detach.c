@@ -24,6 +24,7 @@
 #include "rescue.h"
 #include "retfast.h"
 #include "threads.h"
+#include "torch_alloc.h"
 #include "xol.h"
 
 /* ---- detach ----------------------------------------------------------------------------- */
@@ -178,6 +179,7 @@ int tracer_detach(void)
 	int restore_err = bp_disarm_all();
 	hit_collect_returns(now_ns());	/* what the stub recorded before everyone stopped */
 	hit_drain_launches(tracee->pid);	/* a thread waiting for room in the ring gets it */
+	torch_flush();	/* PyTorch's last blocks, and its allocator's totals with every thread held */
 	it = 0;
 	bool all_out = true;
 	for (struct thread *t; (t = threads_iter(&it));)

@@ -32,6 +32,7 @@
 #include "symbols.h"
 #include "threads.h"
 #include "timeline.h"
+#include "torch_alloc.h"
 #include "trace.h"
 #include "tracee.h"
 #include "xol.h"
@@ -451,14 +452,14 @@ static void timeline_event(const struct thread *t, const struct api_spec *s, con
 		a.grid = g;
 		a.block = b;
 	}
-	timeline_call(tracee->pid, t->tid, s->name, end > ri->ns ? end - ri->ns : 0, ri->ns, &a);
+	timeline_call(tracee->pid, t->tid, cuda_api_label(s), end > ri->ns ? end - ri->ns : 0, ri->ns, &a);
 }
 
 /* A call came back: count it, by its API table row. */
 void hit_on_return(struct thread *t, const struct frame *f, const struct ret_info *ri, uint64_t now)
 {
 	const struct api_spec *s = cuda_api_get(f->api);
-	int err = ri->err;
+	int err = s->flags & API_VALUE_RET ? 0 : ri->err;
 	uint64_t ns = ri->ns;
 
 	if (s->op == OP_KERNEL_NAME && !err)
@@ -472,7 +473,7 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 	if (timeline_on())
 		timeline_event(t, s, f, ri, now);
 	if (s->op != OP_ALLOC)
-		trace_return(t->tid, s->name, err, cuda_error_name(s->layer, err), ns);
+		trace_return(t->tid, cuda_api_label(s), err, cuda_error_name(s->layer, err), ns);
 	if (s->op >= OP_CAPTURE_BEGIN && s->op <= OP_GRAPH_EXEC_DESTROY) {	/* graphs: a capture's end counts even when it failed */
 		if (err)
 			stacks_on_error(f->stack, f->api, err);
@@ -517,6 +518,14 @@ void hit_on_return(struct thread *t, const struct frame *f, const struct ret_inf
 		stats_on_sync(ns);
 		stats_on_device(hit_thread_device(t), DEV_SYNC, 0, ns);
 		break;
+	case OP_TORCH_ALLOC:	/* this, the size asked for; the Block it returns */
+		torch_on_block_alloc(f->arg[0], ri->retval, f->arg[1], ri->end_ns ? ri->end_ns : now, f->stack);
+		break;
+	case OP_TORCH_FREE: {	/* this, the Block; when the free began */
+		uint64_t end = ri->end_ns ? ri->end_ns : now;
+		torch_on_block_free(f->arg[0], f->arg[2], end > ns ? end - ns : 0);
+		break;
+	}
 	case OP_SET_DEVICE:
 	case OP_CTX_SET:
 	case OP_CTX_PUSH:
@@ -547,7 +556,7 @@ int hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 	arch_set_pc(r, f.ret_addr);
 
 	uint64_t elapsed = now - f.t_entry;
-	struct ret_info ri = { .err = (int)(uint32_t)arch_retval(r),
+	struct ret_info ri = { .err = (int)(uint32_t)arch_retval(r), .retval = arch_retval(r),
 			       .ns = elapsed > st->stop_cost ? elapsed - st->stop_cost : 0 };
 	hit_on_return(t, &f, &ri, now);
 	return f.api;

@@ -24,16 +24,20 @@ struct ret_info {
 	bool outs_read;
 	uint64_t out, out2;
 	uint64_t end_ns;	/* when it returned (monotonic), where a stub stamped it; 0: now */
+	uint64_t retval;	/* the whole return register (rows whose return is a pointer) */
 };
 
 /* Whether a traced call of row api in flight can hold a call of row s (NULL: a CUDA row): NCCL
  * calls hold NCCL calls (ncclBcast calling ncclBroadcast), CUDA calls hold CUDA calls (cudart
  * calling the driver). A CUDA call made inside an NCCL call is NCCL's work on the GPU (its
- * buffers, its kernels): it counts, as it did before NCCL was probed. */
+ * buffers, its kernels): it counts, as it did before NCCL was probed. PyTorch's allocator's
+ * calls neither hold nor are held by any: each of them counts. */
 static inline bool hit_same_scope(int api, const struct api_spec *s)
 {
 	const struct api_spec *outer = cuda_api_get(api);
-	return outer && (outer->layer == LAYER_NCCL) == (s && s->layer == LAYER_NCCL);
+	if (!outer || outer->layer == LAYER_TORCH || (s && s->layer == LAYER_TORCH))
+		return false;
+	return (outer->layer == LAYER_NCCL) == (s && s->layer == LAYER_NCCL);
 }
 
 /* A traced call of the thread's frames in flight that can hold a call of row s. */

@@ -145,7 +145,8 @@ static void on_call_record(const struct lr_call *c, const struct lr_call *all, i
 	hit_fill_frame(&f, t ? t : &nobody, s, a);
 	uint64_t ticks = c->ret_tsc > c->entry_tsc ? c->ret_tsc - c->entry_tsc : 0;
 	struct ret_info ri = { .err = (int)(uint32_t)c->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true,
-			       .out = c->out_value, .out2 = c->out2_value, .end_ns = retfast_tsc_to_mono(c->ret_tsc) };
+			       .out = c->out_value, .out2 = c->out2_value, .end_ns = retfast_tsc_to_mono(c->ret_tsc),
+			       .retval = c->retval };
 	hit_on_return(t ? t : &nobody, &f, &ri, now);
 }
 
@@ -178,7 +179,7 @@ static void collect_batch(struct done *d, int n, struct lr_call *c, int nc, uint
 		uint64_t ticks = rr->entry_tsc && rr->tsc > rr->entry_tsc ? rr->tsc - rr->entry_tsc : 0;
 		struct ret_info ri = { .err = (int)(uint32_t)rr->retval, .ns = retfast_ticks_to_ns(ticks),
 				       .outs_read = true, .out = rr->out_value, .out2 = rr->out2_value,
-				       .end_ns = retfast_tsc_to_mono(rr->tsc) };
+				       .end_ns = retfast_tsc_to_mono(rr->tsc), .retval = rr->retval };
 		hit_forget_frames(t, d[k].frame);
 		hit_on_return(t, &f, &ri, now);
 	}

@@ -29,6 +29,7 @@
 #include "stack_capture.h"
 #include "symbols.h"
 #include "threads.h"
+#include "torch_alloc.h"
 #include "tracer_internal.h"
 #include "xol.h"
 
@@ -56,6 +57,7 @@ static void tracee_free(struct tracee *t)
 	hit_state_free(t->hit);
 	pystack_state_free(t->pystack);
 	stack_capture_state_free(t->stack_capture);
+	torch_state_free(t->torch);
 	free(t);
 }
 
@@ -115,8 +117,9 @@ int tracee_open(pid_t pid, bool launched)
 	t->hit = hit_state_new();
 	t->pystack = pystack_state_new();
 	t->stack_capture = stack_capture_state_new();
+	t->torch = torch_state_new();
 	if (!t->threads || !t->memory || !t->symbols || !t->xol || !t->breakpoints || !t->launchring ||
-	    !t->retfast || !t->probes || !t->gputime || !t->kernels || !t->hit || !t->pystack || !t->stack_capture ||
+	    !t->retfast || !t->probes || !t->gputime || !t->kernels || !t->hit || !t->pystack || !t->stack_capture || !t->torch ||
 	    t->rescue_slot < 0 || t->stats_id < 0) {
 		tracee_free(t);
 		return -ENOMEM;

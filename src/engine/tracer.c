@@ -36,6 +36,7 @@
 #include "stats.h"
 #include "procfs.h"
 #include "threads.h"
+#include "torch_alloc.h"
 #include "xol.h"
 
 #define SPIN_US_DEFAULT 30	/* measured on the H100 host: a stop 22 -> 15 us */
@@ -71,6 +72,7 @@ static void on_exec(struct thread *t)
 	hit_reset();
 	gputime_forget();
 	stack_capture_forget();
+	torch_forget();
 	rescue_forget_all();
 	rescue_watchdog_stop();	/* it holds the old image's /proc/PID/mem */
 	mem_close();
@@ -156,6 +158,7 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 		tracee_cpu_ns();
 		hit_collect_returns(now);
 		hit_drain_launches(tracee->pid);
+		torch_flush();
 		gputime_drain();	/* the GPU records its exit flushed */
 		hit_forget_frames(t, 0);	/* its calls in flight never return */
 		tracee_release(t);
@@ -238,6 +241,7 @@ static bool drain_all(uint64_t now)
 		tracee_select(p);
 		hit_collect_returns(now);	/* calls recorded whole: no stop brings them */
 		hit_drain_launches(p->pid);
+		torch_flush();	/* PyTorch's blocks those calls handed out */
 		park_poll(now);	/* threads the stubs hold for gputop */
 		gputime_drain();	/* --gpu-time's records */
 		filling |= launchring_filling(now);

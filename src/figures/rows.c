@@ -24,7 +24,7 @@ static void rows_api_one(struct row_api *r, const struct stats_snapshot *cur,
 	*r = (struct row_api){
 		.index = i,
 		.pid = a->pid,
-		.name = spec ? spec->name : NULL,
+		.name = spec ? cuda_api_label(spec) : NULL,
 		.layer = spec ? spec->layer : LAYER_RUNTIME,
 		.launch = spec && spec->op == OP_LAUNCH,
 		.calls = a->calls,
@@ -249,7 +249,8 @@ int rows_build(struct rows *r, const struct stats_snapshot *cur,
 	r->gpu = cur->gpu;
 	r->gpu_busy = rows_gpu_busy(&cur->gpu, cur->t_ns);
 	if (rows_api(r, cur, prev) < 0 || rows_kernels(r, cur, prev) < 0 ||
-	    rows_allocs(r, cur) < 0 || rows_graphs(r, cur, prev) < 0 || comm_rows_build(r, cur, prev) < 0) {
+	    rows_allocs(r, cur) < 0 || rows_graphs(r, cur, prev) < 0 || comm_rows_build(r, cur, prev) < 0 ||
+	    torch_rows_build(&r->torch, &cur->torch) < 0) {
 		rows_free(r);
 		return -ENOMEM;
 	}
@@ -263,6 +264,7 @@ void rows_free(struct rows *r)
 	free(r->alloc);
 	free(r->graph);
 	comm_rows_free(r);
+	torch_rows_free(&r->torch);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "stats.h"
+#include "torch_rows.h"
 
 /* One CUDA function that was called. */
 struct row_api {
@@ -125,6 +126,7 @@ struct rows {
 	struct row_comm *comm;			/* in the order they were made, by process */
 	struct stats_gpu gpu;			/* --gpu-time (gpu.on false: not recorded) */
 	double gpu_busy;			/* busy_ns over the time recorded, -1 if none */
+	struct torch_rows torch;		/* PyTorch's memory (torch_rows.h) */
 };
 
 /* The share of the time --gpu-time recorded (until now_ns, where it is still on) in which a

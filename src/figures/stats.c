@@ -929,6 +929,8 @@ int stats_snapshot_of(pid_t pid, struct stats_snapshot *out)
 		out->tracer_cpu_ns = cpu_ns >= cpu_base_ns ? cpu_ns - cpu_base_ns : cpu_ns;
 	}
 	pthread_mutex_unlock(&stats_lock);
+	if (!err)	/* its own lock, never taken with this one */
+		err = torch_mem_snapshot(pid, &out->torch);
 	if (err)
 		stats_snapshot_free(out);
 	return err;
@@ -946,6 +948,7 @@ void stats_snapshot_free(struct stats_snapshot *s)
 	free(s->kernel);
 	free(s->graph);
 	free(s->proc);
+	torch_mem_snapshot_free(&s->torch);
 	memset(s, 0, sizeof(*s));
 }
 

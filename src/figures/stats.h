@@ -11,6 +11,7 @@
 
 #include "comm_table.h"
 #include "cuda_api.h"
+#include "torch_mem.h"
 
 enum copy_mode { COPY_SYNC, COPY_ASYNC, COPY_MODE_COUNT };
 
@@ -163,6 +164,7 @@ struct stats_snapshot {
 	size_t n_procs;			/* processes whose figures are in it */
 	size_t n_proc;			/* every traced process, in the order they were seen */
 	struct stats_process *proc;
+	struct torch_snapshot torch;	/* PyTorch's memory, block by block (torch_mem.h) */
 };
 
 int stats_init(void);

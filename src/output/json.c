@@ -4,6 +4,7 @@
  * formats: it never gathers figures itself, and it writes nothing but the FILE it is given. */
 #include "json.h"
 #include "json_writer.h"
+#include "json_torch.h"
 #include "cuda_api.h"
 #include "device_rows.h"
 #include "rows.h"
@@ -17,39 +18,6 @@
 static double json_seconds(uint64_t ns)
 {
 	return (double)ns / 1e9;
-}
-
-/* A call stack: its frames, innermost first; null when none was taken. */
-static void json_stack(struct jw *w, uint32_t id)
-{
-	const struct stack *st = stacks_get(id);
-	if (!st) {
-		jw_null(w);
-		return;
-	}
-	jw_open(w, '[');
-	for (uint32_t i = 0; i < st->n; i++) {
-		const struct stack_frame *f = &st->frame[i];
-		jw_open(w, '{');
-		jw_key(w, "function");
-		jw_str(w, f->function);
-		jw_key(w, "file");
-		if (f->file)
-			jw_str(w, f->file);
-		else
-			jw_null(w);
-		jw_key(w, "line");
-		jw_u64_if(w, f->line, f->line);
-		jw_key(w, "module");
-		if (f->module)
-			jw_str(w, f->module);
-		else
-			jw_null(w);
-		jw_key(w, "python");
-		jw_bool(w, f->python);
-		jw_close(w);
-	}
-	jw_close(w);
 }
 
 /* The stacks the sites of errors of API row index were seen at (in process pid; 0: any), with
@@ -67,7 +35,7 @@ static void json_error_sites(struct jw *w, int index, pid_t pid, const struct st
 		jw_key(w, "count");
 		jw_u64(w, ss->error[i].count);
 		jw_key(w, "stack");
-		json_stack(w, ss->error[i].stack);
+		jw_stack(w, ss->error[i].stack);
 		jw_close(w);
 	}
 	jw_close(w);
@@ -123,7 +91,7 @@ static void json_launch_sites(struct jw *w, const char *kernel, pid_t pid, const
 		jw_key(w, "samples");
 		jw_u64(w, ss->launch[i].samples);
 		jw_key(w, "stack");
-		json_stack(w, ss->launch[i].stack);
+		jw_stack(w, ss->launch[i].stack);
 		jw_close(w);
 	}
 	jw_close(w);
@@ -359,7 +327,7 @@ static void json_leak(struct jw *w, const struct row_alloc *a)
 	jw_key(w, "caller");
 	jw_str(w, a->caller);
 	jw_key(w, "stack");
-	json_stack(w, a->stack);
+	jw_stack(w, a->stack);
 	jw_close(w);
 }
 
@@ -373,7 +341,7 @@ static void json_by_site(struct jw *w, const struct rows *rs, const struct stack
 	for (long i = 0; i < n; i++) {
 		jw_open(w, '{');
 		jw_key(w, "stack");
-		json_stack(w, sites[i].stack);
+		jw_stack(w, sites[i].stack);
 		jw_key(w, "live_bytes");
 		jw_u64(w, sites[i].live_bytes);
 		jw_key(w, "live_allocations");
@@ -705,6 +673,7 @@ static int json_process(struct jw *w, const struct report_info *info, const stru
 	struct report_info own = *info;	/* its device memory as NVML tells, where it does */
 	own.pid = p->info.pid;
 	json_memory(w, &own, &rs, &s, ss);
+	json_torch(w, &rs);
 	jw_key(w, "cost");
 	jw_open(w, '{');
 	jw_key(w, "stops");
@@ -738,6 +707,7 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	json_transfers(&w, &rs, s);
 	json_gpu_time(&w, &rs);
 	json_memory(&w, info, &rs, s, have_stacks ? &ss : NULL);
+	json_torch(&w, &rs);
 	json_device_use(&w, &rs);
 	json_communication(&w, &rs);
 	rows_free(&rs);

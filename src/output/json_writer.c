@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "stacks.h"
 #include "utf8.h"
 
 json_t *jw_text(const char *s)
@@ -157,4 +158,36 @@ void jw_free(struct jw *w)
 		jw_close(w);
 	json_decref(w->root);
 	*w = (struct jw){ 0 };
+}
+
+void jw_stack(struct jw *w, uint32_t id)
+{
+	const struct stack *st = stacks_get(id);
+	if (!st) {
+		jw_null(w);
+		return;
+	}
+	jw_open(w, '[');
+	for (uint32_t i = 0; i < st->n; i++) {
+		const struct stack_frame *f = &st->frame[i];
+		jw_open(w, '{');
+		jw_key(w, "function");
+		jw_str(w, f->function);
+		jw_key(w, "file");
+		if (f->file)
+			jw_str(w, f->file);
+		else
+			jw_null(w);
+		jw_key(w, "line");
+		jw_u64_if(w, f->line, f->line);
+		jw_key(w, "module");
+		if (f->module)
+			jw_str(w, f->module);
+		else
+			jw_null(w);
+		jw_key(w, "python");
+		jw_bool(w, f->python);
+		jw_close(w);
+	}
+	jw_close(w);
 }

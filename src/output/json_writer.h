@@ -39,6 +39,8 @@ void jw_u64_if(struct jw *w, bool known, uint64_t v);
 void jw_int_if(struct jw *w, bool known, long long v);
 void jw_double_if(struct jw *w, bool known, double v);
 void jw_dim3(struct jw *w, const uint32_t v[3]);	/* [x, y, z] */
+/* A call stack (stacks.h): its frames, innermost first; null when none was taken. */
+void jw_stack(struct jw *w, uint32_t id);
 
 /* Writes the document with jansson's flags (JSON_INDENT, JSON_COMPACT, JSON_REAL_PRECISION).
  * jw_dump: to f, 0 or -errno. jw_dumpb: into buf of size bytes (not NUL-terminated), the

@@ -435,6 +435,35 @@ static void gpu_busy_seconds(struct writer *w, const struct openmetrics_process 
 	sample_seconds(w, p->rows->gpu.busy_ns);
 }
 
+/* PyTorch's caching allocator, per device (torch_rows.h): a figure of each of its rows. */
+enum torch_figure { TF_RESERVED, TF_ALLOCATED, TF_FREE, TF_EMPTY_CACHE, TF_BLOCKS, TF_LEAK };
+
+static void torch(struct writer *w, const struct openmetrics_process *p, enum torch_figure what)
+{
+	for (size_t i = 0; i < p->rows->torch.n_device; i++) {
+		const struct torch_row_device *d = &p->rows->torch.device[i];
+		uint64_t v = what == TF_RESERVED ? d->reserved : what == TF_ALLOCATED ? d->allocated
+			   : what == TF_FREE ? d->free_in_segments : what == TF_EMPTY_CACHE ? d->empty_cache
+			   : what == TF_BLOCKS ? d->live_blocks : d->leak_bytes;
+		bool known = what == TF_RESERVED || what == TF_FREE ? d->stats_known
+			   : what == TF_EMPTY_CACHE ? d->empty_cache_known : true;
+		char device[16];
+		if (!known)
+			continue;
+		snprintf(device, sizeof device, "%d", d->device);
+		sample_begin(w, p);
+		label(w, "device", device);
+		sample_u64(w, v);
+	}
+}
+
+static void torch_reserved(struct writer *w, const struct openmetrics_process *p) { torch(w, p, TF_RESERVED); }
+static void torch_allocated(struct writer *w, const struct openmetrics_process *p) { torch(w, p, TF_ALLOCATED); }
+static void torch_free(struct writer *w, const struct openmetrics_process *p) { torch(w, p, TF_FREE); }
+static void torch_empty(struct writer *w, const struct openmetrics_process *p) { torch(w, p, TF_EMPTY_CACHE); }
+static void torch_blocks(struct writer *w, const struct openmetrics_process *p) { torch(w, p, TF_BLOCKS); }
+static void torch_leak(struct writer *w, const struct openmetrics_process *p) { torch(w, p, TF_LEAK); }
+
 static void process_info(struct writer *w, const struct openmetrics_process *p)
 {
 	if (!p->command)
@@ -480,6 +509,21 @@ static const struct family families[] = {
 	  peak_device_bytes },
 	{ "gputop_allocations", COUNTER, NULL, "Successful allocation calls.", allocations },
 	{ "gputop_frees", COUNTER, NULL, "Frees of known allocations.", frees },
+	{ "gputop_torch_reserved_bytes", GAUGE, "bytes",
+	  "PyTorch's caching allocator: memory it holds from CUDA (torch.cuda.memory_reserved()), by device.",
+	  torch_reserved },
+	{ "gputop_torch_allocated_bytes", GAUGE, "bytes",
+	  "PyTorch's caching allocator: bytes of the blocks it has handed out, by device.", torch_allocated },
+	{ "gputop_torch_free_in_segments_bytes", GAUGE, "bytes",
+	  "PyTorch's caching allocator: reserved but not handed out (cached, fragments), by device.",
+	  torch_free },
+	{ "gputop_torch_empty_cache_bytes", GAUGE, "bytes",
+	  "PyTorch's caching allocator: about what torch.cuda.empty_cache() would give back, by device.",
+	  torch_empty },
+	{ "gputop_torch_live_blocks", GAUGE, NULL, "PyTorch's caching allocator: blocks handed out, by device.",
+	  torch_blocks },
+	{ "gputop_torch_leak_candidate_bytes", GAUGE, "bytes",
+	  "PyTorch's caching allocator: bytes of blocks older than --leak-age, by device.", torch_leak },
 	{ "gputop_nccl_calls", COUNTER, NULL, "NCCL operations called (collectives, Send, Recv), by op.",
 	  nccl_calls },
 	{ "gputop_nccl_bytes", COUNTER, "bytes",

@@ -32,10 +32,11 @@ static const struct module_scan empty;
  * stopped, made `import torch` seconds slower. CUDA's own libraries (and the simulated ones,
  * named alike), the C library (execve), programs (nvcc links the runtime statically into them)
  * and anything nvcc built (device code in .nv_fatbin: its kernels' handles, maybe the runtime)
- * are walked; the rest cannot hold them. */
+ * are walked, and PyTorch's libc10_cuda.so (its caching allocator); the rest cannot hold them. */
 static bool may_hold_cuda(const struct module *m)
 {
-	static const char *const names[] = { "libcudart", "libcuda.", "libnccl", "libnvshmem", "libc.so" };
+	static const char *const names[] = { "libcudart", "libcuda.", "libnccl", "libnvshmem", "libc.so",
+					     "libc10_cuda." };
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strncmp(m->base, names[i], strlen(names[i])) == 0)
 			return true;
@@ -66,6 +67,11 @@ static int on_symbol(const char *name, uint64_t addr, uint64_t size, enum sym_ty
 	struct walk *w = arg;
 	struct module_scan *s = w->s;
 	uint64_t off = addr - w->m->start;
+	int ts = torch_symbol_index(name);
+	if (ts >= 0) {
+		s->torch_sym[ts] = off + 1;
+		return 0;
+	}
 	if (type == SYM_OBJECT) {
 		char mangled[1024];
 		if (!strstr(name, "__device_stub_") || !strstr(name, "8__handle") ||

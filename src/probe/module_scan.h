@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "graph_query.h"
+#include "torch_alloc.h"
 
 struct module;
 
@@ -34,6 +35,7 @@ struct module_scan {
 	size_t n_handles;
 	uint64_t fn[SCAN_FN_COUNT];	/* offset + 1; 0: not in this module */
 	uint64_t graph_fn[GQ_FN_COUNT];	/* offset + 1 */
+	uint64_t torch_sym[TORCH_SYM_COUNT];	/* PyTorch's allocator's data: offset + 1 */
 };
 
 /* The scan of m: from the session's cache (a file with the same build id, or the same path and

@@ -21,6 +21,7 @@
 #include "stats.h"
 #include "symbols.h"
 #include "threads.h"
+#include "torch_alloc.h"
 #include "tracee.h"
 #include "xol.h"
 
@@ -56,6 +57,8 @@ struct probes_state {
 	} inside[INSIDE_MAX];
 	int n_inside;
 	bool defer_inside;	/* probes_defer_inside: such a jump waits instead of an int3 */
+	bool refreshed;		/* the process's modules were looked at once: a module found later was
+				 * loaded while gputop was there */
 };
 
 struct probes_state *probes_state_new(void)
@@ -82,6 +85,8 @@ static bool in_ranges(const struct range *r, int n, uint64_t addr)
 bool probes_in_scope(const struct api_spec *s, uint64_t addr)
 {
 	struct probes_state *st = tracee->probes;
+	if (s && s->layer == LAYER_TORCH)	/* PyTorch's allocator: never part of another call */
+		return false;
 	if (s && s->layer == LAYER_NCCL)
 		return in_ranges(st->nccl_modules, st->n_nccl_modules, addr);
 	return in_ranges(st->cuda_modules, st->n_cuda_modules, addr);
@@ -142,7 +147,7 @@ void probes_reset(void)
 	struct probes_state *st = tracee->probes;
 	bp_forget_all();
 	kernels_reset();
-	st->cuda_seen = st->driver_launch_probed = false;
+	st->cuda_seen = st->driver_launch_probed = st->refreshed = false;
 	st->n_cuda_modules = st->n_nccl_modules = 0;
 	st->rtld_state_addr = st->func_get_name = st->kernel_get_name = 0;
 	memset(st->graph_fn, 0, sizeof st->graph_fn);
@@ -244,7 +249,8 @@ static void probe_exec(struct thread *t, const struct module *m, const uint64_t 
  * wants each with its thread, in order) or an experiment picks the launch layers. */
 bool probes_stops_for_stack(const struct api_spec *spec)
 {
-	unsigned which = spec->op == OP_ALLOC ? CONFIG_STACKS_ALLOCS : spec->op == OP_FREE ? CONFIG_STACKS_FREES
+	unsigned which = spec->op == OP_ALLOC || spec->op == OP_TORCH_ALLOC ? CONFIG_STACKS_ALLOCS
+		       : spec->op == OP_FREE ? CONFIG_STACKS_FREES
 		       : spec->op == OP_SYNC ? CONFIG_STACKS_SYNCS : 0;
 	return config.stack_depth > 0 && (config.stacks & which);
 }
@@ -341,7 +347,8 @@ static void on_new_module(struct module *m, void *arg)
 	}
 	const struct module_scan *ms = module_scan(m);
 	learn_from_scan(m, ms, t, exec_fn);
-	int planted = 0, refused = 0, int3_refused = 0, nccl = 0;
+	int planted = 0, refused = 0, int3_refused = 0, nccl = 0, torch = 0;
+	unsigned torch_ops = 0;
 	for (size_t i = 0; i < ms->n_funcs; i++) {
 		uint64_t addr = m->start + ms->funcs[i].off, size = ms->funcs[i].size;
 		int api = ms->funcs[i].api;
@@ -359,6 +366,10 @@ static void on_new_module(struct module *m, void *arg)
 				planted++;	/* it will be, jump or int3 */
 				if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER)
 					st->driver_launch_probed = true;
+				if (spec->layer == LAYER_TORCH) {
+					torch++;
+					torch_ops |= 1u << (spec->op - OP_TORCH_ALLOC);
+				}
 				continue;
 			}
 			if (err < 0)
@@ -385,12 +396,22 @@ static void on_new_module(struct module *m, void *arg)
 		}
 		planted++;
 		nccl += spec->layer == LAYER_NCCL;
+		if (spec->layer == LAYER_TORCH) {
+			torch++;
+			torch_ops |= 1u << (spec->op - OP_TORCH_ALLOC);
+		}
 		if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER)
 			st->driver_launch_probed = true;
 	}
 	if (retfast_ready())
 		probe_exec(t, m, exec_fn);
-	if (planted > nccl && st->n_cuda_modules < CUDA_MODULES_MAX)
+	if (torch_is_allocator_module(m)) {
+		uint64_t sym[TORCH_SYM_COUNT];
+		for (int i = 0; i < TORCH_SYM_COUNT; i++)
+			sym[i] = module_scan_addr(m, ms->torch_sym[i]);
+		torch_on_module(m, sym, torch_ops, !st->refreshed);
+	}
+	if (planted > nccl + torch && st->n_cuda_modules < CUDA_MODULES_MAX)
 		st->cuda_modules[st->n_cuda_modules++] = (struct range){ m->start, m->end, m->id };
 	if (nccl && st->n_nccl_modules < CUDA_MODULES_MAX)
 		st->nccl_modules[st->n_nccl_modules++] = (struct range){ m->start, m->end, m->id };
@@ -401,8 +422,8 @@ static void on_new_module(struct module *m, void *arg)
 			 "GPUTOP_DEBUG=1 names them)", int3_refused, m->base);
 	if (planted) {
 		st->cuda_seen = true;
-		log_info("probing %d CUDA functions in %s%s", planted, m->base,
-			 refused ? " (some refused, see above)" : "");
+		log_info("probing %d %s functions in %s%s", planted, torch == planted ? "PyTorch allocator" : "CUDA",
+			 m->base, refused ? " (some refused, see above)" : "");
 	}
 }
 
@@ -418,6 +439,7 @@ static void on_gone_module(struct module *m, void *arg)
 		memset(st->graph_fn, 0, sizeof st->graph_fn);
 	bp_forget_module(m->id);
 	kernels_forget_module(m);
+	torch_on_module_gone(m);
 }
 
 void probes_defer_inside(bool on)
@@ -483,5 +505,6 @@ int probes_refresh(struct thread *t)
 {
 	int err = sym_refresh(on_new_module, on_gone_module, t);
 	probes_apply_launch_policy();
+	tracee->probes->refreshed = true;
 	return err;
 }

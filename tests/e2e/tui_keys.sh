@@ -124,7 +124,7 @@ expect_screen 'gputop keys' "?: the help overlay"
 # Every key the function bar shows (by its first name) is explained in the help, with its
 # other names (they come from one table).
 bar=$(tail -n 1 <<<"$SCREEN")
-for key in q '?' 's' 'r' '/' 'p' 'z' 'o l k b a c' 'P'; do
+for key in q '?' 's' 'r' '/' 'p' 'z' 'o l m k b a c' 'P'; do
 	if grep -qF -- "$key " <<<"$bar" &&
 		grep -qE -- "│ $(sed 's/[?/]/[&]/g' <<<"$key")(/[^ ]+)? +[a-z]" <<<"$SCREEN"; then
 		ok "help explains the bar's key '$key'"

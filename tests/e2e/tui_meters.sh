@@ -36,7 +36,7 @@ expect_screen 'GPU0 \[\|+ +37%\] Mem\[\|+ *40\.0 GiB/80\.0 GiB\]' "GPU0's utiliz
 expect_screen 'GPU0 .* 45°C  250 W  SM 1980 MHz  PCIe tx 1\.02 MB/s rx 2\.05 MB/s  NVIDIA H100' \
 	"GPU0's temperature, power, SM clock, PCIe and name"
 expect_screen "PID $prog on GPU0: 302 MiB device memory, SM 61%" "the process's device memory and SM utilization"
-expect_screen 'Overview +Leaks +Kernels +Bandwidth +API' "the view tabs below the meters"
+expect_screen 'Overview +Leaks +Memory +Kernels +Bandwidth +API' "the view tabs below the meters"
 expect_screen 'GPU memory +1\.00 MiB' "the Overview below them"
 tui_keys l
 expect_screen 'Live: 1 allocations; 1\.00 MiB device' "leaks: what gputop saw"

@@ -21,7 +21,7 @@ layout_faults() {
 	[ "$lines" -le "$h" ] || BAD="$BAD; $lines lines"
 	[ "$width" -le "$w" ] || BAD="$BAD; a line of $width columns"
 	[ "$(grep -c '^gputop ' <<<"$SCREEN")" -eq 1 ] || BAD="$BAD; not one header"
-	[ "$(grep -cE '^ +Overview +Leaks +Kernels' <<<"$SCREEN")" -eq 1 ] || BAD="$BAD; not one tab bar"
+	[ "$(grep -cE '^ +Overview +Leaks +Memory +Kernels' <<<"$SCREEN")" -eq 1 ] || BAD="$BAD; not one tab bar"
 	[ "$(grep -c '^q Quit' <<<"$SCREEN")" -eq 1 ] || BAD="$BAD; not one function bar"
 	sed -n '1p' <<<"$SCREEN" | grep -q '^gputop ' || BAD="$BAD; the header is not on line 1"
 	sed -n "${h}p" <<<"$SCREEN" | grep -q '^q Quit' || BAD="$BAD; the bar is not on line $h"

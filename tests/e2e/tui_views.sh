@@ -5,6 +5,7 @@
 #  Overview: the PID, live GPU memory, launches/s, H2D bytes, sparklines.
 #  Kernels (k): the demangled names, a launch count that grows between two captures, grid x block.
 #  Leaks (l): the live allocation's size and address (the address the program printed).
+#  Memory (m): no PyTorch here, it says so.
 #  Bandwidth (b): the H2D copy's bytes.  API (a): cudaLaunchKernel and cudaMalloc rows.
 #  Tab / Shift-Tab cycle through the views (Comm, c, last).
 source "$(dirname "$0")/../lib.sh"
@@ -18,7 +19,7 @@ note "program pid $TARGET_PID, live allocation at $LIVE_ADDR"
 
 # --- Overview (the first view) ---
 expect_screen "PID $TARGET_PID" "overview: the target's PID"
-expect_screen 'Overview +Leaks +Kernels +Bandwidth +API' "the view tabs"
+expect_screen 'Overview +Leaks +Memory +Kernels +Bandwidth +API' "the view tabs"
 expect_screen 'GPU memory +48\.0 MiB +peak 48\.0 MiB' "overview: live GPU memory 48.0 MiB and its peak"
 expect_screen 'H2D .*3\.00 MiB' "overview: H2D bytes 3.00 MiB"
 expect_screen 'Launches/s +[1-9]' "overview: launches per second"
@@ -57,6 +58,10 @@ expect_screen 'ADDRESS +SIZE' "leaks: l shows the Leaks view"
 expect_screen "$LIVE_ADDR +48\\.0 MiB +device +cudaMalloc " "leaks: the live allocation's address and size"
 expect_screen 'Live: 2 allocations; 48\.0 MiB device' "leaks: totals on top"
 expect_screen 'cudaMallocHost' "leaks: the pinned host buffer"
+
+# --- Memory (no PyTorch here) ---
+tui_keys m
+expect_screen 'PyTorch: no CUDA caching allocator here' "memory: m shows the Memory view, which says there is no PyTorch"
 
 # --- Bandwidth ---
 tui_keys b
@@ -97,7 +102,7 @@ else
 	cmd=${cmd/.\/gputop/$GPUTOP}
 	cmd=${cmd//\/tmp\/demo.out/$TMP/demo.out}
 	tui_start 120 30 env LANG=C.UTF-8 bash -c "$cmd"
-	expect_screen 'Overview +Leaks +Kernels' "README's command: the TUI"
+	expect_screen 'Overview +Leaks +Memory +Kernels' "README's command: the TUI"
 	tui_keys k
 	expect_screen 'ml::linear_forward' "README's command: the demo's kernels in the Kernels view"
 	tui_keys q k

@@ -111,8 +111,8 @@ static void checks(void)
 	jq("keys_unsorted == [\"pid\",\"command\",\"launched\",\"duration_s\",\"exit_status\","
 	   "\"term_signal\",\"api\",\"kernels\",\"launches\",\"launches_estimated\",\"graph_kernel_runs\","
 	   "\"graph_launches\",\"graphs\",\"transfers\",\"memset\",\"synchronize\",\"graph_transfers\","
-	   "\"graph_memset\",\"gpu_busy\",\"gpu_time\",\"memory\",\"device_use\",\"collectives\",\"p2p\",\"cost\",\"threads\",\"devices\","
-	   "\"nvml\",\"processes\"]");
+	   "\"graph_memset\",\"gpu_busy\",\"gpu_time\",\"memory\",\"torch_memory\",\"device_use\",\"collectives\","
+	   "\"p2p\",\"cost\",\"threads\",\"devices\",\"nvml\",\"processes\"]");
 	jq(".collectives == [{\"op\":\"AllReduce\",\"calls\":2,\"bytes\":8000,\"seconds\":4},"
 	   "{\"op\":\"Send\",\"calls\":1,\"bytes\":512,\"seconds\":0.5}]");
 	jq(".p2p == [{\"src_device\":0,\"dst_device\":1,\"calls\":1,\"bytes\":65536},"

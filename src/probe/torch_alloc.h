@@ -1,0 +1,52 @@
+/* torch_alloc.h — PyTorch's CUDA caching allocator as it lies in the program (libc10_cuda.so):
+ * the Blocks its probed functions hand out and take back (cuda_api.c's OP_TORCH_* rows), read
+ * from the program's memory after each drain; the blocks that were live before gputop came, read
+ * from the allocator's own table of allocated blocks while the attach holds the program; the
+ * allocator's statistics (what torch.cuda.memory_allocated() and memory_reserved() return) and
+ * the segments the blocks lie in. Layouts come from PyTorch's source (no DWARF in its wheels),
+ * and every one is checked against values known independently before it is used: a layout that
+ * does not check is said once and not read (docs/torch_memory.md). Memory reads only: nothing
+ * here stops or writes the program. Feeds figures/torch_mem.h. */
+#ifndef GPUTOP_TORCH_ALLOC_H
+#define GPUTOP_TORCH_ALLOC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct module;
+struct torch_state;
+
+/* The process's part (tracee->torch, base/tracee.h), made and freed with it. */
+struct torch_state *torch_state_new(void);
+void torch_state_free(struct torch_state *st);
+void torch_forget(void);	/* exec: the old image's allocator is gone */
+
+/* Data symbols of libc10_cuda.so that gputop reads (module_scan.c keeps their offsets). */
+enum torch_sym {
+	TORCH_SYM_NATIVE,	/* the NativeCachingAllocator object (static since PyTorch 2.6) */
+	TORCH_SYM_NATIVE_OLD,	/* ... with external linkage, before */
+	TORCH_SYM_BACKEND,	/* std::atomic<CUDAAllocator*> c10::cuda::CUDACachingAllocator::allocator */
+	TORCH_SYM_COUNT
+};
+int torch_symbol_index(const char *name);	/* enum torch_sym, or -1 */
+bool torch_is_allocator_module(const struct module *m);	/* libc10_cuda.so */
+
+/* probes.c, for the module holding the allocator: its data symbols' addresses (0: none), which
+ * OP_TORCH_* rows got a probe (bit op - OP_TORCH_ALLOC), and whether it was there when gputop
+ * came (the first look at the process's modules, every thread held): then the blocks live
+ * already are read now. Says once when the allocator is not one gputop knows. */
+void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT], unsigned probed_ops,
+		     bool before_gputop);
+void torch_on_module_gone(const struct module *m);
+
+/* engine/hit.c: a recorded call. dca: its DeviceCachingAllocator (this); t_ns: when the block was
+ * handed out (the call's return), entry_ns: when the free began (monotonic); stack: its call
+ * stack, STACK_NONE if none. Calls come in the order they returned; a free that began before
+ * its block was last handed out (on another thread) is of the block's previous life. */
+void torch_on_block_alloc(uint64_t dca, uint64_t block, uint64_t requested, uint64_t t_ns, uint32_t stack);
+void torch_on_block_free(uint64_t dca, uint64_t block, uint64_t entry_ns);
+/* After each drain of the recorded calls: the Blocks handed out meanwhile are read (those taken
+ * back in the same drain are never read), segments are found, the statistics read. */
+void torch_flush(void);
+
+#endif
