@@ -1,7 +1,8 @@
-/* test_decode.c — unit test of src/cuda/decode.c with fake registers and a fake stack (no
- * traced program): arguments from registers and the stack, the return address, copy
- * directions, launch dimensions in each launch ABI, what a frame keeps, ring records, and a
- * reader's error passed on. x86-64 SysV registers are set by name: this test is the ABI's.
+/* test_decode.c — unit test of src/cuda/decode.c and decode_call.c with fake registers and a
+ * fake stack (no traced program): arguments from registers and the stack, the return address,
+ * copy directions, launch dimensions in each launch ABI, ring records, a reader's error passed
+ * on, and the call's event (cuda_call.h) from each source: arguments, return, record. x86-64
+ * SysV registers are set by name: this test is the ABI's.
  * Prints one "ok"/"not ok" line per check. */
 #include "decode.h"
 
@@ -38,6 +39,14 @@ static int fake_read(void *ctx, uint64_t addr, void *buf, size_t n)
 		memcpy(buf, config_block, n);
 		return 0;
 	}
+	return -EFAULT;
+}
+
+static int fail_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	(void)ctx, (void)addr, (void)buf, (void)n;
+	failures++;
+	printf("not ok - memory read where the stub's record should be used\n");
 	return -EFAULT;
 }
 
@@ -214,6 +223,152 @@ int main(void)
 	      row("ncclAllReduce")->layer == LAYER_NCCL && row("ncclGroupEnd")->layer == LAYER_NCCL);
 	check("pncclAllReduce (NCCL's alias) and ncclBcast (it calls ncclBroadcast) are no rows",
 	      cuda_api_find("pncclAllReduce") < 0 && cuda_api_find("ncclBcast") < 0);
+
+	/* The call's event (cuda_call.h), from the same words, for every source. */
+	struct cuda_call ev;
+	struct call_return rt = { 0 };
+	uint64_t out, out2;
+
+	/* cudaMallocPitch(void **p, size_t *pitch, width, height): the pitch read at the return. */
+	r = at_entry();
+	r.rdi = STACK + 8 * 40, r.rsi = STACK + 8 * 41, r.rdx = 100, r.rcx = 3;
+	stack[40] = 0x7000000, stack[41] = 512;
+	memset(a, 0, sizeof a);
+	decode_args(row("cudaMallocPitch"), &r, fake_read, NULL, a, NULL);
+	decode_call(cuda_api_find("cudaMallocPitch"), a, fake_read, NULL, device_above_1m, &ev);
+	check("event of cudaMallocPitch: its row, out-pointers, width, height, device memory",
+	      ev.spec == row("cudaMallocPitch") && ev.op == OP_ALLOC && ev.alloc.out == STACK + 8 * 40 &&
+		      ev.alloc.pitch_out == STACK + 8 * 41 && ev.alloc.requested == 100 && ev.alloc.height == 3 &&
+		      ev.alloc.kind == MEM_DEVICE && !ev.returned);
+	decode_call_outs(&ev, &out, &out2);
+	check("the return stub reads the allocation and the pitch", out == STACK + 8 * 40 && out2 == STACK + 8 * 41);
+	rt = (struct call_return){ .retval = 0, .ns = 900, .end_ns = 5000 };
+	decode_call_return(&ev, &rt, 6000, fake_read, NULL);
+	check("cudaMallocPitch returned: the pointer read, pitch x height bytes, its times",
+	      ev.returned && ev.result == 0 && ev.alloc.ptr == 0x7000000 && ev.alloc.bytes == 1536 && ev.ns == 900 &&
+		      ev.end_ns == 5000 && ev.seen_ns == 6000);
+	decode_call(cuda_api_find("cudaMallocPitch"), a, fake_read, NULL, device_above_1m, &ev);
+	rt = (struct call_return){ .retval = 2, .outs_read = true, .out = 0x7000000, .out2 = 512 };
+	decode_call_return(&ev, &rt, 6000, fake_read, NULL);
+	check("cudaMallocPitch failed (2): no pointer, no bytes; ends when seen",
+	      ev.result == 2 && ev.alloc.ptr == 0 && ev.alloc.bytes == 0 && ev.end_ns == 6000);
+	memset(a, 0, sizeof a);
+	a[1] = 0x100, a[2] = 64;
+	decode_call(cuda_api_find("cudaMallocHost"), a, fake_read, NULL, device_above_1m, &ev);
+	rt = (struct call_return){ .outs_read = true, .out = 0x9000 };
+	decode_call_return(&ev, &rt, 1, fail_read, NULL);
+	check("cudaMallocHost recorded by a stub: pinned host memory, the recorded pointer, nothing read",
+	      ev.alloc.kind == MEM_HOST && ev.alloc.ptr == 0x9000 && ev.alloc.bytes == 64);
+
+	/* Copies: bytes, direction, mode, a peer copy's device arguments. */
+	memset(c, 0, sizeof c);
+	c[1] = 0x200000, c[2] = 1, c[3] = 0x300000, c[4] = 0, c[5] = 4096;
+	decode_call(cuda_api_find("cudaMemcpyPeerAsync"), c, fake_read, NULL, device_above_1m, &ev);
+	check("cudaMemcpyPeerAsync: 4096 bytes D2D, async, peer, from device 0 to device 1",
+	      ev.op == OP_COPY && ev.copy.bytes == 4096 && ev.copy.dir == DIR_D2D && ev.copy.async && ev.copy.peer &&
+		      !ev.copy.ctx_args && ev.copy.dst_arg == 1 && ev.copy.src_arg == 0 && ev.copy.src == 0x300000 &&
+		      ev.copy.src_device == -1 && ev.copy.dst_device == -1);
+	memset(c, 0, sizeof c);
+	c[m2->arg_size] = 100, c[m2->arg_height] = 3, c[m2->arg_kind] = 2;
+	decode_call(cuda_api_find("cudaMemcpy2D"), c, fake_read, NULL, device_above_1m, &ev);
+	check("cudaMemcpy2D: width x height bytes, D2H, synchronous",
+	      ev.copy.bytes == 300 && ev.copy.dir == DIR_D2H && !ev.copy.async && !ev.copy.peer);
+	memset(c, 0, sizeof c);
+	c[ms->arg_size] = 10;
+	decode_call(cuda_api_find("cuMemsetD32_v2"), c, fake_read, NULL, device_above_1m, &ev);
+	check("event of cuMemsetD32: 4 bytes an element", ev.op == OP_MEMSET && ev.memset_.bytes == 40);
+
+	/* A launch from the registers at an int3, and from the ring. */
+	r = at_entry();
+	r.rdi = 0xabc, r.rsi = 64, r.rdx = 2, r.rcx = 3, r.r8 = 128, r.r9 = 4;
+	stack[0] = 0x401000, stack[1] = 5;
+	memset(a, 0, sizeof a);
+	decode_args(row("cuLaunchKernel"), &r, fake_read, NULL, a, NULL);
+	decode_call(cuda_api_find("cuLaunchKernel"), a, fake_read, NULL, device_above_1m, &ev);
+	check("event of cuLaunchKernel: the handle, grid (64,2,3) block (128,4,5), kernel not found yet",
+	      ev.op == OP_LAUNCH && ev.launch.handle == 0xabc && ev.launch.grid[0] == 64 && ev.launch.grid[2] == 3 &&
+		      ev.launch.block[0] == 128 && ev.launch.block[2] == 5 && ev.launch.kernel == -1 && ev.result == 0);
+	decode_ring_call(cuda_api_find("cuLaunchKernel"), w, &ev);
+	check("event of a ring record: a launch seen in the ring, no return, the handle and dims",
+	      ev.source == CALL_RING && !ev.returned && ev.launch.handle == 0xf00 && ev.launch.grid[0] == 16 &&
+		      ev.launch.block[0] == 64);
+	uint64_t wg[8] = { 1, 0xe1ec };
+	decode_ring_call(cuda_api_find("cuGraphLaunch"), wg, &ev);
+	check("event of a ring record of cuGraphLaunch: the executable graph", ev.op == OP_GRAPH_LAUNCH &&
+	      ev.graph.exec == 0xe1ec);
+
+	/* NCCL: a collective's bytes, a communicator made, a rank asked. */
+	r = at_entry();
+	r.rdi = 0x1000, r.rsi = 300, r.rdx = 9, r.rcx = 3, r.r8 = 0xc0ff, r.r9 = 0;
+	memset(a, 0, sizeof a);
+	decode_args(row("ncclSend"), &r, fake_read, NULL, a, NULL);
+	decode_call(cuda_api_find("ncclSend"), a, fake_read, NULL, device_above_1m, &ev);
+	check("event of ncclSend: 600 bytes to peer 3 on its communicator", ev.op == OP_COLLECTIVE &&
+	      ev.coll.coll == COLL_SEND && ev.coll.bytes == 600 && ev.coll.comm == 0xc0ff && ev.coll.peer == 3);
+	memset(a, 0, sizeof a);
+	a[1] = 0x1000, a[2] = 0x2000, a[3] = 1000, a[4] = 7, a[5] = 0x5757;	/* ncclFloat32 */
+	decode_call(cuda_api_find("ncclAllGather"), a, fake_read, NULL, device_above_1m, &ev);
+	check("event of ncclAllGather: 1000 x ncclFloat32, no peer", ev.coll.coll == COLL_ALLGATHER &&
+	      ev.coll.bytes == 4000 && ev.coll.comm == 0x5757 && ev.coll.peer == -1);
+	memset(a, 0, sizeof a);
+	a[1] = STACK + 8 * 42, a[2] = 8, a[3] = 5;
+	stack[42] = 0xc044;
+	decode_call(cuda_api_find("ncclCommInitRank"), a, fake_read, NULL, device_above_1m, &ev);
+	rt = (struct call_return){ 0 };
+	decode_call_return(&ev, &rt, 1, fake_read, NULL);
+	check("ncclCommInitRank returned: the communicator read at its return, rank 5 of 8",
+	      !ev.comm_init.all && ev.comm_init.comm == 0xc044 && ev.comm_init.rank == 5 && ev.comm_init.nranks == 8);
+	memset(a, 0, sizeof a);
+	a[1] = 0xc044, a[2] = STACK + 8 * 43;
+	stack[43] = 3;
+	decode_call(cuda_api_find("ncclCommUserRank"), a, fake_read, NULL, device_above_1m, &ev);
+	decode_call_return(&ev, &rt, 1, fake_read, NULL);
+	check("ncclCommUserRank returned: rank 3 of communicator 0xc044", ev.comm_query.what == COLL_RANK &&
+	      ev.comm_query.comm == 0xc044 && ev.comm_query.value == 3);
+
+	/* Graphs: the captured graph and the executable graph read at their returns. */
+	memset(a, 0, sizeof a);
+	a[1] = 0x5, a[2] = STACK + 8 * 44;
+	stack[44] = 0x6a;
+	decode_call(cuda_api_find("cudaStreamEndCapture"), a, fake_read, NULL, device_above_1m, &ev);
+	decode_call_return(&ev, &rt, 1, fake_read, NULL);
+	check("cudaStreamEndCapture returned: the stream and the captured graph",
+	      cuda_call_is_graph(&ev) && ev.graph.stream == 0x5 && ev.graph.graph == 0x6a);
+	memset(a, 0, sizeof a);
+	a[1] = 0xe0, a[2] = 0x6a;
+	decode_call(cuda_api_find("cuGraphExecUpdate"), a, fake_read, NULL, device_above_1m, &ev);
+	check("cuGraphExecUpdate: the executable graph is its first argument, the graph its second",
+	      ev.graph.exec == 0xe0 && ev.graph.graph == 0x6a);
+
+	/* Names, contexts, a value returned (PyTorch's allocator), an error. */
+	memset(a, 0, sizeof a);
+	a[2] = 0x4010, a[3] = 0x5000;
+	decode_call(cuda_api_find("__cudaRegisterFunction"), a, fake_read, NULL, device_above_1m, &ev);
+	check("__cudaRegisterFunction: the stub is the value named, from the string",
+	      ev.name.src == NAME_REGISTER && ev.name.value == 0x4010 && ev.name.from == 0x5000 && ev.name.out == 0);
+	memset(a, 0, sizeof a);
+	a[1] = 0x7ffd2000, a[2] = 1;
+	decode_call(cuda_api_find("cuDevicePrimaryCtxRetain"), a, fake_read, NULL, device_above_1m, &ev);
+	rt = (struct call_return){ .outs_read = true, .out = 0xc7c };
+	decode_call_return(&ev, &rt, 1, fake_read, NULL);
+	check("cuDevicePrimaryCtxRetain: context 0xc7c of device 1", ev.ctx.ctx == 0xc7c && ev.ctx.device == 1);
+	int torch_alloc = -1;
+	for (int i = 0; i < cuda_api_count(); i++)
+		if (cuda_api_get(i)->op == OP_TORCH_ALLOC)
+			torch_alloc = i;
+	memset(a, 0, sizeof a);
+	a[1] = 0xdca, a[3] = 1 << 20;
+	decode_call(torch_alloc, a, fake_read, NULL, device_above_1m, &ev);
+	rt = (struct call_return){ .retval = 0x7f0012345678, .ns = 10 };
+	decode_call_return(&ev, &rt, 1, fake_read, NULL);
+	check("alloc_found_block: a Block is a value, not an error",
+	      ev.result == 0 && ev.torch.allocator == 0xdca && ev.torch.requested == 1 << 20 &&
+		      ev.torch.block == 0x7f0012345678);
+	memset(a, 0, sizeof a);
+	decode_call(cuda_api_find("cudaSetDevice"), a, fake_read, NULL, device_above_1m, &ev);
+	rt = (struct call_return){ .retval = 101 };
+	decode_call_return(&ev, &rt, 1, fake_read, NULL);
+	check("cudaSetDevice returning 101: its error", ev.result == 101 && !cuda_call_ok(&ev));
 
 	printf("%d failure(s)\n", failures);
 	return failures != 0;

@@ -1,0 +1,181 @@
+/* cuda_call.h — one CUDA call as gputop saw it: the one event that everything counting, tracing
+ * or learning from calls receives. The common part says which API row, who made it, what it
+ * returned and when; a union tagged by the row's op holds what its arguments and out-parameters
+ * say, typed. decode_call.c makes it from every source (an int3 at the entry and the return,
+ * the call stub's record, the launch ring's record), so that nothing after it reads registers
+ * or argument words. */
+#ifndef GPUTOP_CUDA_CALL_H
+#define GPUTOP_CUDA_CALL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cuda_api.h"
+
+/* Where gputop saw the call. */
+enum call_source {
+	CALL_STOPPED,	/* an int3 at its entry; its return recorded by the return stub or trapped
+			 * at the trampoline, or not probed (returned false: a driver launch) */
+	CALL_RECORDED,	/* the call stub recorded it whole, entry and return, without a stop */
+	CALL_RING,	/* the launch ring recorded it: a launch, without its thread or return */
+};
+
+/* OP_ALLOC: *out = ptr of bytes, at a successful return. */
+struct call_alloc {
+	uint64_t out;		/* where the allocation's address goes */
+	uint64_t pitch_out;	/* cudaMallocPitch's size_t *pitch; 0: none */
+	uint64_t requested;	/* the size argument (the width of a pitched allocation) */
+	uint64_t height;	/* rows of a pitched allocation; 1 */
+	uint8_t kind;		/* enum mem_kind */
+	uint64_t ptr;		/* at the return: the allocation (0: none) */
+	uint64_t bytes;		/* at the return: its size (pitch * height for a pitched one) */
+	const char *caller_module;	/* at the return: the file name of the module that called
+					 * it, which the engine finds; NULL: not known */
+};
+
+/* OP_FREE. */
+struct call_free {
+	uint64_t ptr;
+};
+
+/* OP_LAUNCH. */
+struct call_launch {
+	uint64_t handle;	/* the launched function (host stub, CUfunction or CUkernel) */
+	int kernel;		/* its kernel id (figures' stats_kernel_id), which the engine finds */
+	uint32_t grid[3], block[3];	/* zeros where they could not be read */
+};
+
+/* OP_COPY. */
+struct call_copy {
+	uint64_t bytes;		/* width * height for a 2D copy */
+	uint8_t dir;		/* enum copy_dir */
+	bool async;
+	bool peer;		/* a peer copy (API_PEER): between devices by its arguments */
+	bool ctx_args;		/* a peer copy's devices are contexts (cuMemcpyPeer) */
+	uint64_t dst, src;	/* the pointers */
+	uint64_t dst_arg, src_arg;	/* a peer copy's device (or context) arguments */
+	int src_device, dst_device;	/* which the engine finds: -1 where not known */
+};
+
+/* OP_MEMSET. */
+struct call_memset {
+	uint64_t bytes;		/* elements * element size, * height for a 2D memset */
+};
+
+/* OP_SET_DEVICE. */
+struct call_set_device {
+	int device;
+};
+
+/* OP_KERNEL_NAME: value gets the name of from (enum name_src). */
+struct call_name {
+	uint8_t src;		/* enum name_src */
+	uint64_t out;		/* where the handle goes (0 for a registration) */
+	uint64_t from;		/* the stub, the name string or the handle named already */
+	uint64_t value;		/* the handle (at a successful return), or the registered stub */
+};
+
+/* OP_CTX_LEARN, OP_CTX_SET, OP_CTX_PUSH, OP_CTX_POP. */
+struct call_ctx {
+	uint64_t out;		/* LEARN: where the context goes */
+	int device;		/* LEARN: the device it is of */
+	uint64_t ctx;		/* SET, PUSH: the context; LEARN: the one made (at the return) */
+};
+
+/* OP_COLLECTIVE. */
+struct call_collective {
+	uint8_t coll;		/* enum coll_op */
+	uint64_t bytes;		/* count * the datatype's size (decode_nccl_bytes) */
+	uint64_t comm;		/* 0: not known (an argument on the stack) */
+	int peer;		/* Send/Recv: the peer's rank; -1: none */
+};
+
+/* OP_COMM_INIT. */
+struct call_comm_init {
+	uint64_t out;		/* where the communicator goes (InitAll: an array of nranks) */
+	int nranks, rank;	/* -1: not an argument */
+	bool all;		/* ncclCommInitAll: nranks communicators, devices from devlist */
+	uint64_t devlist;	/* InitAll's int devlist[] (0: devices 0..) */
+	uint64_t comm;		/* at a successful return (not InitAll): the communicator */
+};
+
+/* OP_COMM_QUERY: the rank (COLL_RANK) or size (COLL_SIZE) of comm. */
+struct call_comm_query {
+	uint8_t what;
+	uint64_t out;		/* the int it goes to */
+	uint64_t comm;
+	int value;		/* at a successful return; -1: not read */
+};
+
+/* OP_CAPTURE_BEGIN, OP_CAPTURE_END, OP_GRAPH_INSTANTIATE, OP_GRAPH_UPDATE, OP_GRAPH_LAUNCH,
+ * OP_GRAPH_EXEC_DESTROY. */
+struct call_graph {
+	uint64_t out;		/* END: where the graph goes; INSTANTIATE: where the exec goes */
+	uint64_t stream;	/* BEGIN, END: the capturing stream */
+	uint64_t graph;		/* INSTANTIATE, UPDATE: the graph; END: the captured one (return) */
+	uint64_t exec;		/* UPDATE, LAUNCH, DESTROY: the executable graph; INSTANTIATE: the
+				 * one made (at the return) */
+};
+
+/* OP_TORCH_ALLOC, OP_TORCH_FREE: PyTorch's caching allocator. */
+struct call_torch {
+	uint64_t allocator;	/* the DeviceCachingAllocator (`this`) */
+	uint64_t requested;	/* ALLOC: the size asked for */
+	uint64_t block;		/* FREE: the Block freed; ALLOC: the Block handed out (the return) */
+};
+
+struct cuda_call {
+	const struct api_spec *spec;	/* its row of the API table */
+	int16_t api;		/* the row's index */
+	uint8_t op;		/* spec->op: which member of the union holds */
+	uint8_t source;		/* enum call_source */
+	bool counted;		/* a call of the program's own: false for one made inside another
+				 * traced call (that one counts) and for a kernel's registration */
+	bool returned;		/* its return was seen: result, ns and retval hold */
+	bool held;		/* a launch, copy or memset a stream's capture holds: a graph's
+				 * node, not work done (the account step asks the consumers) */
+	pid_t pid;		/* the process */
+	pid_t tid;		/* the thread (the pid where it is not known; 0 for the ring) */
+	int device;		/* the GPU its work counts on: the thread's current one, else the
+				 * process's default; -1: not known */
+	int thread_device;	/* the device the thread itself made current; -1: none */
+	int result;		/* its error code: 0 for success, without a return, and for rows
+				 * whose return is a value (API_VALUE_RET) */
+	uint64_t retval;	/* the whole return register */
+	uint64_t ns;		/* its time inside, gputop's stops taken out */
+	uint64_t end_ns;	/* when it returned (monotonic), else when gputop saw it */
+	uint64_t seen_ns;	/* when gputop counted it */
+	uint64_t caller;	/* its return address; 0: not known */
+	uint32_t stack;		/* its call stack (figures/stacks.h), 0 (STACK_NONE): none */
+	union {
+		struct call_alloc alloc;
+		struct call_free free_;
+		struct call_launch launch;
+		struct call_copy copy;
+		struct call_memset memset_;
+		struct call_set_device set_device;
+		struct call_name name;
+		struct call_ctx ctx;
+		struct call_collective coll;
+		struct call_comm_init comm_init;
+		struct call_comm_query comm_query;
+		struct call_graph graph;
+		struct call_torch torch;
+	};
+};
+
+/* Whether the call did its work: it returned success, or was seen without a return. */
+static inline bool cuda_call_ok(const struct cuda_call *c)
+{
+	return c->result == 0;
+}
+
+/* Whether the call is of a CUDA graph's life (the ops between OP_CAPTURE_BEGIN and
+ * OP_GRAPH_EXEC_DESTROY). */
+static inline bool cuda_call_is_graph(const struct cuda_call *c)
+{
+	return c->op >= OP_CAPTURE_BEGIN && c->op <= OP_GRAPH_EXEC_DESTROY;
+}
+
+#endif
