@@ -3,7 +3,6 @@
 #include "threads.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "hashmap.h"
 #include "tracee.h"
@@ -108,19 +107,3 @@ struct thread *threads_iter(uint32_t *cursor)
 	*cursor = (uint32_t)it;
 	return s ? s->t : NULL;
 }
-
-struct frame *thread_push(struct thread *t)
-{
-	if (t->depth == t->cap) {
-		uint32_t ncap = t->cap ? t->cap * 2 : 8;
-		struct frame *f = realloc(t->frames, ncap * sizeof *f);
-		if (!f)
-			return NULL;
-		t->frames = f;
-		t->cap = ncap;
-	}
-	struct frame *f = &t->frames[t->depth++];
-	memset(f, 0, sizeof *f);
-	return f;
-}
-

@@ -1,6 +1,6 @@
 /* threads.h — the traced program's threads as the tracer knows them: whether each is running
  * or held in a stop, the signal owed to it, its current device, and its shadow stack of calls
- * whose return address was swapped for the trampoline. */
+ * whose return address was swapped for the trampoline (whose frames the engine fills). */
 #ifndef GPUTOP_THREADS_H
 #define GPUTOP_THREADS_H
 
@@ -16,20 +16,8 @@ enum thread_state {
 	TS_LISTENING,	/* in group-stop (SIGSTOP & co.), resumed with PTRACE_LISTEN */
 };
 
-/* A traced call in flight: where its real return address was and what to restore. */
-struct frame {
-	uint64_t ret_addr;	/* the real return address */
-	uint64_t ret_slot;	/* where it was on the stack (now holds the trampoline address) */
-	uint64_t entry_sp;
-	uint64_t t_entry;	/* monotonic ns when the call was let go */
-	int16_t api;		/* row of the API table */
-	bool counted;		/* false for a nested call whose outer call counts */
-	int32_t rescue;		/* its entry in the rescue table, -1 if none */
-	int32_t rec;		/* its record for the return stub (retfast.h), -1 if it traps */
-	uint64_t swapped;	/* what its return slot holds: the trampoline or the stub */
-	uint64_t arg[4];	/* arguments the return needs (out-pointers, sizes), per op */
-	uint32_t stack;		/* its call stack, taken at entry (figures/stacks.h); 0 if none */
-};
+/* A traced call in flight (engine/frame.h: the engine's, which pushes them). */
+struct frame;
 
 struct thread {
 	pid_t tid;
@@ -51,7 +39,7 @@ struct thread {
 	uint64_t thread_pointer;	/* its %fs base, from its last stop: names it in call records */
 	uint64_t cpu_ns;	/* CPU time it had used when last looked at (--max-overhead) */
 	uint32_t depth, cap;
-	struct frame *frames;
+	struct frame *frames;	/* its shadow stack of calls in flight: depth of cap */
 };
 
 /* The current process's table (tracee->threads, base/tracee.h); made and freed with it. */
@@ -69,7 +57,5 @@ int threads_count_all(void);
  * Removing the current thread while iterating is allowed (hashmap_next's order makes it
  * safe); adding is not (the table may grow). */
 struct thread *threads_iter(uint32_t *cursor);
-
-struct frame *thread_push(struct thread *t);	/* NULL if out of memory */
 
 #endif

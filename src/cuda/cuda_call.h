@@ -3,7 +3,7 @@
  * returned and when; a union tagged by the row's op holds what its arguments and out-parameters
  * say, typed. decode_call.c makes it from every source (an int3 at the entry and the return,
  * the call stub's record, the launch ring's record), so that nothing after it reads registers
- * or argument words. */
+ * or argument words. engine/account.c is the one place each call is delivered. */
 #ifndef GPUTOP_CUDA_CALL_H
 #define GPUTOP_CUDA_CALL_H
 

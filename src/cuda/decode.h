@@ -41,18 +41,6 @@ uint64_t decode_nccl_bytes(const struct api_spec *s, const uint64_t *a);
 void decode_launch_dims(const struct api_spec *s, const uint64_t *a,
 			decode_read_fn read, void *ctx, uint32_t grid[3], uint32_t block[3]);
 
-/* What a frame keeps of a call for its return, by op (threads.h struct frame's arg[4]):
- * ALLOC out-pointer, size, pitch out-pointer, height; FREE the pointer; COPY bytes, direction;
- * MEMSET bytes; SET_DEVICE the device; KERNEL_NAME out-pointer, name source; LAUNCH packed
- * dims in 1..3 (arg[0] is the kernel, which the caller fills); CTX_LEARN out-pointer, device;
- * CTX_SET/PUSH the context; COLLECTIVE bytes, communicator, peer (-1: none), enum coll_op;
- * COMM_INIT out-pointer, nranks, rank (-1: not an argument), ncclCommInitAll's devlist;
- * COMM_QUERY out-pointer, communicator; TORCH_* the allocator (argument 1), the size asked for,
- * the Block freed. */
-void decode_frame_args(const struct api_spec *s, const uint64_t *a,
-		       decode_read_fn read, void *ctx, decode_is_device_fn is_device, uint64_t arg[4]);
-void decode_unpack_dims(const uint64_t arg[4], uint32_t grid[3], uint32_t block[3]);
-
 /* A launch ring record (stub_layout.h: probe + 1, six register arguments, first stack
  * argument) of the row s: the launched function and its dimensions. */
 void decode_ring_launch(const struct api_spec *s, const uint64_t *w, uint64_t *handle, uint32_t grid[3],

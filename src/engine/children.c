@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "breakpoints.h"
+#include "frame.h"
 #include "log.h"
 #include "memory.h"
 #include "threads.h"

@@ -17,6 +17,7 @@
 
 #include "breakpoints.h"
 #include "clock.h"
+#include "frame.h"
 #include "hit.h"
 #include "launchring.h"
 #include "log.h"

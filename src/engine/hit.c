@@ -1,10 +1,14 @@
-/* hit.c — decoding a probe hit with its API table row. Each operation is counted once: a call
- * made from inside a CUDA module while another traced call of the same thread is in flight (a
- * driver call made by the runtime) only goes through its slot, except calls that name kernels,
- * which are always read. No ptrace here beyond memory reads and writes. */
+/* hit.c — a stop at a probe: the call's event (cuda/cuda_call.h) made from its arguments by its
+ * API table row, its return caught by the return stub or the trampoline, the event completed
+ * there and accounted (account.h). Each operation is counted once: a call made from inside a
+ * CUDA module while another traced call of the same thread is in flight (a driver call made by
+ * the runtime) only goes through its slot, except calls that name kernels, which are always
+ * read. No ptrace here beyond memory reads and writes. */
 #define _GNU_SOURCE
 #include "hit.h"
 #include "hit_internal.h"
+#include "account.h"
+#include "frame.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -31,9 +35,6 @@
 #include "stats.h"
 #include "symbols.h"
 #include "threads.h"
-#include "timeline.h"
-#include "torch_alloc.h"
-#include "trace.h"
 #include "tracee.h"
 #include "xol.h"
 
@@ -72,51 +73,60 @@ static int load_args(pid_t tid, const struct api_spec *s, const arch_regs_t *r,
 	return decode_args(s, r, read_mem, &tid, a, ret);
 }
 
-void hit_count_launch(pid_t tid, const struct api_spec *s, int kernel, const uint32_t g[3],
-		      const uint32_t b[3], int device)
+void hit_call_from_args(struct thread *t, int api, const uint64_t *a, struct cuda_call *c)
 {
-	if (graphs_hold_launch(kernel, g, b)) {	/* captured: a node, not a launch (yet) */
-		trace_launch(tid, s->name, g, b);
-		return;
+	decode_call(api, a, read_mem, &t->tid, stats_is_device_ptr, c);
+	c->pid = tracee->pid;
+	c->tid = t->tid;
+	if (c->op == OP_COPY)
+		hit_copy_devices(&c->copy);
+}
+
+void hit_call_return(struct thread *t, struct cuda_call *c, const struct call_return *r, uint64_t now)
+{
+	decode_call_return(c, r, now, read_mem, &t->tid);
+	c->device = hit_thread_device(t);
+	c->thread_device = t->device;
+	if (c->op == OP_ALLOC && c->alloc.ptr) {
+		const struct module *caller = sym_module_at(c->caller);
+		c->alloc.caller_module = caller ? caller->base : NULL;
 	}
-	stats_on_launch(kernel, g, b);
-	stats_on_device(device, DEV_LAUNCH, 0, 0);
-	trace_launch(tid, s->name, g, b);
-	if (timeline_on())	/* a ring launch's time is when the ring was read (within 10 ms) */
-		timeline_launch(tracee->pid, tid, stats_kernel_name(kernel), now_ns(), g, b);
+	account_call(t, c);
 }
 
 /* Calls probed at entry only: driver launches of kernels and graphs (one stop each, where the
- * launch ring cannot take them) and kernel registration. */
-static void entry_only(struct thread *t, int api, const struct api_spec *s, const arch_regs_t *r,
-		       const uint64_t *a, bool sampled)
+ * launch ring cannot take them) and kernel registration, which only names. */
+static void entry_only(struct thread *t, int api, const arch_regs_t *r, const uint64_t *a, bool sampled)
 {
-	if (s->op == OP_LAUNCH) {
-		uint32_t g[3], b[3];
-		decode_launch_dims(s, a, read_mem, &t->tid, g, b);
-		stats_on_call(api, 0, false, 0);
-		int kernel = kernel_names_id(t, a[s->arg_ptr]);
+	struct cuda_call c;
+	hit_call_from_args(t, api, a, &c);
+	if (c.op != OP_LAUNCH && c.op != OP_GRAPH_LAUNCH && !(c.op == OP_KERNEL_NAME && c.name.src == NAME_REGISTER))
+		return;
+	c.counted = c.op != OP_KERNEL_NAME;
+	c.device = hit_thread_device(t);
+	c.thread_device = t->device;
+	if (c.op == OP_LAUNCH) {
+		int kernel = c.launch.kernel = kernel_names_id(t, c.launch.handle);
 		if (kernel >= 0 && ((sampled && config.stack_depth > 0) || stack_capture_launch_due(kernel, now_ns())))
-			stacks_on_launch(stack_capture_launch(t, r), stats_kernel_name(kernel));
-		hit_count_launch(t->tid, s, kernel, g, b, hit_thread_device(t));
-	} else if (s->op == OP_GRAPH_LAUNCH) {
-		stats_on_call(api, 0, false, 0);
-		stats_on_graph_launch(a[s->arg_ptr]);
-		trace_graph_launch(t->tid, s->name, a[s->arg_ptr]);
-	} else if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER) {
-		char name[1024];
-		if (mem_read_string(t->tid, a[s->arg_name], name, sizeof name) == 0)
-			kernels_learn_name(a[s->arg_out], name);
+			c.stack = stack_capture_launch(t, r);
 	}
+	account_call(t, &c);
 }
 
-void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s, const uint64_t *a)
+/* A new frame on t's shadow stack (frame.h). */
+struct frame *frame_push(struct thread *t)
 {
-	decode_frame_args(s, a, read_mem, &t->tid, stats_is_device_ptr, f->arg);
-	if (s->op == OP_LAUNCH)
-		f->arg[0] = (uint64_t)(int64_t)kernels_id_of(t->tid, a[s->arg_ptr]);
-	if (s->op == OP_COPY)
-		hit_copy_devices(f, s, a);
+	if (t->depth == t->cap) {
+		uint32_t ncap = t->cap ? t->cap * 2 : 8;
+		struct frame *f = realloc(t->frames, ncap * sizeof *f);
+		if (!f)
+			return NULL;
+		t->frames = f;
+		t->cap = ncap;
+	}
+	struct frame *f = &t->frames[t->depth++];
+	memset(f, 0, sizeof *f);
+	return f;
 }
 
 bool hit_take_top_entry(const struct thread *t)
@@ -177,7 +187,7 @@ static bool in_recorded_call(uint64_t thread_pointer, const struct api_spec *s)
 bool hit_in_frame_of_scope(const struct thread *t, const struct api_spec *s)
 {
 	for (uint32_t k = 0; k < t->depth; k++)
-		if (hit_same_scope(t->frames[k].api, s))
+		if (hit_same_scope(t->frames[k].call.api, s))
 			return true;
 	return false;
 }
@@ -205,8 +215,8 @@ static int swap_return(struct thread *t, struct frame *f, const struct api_spec 
 {
 	struct hit_state *st = tracee->hit;
 	if (retfast_ready() && s->name_src != NAME_FROM_STRING && !(s->flags & API_STOPS)) {
-		uint64_t out = cuda_api_out_pointer(s) ? f->arg[0] : 0;
-		uint64_t out2 = s->flags & API_PITCH ? f->arg[2] : 0;
+		uint64_t out, out2;
+		decode_call_outs(&f->call, &out, &out2);
 		f->rec = retfast_begin(t->tid, arch_sp_after_return(f->entry_sp), f->ret_addr, out, out2,
 				       f->ret_slot, b->slot);
 		if (f->rec >= 0) {
@@ -266,7 +276,7 @@ void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
 	bool sampled = (config.stacks & CONFIG_STACKS_LAUNCHES) && kernels_seen(handle);
 	bool top = !t->guest && !is_nested(t, &entry, s);
 	if (top)
-		entry_only(t, api, s, &entry, a, sampled);
+		entry_only(t, api, &entry, a, sampled);
 	tracee->hit->top_entry = top ? t->tid : 0;
 	launchring_seen(handle);
 	if (s->op == OP_LAUNCH)	/* sampled launch sites: kernels only, not executable graphs */
@@ -329,93 +339,32 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 	if (load_args(t->tid, s, r, a, with_return ? &ret : NULL) < 0)
 		return;	/* unreadable stack: let the call go untraced rather than guess */
 	if (!with_return) {
-		entry_only(t, b->api, s, &at_entry, a, false);
+		entry_only(t, b->api, &at_entry, a, false);
 		return;
 	}
 	uint64_t slot = arch_return_slot(r);
-	struct frame *f = thread_push(t);
+	struct frame *f = frame_push(t);
 	if (!f)
 		return;
 	f->ret_addr = ret;
 	f->ret_slot = slot;
 	f->entry_sp = arch_sp(r);
-	f->api = b->api;
-	f->counted = !nested;
 	f->rescue = f->rec = -1;
-	hit_fill_frame(f, t, s, a);
-	f->stack = STACK_NONE;
-	if (f->counted && s->op == OP_LAUNCH && stack_capture_launch_due((int)(int64_t)f->arg[0], now_ns()))
-		f->stack = stack_capture_launch(t, &at_entry);
-	else if (f->counted && probes_stops_for_stack(s))
-		f->stack = stack_capture(t, &at_entry);
+	struct cuda_call *c = &f->call;
+	hit_call_from_args(t, b->api, a, c);
+	c->counted = !nested;
+	c->caller = ret;
+	if (c->op == OP_LAUNCH)
+		c->launch.kernel = kernels_id_of(t->tid, c->launch.handle);
+	if (c->counted && c->op == OP_LAUNCH && stack_capture_launch_due(c->launch.kernel, now_ns()))
+		c->stack = stack_capture_launch(t, &at_entry);
+	else if (c->counted && probes_stops_for_stack(s))
+		c->stack = stack_capture(t, &at_entry);
 	if (swap_return(t, f, s, b, r) < 0) {
 		t->depth--;
 		return;
 	}
 	*timed = f;
-}
-
-static enum mem_kind alloc_kind(const struct api_spec *s)
-{
-	return s->flags & API_HOST ? MEM_HOST : s->flags & API_MANAGED ? MEM_MANAGED : MEM_DEVICE;
-}
-
-
-
-
-static void on_alloc_return(struct thread *t, int api, const struct api_spec *s, const struct frame *f,
-			    const struct ret_info *ri, uint64_t now)
-{
-	uint64_t ptr = hit_out_param(t->tid, f->arg[0], ri), bytes = f->arg[1];
-	if (!ptr)
-		return;
-	if (s->flags & API_PITCH)
-		bytes = (ri->outs_read ? ri->out2 : hit_out_param(t->tid, f->arg[2], ri)) * f->arg[3];
-	int dev = hit_thread_device(t);
-	const struct module *caller = sym_module_at(f->ret_addr);
-	stats_on_alloc(api, ptr, bytes, alloc_kind(s), dev, t->tid, now, caller ? caller->base : NULL);
-	if (alloc_kind(s) != MEM_HOST)
-		stats_on_device(dev, DEV_ALLOC, bytes, 0);
-	stats_set_alloc_stack(ptr, f->stack);
-	timeline_alloc(tracee->pid, ptr, bytes, dev, ri->end_ns ? ri->end_ns : now);
-	stacks_on_alloc(f->stack, bytes);
-	trace_alloc(t->tid, s->name, ptr, bytes);
-}
-
-static void on_name_return(struct thread *t, const struct api_spec *s, const struct frame *f,
-			   const struct ret_info *ri)
-{
-	uint64_t value = hit_out_param(t->tid, f->arg[0], ri);
-	char name[1024];
-	if (!value)
-		return;
-	switch (s->name_src) {
-	case NAME_FROM_STUB:
-		kernels_learn_from_stub(value, f->arg[1]);
-		break;
-	case NAME_FROM_STRING:
-		/* Recorded by the call stub and read after the return, the caller's buffer may
-		 * hold another name by now (a loop over names in one array): the handle is named
-		 * at its first launch instead, asking the driver (kernel_names.c) at the park of a
-		 * handle not seen yet. One named already is asked again at its next launch: the
-		 * driver may have reused it for another kernel after a module's unload. */
-		if (ri->outs_read) {
-			if (kernels_recheck(value))
-				launchring_unsee(value);
-			break;
-		}
-		if (mem_read_string(t->tid, f->arg[1], name, sizeof name) < 0)
-			break;
-		kernels_learn_name(value, name);	/* the ring was drained first (trap.c) */
-		/* Named: its first launch needs no park, unless its launch site is wanted or
-		 * --gpu-time waits for a thread held at a launch to load its library. */
-		if (s->layer == LAYER_DRIVER && !(config.stacks & CONFIG_STACKS_LAUNCHES) && !config.gpu_time)
-			launchring_seen(value);
-		break;
-	case NAME_FROM_HANDLE:
-		kernels_learn_alias(value, f->arg[1]);
-		break;
-	}
 }
 
 /* The frame this return belongs to: the innermost one whose stack pointer matches. Frames
@@ -426,116 +375,6 @@ static int find_frame(const struct thread *t, uint64_t sp)
 		if (arch_sp_after_return(t->frames[i].entry_sp) == sp)
 			return i;
 	return -1;
-}
-
-/* The call's complete event on the timeline, with what its row says about its arguments. */
-static void timeline_event(const struct thread *t, const struct api_spec *s, const struct frame *f,
-			   const struct ret_info *ri, uint64_t now)
-{
-	struct timeline_args a = { .device = t->device, .error = ri->err,
-				   .error_name = ri->err ? cuda_error_name(s->layer, ri->err) : NULL };
-	uint32_t g[3], b[3];
-	uint64_t end = ri->end_ns ? ri->end_ns : now;
-	if (s->op == OP_ALLOC) {
-		a.bytes = f->arg[1];
-		a.ptr = ri->err ? 0 : hit_out_param(t->tid, f->arg[0], ri);
-	} else if (s->op == OP_COPY && f->arg[1] < DIR_COUNT) {
-		a.bytes = f->arg[0];
-		a.copy_kind = copy_dir_name[f->arg[1]];
-	} else if (s->op == OP_MEMSET) {
-		a.bytes = f->arg[0];
-	} else if (s->op == OP_FREE) {
-		a.ptr = f->arg[0];
-	} else if (s->op == OP_LAUNCH) {
-		decode_unpack_dims(f->arg, g, b);
-		a.kernel = stats_kernel_name((int)(int64_t)f->arg[0]);
-		a.grid = g;
-		a.block = b;
-	}
-	timeline_call(tracee->pid, t->tid, cuda_api_label(s), end > ri->ns ? end - ri->ns : 0, ri->ns, &a);
-}
-
-/* A call came back: count it, by its API table row. */
-void hit_on_return(struct thread *t, const struct frame *f, const struct ret_info *ri, uint64_t now)
-{
-	const struct api_spec *s = cuda_api_get(f->api);
-	int err = s->flags & API_VALUE_RET ? 0 : ri->err;
-	uint64_t ns = ri->ns;
-
-	if (s->op == OP_KERNEL_NAME && !err)
-		on_name_return(t, s, f, ri);
-	if (s->op == OP_CTX_LEARN && !err)
-		hit_devices_on_return(t, s, f, ri);
-	if (!f->counted)
-		return;
-	stats_on_call(f->api, ns, true, err);
-	stacks_on_call_time(f->stack, ns);
-	if (timeline_on())
-		timeline_event(t, s, f, ri, now);
-	if (s->op != OP_ALLOC)
-		trace_return(t->tid, cuda_api_label(s), err, cuda_error_name(s->layer, err), ns);
-	if (s->op >= OP_CAPTURE_BEGIN && s->op <= OP_GRAPH_EXEC_DESTROY) {	/* graphs: a capture's end counts even when it failed */
-		if (err)
-			stacks_on_error(f->stack, f->api, err);
-		graphs_on_return(t, s, f, err, now);
-		return;
-	}
-	if (err) {
-		stacks_on_error(f->stack, f->api, err);
-		if (s->op == OP_ALLOC)
-			trace_error(t->tid, s->name, err, cuda_error_name(s->layer, err));
-		return;
-	}
-	switch (s->op) {
-	case OP_ALLOC:
-		on_alloc_return(t, f->api, s, f, ri, now);
-		break;
-	case OP_FREE:
-		if (f->arg[0])
-			stats_on_free(f->arg[0]);
-		timeline_free(tracee->pid, f->arg[0], ri->end_ns ? ri->end_ns : now);
-		break;
-	case OP_LAUNCH: {
-		uint32_t g[3], b[3];
-		decode_unpack_dims(f->arg, g, b);
-		stacks_on_launch(f->stack, stats_kernel_name((int)(int64_t)f->arg[0]));
-		hit_count_launch(t->tid, s, (int)(int64_t)f->arg[0], g, b, hit_thread_device(t));
-		break;
-	}
-	case OP_COPY: {
-		enum copy_mode mode = s->flags & API_ASYNC ? COPY_ASYNC : COPY_SYNC;
-		if (!graphs_hold_copy((enum copy_dir)f->arg[1], mode, f->arg[0], ns)) {
-			stats_on_copy((enum copy_dir)f->arg[1], mode, f->arg[0], ns);
-			hit_count_copy_devices(f, t, s, f->arg[0]);
-		}
-		break;
-	}
-	case OP_MEMSET:
-		if (!graphs_hold_memset(f->arg[0], ns))
-			stats_on_memset(f->arg[0], ns);
-		break;
-	case OP_SYNC:
-		stats_on_sync(ns);
-		stats_on_device(hit_thread_device(t), DEV_SYNC, 0, ns);
-		break;
-	case OP_TORCH_ALLOC:	/* this, the size asked for; the Block it returns */
-		torch_on_block_alloc(f->arg[0], ri->retval, f->arg[1], ri->end_ns ? ri->end_ns : now, f->stack);
-		break;
-	case OP_TORCH_FREE: {	/* this, the Block; when the free began */
-		uint64_t end = ri->end_ns ? ri->end_ns : now;
-		torch_on_block_free(f->arg[0], f->arg[2], end > ns ? end - ns : 0);
-		break;
-	}
-	case OP_SET_DEVICE:
-	case OP_CTX_SET:
-	case OP_CTX_PUSH:
-	case OP_CTX_POP:
-	case OP_COLLECTIVE:
-	case OP_COMM_INIT:
-	case OP_COMM_QUERY:
-		hit_devices_on_return(t, s, f, ri);
-		break;
-	}
 }
 
 int hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
@@ -556,9 +395,9 @@ int hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 	arch_set_pc(r, f.ret_addr);
 
 	uint64_t elapsed = now - f.t_entry;
-	struct ret_info ri = { .err = (int)(uint32_t)arch_retval(r), .retval = arch_retval(r),
-			       .ns = elapsed > st->stop_cost ? elapsed - st->stop_cost : 0 };
-	hit_on_return(t, &f, &ri, now);
-	return f.api;
+	struct call_return ret = { .retval = arch_retval(r),
+				   .ns = elapsed > st->stop_cost ? elapsed - st->stop_cost : 0 };
+	hit_call_return(t, &f.call, &ret, now);
+	return f.call.api;
 }
 

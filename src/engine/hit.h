@@ -1,7 +1,7 @@
 /* hit.h — what happens when a thread stops at a probe: the API table row says which
- * arguments to read, the event goes to the statistics, and the thread is sent on through the
- * out-of-line slot (entry) or back to its caller (return). No ptrace here beyond memory reads
- * and writes; the tracer sets the registers and resumes. */
+ * arguments to read, the call's event is accounted (account.h), and the thread is sent on
+ * through the out-of-line slot (entry) or back to its caller (return). No ptrace here beyond
+ * memory reads and writes; the tracer sets the registers and resumes. */
 #ifndef GPUTOP_HIT_H
 #define GPUTOP_HIT_H
 
@@ -50,7 +50,7 @@ void hit_drain_launches(pid_t pid);
 
 /* How the CUDA graphs (hit_graphs.c) count what the stubs recorded before a capture begins or
  * ends or an executable graph is redefined: hit_collect_returns and hit_drain_launches, given
- * by the engine's set-up (they count through hit.c, which calls the graphs: no cycle). */
+ * by the engine's set-up (they count through account.c, which calls the graphs: no cycle). */
 void graphs_set_catch_up(void (*catch_up)(uint64_t now));
 
 

@@ -1,13 +1,13 @@
 /* hit_devices.c — which GPU a call ran on, and NCCL's communicators: a thread's current device
  * followed through cudaSetDevice and the contexts it makes current (cuCtxSetCurrent, push and
- * pop, contexts learnt where they are made), a copy's source and destination devices, and the
- * communicators made (rank, size, device). Feeds the figures; memory reads only. */
+ * pop, contexts learnt where they are made), a copy's source and destination devices, and what
+ * calls say of devices to the figures: work per device, peer copies, collectives, the
+ * communicators made (rank, size, device). Memory reads only. */
 #include "hit.h"
 #include "hit_internal.h"
 
 #include <stdlib.h>
 
-#include "decode.h"
 #include "memory.h"
 #include "stats.h"
 #include "threads.h"
@@ -69,111 +69,136 @@ bool hit_always_read(const struct api_spec *s)
 
 /* A copy's devices as its arguments say (a peer copy's device or context arguments) or the
  * allocations its pointers are in; -1 where neither tells. */
-void hit_copy_devices(struct frame *f, const struct api_spec *s, const uint64_t *a)
+void hit_copy_devices(struct call_copy *m)
 {
 	int src = -1, dst = -1;
-	if (s->flags & API_PEER) {
-		src = s->flags & API_CTX_ARGS ? ctx_device(a[s->arg_src_dev]) : (int)(int32_t)a[s->arg_src_dev];
-		dst = s->flags & API_CTX_ARGS ? ctx_device(a[s->arg_dev]) : (int)(int32_t)a[s->arg_dev];
+	if (m->peer) {
+		src = m->ctx_args ? ctx_device(m->src_arg) : (int)(int32_t)m->src_arg;
+		dst = m->ctx_args ? ctx_device(m->dst_arg) : (int)(int32_t)m->dst_arg;
 	}
-	if (src < 0 && f->arg[1] != DIR_H2D && f->arg[1] != DIR_H2H)
-		src = stats_device_of_ptr(a[s->arg_src]);
-	if (dst < 0 && f->arg[1] != DIR_D2H && f->arg[1] != DIR_H2H)
-		dst = stats_device_of_ptr(a[s->arg_dst]);
-	f->arg[2] = (uint64_t)(src >= 0 ? src + 1 : 0);
-	f->arg[3] = (uint64_t)(dst >= 0 ? dst + 1 : 0);
+	if (src < 0 && m->dir != DIR_H2D && m->dir != DIR_H2H)
+		src = stats_device_of_ptr(m->src);
+	if (dst < 0 && m->dir != DIR_D2H && m->dir != DIR_H2H)
+		dst = stats_device_of_ptr(m->dst);
+	m->src_device = src;
+	m->dst_device = dst;
 }
 
-void hit_count_copy_devices(const struct frame *f, const struct thread *t, const struct api_spec *s, uint64_t bytes)
+/* A copy counted on its device, and as P2P when it is a peer copy or its devices differ. */
+static void count_copy(const struct cuda_call *c)
 {
-	int src = (int)f->arg[2] - 1, dst = (int)f->arg[3] - 1;
-	enum copy_dir dir = (enum copy_dir)f->arg[1];
+	const struct call_copy *m = &c->copy;
+	int src = m->src_device, dst = m->dst_device;
+	enum copy_dir dir = (enum copy_dir)m->dir;
 	/* The device a copy counts on: the one whose memory it reads (writes, for H2D); where its
 	 * pointers do not tell, the calling thread's, which issued it. */
 	int on = dir == DIR_H2D ? dst : src;
 	if (dir != DIR_H2H)
-		stats_on_device(on >= 0 ? on : hit_thread_device(t), DEV_COPY, bytes, 0);
+		stats_on_device(on >= 0 ? on : c->device, DEV_COPY, m->bytes, 0);
 	/* P2P: a peer copy between two devices (a side not known is "?"), or a D2D copy between
 	 * allocations gputop saw made on two devices. */
-	if ((s->flags & API_PEER) ? !(src >= 0 && src == dst) : (dir == DIR_D2D && src >= 0 && dst >= 0 && src != dst))
-		stats_on_p2p(src, dst, bytes);
+	if (m->peer ? !(src >= 0 && src == dst) : (dir == DIR_D2D && src >= 0 && dst >= 0 && src != dst))
+		stats_on_p2p(src, dst, m->bytes);
 }
 
 /* ncclCommInitAll(comms, ndev, devlist): ndev communicators of one process, rank i on device
  * devlist[i] (i when devlist is NULL), read at the return, which stops. */
-static void learn_init_all(struct thread *t, const struct frame *f)
+static void learn_init_all(const struct cuda_call *c)
 {
-	int n = (int)(int64_t)f->arg[1];
+	const struct call_comm_init *m = &c->comm_init;
+	int n = m->nranks;
 	if (n <= 0 || n > 1024)
 		return;
 	uint64_t *comms = calloc((size_t)n, sizeof *comms);
 	int *dev = calloc((size_t)n, sizeof *dev);
-	if (comms && dev && mem_read(t->tid, f->arg[0], comms, (size_t)n * sizeof *comms) == 0 &&
-	    (!f->arg[3] || mem_read(t->tid, f->arg[3], dev, (size_t)n * sizeof *dev) == 0))
+	if (comms && dev && mem_read(c->tid, m->out, comms, (size_t)n * sizeof *comms) == 0 &&
+	    (!m->devlist || mem_read(c->tid, m->devlist, dev, (size_t)n * sizeof *dev) == 0))
 		for (int i = 0; i < n; i++)
-			stats_comm_learn(comms[i], i, n, f->arg[3] ? dev[i] : i, false);
+			stats_comm_learn(comms[i], i, n, m->devlist ? dev[i] : i, false);
 	free(comms);
 	free(dev);
 }
 
-static void on_comm_init(struct thread *t, const struct api_spec *s, const struct frame *f,
-			 const struct ret_info *ri)
+static void on_comm_init(const struct cuda_call *c)
 {
-	if (s->arg_dev) {	/* ncclCommInitAll */
-		learn_init_all(t, f);
+	if (c->comm_init.all) {
+		learn_init_all(c);
 		return;
 	}
-	uint64_t comm = hit_out_param(t->tid, f->arg[0], ri);
-	int nranks = (int)(int64_t)f->arg[1], rank = (int)(int64_t)f->arg[2];
 	/* NCCL makes a communicator on the calling thread's current device. */
-	stats_comm_learn(comm, rank, nranks, hit_thread_device(t), true);
+	stats_comm_learn(c->comm_init.comm, c->comm_init.rank, c->comm_init.nranks, c->device, true);
 }
 
-static void on_comm_query(struct thread *t, const struct api_spec *s, const struct frame *f)
+static void on_comm_query(const struct cuda_call *c)
 {
-	int32_t v;
-	if (mem_read(t->tid, f->arg[0], &v, sizeof v) < 0 || v < 0)
+	int v = c->comm_query.value;
+	if (v < 0)
 		return;
-	if (s->coll == COLL_RANK)
-		stats_comm_learn(f->arg[1], v, -1, -1, true);
+	if (c->comm_query.what == COLL_RANK)
+		stats_comm_learn(c->comm_query.comm, v, -1, -1, true);
 	else
-		stats_comm_learn(f->arg[1], -1, v, -1, true);
+		stats_comm_learn(c->comm_query.comm, -1, v, -1, true);
 }
 
-void hit_devices_on_return(struct thread *t, const struct api_spec *s, const struct frame *f,
-			   const struct ret_info *ri)
+void hit_devices_on_call(const struct cuda_call *c)
+{
+	if (!cuda_call_ok(c))
+		return;
+	switch (c->op) {
+	case OP_ALLOC:
+		if (c->alloc.ptr && c->alloc.kind != MEM_HOST)
+			stats_on_device(c->device, DEV_ALLOC, c->alloc.bytes, 0);
+		break;
+	case OP_LAUNCH:
+		if (!c->held)
+			stats_on_device(c->device, DEV_LAUNCH, 0, 0);
+		break;
+	case OP_COPY:
+		if (!c->held)
+			count_copy(c);
+		break;
+	case OP_SYNC:
+		stats_on_device(c->device, DEV_SYNC, 0, c->ns);
+		break;
+	case OP_COLLECTIVE:
+		stats_on_collective((enum coll_op)c->coll.coll, c->coll.bytes, c->ns, c->coll.comm, c->coll.peer,
+				    c->device);
+		break;
+	case OP_COMM_INIT:
+		on_comm_init(c);
+		break;
+	case OP_COMM_QUERY:
+		on_comm_query(c);
+		break;
+	}
+}
+
+void hit_devices_learn(const struct cuda_call *c)
+{
+	if (c->op == OP_CTX_LEARN)
+		ctx_learn(c->ctx.ctx, c->ctx.device);
+}
+
+void hit_devices_follow(struct thread *t, const struct cuda_call *c)
 {
 	int dev;
-	switch (s->op) {
+	switch (c->op) {
 	case OP_SET_DEVICE:
-		set_device(t, (int)f->arg[0]);
-		break;
-	case OP_CTX_LEARN:
-		ctx_learn(hit_out_param(t->tid, f->arg[0], ri), (int)f->arg[1]);
+		set_device(t, c->set_device.device);
 		break;
 	case OP_CTX_PUSH:
 		if (t->n_pushed < sizeof t->dev_pushed)
 			t->dev_pushed[t->n_pushed++] = (int8_t)t->device;
 		/* fall through */
 	case OP_CTX_SET:
-		if ((dev = ctx_device(f->arg[0])) >= 0)
+		if ((dev = ctx_device(c->ctx.ctx)) >= 0)
 			set_device(t, dev);
-		else if (f->arg[0])
+		else if (c->ctx.ctx)
 			t->device = -1;	/* a context gputop did not see made: not known */
 		break;
 	case OP_CTX_POP:
 		if (t->n_pushed)
 			t->device = t->dev_pushed[--t->n_pushed];
-		break;
-	case OP_COMM_INIT:
-		on_comm_init(t, s, f, ri);
-		break;
-	case OP_COMM_QUERY:
-		on_comm_query(t, s, f);
-		break;
-	case OP_COLLECTIVE:
-		stats_on_collective((enum coll_op)f->arg[3], f->arg[0], ri->ns, f->arg[1], (int)(int64_t)f->arg[2],
-				    hit_thread_device(t));
 		break;
 	}
 }

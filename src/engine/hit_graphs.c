@@ -16,7 +16,6 @@
 #include "kernel_names.h"
 #include "launchring.h"
 #include "log.h"
-#include "memory.h"
 #include "probes.h"
 #include "stats.h"
 #include "threads.h"
@@ -61,25 +60,29 @@ static bool hold(const struct graph_held *h)
 	return true;
 }
 
-bool graphs_hold_launch(int kernel, const uint32_t g[3], const uint32_t b[3])
+bool graphs_hold(const struct cuda_call *c)
 {
-	struct graph_held h = { .type = HELD_LAUNCH, .kernel = kernel };
-	if (g)
-		memcpy(h.g, g, sizeof h.g);
-	if (b)
-		memcpy(h.b, b, sizeof h.b);
-	return hold(&h);
-}
-
-bool graphs_hold_copy(enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns)
-{
-	struct graph_held h = { .type = HELD_COPY, .dir = (uint8_t)dir, .mode = (uint8_t)mode, .bytes = bytes, .ns = ns };
-	return hold(&h);
-}
-
-bool graphs_hold_memset(uint64_t bytes, uint64_t ns)
-{
-	struct graph_held h = { .type = HELD_MEMSET, .bytes = bytes, .ns = ns };
+	struct graph_held h = { 0 };
+	if (!tracee->hit->captures)
+		return false;
+	switch (c->op) {
+	case OP_LAUNCH:
+		h.type = HELD_LAUNCH;
+		h.kernel = c->launch.kernel;
+		memcpy(h.g, c->launch.grid, sizeof h.g);
+		memcpy(h.b, c->launch.block, sizeof h.b);
+		break;
+	case OP_COPY:
+		h = (struct graph_held){ .type = HELD_COPY, .dir = c->copy.dir,
+					 .mode = (uint8_t)(c->copy.async ? COPY_ASYNC : COPY_SYNC),
+					 .bytes = c->copy.bytes, .ns = c->ns };
+		break;
+	case OP_MEMSET:
+		h = (struct graph_held){ .type = HELD_MEMSET, .bytes = c->memset_.bytes, .ns = c->ns };
+		break;
+	default:
+		return false;
+	}
 	return hold(&h);
 }
 
@@ -186,17 +189,16 @@ static void catch_up(uint64_t now)
 		catch_up_fn(now);
 }
 
-static void on_capture_end(struct thread *t, const struct frame *f, int err, uint64_t now)
+static void on_capture_end(const struct cuda_call *c)
 {
 	struct hit_state *st = tracee->hit;
+	struct thread *t = threads_find(c->tid);
 	const struct stats_graph_node *nodes;
-	uint64_t graph = 0;
 	uint32_t n;
-	catch_up(now);
-	if (!err && mem_read(t->tid, f->arg[0], &graph, sizeof graph) == 0 && graph &&
-	    learn_nodes(t, graph, &nodes, &n) == 0)
+	catch_up(c->seen_ns);
+	if (cuda_call_ok(c) && t && c->graph.graph && learn_nodes(t, c->graph.graph, &nodes, &n) == 0)
 		mark_nodes(st, nodes, n);
-	else if (!err)
+	else if (cuda_call_ok(c))
 		log_warn("cannot tell the nodes of a captured graph: its captured launches count as launches");
 	if (st->captures > 0)
 		st->captures--;
@@ -205,44 +207,41 @@ static void on_capture_end(struct thread *t, const struct frame *f, int err, uin
 }
 
 /* exec runs graph's nodes from now on (instantiated, or updated: keep its row). */
-static void define_exec(struct thread *t, uint64_t exec, uint64_t graph, bool update, uint64_t now)
+static void define_exec(const struct cuda_call *c, bool update)
 {
 	const struct stats_graph_node *nodes = NULL;
+	struct thread *t = threads_find(c->tid);
 	uint32_t n = 0;
-	catch_up(now);	/* the launches recorded so far ran the nodes it had until now */
-	bool known = graph && learn_nodes(t, graph, &nodes, &n) == 0;
-	stats_graph_define(exec, nodes, n, known, update);
-	launchring_seen(exec);	/* known now: its launches need no stop */
+	catch_up(c->seen_ns);	/* the launches recorded so far ran the nodes it had until now */
+	bool known = t && c->graph.graph && learn_nodes(t, c->graph.graph, &nodes, &n) == 0;
+	stats_graph_define(c->graph.exec, nodes, n, known, update);
+	launchring_seen(c->graph.exec);	/* known now: its launches need no stop */
 }
 
-void graphs_on_return(struct thread *t, const struct api_spec *s, const struct frame *f, int err, uint64_t now)
+void graphs_on_call(const struct cuda_call *c)
 {
 	struct hit_state *st = tracee->hit;
-	uint64_t exec = 0;
-	if (s->op == OP_CAPTURE_END) {
-		on_capture_end(t, f, err, now);
+	if (c->op == OP_CAPTURE_END) {	/* a capture's end counts even when it failed */
+		on_capture_end(c);
 		return;
 	}
-	if (err)
+	if (!cuda_call_ok(c))
 		return;
-	switch (s->op) {
+	switch (c->op) {
 	case OP_CAPTURE_BEGIN:
-		catch_up(now);
+		catch_up(c->seen_ns);
 		st->captures++;
 		break;
 	case OP_GRAPH_INSTANTIATE:
-		if (mem_read(t->tid, f->arg[0], &exec, sizeof exec) == 0 && exec)
-			define_exec(t, exec, f->arg[1], false, now);
+		if (c->graph.exec)
+			define_exec(c, false);
 		break;
 	case OP_GRAPH_UPDATE:
-		define_exec(t, f->arg[0], f->arg[1], true, now);
-		break;
-	case OP_GRAPH_LAUNCH:
-		stats_on_graph_launch(f->arg[1]);
+		define_exec(c, true);
 		break;
 	case OP_GRAPH_EXEC_DESTROY:
-		catch_up(now);	/* its last launches, still in the ring, ran its nodes */
-		stats_graph_forget(f->arg[1]);
+		catch_up(c->seen_ns);	/* its last launches, still in the ring, ran its nodes */
+		stats_graph_forget(c->graph.exec);
 		break;
 	}
 }

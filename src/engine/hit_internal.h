@@ -1,5 +1,7 @@
-/* hit_internal.h — what hit.c (stops at probes) gives hit_records.c (what the stubs recorded
- * without a stop): counting a return and a launch, the frame of a call, the process's part. */
+/* hit_internal.h — what the files of a probe hit share: hit.c (stops at probes), hit_records.c
+ * (what the stubs recorded without a stop), hit_devices.c (devices, contexts, communicators) and
+ * hit_graphs.c (CUDA graphs): a call's event made and completed for a thread, the scope of a
+ * call in flight, and the process's part. */
 #ifndef GPUTOP_HIT_INTERNAL_H
 #define GPUTOP_HIT_INTERNAL_H
 
@@ -9,23 +11,11 @@
 
 #include "arch.h"
 #include "cuda_api.h"
+#include "cuda_call.h"
+#include "decode.h"
 #include "launchring.h"
-#include "memory.h"
-#include "stats.h"
 
 struct thread;
-struct frame;
-
-/* What a return says: its value, the call's time, and the out-parameters when a stub already
- * read them (else they are read now, at a trapping return). */
-struct ret_info {
-	int err;
-	uint64_t ns;
-	bool outs_read;
-	uint64_t out, out2;
-	uint64_t end_ns;	/* when it returned (monotonic), where a stub stamped it; 0: now */
-	uint64_t retval;	/* the whole return register (rows whose return is a pointer) */
-};
 
 /* Whether a traced call of row api in flight can hold a call of row s (NULL: a CUDA row): NCCL
  * calls hold NCCL calls (ncclBcast calling ncclBroadcast), CUDA calls hold CUDA calls (cudart
@@ -43,16 +33,13 @@ static inline bool hit_same_scope(int api, const struct api_spec *s)
 /* A traced call of the thread's frames in flight that can hold a call of row s. */
 bool hit_in_frame_of_scope(const struct thread *t, const struct api_spec *s);
 
-/* What an out-parameter points to at the return: as the stub read it, or read now. */
-static inline uint64_t hit_out_param(pid_t tid, uint64_t addr, const struct ret_info *ri)
-{
-	uint64_t v = 0;
-	if (ri->outs_read)
-		return ri->out;
-	if (mem_read(tid, addr, &v, sizeof v) < 0)
-		return 0;
-	return v;
-}
+/* The event of a call of row api that thread t made, from its arguments a[] (decode_call): the
+ * process and thread filled in, a copy's devices found. Not a launch's kernel: each source finds
+ * it its own way. */
+void hit_call_from_args(struct thread *t, int api, const uint64_t *a, struct cuda_call *c);
+/* The call c of thread t came back at now: its return decoded (out-parameters read through t
+ * where no stub read them), the devices it ran on, and accounted (engine/account.h). */
+void hit_call_return(struct thread *t, struct cuda_call *c, const struct call_return *r, uint64_t now);
 
 /* Devices, contexts and NCCL communicators (hit_devices.c). The device a thread's work runs
  * on: its current one, else the process's default (0 when gputop started it; -1, not known,
@@ -61,43 +48,33 @@ int hit_thread_device(const struct thread *t);
 /* Where a launch the ring recorded ran (the ring does not record the thread): the one device
  * the process has made current, else the default; -1 when it used several. */
 int hit_ring_device(void);
-/* A copy's source and destination devices into f->arg[2], f->arg[3] (device + 1; 0: not
- * known), from its peer arguments or the allocations its pointers are in. */
-void hit_copy_devices(struct frame *f, const struct api_spec *s, const uint64_t *a);
-/* A copy counted on its device, and as P2P when it is a peer copy or its devices differ. */
-void hit_count_copy_devices(const struct frame *f, const struct thread *t, const struct api_spec *s, uint64_t bytes);
-/* The return of a device, context or NCCL row (op OP_SET_DEVICE, OP_CTX_*, OP_COMM_*,
- * OP_COLLECTIVE) that succeeded. */
-void hit_devices_on_return(struct thread *t, const struct api_spec *s, const struct frame *f,
-			   const struct ret_info *ri);
+/* A copy's source and destination devices, from its peer arguments or the allocations its
+ * pointers are in (-1: not known). */
+void hit_copy_devices(struct call_copy *m);
 /* Rows whose return is read even when the call is part of another traced call: names of
  * kernels, contexts (cudart retains the primary context inside its own calls). */
 bool hit_always_read(const struct api_spec *s);
-
-/* A call came back: counted by its API table row (and traced). */
-void hit_on_return(struct thread *t, const struct frame *f, const struct ret_info *ri, uint64_t now);
-void hit_count_launch(pid_t tid, const struct api_spec *s, int kernel, const uint32_t g[3], const uint32_t b[3],
-		      int device);
-/* What the frame keeps of a call for its return (decode.h), the launched kernel resolved. */
-void hit_fill_frame(struct frame *f, struct thread *t, const struct api_spec *s, const uint64_t *a);
-
+/* What the engine keeps of a call that succeeded (account.c): a context made (OP_CTX_LEARN, read
+ * even inside another call), and the thread's current device from now on (OP_SET_DEVICE,
+ * OP_CTX_SET, _PUSH, _POP; t may stand in for a thread not known). */
+void hit_devices_learn(const struct cuda_call *c);
+void hit_devices_follow(struct thread *t, const struct cuda_call *c);
+/* What a call that counted says of devices and NCCL to the figures: the work per device, peer
+ * copies, collectives, communicators. */
+void hit_devices_on_call(const struct cuda_call *c);
 
 /* CUDA graphs (hit_graphs.c). While a stream captures, launches, copies and memsets are held:
  * at the capture's end those that became nodes of the captured graph are dropped, the others
- * counted. These say whether they held one (else the caller counts it). */
-bool graphs_hold_launch(int kernel, const uint32_t g[3], const uint32_t b[3]);
-bool graphs_hold_copy(enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns);
-bool graphs_hold_memset(uint64_t bytes, uint64_t ns);
-/* The return of a capture begin or end, instantiation, update (t stopped there) or graph launch
- * (runtime layer, t may be running): err is what it returned. */
-void graphs_on_return(struct thread *t, const struct api_spec *s, const struct frame *f, int err,
-		      uint64_t now);
-void graphs_free(struct hit_state *st);
-
-struct graph_held;
+ * counted. graphs_hold says whether it holds c (a launch, copy or memset: else it counts);
+ * graphs_on_call takes a capture's begin or end, an instantiation or update (its thread stopped
+ * there), an executable graph's destruction. */
+bool graphs_hold(const struct cuda_call *c);
+void graphs_on_call(const struct cuda_call *c);
 
 /* The process's part (tracee->hit). */
 #define HIT_MAX_CONTEXTS 64
+
+struct graph_held;
 
 struct hit_state {
 	uint64_t stop_cost;
@@ -128,6 +105,8 @@ struct hit_state {
 	 * one a CUDA library makes inside another, nor a kernel registration): 0 if none. */
 	pid_t top_entry;
 };
+
+void graphs_free(struct hit_state *st);
 
 /* The stack the call stub's trap took for a recorded call, STACK_NONE if none (forgotten). */
 uint32_t hit_take_call_stack(const struct lr_call *c);

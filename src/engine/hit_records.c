@@ -1,10 +1,13 @@
-/* hit_records.c — what the stubs recorded in the program without a stop, counted: the returns
- * the return stub recorded for calls that stopped at their entry, the calls the call stub
- * recorded whole (entry and return), in the order they returned, and the launches in the ring.
- * Memory reads only; nothing here stops a thread. */
+/* hit_records.c — what the stubs recorded in the program without a stop, made into calls
+ * (cuda/cuda_call.h) and accounted (account.h): the returns the return stub recorded for calls
+ * that stopped at their entry, the calls the call stub recorded whole (entry and return), in
+ * the order they returned, and the launches in the ring. Memory reads only; nothing here stops
+ * a thread. */
 #define _GNU_SOURCE
 #include "hit.h"
 #include "hit_internal.h"
+#include "account.h"
+#include "frame.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,10 +17,8 @@
 #include "decode.h"
 #include "kernels.h"
 #include "launchring.h"
-#include "memory.h"
 #include "probes.h"
 #include "retfast.h"
-#include "stats.h"
 #include "threads.h"
 #include "tracee.h"
 
@@ -29,31 +30,21 @@ struct ring_ctx {
 
 static void on_ring_record(int api, const uint64_t *w, void *arg)
 {
-	const struct ring_ctx *c = arg;
-	const struct api_spec *s = cuda_api_get(api);
-	uint32_t g[3], b[3];
-	uint64_t handle;
-	decode_ring_launch(s, w, &handle, g, b);
-	stats_on_call(api, 0, false, 0);
-	if (s->op == OP_GRAPH_LAUNCH)
-		stats_on_graph_launch(handle);	/* the executable graph: each of its nodes runs */
-	else
-		hit_count_launch(0, s, kernels_id_of(c->pid, handle), g, b, hit_ring_device());
+	const struct ring_ctx *rc = arg;
+	struct cuda_call c;
+	decode_ring_call(api, w, &c);
+	c.pid = rc->pid;
+	c.counted = true;
+	c.device = hit_ring_device();
+	if (c.op == OP_LAUNCH)
+		c.launch.kernel = kernels_id_of(rc->pid, c.launch.handle);
+	account_call(NULL, &c);
 }
 
 static void on_ring_lost(int api, uint64_t n, void *arg)
 {
 	(void)arg;
-	const struct api_spec *s = cuda_api_get(api);
-	stats_on_lost(api, n);
-	if (s->op == OP_GRAPH_LAUNCH)	/* counted as graph launches; which graph is not known */
-		for (uint64_t i = 0; i < n; i++)
-			stats_on_graph_launch(0);
-	if (s->op == OP_LAUNCH) {
-		int id = stats_kernel_id("(not recorded: the launch ring was full)");
-		for (uint64_t i = 0; i < n; i++)
-			stats_on_launch(id, NULL, NULL);
-	}
+	account_lost(api, n);
 }
 
 void hit_drain_launches(pid_t pid)
@@ -109,15 +100,6 @@ static bool inside_recorded_call(const struct lr_call *c, const struct api_spec 
 	return false;
 }
 
-/* __cudaRegisterFunction, recorded: its name string lives as long as the module. */
-static void on_registration(const struct api_spec *s, const uint64_t *a)
-{
-	char name[1024];
-	if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER &&
-	    mem_read_string(tracee->pid, a[s->arg_name], name, sizeof name) == 0)
-		kernels_learn_name(a[s->arg_out], name);
-}
-
 /* A call the call stub recorded (launchring.h), entry and return, counted like any return.
  * Part of a traced call of the same thread (made from inside a CUDA module while that call was
  * in flight: stopped at its entry, or recorded), it is not: that call counts. Its thread is the
@@ -129,25 +111,34 @@ static void on_call_record(const struct lr_call *c, const struct lr_call *all, i
 	int api = launchring_probe_api((int)c->probe - 1);
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
 	struct thread *t = thread_with_pointer(c->thread);
+	struct thread *who = t ? t : &nobody;
 	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 };
+	struct cuda_call call;
 	for (int i = 0; i < 6; i++)
 		a[i + 1] = c->arg[i];
 	if (!s)
 		return;
-	if (!(s->flags & API_RETURN)) {
-		on_registration(s, a);
+	if (!(s->flags & API_RETURN)) {	/* __cudaRegisterFunction: it only names */
+		if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER) {
+			hit_call_from_args(who, api, a, &call);
+			call.source = CALL_RECORDED;
+			account_call(who, &call);
+		}
 		return;
 	}
 	bool nested = probes_in_scope(s, c->ret) &&
 		      ((t && hit_in_frame_of_scope(t, s)) || inside_recorded_call(c, s, all, n_all));
-	struct frame f = { .ret_addr = c->ret, .api = (int16_t)api, .counted = !nested, .rescue = -1, .rec = -1,
-			   .stack = hit_take_call_stack(c) };
-	hit_fill_frame(&f, t ? t : &nobody, s, a);
+	hit_call_from_args(who, api, a, &call);
+	call.source = CALL_RECORDED;
+	call.counted = !nested;
+	call.caller = c->ret;
+	call.stack = hit_take_call_stack(c);
+	if (call.op == OP_LAUNCH)
+		call.launch.kernel = kernels_id_of(who->tid, call.launch.handle);
 	uint64_t ticks = c->ret_tsc > c->entry_tsc ? c->ret_tsc - c->entry_tsc : 0;
-	struct ret_info ri = { .err = (int)(uint32_t)c->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true,
-			       .out = c->out_value, .out2 = c->out2_value, .end_ns = retfast_tsc_to_mono(c->ret_tsc),
-			       .retval = c->retval };
-	hit_on_return(t ? t : &nobody, &f, &ri, now);
+	struct call_return r = { .retval = c->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true,
+				 .out = c->out_value, .out2 = c->out2_value, .end_ns = retfast_tsc_to_mono(c->ret_tsc) };
+	hit_call_return(who, &call, &r, now);
 }
 
 static int call_by_time(const void *a, const void *b)
@@ -177,11 +168,11 @@ static void collect_batch(struct done *d, int n, struct lr_call *c, int nc, uint
 		/* The program's own time, stamp to stamp: no stop of ours in it. */
 		const struct ret_record *rr = &d[k].rec;
 		uint64_t ticks = rr->entry_tsc && rr->tsc > rr->entry_tsc ? rr->tsc - rr->entry_tsc : 0;
-		struct ret_info ri = { .err = (int)(uint32_t)rr->retval, .ns = retfast_ticks_to_ns(ticks),
-				       .outs_read = true, .out = rr->out_value, .out2 = rr->out2_value,
-				       .end_ns = retfast_tsc_to_mono(rr->tsc), .retval = rr->retval };
+		struct call_return r = { .retval = rr->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true,
+					 .out = rr->out_value, .out2 = rr->out2_value,
+					 .end_ns = retfast_tsc_to_mono(rr->tsc) };
 		hit_forget_frames(t, d[k].frame);
-		hit_on_return(t, &f, &ri, now);
+		hit_call_return(t, &f.call, &r, now);
 	}
 	while (kc < nc)
 		on_call_record(&c[kc++], c, nc, now);

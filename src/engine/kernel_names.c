@@ -1,8 +1,12 @@
 /* kernel_names.c — a launched function handle's kernel id, named by asking the driver in the
- * stopped thread where nothing else named it (kernel_names.h). */
+ * stopped thread where nothing else named it, and the names the program's calls give
+ * (kernel_names.h). */
 #include "kernel_names.h"
 
+#include "config.h"
+#include "cuda_call.h"
 #include "kernels.h"
+#include "launchring.h"
 #include "memory.h"
 #include "probes.h"
 #include "threads.h"
@@ -36,4 +40,45 @@ int kernel_names_id(struct thread *t, uint64_t f)
 	if (f && !kernels_named(f))
 		ask_driver_name(t, f);
 	return kernels_id_of(t->tid, f);
+}
+
+void kernel_names_learn(struct thread *t, const struct cuda_call *c)
+{
+	uint64_t value = c->name.value;
+	char name[1024];
+	switch (c->name.src) {
+	case NAME_REGISTER:	/* __cudaRegisterFunction: its name string lives as long as the module */
+		if (mem_read_string(t->tid, c->name.from, name, sizeof name) == 0)
+			kernels_learn_name(value, name);
+		break;
+	case NAME_FROM_STUB:
+		if (value)
+			kernels_learn_from_stub(value, c->name.from);
+		break;
+	case NAME_FROM_STRING:
+		if (!value)
+			break;
+		/* Recorded by the call stub and read after the return, the caller's buffer may
+		 * hold another name by now (a loop over names in one array): the handle is named
+		 * at its first launch instead, asking the driver (kernel_names_id) at the park of a
+		 * handle not seen yet. One named already is asked again at its next launch: the
+		 * driver may have reused it for another kernel after a module's unload. */
+		if (c->source == CALL_RECORDED) {
+			if (kernels_recheck(value))
+				launchring_unsee(value);
+			break;
+		}
+		if (mem_read_string(t->tid, c->name.from, name, sizeof name) < 0)
+			break;
+		kernels_learn_name(value, name);	/* the ring was drained first (trap.c) */
+		/* Named: its first launch needs no park, unless its launch site is wanted or
+		 * --gpu-time waits for a thread held at a launch to load its library. */
+		if (c->spec->layer == LAYER_DRIVER && !(config.stacks & CONFIG_STACKS_LAUNCHES) && !config.gpu_time)
+			launchring_seen(value);
+		break;
+	case NAME_FROM_HANDLE:
+		if (value)
+			kernels_learn_alias(value, c->name.from);
+		break;
+	}
 }

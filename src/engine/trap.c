@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "config.h"
 #include "cuda_api.h"
+#include "frame.h"
 #include "gputime.h"
 #include "hit.h"
 #include "launchring.h"

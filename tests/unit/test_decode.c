@@ -77,7 +77,8 @@ static arch_regs_t at_entry(void)
 
 int main(void)
 {
-	uint64_t a[DECODE_MAX_ARGS + 1], ret, arg[4];
+	uint64_t a[DECODE_MAX_ARGS + 1], ret;
+	struct cuda_call ev;
 	uint32_t g[3], b[3];
 
 	/* cudaMalloc(void **p, size_t n), with its return address. */
@@ -90,9 +91,9 @@ int main(void)
 	      decode_args(row("cudaMalloc"), &r, fake_read, NULL, a, &ret) == 0 && a[1] == 0x7ffd1000 &&
 		      a[2] == 4096 && ret == 0x401234);
 	check("cudaMalloc: one memory read (the return address)", reads == 1);
-	decode_frame_args(row("cudaMalloc"), a, fake_read, NULL, device_above_1m, arg);
-	check("cudaMalloc: the frame keeps the out-pointer, the size and height 1",
-	      arg[0] == 0x7ffd1000 && arg[1] == 4096 && arg[3] == 1);
+	decode_call(cuda_api_find("cudaMalloc"), a, fake_read, NULL, device_above_1m, &ev);
+	check("cudaMalloc: the event keeps the out-pointer, the size and height 1",
+	      ev.alloc.out == 0x7ffd1000 && ev.alloc.requested == 4096 && ev.alloc.height == 1 && !ev.alloc.pitch_out);
 
 	/* cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra): bz and on
 	 * are on the stack, after the return address. */
@@ -106,11 +107,9 @@ int main(void)
 	decode_launch_dims(row("cuLaunchKernel"), a, fake_read, NULL, g, b);
 	check("cuLaunchKernel: grid (64,2,3) block (128,4,5)",
 	      g[0] == 64 && g[1] == 2 && g[2] == 3 && b[0] == 128 && b[1] == 4 && b[2] == 5);
-	decode_frame_args(row("cuLaunchKernel"), a, fake_read, NULL, device_above_1m, arg);
-	uint32_t g2[3], b2[3];
-	decode_unpack_dims(arg, g2, b2);
-	check("a launch frame packs the dimensions and unpacks them unchanged",
-	      !memcmp(g, g2, sizeof g) && !memcmp(b, b2, sizeof b));
+	decode_call(cuda_api_find("cuLaunchKernel"), a, fake_read, NULL, device_above_1m, &ev);
+	check("a launch's event keeps the handle and the dimensions unchanged", ev.op == OP_LAUNCH &&
+	      ev.launch.handle == 0xabc && !memcmp(g, ev.launch.grid, sizeof g) && !memcmp(b, ev.launch.block, sizeof b));
 
 	/* cudaLaunchKernel(func, dim3 grid, dim3 block, ...): dim3 by value in register pairs. */
 	r = at_entry();
@@ -151,18 +150,6 @@ int main(void)
 	check("cuMemcpyHtoD is H2D whatever the pointers",
 	      decode_copy_dir(row("cuMemcpyHtoD_v2"), c, device_above_1m) == DIR_H2D);
 
-	/* Byte counts a frame keeps: 2D copies times the height, memsets times the element. */
-	const struct api_spec *m2 = row("cudaMemcpy2D");
-	memset(c, 0, sizeof c);
-	c[m2->arg_size] = 100, c[m2->arg_height] = 3, c[m2->arg_kind] = 1;
-	decode_frame_args(m2, c, fake_read, NULL, device_above_1m, arg);
-	check("cudaMemcpy2D: width x height bytes, H2D", arg[0] == 300 && arg[1] == DIR_H2D);
-	const struct api_spec *ms = row("cuMemsetD32_v2");
-	memset(c, 0, sizeof c);
-	c[ms->arg_size] = 10;
-	decode_frame_args(ms, c, fake_read, NULL, device_above_1m, arg);
-	check("cuMemsetD32: 4 bytes an element", arg[0] == 40);
-
 	/* Launch ring records: probe + 1, the six register arguments, the first stack one. */
 	uint64_t w[8] = { 1, 0xf00, 16, 1, 1, 64, 1, 1 }, handle = 0;
 	decode_ring_launch(row("cuLaunchKernel"), w, &handle, g, b);
@@ -194,38 +181,36 @@ int main(void)
 	memset(a, 0, sizeof a);
 	check("ncclReduce: arguments read, the communicator from the stack",
 	      decode_args(row("ncclReduce"), &r, fake_read, NULL, a, &ret) == 0 && a[7] == 0xc0ff);
-	memset(arg, 0, sizeof arg);
-	decode_frame_args(row("ncclReduce"), a, fake_read, NULL, device_above_1m, arg);
-	check("ncclReduce: 8000 bytes, its communicator, no peer, op Reduce",
-	      arg[0] == 8000 && arg[1] == 0xc0ff && (int64_t)arg[2] == -1 && arg[3] == COLL_REDUCE);
+	decode_call(cuda_api_find("ncclReduce"), a, fake_read, NULL, device_above_1m, &ev);
+	check("ncclReduce: 8000 bytes, its communicator, no peer, op Reduce", ev.op == OP_COLLECTIVE &&
+	      ev.coll.bytes == 8000 && ev.coll.comm == 0xc0ff && ev.coll.peer == -1 && ev.coll.coll == COLL_REDUCE);
 	/* ncclSend(buff, count, datatype, peer, comm, stream): 300 x ncclBfloat16 to rank 3. */
 	r = at_entry();
 	r.rdi = 0x1000, r.rsi = 300, r.rdx = 9, r.rcx = 3, r.r8 = 0xc0ff, r.r9 = 0;
 	memset(a, 0, sizeof a);
 	decode_args(row("ncclSend"), &r, fake_read, NULL, a, NULL);
-	decode_frame_args(row("ncclSend"), a, fake_read, NULL, device_above_1m, arg);
+	decode_call(cuda_api_find("ncclSend"), a, fake_read, NULL, device_above_1m, &ev);
 	check("ncclSend: 600 bytes to peer 3 on its communicator",
-	      arg[0] == 600 && arg[1] == 0xc0ff && arg[2] == 3 && arg[3] == COLL_SEND);
+	      ev.coll.bytes == 600 && ev.coll.comm == 0xc0ff && ev.coll.peer == 3 && ev.coll.coll == COLL_SEND);
 	/* An unknown datatype has no size: no bytes rather than wrong ones. */
 	r.rdx = 42;
 	decode_args(row("ncclSend"), &r, fake_read, NULL, a, NULL);
-	decode_frame_args(row("ncclSend"), a, fake_read, NULL, device_above_1m, arg);
-	check("ncclSend with an unknown datatype: 0 bytes", arg[0] == 0);
+	decode_call(cuda_api_find("ncclSend"), a, fake_read, NULL, device_above_1m, &ev);
+	check("ncclSend with an unknown datatype: 0 bytes", ev.coll.bytes == 0);
 	/* ncclCommInitRank(comm *, nranks, ncclUniqueId [128 bytes, on the stack], rank): the rank
 	 * is in the third integer register. */
 	r = at_entry();
 	r.rdi = 0x7ffd1000, r.rsi = 8, r.rdx = 5;
 	decode_args(row("ncclCommInitRank"), &r, fake_read, NULL, a, NULL);
-	decode_frame_args(row("ncclCommInitRank"), a, fake_read, NULL, device_above_1m, arg);
+	decode_call(cuda_api_find("ncclCommInitRank"), a, fake_read, NULL, device_above_1m, &ev);
 	check("ncclCommInitRank: out-pointer, 8 ranks, rank 5 (the unique id takes no register)",
-	      arg[0] == 0x7ffd1000 && arg[1] == 8 && arg[2] == 5);
+	      ev.comm_init.out == 0x7ffd1000 && ev.comm_init.nranks == 8 && ev.comm_init.rank == 5);
 	check("NCCL rows are found by name, of layer nccl",
 	      row("ncclAllReduce")->layer == LAYER_NCCL && row("ncclGroupEnd")->layer == LAYER_NCCL);
 	check("pncclAllReduce (NCCL's alias) and ncclBcast (it calls ncclBroadcast) are no rows",
 	      cuda_api_find("pncclAllReduce") < 0 && cuda_api_find("ncclBcast") < 0);
 
 	/* The call's event (cuda_call.h), from the same words, for every source. */
-	struct cuda_call ev;
 	struct call_return rt = { 0 };
 	uint64_t out, out2;
 
@@ -268,11 +253,13 @@ int main(void)
 	      ev.op == OP_COPY && ev.copy.bytes == 4096 && ev.copy.dir == DIR_D2D && ev.copy.async && ev.copy.peer &&
 		      !ev.copy.ctx_args && ev.copy.dst_arg == 1 && ev.copy.src_arg == 0 && ev.copy.src == 0x300000 &&
 		      ev.copy.src_device == -1 && ev.copy.dst_device == -1);
+	const struct api_spec *m2 = row("cudaMemcpy2D");
 	memset(c, 0, sizeof c);
 	c[m2->arg_size] = 100, c[m2->arg_height] = 3, c[m2->arg_kind] = 2;
 	decode_call(cuda_api_find("cudaMemcpy2D"), c, fake_read, NULL, device_above_1m, &ev);
 	check("cudaMemcpy2D: width x height bytes, D2H, synchronous",
 	      ev.copy.bytes == 300 && ev.copy.dir == DIR_D2H && !ev.copy.async && !ev.copy.peer);
+	const struct api_spec *ms = row("cuMemsetD32_v2");
 	memset(c, 0, sizeof c);
 	c[ms->arg_size] = 10;
 	decode_call(cuda_api_find("cuMemsetD32_v2"), c, fake_read, NULL, device_above_1m, &ev);
@@ -298,13 +285,6 @@ int main(void)
 	      ev.graph.exec == 0xe1ec);
 
 	/* NCCL: a collective's bytes, a communicator made, a rank asked. */
-	r = at_entry();
-	r.rdi = 0x1000, r.rsi = 300, r.rdx = 9, r.rcx = 3, r.r8 = 0xc0ff, r.r9 = 0;
-	memset(a, 0, sizeof a);
-	decode_args(row("ncclSend"), &r, fake_read, NULL, a, NULL);
-	decode_call(cuda_api_find("ncclSend"), a, fake_read, NULL, device_above_1m, &ev);
-	check("event of ncclSend: 600 bytes to peer 3 on its communicator", ev.op == OP_COLLECTIVE &&
-	      ev.coll.coll == COLL_SEND && ev.coll.bytes == 600 && ev.coll.comm == 0xc0ff && ev.coll.peer == 3);
 	memset(a, 0, sizeof a);
 	a[1] = 0x1000, a[2] = 0x2000, a[3] = 1000, a[4] = 7, a[5] = 0x5757;	/* ncclFloat32 */
 	decode_call(cuda_api_find("ncclAllGather"), a, fake_read, NULL, device_above_1m, &ev);

@@ -1,0 +1,21 @@
+/* account.h — the one place a CUDA call is delivered. Every source (a stop at a probe and its
+ * return, the call stub's records, the launch ring) makes the call's event (cuda/cuda_call.h)
+ * and hands it here; account_call keeps what the engine learns from it (kernel names,
+ * contexts, the thread's current device), asks whether a capture holds it, and tells the
+ * figures, devices, call stacks, --trace, --timeline, PyTorch's memory and the CUDA graphs. */
+#ifndef GPUTOP_ACCOUNT_H
+#define GPUTOP_ACCOUNT_H
+
+#include <stdint.h>
+
+#include "cuda_call.h"
+
+struct thread;
+
+/* The call c of thread t (a stand-in for a thread not known; NULL for a ring launch). Calls
+ * come in the order they returned, each once. */
+void account_call(struct thread *t, struct cuda_call *c);
+/* n calls of row api the stubs counted but could not record (a full ring). */
+void account_lost(int api, uint64_t n);
+
+#endif
