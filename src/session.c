@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "arch.h"
 #include "clock.h"
 #include "config.h"
@@ -43,9 +44,11 @@
 #include "session_state.h"
 #include "retfast.h"
 #include "stats.h"
+#include "stats_calls.h"
 #include "procfs.h"
 #include "target.h"
 #include "timeline.h"
+#include "torch_alloc.h"
 #include "torch_mem.h"
 #include "tracer.h"
 #include "ui.h"
@@ -307,6 +310,22 @@ static void configure(const struct options *opt)
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
 }
 
+/* Who is told of each CUDA call the tracer sees (engine/account.h), in this order: the CUDA
+ * graphs last, so that a graph call's catching up with the stubs' records comes after its own
+ * lines. --trace and --timeline only when asked for. Before the target: an attach counts calls. */
+static void add_consumers(const struct options *opt)
+{
+	account_add(&stats_consumer);
+	account_add(&devices_consumer);
+	account_add(&stacks_consumer);
+	account_add(&torch_consumer);
+	if (opt->trace_path)
+		account_add(&trace_consumer);
+	if (opt->timeline_path)
+		account_add(&timeline_consumer);
+	account_add(&graphs_consumer);
+}
+
 /* AT_SECURE: the kernel says this exec gained privilege, which also covers file capabilities
  * (setcap cap_sys_ptrace+ep), where the ids stay the user's. */
 static bool privileged(void)
@@ -449,6 +468,7 @@ int session_run(const struct options *opt)
 		goto out_metrics;
 	}
 	tracer_init();
+	add_consumers(opt);
 	tracer_install_signal_handlers();
 	session_set_waker(tracer_wake);
 	if (rescue_init() == 0)
@@ -481,6 +501,7 @@ out_live:
 	trace_close();
 	timeline_close();
 out_metrics:
+	account_clear();
 	rescue_cycle_guard_stop();
 	metrics_server_stop();
 out_files:

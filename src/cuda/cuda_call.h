@@ -3,7 +3,8 @@
  * returned and when; a union tagged by the row's op holds what its arguments and out-parameters
  * say, typed. decode_call.c makes it from every source (an int3 at the entry and the return,
  * the call stub's record, the launch ring's record), so that nothing after it reads registers
- * or argument words. engine/account.c is the one place each call is delivered. */
+ * or argument words. The consumers (struct cuda_consumer below, like perf's struct perf_tool)
+ * are told of each call in one place, engine/account.c. */
 #ifndef GPUTOP_CUDA_CALL_H
 #define GPUTOP_CUDA_CALL_H
 
@@ -177,5 +178,21 @@ static inline bool cuda_call_is_graph(const struct cuda_call *c)
 {
 	return c->op >= OP_CAPTURE_BEGIN && c->op <= OP_GRAPH_EXEC_DESTROY;
 }
+
+/* Who is told of calls: the figures, devices, call stacks, PyTorch's memory, --trace,
+ * --timeline, the CUDA graphs... Registered at start-up (engine/account.h); each says what it
+ * wants, NULL for what it does not. Told in the order registered, on the tracer's thread, of
+ * calls in the order they returned. */
+struct cuda_consumer {
+	const char *name;
+	/* Whether a capture holds the call (a launch, copy or memset that succeeded): a graph's
+	 * node, not work done; c->held tells every consumer then. */
+	bool (*hold)(const struct cuda_call *c);
+	/* A call of the program's own (c->counted), done or failed; never one made inside
+	 * another traced call. */
+	void (*call)(const struct cuda_call *c);
+	/* n calls of row api that the stubs counted but could not record (a full ring). */
+	void (*lost)(int api, uint64_t n);
+};
 
 #endif

@@ -2,7 +2,9 @@
  * return, the call stub's records, the launch ring) makes the call's event (cuda/cuda_call.h)
  * and hands it here; account_call keeps what the engine learns from it (kernel names,
  * contexts, the thread's current device), asks whether a capture holds it, and tells the
- * figures, devices, call stacks, --trace, --timeline, PyTorch's memory and the CUDA graphs. */
+ * consumers the session registered at start-up (struct cuda_consumer: the figures, devices,
+ * call stacks, PyTorch's memory, --trace, --timeline, the CUDA graphs), as perf's session tells
+ * its struct perf_tool. The tracer's thread only. */
 #ifndef GPUTOP_ACCOUNT_H
 #define GPUTOP_ACCOUNT_H
 
@@ -11,6 +13,12 @@
 #include "cuda_call.h"
 
 struct thread;
+
+/* Consumers are told in the order added, at most ACCOUNT_MAX_CONSUMERS (more are refused,
+ * said once each). The table holds the pointer: a consumer lives as long as the session. */
+#define ACCOUNT_MAX_CONSUMERS 16
+void account_add(const struct cuda_consumer *c);
+void account_clear(void);
 
 /* The call c of thread t (a stand-in for a thread not known; NULL for a ring launch). Calls
  * come in the order they returned, each once. */

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "arch.h"
+#include "cuda_call.h"
 
 struct thread;
 struct bp;
@@ -47,6 +48,16 @@ void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex);
  * index-th), whose return is counted later (hit_records.c). The thread goes on after the int3. */
 void hit_call_trap(struct thread *t, const arch_regs_t *r, int index);
 void hit_drain_launches(pid_t pid);
+
+/* The engine's consumers of calls (cuda/cuda_call.h), which the session registers
+ * (account.h). devices_consumer (hit_devices.c): what calls say of devices and NCCL to the
+ * figures — the work per device, peer copies, collectives, communicators made and asked.
+ * graphs_consumer (hit_graphs.c): while a stream captures, launches, copies and memsets are held
+ * (its hold); at the capture's end those that became nodes of the captured graph are dropped,
+ * the others counted; an executable graph's nodes are asked of the driver at its instantiation
+ * or update (the thread stopped there), forgotten at its destruction. */
+extern const struct cuda_consumer devices_consumer;
+extern const struct cuda_consumer graphs_consumer;
 
 /* How the CUDA graphs (hit_graphs.c) count what the stubs recorded before a capture begins or
  * ends or an executable graph is redefined: hit_collect_returns and hit_drain_launches, given

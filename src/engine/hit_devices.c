@@ -140,7 +140,7 @@ static void on_comm_query(const struct cuda_call *c)
 		stats_comm_learn(c->comm_query.comm, -1, v, -1, true);
 }
 
-void hit_devices_on_call(const struct cuda_call *c)
+static void devices_on_call(const struct cuda_call *c)
 {
 	if (!cuda_call_ok(c))
 		return;
@@ -172,6 +172,11 @@ void hit_devices_on_call(const struct cuda_call *c)
 		break;
 	}
 }
+
+const struct cuda_consumer devices_consumer = {
+	.name = "devices",
+	.call = devices_on_call,
+};
 
 void hit_devices_learn(const struct cuda_call *c)
 {

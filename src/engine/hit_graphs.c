@@ -1,11 +1,11 @@
-/* hit_graphs.c — CUDA graphs at the tracer. A capture is not execution: while a stream
- * captures, launches, copies and memsets are held back; at the capture's end the driver is
- * asked (in the stopped thread) for the captured graph's nodes, the held operations that
- * became nodes are dropped and the others counted. Held by kind and size, not by stream: the
- * launch ring does not record a launch's stream, and the counts come out exact either way. An
- * executable graph's nodes are asked at its instantiation (or update) from the graph it came
- * from; each launch of it then runs each node once (stats_on_graph_launch), through the launch
- * ring without a stop. */
+/* hit_graphs.c — CUDA graphs at the tracer, a consumer of calls (graphs_consumer, hit.h). A
+ * capture is not execution: while a stream captures, launches, copies and memsets are held back
+ * (its hold); at the capture's end the driver is asked (in the stopped thread) for the captured
+ * graph's nodes, the held operations that became nodes are dropped and the others counted. Held
+ * by kind and size, not by stream: the launch ring does not record a launch's stream, and the
+ * counts come out exact either way. An executable graph's nodes are asked at its instantiation
+ * (or update) from the graph it came from; each launch of it then runs each node once (the
+ * figures' stats_on_graph_launch), through the launch ring without a stop. */
 #include "hit.h"
 #include "hit_internal.h"
 
@@ -60,7 +60,7 @@ static bool hold(const struct graph_held *h)
 	return true;
 }
 
-bool graphs_hold(const struct cuda_call *c)
+static bool graphs_hold(const struct cuda_call *c)
 {
 	struct graph_held h = { 0 };
 	if (!tracee->hit->captures)
@@ -218,7 +218,7 @@ static void define_exec(const struct cuda_call *c, bool update)
 	launchring_seen(c->graph.exec);	/* known now: its launches need no stop */
 }
 
-void graphs_on_call(const struct cuda_call *c)
+static void graphs_on_call(const struct cuda_call *c)
 {
 	struct hit_state *st = tracee->hit;
 	if (c->op == OP_CAPTURE_END) {	/* a capture's end counts even when it failed */
@@ -245,3 +245,9 @@ void graphs_on_call(const struct cuda_call *c)
 		break;
 	}
 }
+
+const struct cuda_consumer graphs_consumer = {
+	.name = "CUDA graphs",
+	.hold = graphs_hold,
+	.call = graphs_on_call,
+};

@@ -59,17 +59,6 @@ bool hit_always_read(const struct api_spec *s);
  * OP_CTX_SET, _PUSH, _POP; t may stand in for a thread not known). */
 void hit_devices_learn(const struct cuda_call *c);
 void hit_devices_follow(struct thread *t, const struct cuda_call *c);
-/* What a call that counted says of devices and NCCL to the figures: the work per device, peer
- * copies, collectives, communicators. */
-void hit_devices_on_call(const struct cuda_call *c);
-
-/* CUDA graphs (hit_graphs.c). While a stream captures, launches, copies and memsets are held:
- * at the capture's end those that became nodes of the captured graph are dropped, the others
- * counted. graphs_hold says whether it holds c (a launch, copy or memset: else it counts);
- * graphs_on_call takes a capture's begin or end, an instantiation or update (its thread stopped
- * there), an executable graph's destruction. */
-bool graphs_hold(const struct cuda_call *c);
-void graphs_on_call(const struct cuda_call *c);
 
 /* The process's part (tracee->hit). */
 #define HIT_MAX_CONTEXTS 64

@@ -4,13 +4,15 @@
  * event ("i"), live allocated bytes per device a counter ("C"). Written as it goes from the
  * figures gputop already has (entry and return stamps), bounded in size, and a valid JSON
  * document after every write, so that any end of the session leaves one. Formats and writes;
- * knows nothing of how calls were caught. */
+ * knows nothing of how calls were caught: it consumes their events (timeline_calls.c). */
 #ifndef GPUTOP_TIMELINE_H
 #define GPUTOP_TIMELINE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "cuda_call.h"
 
 /* Starts the timeline on a copy of fd (the caller keeps fd), at most max_bytes long; pid is
  * the first traced process, named after its command (others are named when they show up).
@@ -40,5 +42,8 @@ void timeline_launch(pid_t pid, pid_t tid, const char *kernel, uint64_t at_ns, c
  * the device moves. */
 void timeline_alloc(pid_t pid, uint64_t ptr, uint64_t bytes, int device, uint64_t at_ns);
 void timeline_free(pid_t pid, uint64_t ptr, uint64_t at_ns);
+
+/* The calls' events, as the consumer of calls (cuda/cuda_call.h) timeline_calls.c writes them. */
+extern const struct cuda_consumer timeline_consumer;
 
 #endif

@@ -40,32 +40,57 @@ static void line(pid_t tid, const char *fmt, ...)
 	fputc('\n', trace);
 }
 
-void trace_launch(pid_t tid, const char *api, const uint32_t g[3], const uint32_t b[3])
+static void trace_launch(pid_t tid, const char *api, const uint32_t g[3], const uint32_t b[3])
 {
 	if (trace)
 		line(tid, "%s grid=(%u,%u,%u) block=(%u,%u,%u)", api, g[0], g[1], g[2], b[0], b[1], b[2]);
 }
 
-void trace_graph_launch(pid_t tid, const char *api, uint64_t exec)
+static void trace_graph_launch(pid_t tid, const char *api, uint64_t exec)
 {
 	if (trace)
 		line(tid, "%s graph=0x%" PRIx64, api, exec);
 }
 
-void trace_alloc(pid_t tid, const char *api, uint64_t ptr, uint64_t bytes)
+static void trace_alloc(pid_t tid, const char *api, uint64_t ptr, uint64_t bytes)
 {
 	if (trace)
 		line(tid, "%s -> 0x%" PRIx64 " (%" PRIu64 " bytes)", api, ptr, bytes);
 }
 
-void trace_return(pid_t tid, const char *api, int err, const char *err_name, uint64_t ns)
+static void trace_return(pid_t tid, const char *api, int err, const char *err_name, uint64_t ns)
 {
 	if (trace)
 		line(tid, "%s = %d%s%s <%" PRIu64 " ns>", api, err, err ? " " : "", err ? (err_name ?: "") : "", ns);
 }
 
-void trace_error(pid_t tid, const char *api, int err, const char *err_name)
+static void trace_error(pid_t tid, const char *api, int err, const char *err_name)
 {
 	if (trace)
 		line(tid, "%s = %d %s", api, err, err_name ?: "");
 }
+
+static void trace_on_call(const struct cuda_call *c)
+{
+	const struct api_spec *s = c->spec;
+	if (!trace)
+		return;
+	if (c->returned && c->op != OP_ALLOC)
+		trace_return(c->tid, cuda_api_label(s), c->result, cuda_error_name(s->layer, c->result), c->ns);
+	if (!cuda_call_ok(c)) {
+		if (c->op == OP_ALLOC)
+			trace_error(c->tid, s->name, c->result, cuda_error_name(s->layer, c->result));
+		return;
+	}
+	if (c->op == OP_ALLOC && c->alloc.ptr)
+		trace_alloc(c->tid, s->name, c->alloc.ptr, c->alloc.bytes);
+	else if (c->op == OP_LAUNCH)
+		trace_launch(c->tid, s->name, c->launch.grid, c->launch.block);
+	else if (c->op == OP_GRAPH_LAUNCH && c->source == CALL_STOPPED && !c->returned)
+		trace_graph_launch(c->tid, s->name, c->graph.exec);
+}
+
+const struct cuda_consumer trace_consumer = {
+	.name = "--trace",
+	.call = trace_on_call,
+};

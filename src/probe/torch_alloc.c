@@ -427,7 +427,7 @@ static void find_segments(void)
 
 /* ---- blocks handed out and taken back --------------------------------------------------------- */
 
-void torch_on_block_alloc(uint64_t dca, uint64_t block, uint64_t requested, uint64_t t_ns, uint32_t stack)
+static void torch_on_block_alloc(uint64_t dca, uint64_t block, uint64_t requested, uint64_t t_ns, uint32_t stack)
 {
 	struct torch_state *st = tracee->torch;
 	struct pending *p;
@@ -440,7 +440,7 @@ void torch_on_block_alloc(uint64_t dca, uint64_t block, uint64_t requested, uint
 			       .stack = stack };
 }
 
-void torch_on_block_free(uint64_t dca, uint64_t block, uint64_t entry_ns)
+static void torch_on_block_free(uint64_t dca, uint64_t block, uint64_t entry_ns)
 {
 	struct torch_state *st = tracee->torch;
 	struct pending *p;
@@ -453,6 +453,19 @@ void torch_on_block_free(uint64_t dca, uint64_t block, uint64_t entry_ns)
 	if (!hashmap_remove(&st->pending, block, NULL))	/* handed out and back before a read */
 		torch_mem_on_free(tracee->pid, block, entry_ns);
 }
+
+static void torch_on_call(const struct cuda_call *c)
+{
+	if (c->op == OP_TORCH_ALLOC)	/* this, the Block it returned, the size asked for */
+		torch_on_block_alloc(c->torch.allocator, c->torch.block, c->torch.requested, c->end_ns, c->stack);
+	else if (c->op == OP_TORCH_FREE)	/* this, the Block; when the free began */
+		torch_on_block_free(c->torch.allocator, c->torch.block, c->end_ns > c->ns ? c->end_ns - c->ns : 0);
+}
+
+const struct cuda_consumer torch_consumer = {
+	.name = "PyTorch's memory",
+	.call = torch_on_call,
+};
 
 static void block_read(struct pending *p, const unsigned char *raw)
 {

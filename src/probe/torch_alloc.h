@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cuda_call.h"
+
 struct module;
 struct torch_state;
 
@@ -39,12 +41,11 @@ void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT]
 		     bool before_gputop);
 void torch_on_module_gone(const struct module *m);
 
-/* engine/hit.c: a recorded call. dca: its DeviceCachingAllocator (this); t_ns: when the block was
- * handed out (the call's return), entry_ns: when the free began (monotonic); stack: its call
- * stack, STACK_NONE if none. Calls come in the order they returned; a free that began before
- * its block was last handed out (on another thread) is of the block's previous life. */
-void torch_on_block_alloc(uint64_t dca, uint64_t block, uint64_t requested, uint64_t t_ns, uint32_t stack);
-void torch_on_block_free(uint64_t dca, uint64_t block, uint64_t entry_ns);
+/* The calls of the OP_TORCH_* rows (cuda/cuda_call.h), as a consumer of calls: a Block handed
+ * out (when: the call's return) or freed (when the free began), with the call's stack. Calls
+ * come in the order they returned; a free that began before its block was last handed out (on
+ * another thread) is of the block's previous life. */
+extern const struct cuda_consumer torch_consumer;
 /* After each drain of the recorded calls: the Blocks handed out meanwhile are read (those taken
  * back in the same drain are never read), segments are found, the statistics read. */
 void torch_flush(void);
