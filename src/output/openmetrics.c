@@ -3,6 +3,7 @@
  * family's samples must stand together). It formats a snapshot's rows; it gathers nothing. */
 #include "openmetrics.h"
 #include "cuda_api.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -34,31 +35,6 @@ struct family {
 
 /* --- label values ------------------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0: a scraper rejects a label
- * value that is not UTF-8, and a command line can hold any bytes. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
-	else
-		return 0;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
 static uint32_t fnv1a(const char *s)
 {
 	uint32_t h = 2166136261u;
@@ -68,7 +44,7 @@ static uint32_t fnv1a(const char *s)
 	return h;
 }
 
-/* A label value, escaped; bytes that are not UTF-8 become '?'. A value longer than LABEL_MAX
+/* A label value, escaped; what is not UTF-8 becomes U+FFFD (utf8.h). A value longer than LABEL_MAX
  * is cut and, when unique must stay unique (kernel names), ends with a hash of the whole. */
 static void label_value(FILE *f, const char *v, bool unique)
 {
@@ -78,12 +54,13 @@ static void label_value(FILE *f, const char *v, bool unique)
 
 	fputc('"', f);
 	while (done < n) {
-		size_t len = utf8_len(s + done, n - done);
+		bool valid;
+		size_t len = utf8_next(v + done, n - done, &valid);
 
-		if (cut && done + (len ? len : 1) > LABEL_MAX)
+		if (cut && done + len > LABEL_MAX)
 			break;
-		if (!len)
-			fputc('?', f), len = 1;
+		if (!valid)
+			fputs(UTF8_REPLACEMENT, f);	/* utf8.h: the one rule of every output */
 		else if (s[done] == '\\' || s[done] == '"')
 			fprintf(f, "\\%c", s[done]);
 		else if (s[done] == '\n')

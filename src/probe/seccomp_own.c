@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "gputime_find.h"
 
 #define CAP_SYS_ADMIN_BIT 21
@@ -37,24 +38,10 @@ static long status_number(const char *buf, const char *key)
 	return p ? strtol(p + strlen(key), NULL, 10) : -1;
 }
 
-static int read_status(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, size - 1);
-	int err = errno;
-	close(fd);
-	if (n < 0)
-		return -err;
-	buf[n] = 0;
-	return 0;
-}
-
 static int read_state(const char *path, struct seccomp_state *s)
 {
 	char buf[4096];
-	int err = read_status(path, buf, sizeof buf);
+	int err = proc_read_file(path, buf, sizeof buf);
 	if (err < 0)
 		return err;
 	s->mode = (int)status_number(buf, "\nSeccomp:");
@@ -79,7 +66,7 @@ const struct seccomp_state *seccomp_own_state(void)
 static bool has_cap_sys_admin(void)
 {
 	char buf[4096];
-	if (read_status("/proc/self/status", buf, sizeof buf) < 0)
+	if (proc_read_file("/proc/self/status", buf, sizeof buf) < 0)
 		return false;
 	const char *p = strstr(buf, "CapEff:");
 	return p && (strtoull(p + 7, NULL, 16) >> CAP_SYS_ADMIN_BIT & 1);
@@ -130,7 +117,7 @@ static void *gpu_thread(void *arg)
 	struct timespec nap = { 0, 1000 };
 	(void)arg;
 	prctl(PR_SET_NAME, "gputop-probe");
-	if (syscall(SYS_gettid) <= 0 || read_status("/proc/thread-self/status", buf, sizeof buf) < 0)
+	if (syscall(SYS_gettid) <= 0 || proc_read_file("/proc/thread-self/status", buf, sizeof buf) < 0)
 		return (void *)1;
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || syscall(SYS_getdents64, fd, buf, sizeof buf) < 0)

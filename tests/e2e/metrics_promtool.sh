@@ -74,8 +74,8 @@ RB_LAUNCH=1 check_program threads "$SIM" 'gputop_launches_total{pid="' + -- -- "
 check_program odd "$SIMDRV" 'gputop_launches_total{pid="' 10 -- \
 	-- "$BIN/fleet_kernels" 2 10 'say "hi"' 'back\slash' $'new\nline' $'bad\xff\xfeutf8'
 expect_match "$(grep '^gputop_process_info' "$TMP/odd.prom")" \
-	'command=".*fleet_kernels 2 10 say \\"hi\\" back\\\\slash new\\nline bad\?\?utf8"' \
-	"odd: the command label escaped, bytes that are not UTF-8 as ?"
+	'command=".*fleet_kernels 2 10 say \\"hi\\" back\\\\slash new\\nline bad'$'\xef\xbf\xbd\xef\xbf\xbd''utf8"' \
+	"odd: the command label escaped, bytes that are not UTF-8 as U+FFFD (utf8.h, as every output)"
 # Two processes at once (-p A,B; ranks and jobs from their environment): a set of series each,
 # labelled with its pid, rank, local rank and job (torchrun's TORCHELASTIC_RUN_ID, else Slurm's
 # SLURM_JOB_ID; torchrun's "none" is no id), then where gputop runs (hostname, and the pod of

@@ -152,6 +152,29 @@ the_kill() {
 	fi
 }
 
+# wait_pid_or_tell PID SECONDS: wait_pid, and where the process is still there then (a gputop
+# that outlives its SIGKILL: seen once in ~100 trials, cause unknown), what each of its threads
+# waits on, into the log, before it is ended.
+wait_pid_or_tell() {
+	local t
+	if ! wait_for_exit "$1" "$2"; then
+		for t in /proc/"$1"/task/*; do
+			note "still there: thread ${t##*/} $(cat "$t/stat" 2>/dev/null | sed 's/.*) //' | cut -d' ' -f1)" \
+				"wchan $(cat "$t/wchan" 2>/dev/null) $(tr '\n' ' ' <"$t/stack" 2>/dev/null)"
+		done
+	fi
+	wait_pid "$1" 1
+}
+
+# wait_for_exit PID SECONDS: 0 once the process has ended (a zombie counts), 1 if not in time.
+wait_for_exit() {
+	local deadline=$(($(date +%s%N) + $2 * 1000000000))
+	while running "$1"; do
+		[ "$(date +%s%N)" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+
 declare -A PASSED TRIED
 
 # verdict KEY WHAT STATUS OUT_FILE LOG_FILES...: the trial's one check: STATUS and the output in
@@ -225,7 +248,7 @@ attach_trial() {
 		not_ok "$what: the program is still busy at the kill (it ended first: more rounds needed)"
 	fi
 	the_kill "$how" "$gp"
-	wait_pid "$gp" 20
+	wait_pid_or_tell "$gp" 60
 	local gstatus=$WAIT_STATUS
 	note "$what: $KILL_WHAT ${delay} ms after the workload showed; gputop status $gstatus;" \
 		"$(grep -c 'watchdog: gputop died' "$TMP/$name-g.err") watchdog line(s)"

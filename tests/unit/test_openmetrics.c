@@ -193,8 +193,8 @@ static void test_labels(void)
 	stats_on_launch(stats_kernel_id(long_a), NULL, NULL);
 	stats_on_launch(stats_kernel_id(long_b), NULL, NULL);
 	char *t = render(METRICS_PROMETHEUS, &series, 10, 3, "run \"x\" a\\b\nc \xff\xfe end", 50);
-	check(t && strstr(t, "command=\"run \\\"x\\\" a\\\\b\\nc ?? end\""),
-	      "command: quote, backslash, newline escaped; not UTF-8 as ?");
+	check(t && strstr(t, "command=\"run \\\"x\\\" a\\\\b\\nc \xef\xbf\xbd\xef\xbf\xbd end\""),
+	      "command: quote, backslash, newline escaped; not UTF-8 as U+FFFD (utf8.h)");
 	check(t && strstr(t, "gputop_launches_total{pid=\"10\",rank=\"3\"}"), "rank label after pid when known");
 	int cut = 0;
 	char first[16] = "", second[16] = "";
