@@ -1,0 +1,436 @@
+/* fake_tracee.c — the fake traced process of fake_tracee.h: the probe layer's functions (and
+ * memory, symbols, log, config) as the engine's hot path calls them, answered from what the test
+ * set. Kernel ids come from the real figures (stats_kernel_id), by the names learned. */
+#include "fake_tracee.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "breakpoints.h"
+#include "config.h"
+#include "hit.h"
+#include "kernels.h"
+#include "log.h"
+#include "memory.h"
+#include "probes.h"
+#include "rescue.h"
+#include "retfast.h"
+#include "stack_capture.h"
+#include "stacks.h"
+#include "stats.h"
+#include "symbols.h"
+#include "threads.h"
+#include "tracee.h"
+#include "xol.h"
+
+struct config config;
+
+static struct tracee process;
+static uint8_t memory[FAKE_MEM_SIZE];
+static uint64_t cuda_lo, cuda_hi;
+
+static struct lr_call done[64], flight[16];
+static int n_done, n_flight;
+
+static struct {
+	int api, n, lost_api;
+	uint64_t w[8], n_lost;
+} ring;
+
+static struct {
+	uint64_t graph;
+	struct graph_query_node nodes[8];
+	uint32_t n;
+} graphs[4];
+static int n_graphs;
+
+static struct {
+	uint64_t handle;
+	char name[128];
+} names[64];
+static int n_names;
+
+void fake_tracee_init(pid_t pid)
+{
+	if (process.hit)
+		hit_state_free(process.hit);
+	if (process.threads)
+		threads_state_free(process.threads);
+	process = (struct tracee){ .pid = pid, .threads = threads_state_new(), .hit = hit_state_new() };
+	tracee = &process;
+	memset(memory, 0, sizeof memory);
+	n_done = n_flight = n_graphs = n_names = 0;
+	ring.n = 0;
+	ring.n_lost = 0;
+}
+
+static bool inside(uint64_t addr, size_t n)
+{
+	return addr >= FAKE_MEM && addr - FAKE_MEM <= FAKE_MEM_SIZE - n;
+}
+
+uint64_t *fake_word(uint64_t addr)
+{
+	if (!inside(addr, 8)) {
+		fprintf(stderr, "fake_word: %#" PRIx64 " is not in the fake memory\n", addr);
+		abort();
+	}
+	return (uint64_t *)(void *)&memory[addr - FAKE_MEM];
+}
+
+void fake_put_string(uint64_t addr, const char *s)
+{
+	memcpy(fake_word(addr), s, strlen(s) + 1);
+}
+
+void fake_cuda_module(uint64_t lo, uint64_t hi)
+{
+	cuda_lo = lo;
+	cuda_hi = hi;
+}
+
+void fake_calls(const struct lr_call *d, int nd, const struct lr_call *f, int nf)
+{
+	if (nd)
+		memcpy(done, d, (size_t)nd * sizeof *d);
+	if (nf)
+		memcpy(flight, f, (size_t)nf * sizeof *f);
+	n_done = nd;
+	n_flight = nf;
+}
+
+void fake_ring(int api, const uint64_t w[8], int n, int lost_api, uint64_t n_lost)
+{
+	ring.api = api;
+	if (w)
+		memcpy(ring.w, w, sizeof ring.w);
+	ring.n = n;
+	ring.lost_api = lost_api;
+	ring.n_lost = n_lost;
+}
+
+void fake_graph(uint64_t graph, const struct graph_query_node *nodes, uint32_t n)
+{
+	graphs[n_graphs].graph = graph;
+	memcpy(graphs[n_graphs].nodes, nodes, n * sizeof *nodes);
+	graphs[n_graphs++].n = n;
+}
+
+const char *fake_kernel_name(uint64_t handle)
+{
+	for (int i = n_names - 1; i >= 0; i--)
+		if (names[i].handle == handle)
+			return names[i].name;
+	return NULL;
+}
+
+/* ---- base: memory, symbols, log --------------------------------------------------------------- */
+
+int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	(void)pid;
+	if (!inside(addr, len))
+		return -EFAULT;
+	memcpy(buf, &memory[addr - FAKE_MEM], len);
+	return 0;
+}
+
+int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	(void)pid;
+	if (!inside(addr, len))
+		return -EFAULT;
+	memcpy(&memory[addr - FAKE_MEM], buf, len);
+	return 0;
+}
+
+int mem_read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
+{
+	(void)pid;
+	if (!inside(addr, 1) || !size)
+		return -EFAULT;
+	size_t n = FAKE_MEM_SIZE - (addr - FAKE_MEM);
+	snprintf(buf, size, "%.*s", (int)(n < size ? n : size), (const char *)&memory[addr - FAKE_MEM]);
+	return 0;
+}
+
+const struct module *sym_module_at(uint64_t addr)
+{
+	static const struct module cuda = { .id = 1, .path = "/fake/libcudart.so.13", .base = "libcudart.so.13" };
+	return addr >= cuda_lo && addr < cuda_hi ? &cuda : NULL;
+}
+
+static void say(const char *what, const char *fmt, va_list ap)
+{
+	printf("# %s: ", what);
+	vprintf(fmt, ap);
+	putchar('\n');
+}
+
+void log_debug(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+void log_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say("warning", fmt, ap);
+	va_end(ap);
+}
+
+void log_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say("error", fmt, ap);
+	va_end(ap);
+}
+
+/* ---- probe: where the probes are, what the stubs recorded ------------------------------------- */
+
+bool probes_in_scope(const struct api_spec *s, uint64_t addr)
+{
+	(void)s;
+	return addr >= cuda_lo && addr < cuda_hi;
+}
+
+bool probes_stops_for_stack(const struct api_spec *spec)
+{
+	(void)spec;
+	return false;
+}
+
+const uint64_t *probes_graph_fns(void)
+{
+	static const uint64_t fns[GQ_FN_COUNT];
+	return fns;
+}
+
+uint64_t probes_func_get_name(void)
+{
+	return 0;
+}
+
+uint64_t probes_kernel_get_name(void)
+{
+	return 0;
+}
+
+int graph_query_nodes(struct thread *t, const uint64_t fns[GQ_FN_COUNT], uint64_t graph, struct graph_query_node *out,
+		      uint32_t *n)
+{
+	(void)t, (void)fns;
+	for (int i = 0; i < n_graphs; i++)
+		if (graphs[i].graph == graph) {
+			memcpy(out, graphs[i].nodes, graphs[i].n * sizeof *out);
+			*n = graphs[i].n;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+struct bp *bp_iter(uint32_t *cursor)
+{
+	(void)cursor;
+	return NULL;
+}
+
+int launchring_probe_api(int probe)
+{
+	return probe >= 0 && probe < cuda_api_count() ? probe : -1;
+}
+
+bool launchring_has_calls(void)
+{
+	return true;
+}
+
+int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n_in_flight)
+{
+	int n = n_done;
+	memcpy(out, done, (size_t)n_done * sizeof *out);
+	memcpy(in_flight, flight, (size_t)n_flight * sizeof *in_flight);
+	*n_in_flight = n_flight;
+	n_done = n_flight = 0;
+	return n;
+}
+
+void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
+		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg)
+{
+	for (int i = 0; i < ring.n; i++)
+		on_record(ring.api, ring.w, arg);
+	if (ring.n_lost)
+		on_lost(ring.lost_api, ring.n_lost, arg);
+	ring.n = 0;
+	ring.n_lost = 0;
+}
+
+void launchring_seen(uint64_t handle)
+{
+	(void)handle;
+}
+
+void launchring_unsee(uint64_t handle)
+{
+	(void)handle;
+}
+
+/* The return stub: ready (its records are read), but it never takes a call at an int3's entry:
+ * those return through the trampoline. Ticks are ns. */
+bool retfast_ready(void)
+{
+	return true;
+}
+
+int retfast_begin(pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t out2, uint64_t slot, uint64_t next)
+{
+	(void)tid, (void)key, (void)ret, (void)out, (void)out2, (void)slot, (void)next;
+	return -1;
+}
+
+int retfast_read(pid_t pid, const int32_t *idx, int n, struct ret_record *out)
+{
+	(void)pid, (void)idx, (void)n, (void)out;
+	return -ESRCH;
+}
+
+void retfast_free(pid_t pid, const int32_t *idx, int n)
+{
+	(void)pid, (void)idx, (void)n;
+}
+
+uint64_t retfast_stub(void)
+{
+	return 0;
+}
+
+uint64_t retfast_entry_stamp(void)
+{
+	return 0;
+}
+
+uint64_t retfast_record_addr(int rec)
+{
+	(void)rec;
+	return 0;
+}
+
+uint64_t retfast_ticks_to_ns(uint64_t ticks)
+{
+	return ticks;
+}
+
+uint64_t retfast_tsc_to_mono(uint64_t tsc)
+{
+	return tsc;
+}
+
+uint64_t xol_trampoline(void)
+{
+	return FAKE_TRAMPOLINE;
+}
+
+int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret, uint64_t *scratch_out)
+{
+	(void)t, (void)func, (void)args, (void)ret, (void)scratch_out;
+	return -ENOSYS;
+}
+
+int rescue_frame(uint64_t slot, uint64_t ret)
+{
+	(void)slot, (void)ret;
+	return 0;
+}
+
+void rescue_frame_done(int handle)
+{
+	(void)handle;
+}
+
+/* ---- kernels: names by handle, ids from the figures ---------------------------------------- */
+
+static void learn(uint64_t value, const char *name)
+{
+	if (n_names == (int)(sizeof names / sizeof names[0]))
+		return;
+	names[n_names].handle = value;
+	snprintf(names[n_names++].name, sizeof names[0].name, "%s", name);
+}
+
+void kernels_learn_name(uint64_t value, const char *mangled)
+{
+	learn(value, mangled);
+}
+
+void kernels_learn_from_stub(uint64_t value, uint64_t stub)
+{
+	const char *name = fake_kernel_name(stub);
+	if (name)
+		learn(value, name);
+}
+
+void kernels_learn_alias(uint64_t value, uint64_t known)
+{
+	kernels_learn_from_stub(value, known);
+}
+
+int kernels_id_of(pid_t pid, uint64_t value)
+{
+	char unnamed[32];
+	const char *name = fake_kernel_name(value);
+	(void)pid;
+	if (!name) {
+		snprintf(unnamed, sizeof unnamed, "kernel@%#" PRIx64, value);
+		name = unnamed;
+	}
+	return stats_kernel_id(name);
+}
+
+bool kernels_seen(uint64_t value)
+{
+	return fake_kernel_name(value) != NULL;
+}
+
+bool kernels_named(uint64_t value)
+{
+	(void)value;
+	return true;	/* the driver is never asked */
+}
+
+bool kernels_recheck(uint64_t value)
+{
+	(void)value;
+	return false;
+}
+
+/* ---- call stacks: none taken ---------------------------------------------------------------- */
+
+uint32_t stack_capture(struct thread *t, const arch_regs_t *r)
+{
+	(void)t, (void)r;
+	return STACK_NONE;
+}
+
+uint32_t stack_capture_launch(struct thread *t, const arch_regs_t *r)
+{
+	(void)t, (void)r;
+	return STACK_NONE;
+}
+
+bool stack_capture_launch_due(int kernel, uint64_t now)
+{
+	(void)kernel, (void)now;
+	return false;
+}
+
+void stack_capture_note_handle(uint64_t handle)
+{
+	(void)handle;
+}
