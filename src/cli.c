@@ -231,7 +231,7 @@ static int parse_pids(const char *arg, struct options *opt)
 /* --stacks: a comma-separated list of allocs, frees, syncs, launches, all, none. */
 static bool parse_stacks(const char *s, unsigned *out)
 {
-	static const struct { const char *name; unsigned bits; } words[] = {
+	static const struct { char name[12]; unsigned bits; } words[] = {
 		{ "allocs", CONFIG_STACKS_ALLOCS }, { "frees", CONFIG_STACKS_FREES },
 		{ "syncs", CONFIG_STACKS_SYNCS }, { "launches", CONFIG_STACKS_LAUNCHES },
 		{ "all", CONFIG_STACKS_ALLOCS | CONFIG_STACKS_FREES | CONFIG_STACKS_SYNCS | CONFIG_STACKS_LAUNCHES },

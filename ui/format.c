@@ -70,8 +70,10 @@ static double fmt_rounded(double v)
 	return (double)(uint64_t)(v * scale + 0.5) / scale;
 }
 
-/* v in units unit[0], divided by step until it fits; whole numbers in the first unit. */
-static void fmt_scaled(char *buf, size_t n, double v, double step, const char *const *unit,
+/* v in units unit[0], divided by step until it fits; whole numbers in the first unit. Units are
+ * characters, not pointers: the tables need no relocation and lie in .rodata. */
+enum { FMT_UNIT = 8 };
+static void fmt_scaled(char *buf, size_t n, double v, double step, const char (*unit)[FMT_UNIT],
 		       int n_unit, const char *sep)
 {
 	int u = 0;
@@ -88,7 +90,7 @@ static void fmt_scaled(char *buf, size_t n, double v, double step, const char *c
 
 void fmt_bytes(char *buf, size_t n, uint64_t bytes)
 {
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	static const char unit[][FMT_UNIT] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
 
 	if (bytes < 1024) {	/* exact: a double would print the same, but say so */
 		snprintf(buf, n, "%" PRIu64 " B", bytes);
@@ -99,7 +101,7 @@ void fmt_bytes(char *buf, size_t n, uint64_t bytes)
 
 void fmt_rate(char *buf, size_t n, uint64_t bytes, uint64_t ns)
 {
-	static const char *const unit[] = { "B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s" };
+	static const char unit[][FMT_UNIT] = { "B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s" };
 
 	if (!ns) {
 		snprintf(buf, n, "%s", fmt_dash());
@@ -110,7 +112,7 @@ void fmt_rate(char *buf, size_t n, uint64_t bytes, uint64_t ns)
 
 void fmt_count(char *buf, size_t n, uint64_t v)
 {
-	static const char *const unit[] = { "", "k", "M", "G", "T", "P", "E" };
+	static const char unit[][FMT_UNIT] = { "", "k", "M", "G", "T", "P", "E" };
 
 	if (v < 1000) {
 		snprintf(buf, n, "%" PRIu64, v);
@@ -170,7 +172,7 @@ void fmt_age(char *buf, size_t n, uint64_t ns)
 
 void fmt_sparkline(char *buf, size_t size, const double *v, int n, double max)
 {
-	static const char *const block[] = { "\u2581", "\u2582", "\u2583", "\u2584",
+	static const char block[][4] = { "\u2581", "\u2582", "\u2583", "\u2584",
 					     "\u2585", "\u2586", "\u2587", "\u2588" };
 	static const char ascii[] = " .:-=+*#";
 	size_t used = 0;

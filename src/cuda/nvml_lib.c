@@ -100,7 +100,7 @@ int nvml_open(const char *path, char *why, size_t why_len)
 {
 	/* Only what gputop cannot do without is required: a driver that lacks a meter's entry
 	 * point (an old one, or one that dropped a deprecated call) shows that meter as unknown. */
-	static const struct { size_t offset; const char *name; bool required; } entries[] = {
+	static const struct { size_t offset; char name[48]; bool required; } entries[] = {
 #define ENTRY(field, name, required) { offsetof(__typeof__(N), field), name, required }
 		ENTRY(init, "nvmlInit_v2", true), ENTRY(shutdown, "nvmlShutdown", true),
 		ENTRY(error_string, "nvmlErrorString", true), ENTRY(count, "nvmlDeviceGetCount_v2", true),

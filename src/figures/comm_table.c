@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-const char *const coll_name[COLL_COUNT] = {
+const char coll_name[COLL_COUNT][COLL_NAME_MAX] = {
 	[COLL_ALLREDUCE] = "AllReduce", [COLL_BROADCAST] = "Broadcast", [COLL_REDUCE] = "Reduce",
 	[COLL_ALLGATHER] = "AllGather", [COLL_REDUCESCATTER] = "ReduceScatter",
 	[COLL_ALLTOALL] = "AlltoAll", [COLL_GATHER] = "Gather", [COLL_SCATTER] = "Scatter",

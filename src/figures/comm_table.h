@@ -65,7 +65,10 @@ struct stats_comm {
 	struct comm_send sends[COMM_MAX_SENDS];	/* not yet in p2p: see comm_table_resolve */
 };
 
-extern const char *const coll_name[COLL_COUNT];	/* "AllReduce", ..., "Send", "Recv" */
+/* "AllReduce", ..., "Send", "Recv": characters, not pointers, so the table needs no relocation
+ * and lies in .rodata. */
+enum { COLL_NAME_MAX = 16 };
+extern const char coll_name[COLL_COUNT][COLL_NAME_MAX];
 
 /* The slot of a device number: COMM_DEV_UNKNOWN for -1 or one past the table. */
 int comm_dev_slot(int device);

@@ -23,7 +23,7 @@ const struct torch_process *torch_rows_process(const struct torch_snapshot *s, p
 /* A library of PyTorch's (or the C++ runtime's) own: not where a program allocated. */
 static bool torch_library(const char *module)
 {
-	static const char *const own[] = { "libc10", "libtorch", "libstdc++", "libgcc_s" };
+	static const char own[][12] = { "libc10", "libtorch", "libstdc++", "libgcc_s" };
 	for (size_t i = 0; module && i < sizeof own / sizeof own[0]; i++)
 		if (strncmp(module, own[i], strlen(own[i])) == 0)
 			return true;

@@ -14,7 +14,7 @@
 #include "stacks.h"
 #include "utf8.h"
 
-static const char *const metric_names[] = { "live-bytes", "allocated-bytes", "launches", "api-time" };
+static const char metric_names[][20] = { "live-bytes", "allocated-bytes", "launches", "api-time" };
 
 int folded_metric_parse(const char *name)
 {

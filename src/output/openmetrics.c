@@ -524,7 +524,7 @@ static const struct family families[] = {
 static void family_header(struct writer *w)
 {
 	const struct family *fam = w->family;
-	static const char *const om_type[] = { "counter", "gauge", "info" };
+	static const char om_type[][8] = { "counter", "gauge", "info" };
 
 	if (w->format == METRICS_OPENMETRICS) {
 		fprintf(w->f, "# TYPE %s %s\n", fam->name, om_type[fam->type]);

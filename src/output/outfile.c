@@ -21,7 +21,7 @@
 
 /* File systems whose "files" are the kernel's knobs and views, not storage: a write there is
  * lost (/proc/version answers EIO) or, worse, does something (/proc/self/comm renames). */
-static const struct { unsigned long magic; const char *name; } pseudo_fs[] = {
+static const struct { unsigned long magic; char name[16]; } pseudo_fs[] = {
 	{ PROC_SUPER_MAGIC, "/proc" }, { SYSFS_MAGIC, "/sys" }, { DEBUGFS_MAGIC, "debugfs" },
 	{ TRACEFS_MAGIC, "tracefs" }, { SECURITYFS_MAGIC, "securityfs" },
 	{ CGROUP_SUPER_MAGIC, "cgroup" }, { CGROUP2_SUPER_MAGIC, "cgroup2" },

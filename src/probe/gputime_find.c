@@ -34,7 +34,7 @@ static bool there(pid_t pid, const char *path)
 	return access(full, R_OK) == 0;
 }
 
-static const char *const sonames[] = { "libcupti.so.13", "libcupti.so.12", "libcupti.so" };
+static const char sonames[][20] = { "libcupti.so.13", "libcupti.so.12", "libcupti.so" };
 
 /* In dir, or where NVIDIA's wheels put CUPTI beside the runtime (nvidia/cuda_runtime/lib ->
  * nvidia/cuda_cupti/lib; CUDA 13's nvidia/cu13/lib holds both). */

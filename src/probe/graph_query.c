@@ -10,7 +10,7 @@
 #include "threads.h"
 #include "xol.h"
 
-static const char *const fn_names[GQ_FN_COUNT] = {
+static const char fn_names[GQ_FN_COUNT][32] = {
 	[GQ_GET_NODES] = "cuGraphGetNodes",
 	[GQ_NODE_TYPE] = "cuGraphNodeGetType",
 	[GQ_KERNEL_PARAMS] = "cuGraphKernelNodeGetParams_v2",

@@ -35,7 +35,7 @@ static const struct module_scan empty;
  * are walked, and PyTorch's libc10_cuda.so (its caching allocator); the rest cannot hold them. */
 static bool may_hold_cuda(const struct module *m)
 {
-	static const char *const names[] = { "libcudart", "libcuda.", "libnccl", "libnvshmem", "libc.so",
+	static const char names[][16] = { "libcudart", "libcuda.", "libnccl", "libnvshmem", "libc.so",
 					     "libc10_cuda." };
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strncmp(m->base, names[i], strlen(names[i])) == 0)

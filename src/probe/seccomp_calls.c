@@ -101,7 +101,7 @@ const struct seccomp_feature_calls *seccomp_feature_calls(enum seccomp_feature f
 
 const char *seccomp_call_name(long nr, char *buf, size_t size)
 {
-	static const struct { long nr; const char *name; } names[] = {
+	static const struct { long nr; char name[24]; } names[] = {
 		{ SYS_mmap, "mmap" }, { SYS_munmap, "munmap" }, { SYS_getpid, "getpid" },
 		{ SYS_gettid, "gettid" }, { SYS_futex, "futex" }, { SYS_openat, "openat" },
 		{ SYS_read, "read" }, { SYS_pread64, "pread64" }, { SYS_newfstatat, "newfstatat" },
