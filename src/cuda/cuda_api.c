@@ -333,9 +333,12 @@ int cuda_api_find(const char *name)
 	return -1;
 }
 
+/* The name in the row, not a pointer to it: the tables need no relocation and lie in .rodata.
+ * The longest name is 41 characters (CUDA 13's headers); one of 48 or more would not fit (the
+ * compiler refuses one longer than the array, but one of exactly 48 would lose its NUL). */
 struct cuda_error_row {
 	int code;
-	const char *name;
+	char name[48];
 };
 #include "cuda_errors.inc"
 
