@@ -67,7 +67,7 @@ static bool env_is(const char *v, const char *name, const char **value)
 void proc_job(pid_t pid, struct proc_job *job)
 {
 	char path[64];
-	static char env[1 << 16];
+	char env[1 << 16];
 	const char *val, *run_id = NULL, *slurm_job = NULL;
 	*job = (struct proc_job){ .rank = -1, .local_rank = -1 };
 	snprintf(path, sizeof path, "/proc/%d/environ", pid);

@@ -84,11 +84,9 @@ static struct {
 /* An optional entry point, as NVML answers where a function is missing. */
 #define OPTIONAL(fn, ...) (N.fn ? N.fn(__VA_ARGS__) : NVML_ERROR_FUNCTION_NOT_FOUND)
 
-/* Big enough for any one GPU's processes; kept off the stack (one caller at a time). */
+/* Big enough for any one GPU's processes (the buffers below, 64 KiB at most on the stack of
+ * the thread that polls NVML). */
 #define NVML_PROCS_MAX	1024
-static nvml_process_info proc_buf[NVML_PROCS_MAX];
-static nvml_process_sample sample_buf[NVML_PROCS_MAX];
-static unsigned long long newest_buf[NVML_PROCS_MAX];	/* per process read: its newest sample */
 
 static void say(char *why, size_t n, const char *what, nvmlReturn_t r)
 {
@@ -244,6 +242,8 @@ static unsigned long long realtime_us(void)
 static void read_utilization(nvmlDevice_t d, struct nvml_process_reading *out, int n,
 			     unsigned long long *last_us)
 {
+	nvml_process_sample sample_buf[NVML_PROCS_MAX];
+	unsigned long long newest_buf[NVML_PROCS_MAX];	/* per process read: its newest sample */
 	unsigned int count = NVML_PROCS_MAX;
 	unsigned long long since = *last_us ? *last_us : realtime_us() - 1000000ull;
 	nvmlReturn_t r = OPTIONAL(process_util, d, sample_buf, &count, since);
@@ -273,6 +273,7 @@ int nvml_read_processes(int i, struct nvml_process_reading *out, int max,
 			unsigned long long *last_us, char *why, size_t why_len)
 {
 	nvmlDevice_t d;
+	nvml_process_info proc_buf[NVML_PROCS_MAX];
 	unsigned int count = NVML_PROCS_MAX;
 	nvmlReturn_t r = N.lib ? N.handle((unsigned)i, &d) : NVML_ERROR_NOT_FOUND;
 	int n = 0;

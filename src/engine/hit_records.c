@@ -192,7 +192,7 @@ static int read_batch(struct thread *const *who, const int32_t *idx, int n, stru
 void hit_collect_returns(uint64_t now)
 {
 	enum { BATCH = 64 };
-	static struct done done[BATCH];
+	struct done done[BATCH];
 	struct thread *who[BATCH];
 	uint32_t frame[BATCH];
 	int32_t idx[BATCH];

@@ -33,7 +33,7 @@ static int kernel_id(void *ctx, uint32_t name)
 	if (g->ids[name] != -2)
 		return g->ids[name];
 	uint32_t off = 0;
-	static char text[16384];	/* scratch, off the stack */
+	char text[16384];
 	g->ids[name] = -1;
 	if (mem_read(g->pid, AT(name_at) + 4ull * name, &off, sizeof off) == 0 && off < GT_NAME_BYTES &&
 	    mem_read_string(g->pid, AT(names) + off, text, sizeof text) == 0) {

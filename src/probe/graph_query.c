@@ -122,7 +122,7 @@ static int describe(struct thread *t, const uint64_t *fns, uint64_t node, uint64
 int graph_query_nodes(struct thread *t, const uint64_t fns[GQ_FN_COUNT], uint64_t graph,
 		      struct graph_query_node *out, uint32_t *n)
 {
-	static uint64_t nodes[GQ_MAX_NODES];	/* scratch, off the stack */
+	uint64_t nodes[GQ_MAX_NODES];	/* 63 KiB: the tracer is the main thread */
 	uint64_t scratch = 0, count = 0;
 	*n = 0;
 	for (int i = 0; i < GQ_FN_COUNT; i++)

@@ -249,8 +249,8 @@ void kernels_scan_handle_vars(pid_t pid)
 {
 	struct kernels_state *st = tracee->kernels;
 	enum { BATCH = MEM_READV_MAX };	/* one system call reads so many: libtorch_cuda.so has ~30,000 */
-	static uint64_t vals[BATCH];
-	static struct mem_range r[BATCH];
+	uint64_t vals[BATCH];
+	struct mem_range r[BATCH];	/* with vals, 32 KiB */
 	st->last_scan_ns = now_ns();
 	st->unknown_since_scan = st->added_since_scan = false;
 	for (size_t i = 0; i < st->n_vars; i += BATCH) {

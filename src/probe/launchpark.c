@@ -30,7 +30,7 @@ static int read_slots(struct park_slot s[LR_PARK_SLOTS])
 
 int launchpark_waiting(struct lr_parked out[])
 {
-	static struct park_slot s[LR_PARK_SLOTS];	/* scratch, off the stack */
+	struct park_slot s[LR_PARK_SLOTS];
 	int n = 0;
 	if (read_slots(s) < 0)
 		return 0;
@@ -42,7 +42,7 @@ int launchpark_waiting(struct lr_parked out[])
 
 int launchpark_slot_of(pid_t tid, uint64_t *sp)
 {
-	static struct park_slot s[LR_PARK_SLOTS];
+	struct park_slot s[LR_PARK_SLOTS];
 	if (read_slots(s) < 0)
 		return -1;
 	for (int i = 0; i < LR_PARK_SLOTS; i++)

@@ -388,7 +388,7 @@ static int ring_write(uint64_t addr, const void *buf, size_t len)
 static void drain_lost(void (*on_lost)(int, uint64_t, void *), void *arg)
 {
 	struct launchring_state *st = tracee->launchring;
-	static uint64_t lost[LR_PROBES];
+	uint64_t lost[LR_PROBES];
 	if (!st->n_probes || ring_read(st->ring + OFF_LOST, lost, 8 * (size_t)st->n_probes) < 0)
 		return;
 	for (int i = 0; i < st->n_probes; i++)
@@ -459,7 +459,7 @@ void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg)
 {
 	struct launchring_state *st = tracee->launchring;
-	static uint64_t buf[BATCH * LR_WORDS];
+	uint64_t buf[BATCH * LR_WORDS];	/* 32 KiB */
 	size_t n;
 	if (!st->ring)
 		return;
@@ -487,7 +487,7 @@ bool launchring_has_calls(void)
 int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n_in_flight)
 {
 	struct launchring_state *st = tracee->launchring;
-	static struct lr_call all[LR_CALL_RECORDS];
+	struct lr_call all[LR_CALL_RECORDS];	/* 16 KiB */
 	*n_in_flight = 0;
 	if (!launchring_has_calls() || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
 		return 0;
@@ -502,7 +502,7 @@ int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n
 void launchring_restore_calls(void)
 {
 	struct launchring_state *st = tracee->launchring;
-	static struct lr_call all[LR_CALL_RECORDS];
+	struct lr_call all[LR_CALL_RECORDS];	/* 16 KiB */
 	if (!launchring_has_calls() || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
 		return;
 	for (int i = 0; i < LR_CALL_RECORDS; i++) {
