@@ -1,6 +1,6 @@
 /* fake_tracee.c — the fake traced process of fake_tracee.h: the probe layer's functions (and
- * memory, symbols, log, config) as the engine's hot path calls them, answered from what the test
- * set. Kernel ids come from the real figures (stats_kernel_id), by the names learned. */
+ * symbols) as the engine's hot path calls them, answered from what the test set. Kernel ids
+ * come from the real figures (stats_kernel_id), by the names learned. */
 #include "fake_tracee.h"
 
 #include <errno.h>
@@ -11,11 +11,8 @@
 #include <string.h>
 
 #include "breakpoints.h"
-#include "config.h"
 #include "hit.h"
 #include "kernels.h"
-#include "log.h"
-#include "memory.h"
 #include "probes.h"
 #include "rescue.h"
 #include "retfast.h"
@@ -27,10 +24,7 @@
 #include "tracee.h"
 #include "xol.h"
 
-struct config config;
-
 static struct tracee process;
-static uint8_t memory[FAKE_MEM_SIZE];
 static uint64_t cuda_lo, cuda_hi;
 
 static struct lr_call done[64], flight[16];
@@ -54,6 +48,9 @@ static struct {
 } names[64];
 static int n_names;
 
+static struct bp *bps[32];
+static int n_bps;
+
 void fake_tracee_init(pid_t pid)
 {
 	if (process.hit)
@@ -62,29 +59,10 @@ void fake_tracee_init(pid_t pid)
 		threads_state_free(process.threads);
 	process = (struct tracee){ .pid = pid, .threads = threads_state_new(), .hit = hit_state_new() };
 	tracee = &process;
-	memset(memory, 0, sizeof memory);
-	n_done = n_flight = n_graphs = n_names = 0;
+	fake_memory_clear();
+	n_done = n_flight = n_graphs = n_names = n_bps = 0;
 	ring.n = 0;
 	ring.n_lost = 0;
-}
-
-static bool inside(uint64_t addr, size_t n)
-{
-	return addr >= FAKE_MEM && addr - FAKE_MEM <= FAKE_MEM_SIZE - n;
-}
-
-uint64_t *fake_word(uint64_t addr)
-{
-	if (!inside(addr, 8)) {
-		fprintf(stderr, "fake_word: %#" PRIx64 " is not in the fake memory\n", addr);
-		abort();
-	}
-	return (uint64_t *)(void *)&memory[addr - FAKE_MEM];
-}
-
-void fake_put_string(uint64_t addr, const char *s)
-{
-	memcpy(fake_word(addr), s, strlen(s) + 1);
 }
 
 void fake_cuda_module(uint64_t lo, uint64_t hi)
@@ -128,68 +106,12 @@ const char *fake_kernel_name(uint64_t handle)
 	return NULL;
 }
 
-/* ---- base: memory, symbols, log --------------------------------------------------------------- */
-
-int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	(void)pid;
-	if (!inside(addr, len))
-		return -EFAULT;
-	memcpy(buf, &memory[addr - FAKE_MEM], len);
-	return 0;
-}
-
-int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
-{
-	(void)pid;
-	if (!inside(addr, len))
-		return -EFAULT;
-	memcpy(&memory[addr - FAKE_MEM], buf, len);
-	return 0;
-}
-
-int mem_read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
-{
-	(void)pid;
-	if (!inside(addr, 1) || !size)
-		return -EFAULT;
-	size_t n = FAKE_MEM_SIZE - (addr - FAKE_MEM);
-	snprintf(buf, size, "%.*s", (int)(n < size ? n : size), (const char *)&memory[addr - FAKE_MEM]);
-	return 0;
-}
+/* ---- base: symbols ------------------------------------------------------------------------------ */
 
 const struct module *sym_module_at(uint64_t addr)
 {
 	static const struct module cuda = { .id = 1, .path = "/fake/libcudart.so.13", .base = "libcudart.so.13" };
 	return addr >= cuda_lo && addr < cuda_hi ? &cuda : NULL;
-}
-
-static void say(const char *what, const char *fmt, va_list ap)
-{
-	printf("# %s: ", what);
-	vprintf(fmt, ap);
-	putchar('\n');
-}
-
-void log_debug(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-void log_warn(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	say("warning", fmt, ap);
-	va_end(ap);
-}
-
-void log_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	say("error", fmt, ap);
-	va_end(ap);
 }
 
 /* ---- probe: where the probes are, what the stubs recorded ------------------------------------- */
@@ -235,10 +157,23 @@ int graph_query_nodes(struct thread *t, const uint64_t fns[GQ_FN_COUNT], uint64_
 	return -ENOENT;
 }
 
+void fake_bp(struct bp *b)
+{
+	if (n_bps < (int)(sizeof bps / sizeof bps[0]))
+		bps[n_bps++] = b;
+}
+
+struct bp *bp_find(uint64_t addr)
+{
+	for (int i = 0; i < n_bps; i++)
+		if (bps[i]->addr == addr)
+			return bps[i];
+	return NULL;
+}
+
 struct bp *bp_iter(uint32_t *cursor)
 {
-	(void)cursor;
-	return NULL;
+	return *cursor < (uint32_t)n_bps ? bps[(*cursor)++] : NULL;
 }
 
 int launchring_probe_api(int probe)
