@@ -138,13 +138,9 @@ void tracee_select(struct tracee *t)
 
 struct tracee *tracee_owner(pid_t tid)
 {
-	struct tracee *was = tracee;
-	for (uint32_t i = 0; i < n_list; i++) {
-		tracee_select(list[i]);
-		if (threads_find(tid))
+	for (uint32_t i = 0; i < n_list; i++)
+		if (threads_find_in(list[i]->threads, tid))
 			return list[i];
-	}
-	tracee_select(was);
 	return NULL;
 }
 

@@ -23,7 +23,7 @@ struct thread;
 int tracee_open(pid_t pid, bool launched);
 /* Makes t the current process: `tracee`, and the rescue table and figures it feeds. */
 void tracee_select(struct tracee *t);
-/* The traced process one of whose threads is tid, made current; NULL (current unchanged). */
+/* The traced process one of whose threads is tid; NULL. The current process stays. */
 struct tracee *tracee_owner(pid_t tid);
 /* The traced processes, in the order they were taken: *it starts at 0. */
 struct tracee *tracee_next(uint32_t *it);

@@ -143,9 +143,10 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 &&
 		    !tracer_shares_memory((pid_t)msg)) {
 			struct tracee *parent = tracee;
-			if (!tracee_owner((pid_t)msg))
+			if (!tracee_owner((pid_t)msg)) {
 				follow_fork(parent, (pid_t)msg);
-			tracee_select(parent);
+				tracee_select(parent);	/* following made the child current */
+			}
 		}
 		tracee_release(t);
 		return;
@@ -174,8 +175,10 @@ static void dispatch(const struct trace_stop *e, uint64_t now)
 {
 	if (rescue_is_watchdog(e->tid))
 		return;	/* our own child, not the program's */
-	struct tracee *was = tracee;
-	struct thread *t = tracee_owner(e->tid) ? threads_find(e->tid) : tracer_adopt(e);
+	struct tracee *was = tracee, *owner = tracee_owner(e->tid);
+	if (owner)
+		tracee_select(owner);
+	struct thread *t = owner ? threads_find(e->tid) : tracer_adopt(e);
 	if (t && event_is_end(e))
 		tracee_on_exit(e);
 	else if (t)
