@@ -314,7 +314,7 @@ static void start_running(void)
 			continue;
 		tracee_release(t);
 	}
-	stats_set_threads(threads_count());
+	stats_set_threads(tracee->stats_id, threads_count());
 	if (stop_began_ns) {	/* an attach's stop */
 		stop_ended_ns = now_ns();
 		stop_ns = stop_ended_ns - stop_began_ns;

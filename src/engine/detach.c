@@ -318,8 +318,8 @@ static void emergency_detach_one(uint64_t deadline)
 	}
 }
 
-/* The process a thread belongs to, made current by a plain store: the crash path must not
- * take the figures' lock (tracee_select), which the crash may have left held. */
+/* The process a thread belongs to, made current by a plain store, as emergency_detach makes
+ * each one: the crash path switches `tracee` alone, not the rescue table (tracee_select). */
 static struct thread *emergency_owner(pid_t tid)
 {
 	uint32_t it = 0;

@@ -73,9 +73,15 @@ static int load_args(pid_t tid, const struct api_spec *s, const arch_regs_t *r,
 	return decode_args(s, r, read_mem, &tid, a, ret);
 }
 
+/* Whether addr is in a live device allocation of the current process (decode's question). */
+static bool is_device_ptr(uint64_t addr)
+{
+	return stats_is_device_ptr(tracee->stats_id, addr);
+}
+
 void hit_call_from_args(struct thread *t, int api, const uint64_t *a, struct cuda_call *c)
 {
-	decode_call(api, a, read_mem, &t->tid, stats_is_device_ptr, c);
+	decode_call(api, a, read_mem, &t->tid, is_device_ptr, c);
 	c->pid = tracee->pid;
 	c->tid = t->tid;
 	if (c->op == OP_COPY)
@@ -91,7 +97,7 @@ void hit_call_return(struct thread *t, struct cuda_call *c, const struct call_re
 		const struct module *caller = sym_module_at(c->caller);
 		c->alloc.caller_module = caller ? caller->base : NULL;
 	}
-	account_call(t, c);
+	account_call(tracee, t, c);
 }
 
 /* Calls probed at entry only: driver launches of kernels and graphs (one stop each, where the
@@ -110,7 +116,7 @@ static void entry_only(struct thread *t, int api, const arch_regs_t *r, const ui
 		if (kernel >= 0 && ((sampled && config.stack_depth > 0) || stack_capture_launch_due(kernel, now_ns())))
 			c.stack = stack_capture_launch(t, r);
 	}
-	account_call(t, &c);
+	account_call(tracee, t, &c);
 }
 
 /* A new frame on t's shadow stack (frame.h). */

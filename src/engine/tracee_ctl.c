@@ -133,7 +133,6 @@ void tracee_select(struct tracee *t)
 {
 	tracee = t;
 	rescue_select(t ? t->rescue_slot : -1);
-	stats_select_process(t ? t->stats_id : -1);
 }
 
 struct tracee *tracee_owner(pid_t tid)

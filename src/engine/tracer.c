@@ -300,7 +300,7 @@ static void housekeeping(void)
 		tracee_select(p);
 		tracee_forget_vanished_threads();
 		if (threads_count())
-			stats_set_threads(threads_count());	/* the last count stays once it ended */
+			stats_set_threads(tracee->stats_id, threads_count());	/* the last count stays once it ended */
 		stack_capture_sample_launches();
 		libwatch_tick();
 	}
@@ -456,13 +456,13 @@ int tracer_loop(double timeout_s, bool need_cuda)
 			gputime_stop_all();	/* its library flushes and unloads itself first */
 			housekeeping();
 			tracee_select(root);
-			budget_finish(now_ns(), tracee->stops);
+			budget_finish(now_ns(), tracee->stops, tracee->stats_id);
 			int err = tracer_detach_all();
 			if (tracee->launched && !tracee->exited && tracer_stop_from_terminal)
 				wait_for_launched();
 			return err;
 		}
-		budget_poll(now, tracee->stops);
+		budget_poll(now, tracee->stops, tracee->stats_id);
 		if (req == REQ_KILL && !killing) {
 			uint32_t it = 0;
 			for (struct tracee *p; (p = tracee_next(&it));)
@@ -485,6 +485,6 @@ int tracer_loop(double timeout_s, bool need_cuda)
 	}
 	housekeeping();
 	tracee_select(root);
-	budget_finish(now_ns(), tracee->stops);
+	budget_finish(now_ns(), tracee->stops, tracee->stats_id);
 	return 0;
 }

@@ -390,7 +390,7 @@ int kernels_id_of(pid_t pid, uint64_t value)
 		snprintf(unnamed, sizeof unnamed, "kernel@%#" PRIx64, value);
 		name = unnamed;
 	}
-	return stats_kernel_id(name);
+	return stats_kernel_id(tracee->stats_id, name);
 }
 
 bool kernels_seen(uint64_t value)
