@@ -153,7 +153,7 @@ void hit_forget_frames(struct thread *t, uint32_t from)
 {
 	struct hit_state *st = tracee->hit;
 	for (uint32_t k = from; k < t->depth; k++) {
-		rescue_frame_done(t->frames[k].rescue);
+		rescue_frame_done(tracee->rescue_slot, t->frames[k].rescue);
 		if (t->frames[k].rec >= 0) {
 			retfast_free(t->tid, &t->frames[k].rec, 1);
 			t->frames[k].rec = -1;
@@ -235,9 +235,10 @@ static int swap_return(struct thread *t, struct frame *f, const struct api_spec 
 		}
 	}
 	f->swapped = xol_trampoline();
-	f->rescue = rescue_frame(f->ret_slot, f->ret_addr);	/* before the swap: a crash must find it */
+	/* Before the swap: a crash must find it. */
+	f->rescue = rescue_frame(tracee->rescue_slot, f->ret_slot, f->ret_addr);
 	if (mem_write(t->tid, f->ret_slot, &f->swapped, sizeof f->swapped) < 0) {
-		rescue_frame_done(f->rescue);
+		rescue_frame_done(tracee->rescue_slot, f->rescue);
 		return -1;
 	}
 	return 0;

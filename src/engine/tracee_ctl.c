@@ -132,7 +132,6 @@ int tracee_open(pid_t pid, bool launched)
 void tracee_select(struct tracee *t)
 {
 	tracee = t;
-	rescue_select(t ? t->rescue_slot : -1);
 }
 
 struct tracee *tracee_owner(pid_t tid)

@@ -73,8 +73,8 @@ static void on_exec(struct thread *t)
 	gputime_forget();
 	stack_capture_forget();
 	torch_forget();
-	rescue_forget_all();
-	rescue_watchdog_stop();	/* it holds the old image's /proc/PID/mem */
+	rescue_forget_all(tracee->rescue_slot);
+	rescue_watchdog_stop(tracee->rescue_slot);	/* it holds the old image's /proc/PID/mem */
 	mem_close();
 	char command[256];
 	proc_command(tracee->pid, command, sizeof command);
@@ -417,7 +417,7 @@ static void wait_for_launched(void)
 	}
 }
 
-int tracer_loop(double timeout_s, bool need_cuda)
+static int loop(double timeout_s, bool need_cuda)
 {
 	uint64_t start = now_ns(), last_house = 0, last_drain = 0, drain_every = LR_DRAIN_NS;
 	first_process();
@@ -487,4 +487,14 @@ int tracer_loop(double timeout_s, bool need_cuda)
 	tracee_select(root);
 	budget_finish(now_ns(), tracee->stops, tracee->stats_id);
 	return 0;
+}
+
+int tracer_loop(double timeout_s, bool need_cuda)
+{
+	int err = loop(timeout_s, need_cuda);
+	/* The current process's watchdog (the first process's, where the loop ends) says goodbye:
+	 * its program ended or was let go. */
+	if (tracee)
+		rescue_watchdog_stop(tracee->rescue_slot);
+	return err;
 }

@@ -303,7 +303,7 @@ static bool ring_wanted(struct thread *t, const struct api_spec *spec)
 		if (err < 0)
 			log_warn("launches will stop the program: no launch ring (%s)", strerror(-err));
 		else
-			rescue_set_flag(launchring_present_flag());
+			rescue_set_flag(tracee->rescue_slot, launchring_present_flag());
 		launchring_say_absent();	/* no park until engine/seccomp_watch.c has looked */
 		st->ring_failed = !launchring_ready();
 	}

@@ -343,15 +343,15 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 	return -ENOSYS;
 }
 
-int rescue_frame(uint64_t slot, uint64_t ret)
+int rescue_frame(int slot, uint64_t stack_slot, uint64_t ret)
 {
-	(void)slot, (void)ret;
+	(void)slot, (void)stack_slot, (void)ret;
 	return 0;
 }
 
-void rescue_frame_done(int handle)
+void rescue_frame_done(int slot, int handle)
 {
-	(void)handle;
+	(void)slot, (void)handle;
 }
 
 /* ---- kernels: names by handle, ids from the figures ---------------------------------------- */
