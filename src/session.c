@@ -385,7 +385,6 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 	bool ui_running = mode != UI_SUMMARY && start_ui(opt, &ui_start, &ui) == 0;
 
 	int err = tracer_loop(timeout, true);
-	rescue_watchdog_stop();
 	devices_stop();		/* the GPUs' last figures, before the UI shows the final ones */
 	mark_ended();
 	metrics_server_stop();

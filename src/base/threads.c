@@ -43,11 +43,15 @@ void threads_state_free(struct threads_state *st)
 	free(st);
 }
 
-struct thread *threads_find(pid_t tid)
+struct thread *threads_find_in(struct threads_state *st, pid_t tid)
 {
-	struct threads_state *st = tracee->threads;
 	struct thread_slot *s = hashmap_find(&st->table, (uint64_t)tid);
 	return s ? s->t : NULL;
+}
+
+struct thread *threads_find(pid_t tid)
+{
+	return threads_find_in(tracee->threads, tid);
 }
 
 struct thread *threads_add(pid_t tid)

@@ -47,6 +47,8 @@ struct threads_state *threads_state_new(void);
 void threads_state_free(struct threads_state *st);
 
 struct thread *threads_find(pid_t tid);
+/* In the table st of any process, the current one or not (whose thread tid is). */
+struct thread *threads_find_in(struct threads_state *st, pid_t tid);
 struct thread *threads_add(pid_t tid);	/* finds or adds */
 void threads_remove(pid_t tid);
 void threads_clear(void);

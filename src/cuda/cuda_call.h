@@ -179,20 +179,24 @@ static inline bool cuda_call_is_graph(const struct cuda_call *c)
 	return c->op >= OP_CAPTURE_BEGIN && c->op <= OP_GRAPH_EXEC_DESTROY;
 }
 
+/* The traced process a call is of (base/tracee.h): a consumer is told it with each call, as
+ * strace hands its struct tcb, rather than asking who is current. */
+struct tracee;
+
 /* Who is told of calls: the figures, devices, call stacks, PyTorch's memory, --trace,
  * --timeline, the CUDA graphs... Registered at start-up (engine/account.h); each says what it
  * wants, NULL for what it does not. Told in the order registered, on the tracer's thread, of
- * calls in the order they returned. */
+ * calls in the order they returned; p is the process that made them. */
 struct cuda_consumer {
 	const char *name;
 	/* Whether a capture holds the call (a launch, copy or memset that succeeded): a graph's
 	 * node, not work done; c->held tells every consumer then. */
-	bool (*hold)(const struct cuda_call *c);
+	bool (*hold)(struct tracee *p, const struct cuda_call *c);
 	/* A call of the program's own (c->counted), done or failed; never one made inside
 	 * another traced call. */
-	void (*call)(const struct cuda_call *c);
+	void (*call)(struct tracee *p, const struct cuda_call *c);
 	/* n calls of row api that the stubs counted but could not record (a full ring). */
-	void (*lost)(int api, uint64_t n);
+	void (*lost)(struct tracee *p, int api, uint64_t n);
 };
 
 #endif

@@ -25,15 +25,15 @@ void account_clear(void)
 	n_consumers = 0;
 }
 
-static bool held(const struct cuda_call *c)
+static bool held(struct tracee *p, const struct cuda_call *c)
 {
 	for (int i = 0; i < n_consumers; i++)
-		if (consumers[i]->hold && consumers[i]->hold(c))
+		if (consumers[i]->hold && consumers[i]->hold(p, c))
 			return true;
 	return false;
 }
 
-void account_call(struct thread *t, struct cuda_call *c)
+void account_call(struct tracee *p, struct thread *t, struct cuda_call *c)
 {
 	/* What the engine learns from every call whose return it reads, part of another or not. */
 	if (cuda_call_ok(c) && c->op == OP_KERNEL_NAME)
@@ -42,17 +42,17 @@ void account_call(struct thread *t, struct cuda_call *c)
 		hit_devices_learn(c);
 	if (!c->counted)
 		return;
-	c->held = cuda_call_ok(c) && held(c);
+	c->held = cuda_call_ok(c) && held(p, c);
 	for (int i = 0; i < n_consumers; i++)
 		if (consumers[i]->call)
-			consumers[i]->call(c);
+			consumers[i]->call(p, c);
 	if (t && cuda_call_ok(c))
 		hit_devices_follow(t, c);
 }
 
-void account_lost(int api, uint64_t n)
+void account_lost(struct tracee *p, int api, uint64_t n)
 {
 	for (int i = 0; i < n_consumers; i++)
 		if (consumers[i]->lost)
-			consumers[i]->lost(api, n);
+			consumers[i]->lost(p, api, n);
 }

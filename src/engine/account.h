@@ -13,6 +13,7 @@
 #include "cuda_call.h"
 
 struct thread;
+struct tracee;
 
 /* Consumers are told in the order added, at most ACCOUNT_MAX_CONSUMERS (more are refused,
  * said once each). The table holds the pointer: a consumer lives as long as the session. */
@@ -20,10 +21,10 @@ struct thread;
 void account_add(const struct cuda_consumer *c);
 void account_clear(void);
 
-/* The call c of thread t (a stand-in for a thread not known; NULL for a ring launch). Calls
- * come in the order they returned, each once. */
-void account_call(struct thread *t, struct cuda_call *c);
-/* n calls of row api the stubs counted but could not record (a full ring). */
-void account_lost(int api, uint64_t n);
+/* The call c of process p's thread t (a stand-in for a thread not known; NULL for a ring
+ * launch). Calls come in the order they returned, each once. */
+void account_call(struct tracee *p, struct thread *t, struct cuda_call *c);
+/* n calls of row api that the stubs of process p counted but could not record (a full ring). */
+void account_lost(struct tracee *p, int api, uint64_t n);
 
 #endif

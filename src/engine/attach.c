@@ -216,8 +216,8 @@ int tracer_setup_image(struct thread *t)
 	/* The watchdog first: whatever gputop writes from here on, a gputop killed now leaves it
 	 * to the watchdog to take back (a runtime launch's int3 planted before the watchdog was
 	 * there stayed, and killed the program at its next launch). */
-	rescue_set_target(mem_fd(), 0);
-	rescue_watchdog_start(tracee->pid);
+	rescue_set_target(tracee->rescue_slot, mem_fd(), 0);
+	rescue_watchdog_start(tracee->rescue_slot, tracee->pid);
 	if (config.no_int3)	/* libwatch.c compares later mappings with these */
 		tracee->maps_hash = proc_exec_maps_hash(tracee->pid);
 	uint64_t entry = program_entry(tracee->pid);
@@ -228,11 +228,11 @@ int tracer_setup_image(struct thread *t)
 			  strerror(entry ? -err : ENOENT));
 		return entry ? err : -ENOENT;
 	}
-	rescue_set_target(mem_fd(), xol_trampoline());
+	rescue_set_target(tracee->rescue_slot, mem_fd(), xol_trampoline());
 	uint64_t lookup_table;
 	uint32_t lookup_entries;
 	uint64_t lookup = xol_return_lookup(&lookup_table, &lookup_entries);
-	rescue_set_lookup(lookup, lookup_table, lookup_entries);
+	rescue_set_lookup(tracee->rescue_slot, lookup, lookup_table, lookup_entries);
 	if ((err = retfast_init(t)) < 0)	/* without it, every return traps: slower, as exact */
 		log_warn("returns will stop the program: no record table (%s)", strerror(-err));
 	t0 = now_ns();
@@ -314,7 +314,7 @@ static void start_running(void)
 			continue;
 		tracee_release(t);
 	}
-	stats_set_threads(threads_count());
+	stats_set_threads(tracee->stats_id, threads_count());
 	if (stop_began_ns) {	/* an attach's stop */
 		stop_ended_ns = now_ns();
 		stop_ns = stop_ended_ns - stop_began_ns;

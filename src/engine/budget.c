@@ -15,8 +15,8 @@
 #define PERIOD_NS 200000000ull	/* 5 periods a second: short enough to follow the program */
 #define MIN_DUTY 0.02		/* never blind: always sample a little */
 
-/* gputop-wide, not in struct tracee: --max-overhead is one budget for the session, and the
- * launches it extrapolates are the figures' (figures/stats), which are gputop-wide too. The
+/* gputop-wide, not in struct tracee: --max-overhead is one budget for the session; the
+ * launches it extrapolates are those of the figures (figures/stats) budget_poll names. The
  * program's CPU time and stops come in through budget_init's callback and budget_poll. */
 
 static bool active, armed = true;
@@ -120,16 +120,16 @@ static double launches_missed(const struct mark *armed_end, const struct mark *e
 	return counted > 0 && armed_own > 0 ? counted * own_cpu(&disarm, end) / armed_own : 0;
 }
 
-static void end_period(uint64_t now)
+static void end_period(uint64_t now, int proc)
 {
 	struct mark end = mark_now(now);
 	const struct mark *armed_end = armed ? &end : &disarm;
 	double counted = (double)(armed_end->launch_stops - start.launch_stops);
 	double missed = launches_missed(armed_end, &end);
 	double factor = counted > 0 ? 1 + missed / counted : 1.0;
-	stats_extrapolate_launches(factor);
+	stats_extrapolate_launches(proc, factor);
 	if (factor != 1.0)
-		stats_set_launches_estimated(true);	/* the one flag: every presenter reads it */
+		stats_set_launches_estimated(proc, true);	/* the one flag: every presenter reads it */
 
 	/* Next duty: what would arming all period cost? Launch stops scale with armed time;
 	 * the other stops happen anyway. */
@@ -153,7 +153,7 @@ static void end_period(uint64_t now)
 	set_armed(true, now);
 }
 
-void budget_poll(uint64_t now, uint64_t stops)
+void budget_poll(uint64_t now, uint64_t stops, int proc)
 {
 	if (!active)
 		return;
@@ -167,12 +167,12 @@ void budget_poll(uint64_t now, uint64_t stops)
 	if (!armed && duty == 0)
 		return;	/* GPUTOP_DUTY=0: launches never armed again, no period ends */
 	if (now - start.t >= PERIOD_NS)
-		end_period(now);
+		end_period(now, proc);
 }
 
-void budget_finish(uint64_t now, uint64_t stops)
+void budget_finish(uint64_t now, uint64_t stops, int proc)
 {
 	last_stops = stops;
 	if (active && start.t && now > start.t)
-		end_period(now);
+		end_period(now, proc);
 }

@@ -208,8 +208,8 @@ int tracer_detach(void)
 		threads_remove(t->tid);
 	}
 	if (restore_err == 0) {
-		rescue_forget_all();
-		rescue_watchdog_stop();	/* goodbye: nothing of ours is left for it to restore */
+		rescue_forget_all(tracee->rescue_slot);
+		rescue_watchdog_stop(tracee->rescue_slot);	/* goodbye: nothing of ours is left for it to restore */
 	}
 	mem_close();
 	log_debug("%d: detached in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
@@ -318,8 +318,7 @@ static void emergency_detach_one(uint64_t deadline)
 	}
 }
 
-/* The process a thread belongs to, made current by a plain store: the crash path must not
- * take the figures' lock (tracee_select), which the crash may have left held. */
+/* The process a thread belongs to, made current (the last one tried, when none owns it). */
 static struct thread *emergency_owner(pid_t tid)
 {
 	uint32_t it = 0;

@@ -177,7 +177,7 @@ static void say_final(const struct gputime_header *h, pid_t pid)
 /* The header's counters into the figures. */
 static void note_counts(struct gputime_state *st, bool on)
 {
-	stats_set_gpu_time(on, now_ns(), st->last.dropped + st->last.cupti_dropped,
+	stats_set_gpu_time(tracee->stats_id, on, now_ns(), st->last.dropped + st->last.cupti_dropped,
 			   gputime_ring_unnamed(st->ring));
 }
 
@@ -241,7 +241,7 @@ void gputime_at_stop(struct thread *t)
 		return;
 	}
 	if (seccomp_watch_gpu_time(t) < 0 || load(t, cupti, &handle, &shared, &flush) < 0 ||
-	    !(st->ring = gputime_ring_new(tracee->pid, shared))) {
+	    !(st->ring = gputime_ring_new(tracee->pid, tracee->stats_id, shared))) {
 		st->phase = GPUTIME_DONE;
 		return;
 	}

@@ -73,9 +73,15 @@ static int load_args(pid_t tid, const struct api_spec *s, const arch_regs_t *r,
 	return decode_args(s, r, read_mem, &tid, a, ret);
 }
 
+/* Whether addr is in a live device allocation of the current process (decode's question). */
+static bool is_device_ptr(uint64_t addr)
+{
+	return stats_is_device_ptr(tracee->stats_id, addr);
+}
+
 void hit_call_from_args(struct thread *t, int api, const uint64_t *a, struct cuda_call *c)
 {
-	decode_call(api, a, read_mem, &t->tid, stats_is_device_ptr, c);
+	decode_call(api, a, read_mem, &t->tid, is_device_ptr, c);
 	c->pid = tracee->pid;
 	c->tid = t->tid;
 	if (c->op == OP_COPY)
@@ -91,7 +97,7 @@ void hit_call_return(struct thread *t, struct cuda_call *c, const struct call_re
 		const struct module *caller = sym_module_at(c->caller);
 		c->alloc.caller_module = caller ? caller->base : NULL;
 	}
-	account_call(t, c);
+	account_call(tracee, t, c);
 }
 
 /* Calls probed at entry only: driver launches of kernels and graphs (one stop each, where the
@@ -110,7 +116,7 @@ static void entry_only(struct thread *t, int api, const arch_regs_t *r, const ui
 		if (kernel >= 0 && ((sampled && config.stack_depth > 0) || stack_capture_launch_due(kernel, now_ns())))
 			c.stack = stack_capture_launch(t, r);
 	}
-	account_call(t, &c);
+	account_call(tracee, t, &c);
 }
 
 /* A new frame on t's shadow stack (frame.h). */
@@ -147,7 +153,7 @@ void hit_forget_frames(struct thread *t, uint32_t from)
 {
 	struct hit_state *st = tracee->hit;
 	for (uint32_t k = from; k < t->depth; k++) {
-		rescue_frame_done(t->frames[k].rescue);
+		rescue_frame_done(tracee->rescue_slot, t->frames[k].rescue);
 		if (t->frames[k].rec >= 0) {
 			retfast_free(t->tid, &t->frames[k].rec, 1);
 			t->frames[k].rec = -1;
@@ -229,9 +235,10 @@ static int swap_return(struct thread *t, struct frame *f, const struct api_spec 
 		}
 	}
 	f->swapped = xol_trampoline();
-	f->rescue = rescue_frame(f->ret_slot, f->ret_addr);	/* before the swap: a crash must find it */
+	/* Before the swap: a crash must find it. */
+	f->rescue = rescue_frame(tracee->rescue_slot, f->ret_slot, f->ret_addr);
 	if (mem_write(t->tid, f->ret_slot, &f->swapped, sizeof f->swapped) < 0) {
-		rescue_frame_done(f->rescue);
+		rescue_frame_done(tracee->rescue_slot, f->rescue);
 		return -1;
 	}
 	return 0;

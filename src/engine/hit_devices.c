@@ -77,15 +77,16 @@ void hit_copy_devices(struct call_copy *m)
 		dst = m->ctx_args ? ctx_device(m->dst_arg) : (int)(int32_t)m->dst_arg;
 	}
 	if (src < 0 && m->dir != DIR_H2D && m->dir != DIR_H2H)
-		src = stats_device_of_ptr(m->src);
+		src = stats_device_of_ptr(tracee->stats_id, m->src);
 	if (dst < 0 && m->dir != DIR_D2H && m->dir != DIR_H2H)
-		dst = stats_device_of_ptr(m->dst);
+		dst = stats_device_of_ptr(tracee->stats_id, m->dst);
 	m->src_device = src;
 	m->dst_device = dst;
 }
 
-/* A copy counted on its device, and as P2P when it is a peer copy or its devices differ. */
-static void count_copy(const struct cuda_call *c)
+/* A copy counted on its device, and as P2P when it is a peer copy or its devices differ, in
+ * process proc's figures. */
+static void count_copy(int proc, const struct cuda_call *c)
 {
 	const struct call_copy *m = &c->copy;
 	int src = m->src_device, dst = m->dst_device;
@@ -94,16 +95,16 @@ static void count_copy(const struct cuda_call *c)
 	 * pointers do not tell, the calling thread's, which issued it. */
 	int on = dir == DIR_H2D ? dst : src;
 	if (dir != DIR_H2H)
-		stats_on_device(on >= 0 ? on : c->device, DEV_COPY, m->bytes, 0);
+		stats_on_device(proc, on >= 0 ? on : c->device, DEV_COPY, m->bytes, 0);
 	/* P2P: a peer copy between two devices (a side not known is "?"), or a D2D copy between
 	 * allocations gputop saw made on two devices. */
 	if (m->peer ? !(src >= 0 && src == dst) : (dir == DIR_D2D && src >= 0 && dst >= 0 && src != dst))
-		stats_on_p2p(src, dst, m->bytes);
+		stats_on_p2p(proc, src, dst, m->bytes);
 }
 
 /* ncclCommInitAll(comms, ndev, devlist): ndev communicators of one process, rank i on device
  * devlist[i] (i when devlist is NULL), read at the return, which stops. */
-static void learn_init_all(const struct cuda_call *c)
+static void learn_init_all(int proc, const struct cuda_call *c)
 {
 	const struct call_comm_init *m = &c->comm_init;
 	int n = m->nranks;
@@ -114,61 +115,62 @@ static void learn_init_all(const struct cuda_call *c)
 	if (comms && dev && mem_read(c->tid, m->out, comms, (size_t)n * sizeof *comms) == 0 &&
 	    (!m->devlist || mem_read(c->tid, m->devlist, dev, (size_t)n * sizeof *dev) == 0))
 		for (int i = 0; i < n; i++)
-			stats_comm_learn(comms[i], i, n, m->devlist ? dev[i] : i, false);
+			stats_comm_learn(proc, comms[i], i, n, m->devlist ? dev[i] : i, false);
 	free(comms);
 	free(dev);
 }
 
-static void on_comm_init(const struct cuda_call *c)
+static void on_comm_init(int proc, const struct cuda_call *c)
 {
 	if (c->comm_init.all) {
-		learn_init_all(c);
+		learn_init_all(proc, c);
 		return;
 	}
 	/* NCCL makes a communicator on the calling thread's current device. */
-	stats_comm_learn(c->comm_init.comm, c->comm_init.rank, c->comm_init.nranks, c->device, true);
+	stats_comm_learn(proc, c->comm_init.comm, c->comm_init.rank, c->comm_init.nranks, c->device, true);
 }
 
-static void on_comm_query(const struct cuda_call *c)
+static void on_comm_query(int proc, const struct cuda_call *c)
 {
 	int v = c->comm_query.value;
 	if (v < 0)
 		return;
 	if (c->comm_query.what == COLL_RANK)
-		stats_comm_learn(c->comm_query.comm, v, -1, -1, true);
+		stats_comm_learn(proc, c->comm_query.comm, v, -1, -1, true);
 	else
-		stats_comm_learn(c->comm_query.comm, -1, v, -1, true);
+		stats_comm_learn(proc, c->comm_query.comm, -1, v, -1, true);
 }
 
-static void devices_on_call(const struct cuda_call *c)
+static void devices_on_call(struct tracee *p, const struct cuda_call *c)
 {
+	int proc = p->stats_id;
 	if (!cuda_call_ok(c))
 		return;
 	switch (c->op) {
 	case OP_ALLOC:
 		if (c->alloc.ptr && c->alloc.kind != MEM_HOST)
-			stats_on_device(c->device, DEV_ALLOC, c->alloc.bytes, 0);
+			stats_on_device(proc, c->device, DEV_ALLOC, c->alloc.bytes, 0);
 		break;
 	case OP_LAUNCH:
 		if (!c->held)
-			stats_on_device(c->device, DEV_LAUNCH, 0, 0);
+			stats_on_device(proc, c->device, DEV_LAUNCH, 0, 0);
 		break;
 	case OP_COPY:
 		if (!c->held)
-			count_copy(c);
+			count_copy(proc, c);
 		break;
 	case OP_SYNC:
-		stats_on_device(c->device, DEV_SYNC, 0, c->ns);
+		stats_on_device(proc, c->device, DEV_SYNC, 0, c->ns);
 		break;
 	case OP_COLLECTIVE:
-		stats_on_collective((enum coll_op)c->coll.coll, c->coll.bytes, c->ns, c->coll.comm, c->coll.peer,
-				    c->device);
+		stats_on_collective(proc, (enum coll_op)c->coll.coll, c->coll.bytes, c->ns, c->coll.comm,
+				    c->coll.peer, c->device);
 		break;
 	case OP_COMM_INIT:
-		on_comm_init(c);
+		on_comm_init(proc, c);
 		break;
 	case OP_COMM_QUERY:
-		on_comm_query(c);
+		on_comm_query(proc, c);
 		break;
 	}
 }

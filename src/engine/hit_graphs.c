@@ -43,9 +43,8 @@ void graphs_free(struct hit_state *st)
 	st->n_held = st->cap_held = 0;
 }
 
-static bool hold(const struct graph_held *h)
+static bool hold(struct hit_state *st, const struct graph_held *h)
 {
-	struct hit_state *st = tracee->hit;
 	if (!st->captures)
 		return false;
 	if (st->n_held == st->cap_held) {
@@ -60,10 +59,10 @@ static bool hold(const struct graph_held *h)
 	return true;
 }
 
-static bool graphs_hold(const struct cuda_call *c)
+static bool graphs_hold(struct tracee *p, const struct cuda_call *c)
 {
 	struct graph_held h = { 0 };
-	if (!tracee->hit->captures)
+	if (!p->hit->captures)
 		return false;
 	switch (c->op) {
 	case OP_LAUNCH:
@@ -83,22 +82,22 @@ static bool graphs_hold(const struct cuda_call *c)
 	default:
 		return false;
 	}
-	return hold(&h);
+	return hold(p->hit, &h);
 }
 
-/* What was held and did not become a node ran: counted now. */
-static void count_held(struct hit_state *st)
+/* What was held and did not become a node ran: counted now, in process proc's figures. */
+static void count_held(struct hit_state *st, int proc)
 {
 	for (size_t i = 0; i < st->n_held; i++) {
 		const struct graph_held *h = &st->held[i];
 		if (h->node)
 			continue;
 		if (h->type == HELD_LAUNCH)
-			stats_on_launch(h->kernel, h->g, h->b);
+			stats_on_launch(proc, h->kernel, h->g, h->b);
 		else if (h->type == HELD_COPY)
-			stats_on_copy((enum copy_dir)h->dir, (enum copy_mode)h->mode, h->bytes, h->ns);
+			stats_on_copy(proc, (enum copy_dir)h->dir, (enum copy_mode)h->mode, h->bytes, h->ns);
 		else
-			stats_on_memset(h->bytes, h->ns);
+			stats_on_memset(proc, h->bytes, h->ns);
 	}
 	st->n_held = 0;
 }
@@ -127,14 +126,16 @@ static void mark_nodes(struct hit_state *st, const struct stats_graph_node *node
 			}
 }
 
-static bool device_side(uint32_t memory_type, uint64_t addr)
+static bool device_side(int proc, uint32_t memory_type, uint64_t addr)
 {
 	/* CUmemorytype: 1 host, 2 device, 3 array, 4 unified (the pointer tells). */
-	return memory_type == 2 || memory_type == 3 || (memory_type == 4 && stats_is_device_ptr(addr));
+	return memory_type == 2 || memory_type == 3 || (memory_type == 4 && stats_is_device_ptr(proc, addr));
 }
 
-/* graph's nodes, asked of the driver in the stopped thread t, as the figures keep them. */
-static int learn_nodes(struct thread *t, uint64_t graph, const struct stats_graph_node **out, uint32_t *n)
+/* graph's nodes, asked of the driver in the stopped thread t of process p, as the figures keep
+ * them. */
+static int learn_nodes(struct tracee *p, struct thread *t, uint64_t graph, const struct stats_graph_node **out,
+		       uint32_t *n)
 {
 	static struct graph_query_node q[GQ_MAX_NODES];	/* scratch, off the stack */
 	static struct stats_graph_node nodes[GQ_MAX_NODES];
@@ -156,7 +157,8 @@ static int learn_nodes(struct thread *t, uint64_t graph, const struct stats_grap
 			memcpy(d->block, q[i].block, sizeof d->block);
 			break;
 		case GQ_TYPE_MEMCPY: {
-			bool src = device_side(q[i].src_type, q[i].src), dst = device_side(q[i].dst_type, q[i].dst);
+			bool src = device_side(p->stats_id, q[i].src_type, q[i].src),
+			     dst = device_side(p->stats_id, q[i].dst_type, q[i].dst);
 			d->type = GRAPH_NODE_COPY;
 			d->dir = src ? (dst ? DIR_D2D : DIR_D2H) : (dst ? DIR_H2D : DIR_H2H);
 			d->bytes = q[i].bytes;
@@ -189,40 +191,40 @@ static void catch_up(uint64_t now)
 		catch_up_fn(now);
 }
 
-static void on_capture_end(const struct cuda_call *c)
+static void on_capture_end(struct tracee *p, const struct cuda_call *c)
 {
-	struct hit_state *st = tracee->hit;
+	struct hit_state *st = p->hit;
 	struct thread *t = threads_find(c->tid);
 	const struct stats_graph_node *nodes;
 	uint32_t n;
 	catch_up(c->seen_ns);
-	if (cuda_call_ok(c) && t && c->graph.graph && learn_nodes(t, c->graph.graph, &nodes, &n) == 0)
+	if (cuda_call_ok(c) && t && c->graph.graph && learn_nodes(p, t, c->graph.graph, &nodes, &n) == 0)
 		mark_nodes(st, nodes, n);
 	else if (cuda_call_ok(c))
 		log_warn("cannot tell the nodes of a captured graph: its captured launches count as launches");
 	if (st->captures > 0)
 		st->captures--;
 	if (!st->captures)
-		count_held(st);
+		count_held(st, p->stats_id);
 }
 
 /* exec runs graph's nodes from now on (instantiated, or updated: keep its row). */
-static void define_exec(const struct cuda_call *c, bool update)
+static void define_exec(struct tracee *p, const struct cuda_call *c, bool update)
 {
 	const struct stats_graph_node *nodes = NULL;
 	struct thread *t = threads_find(c->tid);
 	uint32_t n = 0;
 	catch_up(c->seen_ns);	/* the launches recorded so far ran the nodes it had until now */
-	bool known = t && c->graph.graph && learn_nodes(t, c->graph.graph, &nodes, &n) == 0;
-	stats_graph_define(c->graph.exec, nodes, n, known, update);
+	bool known = t && c->graph.graph && learn_nodes(p, t, c->graph.graph, &nodes, &n) == 0;
+	stats_graph_define(p->stats_id, c->graph.exec, nodes, n, known, update);
 	launchring_seen(c->graph.exec);	/* known now: its launches need no stop */
 }
 
-static void graphs_on_call(const struct cuda_call *c)
+static void graphs_on_call(struct tracee *p, const struct cuda_call *c)
 {
-	struct hit_state *st = tracee->hit;
+	struct hit_state *st = p->hit;
 	if (c->op == OP_CAPTURE_END) {	/* a capture's end counts even when it failed */
-		on_capture_end(c);
+		on_capture_end(p, c);
 		return;
 	}
 	if (!cuda_call_ok(c))
@@ -234,14 +236,14 @@ static void graphs_on_call(const struct cuda_call *c)
 		break;
 	case OP_GRAPH_INSTANTIATE:
 		if (c->graph.exec)
-			define_exec(c, false);
+			define_exec(p, c, false);
 		break;
 	case OP_GRAPH_UPDATE:
-		define_exec(c, true);
+		define_exec(p, c, true);
 		break;
 	case OP_GRAPH_EXEC_DESTROY:
 		catch_up(c->seen_ns);	/* its last launches, still in the ring, ran its nodes */
-		stats_graph_forget(c->graph.exec);
+		stats_graph_forget(p->stats_id, c->graph.exec);
 		break;
 	}
 }

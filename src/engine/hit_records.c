@@ -38,13 +38,13 @@ static void on_ring_record(int api, const uint64_t *w, void *arg)
 	c.device = hit_ring_device();
 	if (c.op == OP_LAUNCH)
 		c.launch.kernel = kernels_id_of(rc->pid, c.launch.handle);
-	account_call(NULL, &c);
+	account_call(tracee, NULL, &c);
 }
 
 static void on_ring_lost(int api, uint64_t n, void *arg)
 {
 	(void)arg;
-	account_lost(api, n);
+	account_lost(tracee, api, n);
 }
 
 void hit_drain_launches(pid_t pid)
@@ -122,7 +122,7 @@ static void on_call_record(const struct lr_call *c, const struct lr_call *all, i
 		if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER) {
 			hit_call_from_args(who, api, a, &call);
 			call.source = CALL_RECORDED;
-			account_call(who, &call);
+			account_call(tracee, who, &call);
 		}
 		return;
 	}

@@ -132,19 +132,13 @@ int tracee_open(pid_t pid, bool launched)
 void tracee_select(struct tracee *t)
 {
 	tracee = t;
-	rescue_select(t ? t->rescue_slot : -1);
-	stats_select_process(t ? t->stats_id : -1);
 }
 
 struct tracee *tracee_owner(pid_t tid)
 {
-	struct tracee *was = tracee;
-	for (uint32_t i = 0; i < n_list; i++) {
-		tracee_select(list[i]);
-		if (threads_find(tid))
+	for (uint32_t i = 0; i < n_list; i++)
+		if (threads_find_in(list[i]->threads, tid))
 			return list[i];
-	}
-	tracee_select(was);
 	return NULL;
 }
 

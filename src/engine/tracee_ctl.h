@@ -21,9 +21,9 @@ struct thread;
  * to the traced processes and made the current one. 0, -ENOMEM, or -EMFILE when gputop keeps
  * as many processes as it can (RESCUE_SLOTS). */
 int tracee_open(pid_t pid, bool launched);
-/* Makes t the current process: `tracee`, and the rescue table and figures it feeds. */
+/* Makes t the current process: `tracee`. */
 void tracee_select(struct tracee *t);
-/* The traced process one of whose threads is tid, made current; NULL (current unchanged). */
+/* The traced process one of whose threads is tid; NULL. The current process stays. */
 struct tracee *tracee_owner(pid_t tid);
 /* The traced processes, in the order they were taken: *it starts at 0. */
 struct tracee *tracee_next(uint32_t *it);

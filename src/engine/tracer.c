@@ -73,8 +73,8 @@ static void on_exec(struct thread *t)
 	gputime_forget();
 	stack_capture_forget();
 	torch_forget();
-	rescue_forget_all();
-	rescue_watchdog_stop();	/* it holds the old image's /proc/PID/mem */
+	rescue_forget_all(tracee->rescue_slot);
+	rescue_watchdog_stop(tracee->rescue_slot);	/* it holds the old image's /proc/PID/mem */
 	mem_close();
 	char command[256];
 	proc_command(tracee->pid, command, sizeof command);
@@ -143,9 +143,10 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 &&
 		    !tracer_shares_memory((pid_t)msg)) {
 			struct tracee *parent = tracee;
-			if (!tracee_owner((pid_t)msg))
+			if (!tracee_owner((pid_t)msg)) {
 				follow_fork(parent, (pid_t)msg);
-			tracee_select(parent);
+				tracee_select(parent);	/* following made the child current */
+			}
 		}
 		tracee_release(t);
 		return;
@@ -174,8 +175,10 @@ static void dispatch(const struct trace_stop *e, uint64_t now)
 {
 	if (rescue_is_watchdog(e->tid))
 		return;	/* our own child, not the program's */
-	struct tracee *was = tracee;
-	struct thread *t = tracee_owner(e->tid) ? threads_find(e->tid) : tracer_adopt(e);
+	struct tracee *was = tracee, *owner = tracee_owner(e->tid);
+	if (owner)
+		tracee_select(owner);
+	struct thread *t = owner ? threads_find(e->tid) : tracer_adopt(e);
 	if (t && event_is_end(e))
 		tracee_on_exit(e);
 	else if (t)
@@ -297,7 +300,7 @@ static void housekeeping(void)
 		tracee_select(p);
 		tracee_forget_vanished_threads();
 		if (threads_count())
-			stats_set_threads(threads_count());	/* the last count stays once it ended */
+			stats_set_threads(tracee->stats_id, threads_count());	/* the last count stays once it ended */
 		stack_capture_sample_launches();
 		libwatch_tick();
 	}
@@ -414,7 +417,7 @@ static void wait_for_launched(void)
 	}
 }
 
-int tracer_loop(double timeout_s, bool need_cuda)
+static int loop(double timeout_s, bool need_cuda)
 {
 	uint64_t start = now_ns(), last_house = 0, last_drain = 0, drain_every = LR_DRAIN_NS;
 	first_process();
@@ -453,13 +456,13 @@ int tracer_loop(double timeout_s, bool need_cuda)
 			gputime_stop_all();	/* its library flushes and unloads itself first */
 			housekeeping();
 			tracee_select(root);
-			budget_finish(now_ns(), tracee->stops);
+			budget_finish(now_ns(), tracee->stops, tracee->stats_id);
 			int err = tracer_detach_all();
 			if (tracee->launched && !tracee->exited && tracer_stop_from_terminal)
 				wait_for_launched();
 			return err;
 		}
-		budget_poll(now, tracee->stops);
+		budget_poll(now, tracee->stops, tracee->stats_id);
 		if (req == REQ_KILL && !killing) {
 			uint32_t it = 0;
 			for (struct tracee *p; (p = tracee_next(&it));)
@@ -482,6 +485,16 @@ int tracer_loop(double timeout_s, bool need_cuda)
 	}
 	housekeeping();
 	tracee_select(root);
-	budget_finish(now_ns(), tracee->stops);
+	budget_finish(now_ns(), tracee->stops, tracee->stats_id);
 	return 0;
+}
+
+int tracer_loop(double timeout_s, bool need_cuda)
+{
+	int err = loop(timeout_s, need_cuda);
+	/* The current process's watchdog (the first process's, where the loop ends) says goodbye:
+	 * its program ended or was let go. */
+	if (tracee)
+		rescue_watchdog_stop(tracee->rescue_slot);
+	return err;
 }

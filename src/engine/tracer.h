@@ -41,7 +41,8 @@ int tracer_start_another(void);
 void tracer_space_attach(void);
 
 /* Runs until the program ends or the session is asked to stop (session_request, a signal to
- * gputop, the timeout). Returns 0 when it ended normally. */
+ * gputop, the timeout), then stops the watchdog of the process it ends on. Returns 0 when it
+ * ended normally. */
 int tracer_loop(double timeout_s, bool need_cuda);
 
 /* Stops every thread, restores every byte and return address, unmaps the trampoline page and

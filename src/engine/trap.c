@@ -41,7 +41,7 @@ static bool trap_is_breakpoint(pid_t tid)
 /* A stop of ours: in the figures (cost.stops) and in the process's count (the budget's). */
 static void count_stop(void)
 {
-	stats_on_stop();
+	stats_on_stop(tracee->stats_id);
 	tracee->stops++;
 }
 

@@ -40,7 +40,6 @@ struct counters {
 
 /* One traced process's figures; they outlive the process (its rows stay in the views). */
 struct stats_state {
-	bool ready;
 	struct stats_process_info info;
 	struct stats_api *api;
 	size_t n_api;
@@ -64,52 +63,51 @@ struct stats_state {
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stats_state *procs[STATS_MAX_PROCESSES];
 static size_t n_procs;
-static struct stats_state *S;	/* the process being fed (stats_select_process) */
 static uint64_t cpu_ns, cpu_base_ns;	/* gputop's own; reset keeps the absolute as a base */
 static uint64_t start_ns;		/* of the session, or the last reset */
 
 /* ---- allocations ---- */
 
-static void live_add(const struct stats_alloc *a, int sign)
+static void live_add(struct stats_state *st, const struct stats_alloc *a, int sign)
 {
 	if (sign > 0) {
-		S->live_bytes[a->kind] += a->bytes;
-		S->live_count++;
+		st->live_bytes[a->kind] += a->bytes;
+		st->live_count++;
 	} else {
-		S->live_bytes[a->kind] -= a->bytes;
-		S->live_count--;
+		st->live_bytes[a->kind] -= a->bytes;
+		st->live_count--;
 	}
-	uint64_t dev = S->live_bytes[MEM_DEVICE] + S->live_bytes[MEM_MANAGED];
-	if (dev > S->peak)
-		S->peak = dev;
+	uint64_t dev = st->live_bytes[MEM_DEVICE] + st->live_bytes[MEM_MANAGED];
+	if (dev > st->peak)
+		st->peak = dev;
 }
 
-/* A record the allocation table dropped: its bytes are no longer live. */
+/* A record the allocation table dropped: its bytes are no longer live (arg: its process's figures). */
 static void live_gone(const struct stats_alloc *a, void *arg)
 {
-	live_add(a, -1);
+	live_add(arg, a, -1);
 }
 
 /* Drops the live allocation at addr; false if there is none. */
-static bool alloc_forget(uint64_t addr)
+static bool alloc_forget(struct stats_state *st, uint64_t addr)
 {
 	struct stats_alloc a;
 
-	if (!alloc_table_remove(S->allocs, addr, &a))
+	if (!alloc_table_remove(st->allocs, addr, &a))
 		return false;
-	live_add(&a, -1);
+	live_add(st, &a, -1);
 	return true;
 }
 
-static void alloc_record(const struct stats_alloc *a)
+static void alloc_record(struct stats_state *st, const struct stats_alloc *a)
 {
-	alloc_forget(a->addr);	/* a second allocation at a live address: its free was missed */
+	alloc_forget(st, a->addr);	/* a second allocation at a live address: its free was missed */
 	/* Live device memory cannot overlap: an old allocation that does must have been freed by
 	 * a path we did not see. Forgetting it keeps live bytes and leak reports honest. */
-	alloc_table_forget_overlaps(S->allocs, a, live_gone, NULL);
-	if (alloc_table_put(S->allocs, a) < 0)
+	alloc_table_forget_overlaps(st->allocs, a, live_gone, st);
+	if (alloc_table_put(st->allocs, a) < 0)
 		return;
-	live_add(a, +1);
+	live_add(st, a, +1);
 }
 
 /* ---- life cycle ---- */
@@ -145,7 +143,6 @@ static struct stats_state *state_new(void)
 		state_free(st);
 		return NULL;
 	}
-	st->ready = true;
 	return st;
 }
 
@@ -154,7 +151,6 @@ static void stats_release(void)
 	for (size_t i = 0; i < n_procs; i++)
 		state_free(procs[i]);
 	n_procs = 0;
-	S = NULL;
 	cpu_ns = cpu_base_ns = 0;
 }
 
@@ -166,7 +162,6 @@ int stats_init(void)
 	stats_release();
 	/* One process from the start, with no pid yet: the first stats_process_new takes it. */
 	if ((procs[0] = state_new())) {
-		S = procs[0];
 		n_procs = 1;
 	} else {
 		err = -ENOMEM;
@@ -202,13 +197,6 @@ int stats_process_new(pid_t pid, pid_t ppid, const char *command)
 	}
 	pthread_mutex_unlock(&stats_lock);
 	return id;
-}
-
-void stats_select_process(int id)
-{
-	pthread_mutex_lock(&stats_lock);
-	S = id >= 0 && (size_t)id < n_procs ? procs[id] : NULL;
-	pthread_mutex_unlock(&stats_lock);
 }
 
 void stats_process_set_command(int id, const char *command)
@@ -283,11 +271,18 @@ void stats_reset(void)
 
 /* ---- feeding ---- */
 
-void stats_on_call(int api, uint64_t ns, bool returned, int error)
+/* The figures of process proc (an id from stats_process_new); NULL for none. Under stats_lock. */
+static struct stats_state *process(int proc)
+{
+	return proc >= 0 && (size_t)proc < n_procs ? procs[proc] : NULL;
+}
+
+void stats_on_call(int proc, int api, uint64_t ns, bool returned, int error)
 {
 	pthread_mutex_lock(&stats_lock);
-	if ((S && S->ready) && api >= 0 && (size_t)api < S->n_api) {
-		struct stats_api *row = &S->api[api];
+	struct stats_state *st = process(proc);
+	if (st && api >= 0 && (size_t)api < st->n_api) {
+		struct stats_api *row = &st->api[api];
 
 		row->calls++;
 		if (returned) {
@@ -324,11 +319,10 @@ static const char *caller_intern(const char *name)
 	return copy;
 }
 
-void stats_on_alloc(int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
+void stats_on_alloc(int proc, int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
 		    pid_t tid, uint64_t now_ns, const char *caller)
 {
 	struct stats_alloc a = {
-		.pid = S ? S->info.pid : 0,
 		.addr = addr, .bytes = bytes, .t_ns = now_ns, .tid = tid, .api = (int16_t)api,
 		.device = (int8_t)(device >= 0 && device <= INT8_MAX ? device : -1),
 		.kind = (uint8_t)kind,
@@ -337,79 +331,87 @@ void stats_on_alloc(int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, 
 	if ((unsigned)kind >= MEM_KIND_COUNT)
 		return;
 	pthread_mutex_lock(&stats_lock);
+	struct stats_state *st = process(proc);
 	a.caller = caller_intern(caller);
-	if ((S && S->ready)) {
-		S->c.allocs++;
+	if (st) {
+		a.pid = st->info.pid;
+		st->c.allocs++;
 		if (addr)	/* NULL from a zero-byte allocation holds nothing */
-			alloc_record(&a);
+			alloc_record(st, &a);
 	}
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_set_alloc_stack(uint64_t addr, uint32_t stack)
+void stats_set_alloc_stack(int proc, uint64_t addr, uint32_t stack)
 {
 	pthread_mutex_lock(&stats_lock);
-	struct stats_alloc *a = S && S->ready ? alloc_table_find(S->allocs, addr) : NULL;
+	struct stats_state *st = process(proc);
+	struct stats_alloc *a = st ? alloc_table_find(st->allocs, addr) : NULL;
 	if (a)
 		a->stack = stack;
 	pthread_mutex_unlock(&stats_lock);
 }
 
-const char *stats_kernel_name(int kernel)
+const char *stats_kernel_name(int proc, int kernel)
 {
 	pthread_mutex_lock(&stats_lock);
-	const struct stats_kernel *k = S && S->ready ? kernel_table_row(S->kernels, kernel) : NULL;
+	struct stats_state *st = process(proc);
+	const struct stats_kernel *k = st ? kernel_table_row(st->kernels, kernel) : NULL;
 	const char *name = k ? k->name : NULL;
 	pthread_mutex_unlock(&stats_lock);
 	return name;
 }
 
-bool stats_on_free(uint64_t addr)
+bool stats_on_free(int proc, uint64_t addr)
 {
 	bool known = false;
 
 	pthread_mutex_lock(&stats_lock);
+	struct stats_state *st = process(proc);
 	/* Only frees of known allocations count, so that allocs - frees tracks what we saw. */
-	if ((S && S->ready) && addr && alloc_forget(addr)) {
-		S->c.frees++;
+	if (st && addr && alloc_forget(st, addr)) {
+		st->c.frees++;
 		known = true;
 	}
 	pthread_mutex_unlock(&stats_lock);
 	return known;
 }
 
-bool stats_is_device_ptr(uint64_t addr)
+bool stats_is_device_ptr(int proc, uint64_t addr)
 {
 	bool inside = false;
 
 	pthread_mutex_lock(&stats_lock);
-	if ((S && S->ready)) {
-		inside = alloc_table_on_device(S->allocs, addr);
+	struct stats_state *st = process(proc);
+	if (st) {
+		inside = alloc_table_on_device(st->allocs, addr);
 	}
 	pthread_mutex_unlock(&stats_lock);
 	return inside;
 }
 
-int stats_kernel_id(const char *name)
+int stats_kernel_id(int proc, const char *name)
 {
 	int id = -1;
 
 	if (!name)
 		return -1;
 	pthread_mutex_lock(&stats_lock);
-	if ((S && S->ready))
-		id = kernel_table_intern(S->kernels, name);
+	struct stats_state *st = process(proc);
+	if (st)
+		id = kernel_table_intern(st->kernels, name);
 	pthread_mutex_unlock(&stats_lock);
 	return id;
 }
 
-void stats_on_launch(int kernel, const uint32_t grid[3], const uint32_t block[3])
+void stats_on_launch(int proc, int kernel, const uint32_t grid[3], const uint32_t block[3])
 {
 	pthread_mutex_lock(&stats_lock);
-	if ((S && S->ready)) {
-		struct stats_kernel *row = kernel_table_row(S->kernels, kernel);
+	struct stats_state *st = process(proc);
+	if (st) {
+		struct stats_kernel *row = kernel_table_row(st->kernels, kernel);
 
-		S->c.launches++;
+		st->c.launches++;
 		if (row) {
 			row->launches++;
 			for (int i = 0; i < 3; i++) {
@@ -428,87 +430,94 @@ static void xfer_add(struct stats_xfer *x, uint64_t bytes, uint64_t ns)
 	x->ns += ns;
 }
 
-void stats_graph_define(uint64_t exec, const struct stats_graph_node *nodes, uint32_t n, bool known,
+void stats_graph_define(int proc, uint64_t exec, const struct stats_graph_node *nodes, uint32_t n, bool known,
 			bool keep_id)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S && S->ready)
-		graph_table_define(S->graphs, exec, nodes, n, known, keep_id);
+	struct stats_state *st = process(proc);
+	if (st)
+		graph_table_define(st->graphs, exec, nodes, n, known, keep_id);
 	pthread_mutex_unlock(&stats_lock);
 }
 
 /* Each node of the graph ran once: its kernels, copies and memsets (no time of their own: a
  * graph's copies are not calls). */
-void stats_on_graph_launch(uint64_t exec)
+void stats_on_graph_launch(int proc, uint64_t exec)
 {
 	pthread_mutex_lock(&stats_lock);
-	struct graph_entry *e = S && S->ready ? graph_table_get(S->graphs, exec) : NULL;
-	if (S && S->ready)
-		S->c.graph_launches++;
+	struct stats_state *st = process(proc);
+	struct graph_entry *e = st ? graph_table_get(st->graphs, exec) : NULL;
+	if (st)
+		st->c.graph_launches++;
 	if (e) {
 		e->row.launches++;
 		for (uint32_t i = 0; i < e->n_kernels; i++) {
 			const struct graph_kernel *k = &e->kernels[i];
-			struct stats_kernel *row = kernel_table_row(S->kernels, k->kernel);
+			struct stats_kernel *row = kernel_table_row(st->kernels, k->kernel);
 			if (!row)
 				continue;
 			row->graph_launches += k->nodes;
-			S->c.graph_kernel_runs += k->nodes;
+			st->c.graph_kernel_runs += k->nodes;
 			memcpy(row->grid, k->grid, sizeof row->grid);
 			memcpy(row->block, k->block, sizeof row->block);
 		}
 		for (int d = 0; d < DIR_COUNT; d++) {
-			S->c.graph_xfer[d].calls += e->copy[d].calls;
-			S->c.graph_xfer[d].bytes += e->copy[d].bytes;
+			st->c.graph_xfer[d].calls += e->copy[d].calls;
+			st->c.graph_xfer[d].bytes += e->copy[d].bytes;
 		}
-		S->c.graph_memset.calls += e->memset_.calls;
-		S->c.graph_memset.bytes += e->memset_.bytes;
+		st->c.graph_memset.calls += e->memset_.calls;
+		st->c.graph_memset.bytes += e->memset_.bytes;
 	}
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_graph_forget(uint64_t exec)
+void stats_graph_forget(int proc, uint64_t exec)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S && S->ready)
-		graph_table_forget(S->graphs, exec);
+	struct stats_state *st = process(proc);
+	if (st)
+		graph_table_forget(st->graphs, exec);
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_on_copy(enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns)
+void stats_on_copy(int proc, enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns)
 {
 	if ((unsigned)dir >= DIR_COUNT || (unsigned)mode >= COPY_MODE_COUNT)
 		return;
 	pthread_mutex_lock(&stats_lock);
-	if ((S && S->ready))
-		xfer_add(&S->c.xfer[mode][dir], bytes, ns);
+	struct stats_state *st = process(proc);
+	if (st)
+		xfer_add(&st->c.xfer[mode][dir], bytes, ns);
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_on_memset(uint64_t bytes, uint64_t ns)
+void stats_on_memset(int proc, uint64_t bytes, uint64_t ns)
 {
 	pthread_mutex_lock(&stats_lock);
-	if ((S && S->ready))
-		xfer_add(&S->c.memset_, bytes, ns);
+	struct stats_state *st = process(proc);
+	if (st)
+		xfer_add(&st->c.memset_, bytes, ns);
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_on_sync(uint64_t ns)
+void stats_on_sync(int proc, uint64_t ns)
 {
 	pthread_mutex_lock(&stats_lock);
-	if ((S && S->ready)) {
-		S->c.sync_calls++;
-		S->c.sync_ns += ns;
+	struct stats_state *st = process(proc);
+	if (st) {
+		st->c.sync_calls++;
+		st->c.sync_ns += ns;
 	}
 	pthread_mutex_unlock(&stats_lock);
 }
 
 /* ---- --gpu-time ---- */
 
-void stats_on_gpu_kernel(int kernel, uint64_t ns)
+void stats_on_gpu_kernel(int proc, int kernel, uint64_t ns)
 {
 	pthread_mutex_lock(&stats_lock);
-	struct stats_kernel *row = S && S->ready ? kernel_table_row(S->kernels, kernel) : NULL;
+	struct stats_state *st = process(proc);
+	struct stats_kernel *row = st ? kernel_table_row(st->kernels, kernel) : NULL;
 	if (row) {
 		struct stats_gpu_time *g = &row->gpu;
 		g->min_ns = !g->count || ns < g->min_ns ? ns : g->min_ns;
@@ -519,116 +528,128 @@ void stats_on_gpu_kernel(int kernel, uint64_t ns)
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_on_gpu_copy(enum copy_dir dir, bool memset, uint64_t bytes, uint64_t ns)
+void stats_on_gpu_copy(int proc, enum copy_dir dir, bool memset, uint64_t bytes, uint64_t ns)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S && S->ready && (memset || (unsigned)dir < DIR_COUNT))
-		xfer_add(memset ? &S->gpu.memset_ : &S->gpu.xfer[dir], bytes, ns);
+	struct stats_state *st = process(proc);
+	if (st && (memset || (unsigned)dir < DIR_COUNT))
+		xfer_add(memset ? &st->gpu.memset_ : &st->gpu.xfer[dir], bytes, ns);
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_on_gpu_busy(uint64_t ns)
+void stats_on_gpu_busy(int proc, uint64_t ns)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S && S->ready)
-		S->gpu.busy_ns += ns;
+	struct stats_state *st = process(proc);
+	if (st)
+		st->gpu.busy_ns += ns;
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_set_gpu_time(bool on, uint64_t now, uint64_t dropped, uint64_t unnamed)
+void stats_set_gpu_time(int proc, bool on, uint64_t now, uint64_t dropped, uint64_t unnamed)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S && S->ready) {
-		if (on && !S->gpu.on)
-			S->gpu.since_ns = now;
-		S->gpu.until_ns = on ? 0 : S->gpu.on ? now : S->gpu.until_ns;
-		S->gpu.on = S->gpu.on || on;
-		S->gpu.dropped = dropped;
-		S->gpu.unnamed = unnamed;
+	struct stats_state *st = process(proc);
+	if (st) {
+		if (on && !st->gpu.on)
+			st->gpu.since_ns = now;
+		st->gpu.until_ns = on ? 0 : st->gpu.on ? now : st->gpu.until_ns;
+		st->gpu.on = st->gpu.on || on;
+		st->gpu.dropped = dropped;
+		st->gpu.unnamed = unnamed;
 	}
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_on_lost(int api, uint64_t n)
+void stats_on_lost(int proc, int api, uint64_t n)
 {
 	pthread_mutex_lock(&stats_lock);
-	if ((S && S->ready) && api >= 0 && (size_t)api < S->n_api) {
-		S->api[api].calls += n;
-		S->api[api].lost += n;
-		S->c.lost += n;
+	struct stats_state *st = process(proc);
+	if (st && api >= 0 && (size_t)api < st->n_api) {
+		st->api[api].calls += n;
+		st->api[api].lost += n;
+		st->c.lost += n;
 	}
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_on_stop(void)
+void stats_on_stop(int proc)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S)
-		S->c.stops++;
+	struct stats_state *st = process(proc);
+	if (st)
+		st->c.stops++;
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_on_device(int device, enum dev_event ev, uint64_t bytes, uint64_t ns)
+void stats_on_device(int proc, int device, enum dev_event ev, uint64_t bytes, uint64_t ns)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S && S->ready)
-		comm_table_on_device(&S->comm, device, ev, bytes, ns);
+	struct stats_state *st = process(proc);
+	if (st)
+		comm_table_on_device(&st->comm, device, ev, bytes, ns);
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_on_p2p(int src_device, int dst_device, uint64_t bytes)
+void stats_on_p2p(int proc, int src_device, int dst_device, uint64_t bytes)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S && S->ready)
-		comm_table_on_p2p(&S->comm, src_device, dst_device, bytes);
+	struct stats_state *st = process(proc);
+	if (st)
+		comm_table_on_p2p(&st->comm, src_device, dst_device, bytes);
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_on_collective(enum coll_op op, uint64_t bytes, uint64_t ns, uint64_t comm, int peer, int device)
+void stats_on_collective(int proc, enum coll_op op, uint64_t bytes, uint64_t ns, uint64_t comm, int peer, int device)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S && S->ready)
-		comm_table_on_coll(&S->comm, op, bytes, ns, comm, peer, device);
+	struct stats_state *st = process(proc);
+	if (st)
+		comm_table_on_coll(&st->comm, op, bytes, ns, comm, peer, device);
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_comm_learn(uint64_t comm, int rank, int nranks, int device, bool names_rank)
+void stats_comm_learn(int proc, uint64_t comm, int rank, int nranks, int device, bool names_rank)
 {
 	pthread_mutex_lock(&stats_lock);
-	const struct stats_comm_info *e = S && S->ready ? comm_table_learn(&S->comm, comm, rank, nranks, device) : NULL;
-	if (e && names_rank && e->rank >= 0 && S->info.rank < 0) {
-		S->info.rank = e->rank;
-		S->info.local_rank = -1;
+	struct stats_state *st = process(proc);
+	const struct stats_comm_info *e = st ? comm_table_learn(&st->comm, comm, rank, nranks, device) : NULL;
+	if (e && names_rank && e->rank >= 0 && st->info.rank < 0) {
+		st->info.rank = e->rank;
+		st->info.local_rank = -1;
 	}
-	if (e && names_rank && e->nranks >= 0 && S->info.nranks < 0)
-		S->info.nranks = e->nranks;
+	if (e && names_rank && e->nranks >= 0 && st->info.nranks < 0)
+		st->info.nranks = e->nranks;
 	pthread_mutex_unlock(&stats_lock);
 }
 
-int stats_device_of_ptr(uint64_t addr)
+int stats_device_of_ptr(int proc, uint64_t addr)
 {
 	int dev = -1;
 
 	pthread_mutex_lock(&stats_lock);
-	if (S && S->ready)
-		dev = alloc_table_device_at(S->allocs, addr);
+	struct stats_state *st = process(proc);
+	if (st)
+		dev = alloc_table_device_at(st->allocs, addr);
 	pthread_mutex_unlock(&stats_lock);
 	return dev;
 }
 
-void stats_set_stops_per_call(int api, int stops)
+void stats_set_stops_per_call(int proc, int api, int stops)
 {
 	pthread_mutex_lock(&stats_lock);
-	if ((S && S->ready) && api >= 0 && (size_t)api < S->n_api)
-		S->api[api].stops_per_call = (int8_t)stops;
+	struct stats_state *st = process(proc);
+	if (st && api >= 0 && (size_t)api < st->n_api)
+		st->api[api].stops_per_call = (int8_t)stops;
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_set_threads(int n)
+void stats_set_threads(int proc, int n)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S)
-		S->threads = n;
+	struct stats_state *st = process(proc);
+	if (st)
+		st->threads = n;
 	pthread_mutex_unlock(&stats_lock);
 }
 
@@ -649,42 +670,44 @@ static uint64_t scale_since(uint64_t *value, uint64_t *mark, double factor)
 	return add;
 }
 
-void stats_extrapolate_launches(double factor)
+void stats_extrapolate_launches(int proc, double factor)
 {
 	uint32_t n_kernels;
 	struct stats_kernel *kernel;
 
 	pthread_mutex_lock(&stats_lock);
-	if (!(S && S->ready))
+	struct stats_state *st = process(proc);
+	if (!st)
 		goto out;
-	n_kernels = kernel_table_count(S->kernels);
-	kernel = kernel_table_rows(S->kernels);
-	if (S->n_kernel_marks < n_kernels) {
-		uint64_t *m = realloc(S->kernel_marks, n_kernels * sizeof(*m));
+	n_kernels = kernel_table_count(st->kernels);
+	kernel = kernel_table_rows(st->kernels);
+	if (st->n_kernel_marks < n_kernels) {
+		uint64_t *m = realloc(st->kernel_marks, n_kernels * sizeof(*m));
 		if (!m)
 			goto out;
-		memset(m + S->n_kernel_marks, 0, (n_kernels - S->n_kernel_marks) * sizeof(*m));
-		S->kernel_marks = m;
-		S->n_kernel_marks = n_kernels;
+		memset(m + st->n_kernel_marks, 0, (n_kernels - st->n_kernel_marks) * sizeof(*m));
+		st->kernel_marks = m;
+		st->n_kernel_marks = n_kernels;
 	}
-	if (!S->api_marks && !(S->api_marks = calloc(S->n_api, sizeof(*S->api_marks))))
+	if (!st->api_marks && !(st->api_marks = calloc(st->n_api, sizeof(*st->api_marks))))
 		goto out;
 	for (uint32_t i = 0; i < n_kernels; i++)
-		S->c.launches += scale_since(&kernel[i].launches, &S->kernel_marks[i], factor);
-	for (size_t i = 0; i < S->n_api; i++)
+		st->c.launches += scale_since(&kernel[i].launches, &st->kernel_marks[i], factor);
+	for (size_t i = 0; i < st->n_api; i++)
 		if (cuda_api_get((int)i)->op == OP_LAUNCH)
-			scale_since(&S->api[i].calls, &S->api_marks[i], factor);
+			scale_since(&st->api[i].calls, &st->api_marks[i], factor);
 	if (factor != 1.0)
-		S->estimated = true;
+		st->estimated = true;
 out:
 	pthread_mutex_unlock(&stats_lock);
 }
 
-void stats_set_launches_estimated(bool estimated)
+void stats_set_launches_estimated(int proc, bool estimated)
 {
 	pthread_mutex_lock(&stats_lock);
-	if (S)
-		S->estimated = estimated;
+	struct stats_state *st = process(proc);
+	if (st)
+		st->estimated = estimated;
 	pthread_mutex_unlock(&stats_lock);
 }
 
@@ -952,12 +975,12 @@ void stats_snapshot_free(struct stats_snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
-size_t stats_debug_capacity(void)
+size_t stats_debug_capacity(int proc)
 {
 	size_t cap;
 
 	pthread_mutex_lock(&stats_lock);
-	cap = S && S->allocs ? alloc_table_capacity(S->allocs) : 0;
+	cap = proc >= 0 && (size_t)proc < n_procs ? alloc_table_capacity(procs[proc]->allocs) : 0;
 	pthread_mutex_unlock(&stats_lock);
 	return cap;
 }

@@ -168,10 +168,9 @@ struct stats_snapshot {
 };
 
 int stats_init(void);
-/* A traced process: its id for stats_select_process, or -1 when STATS_MAX_PROCESSES are
- * kept already. The feeding calls below count into the selected process. */
+/* A traced process: its id (proc below), or -1 when STATS_MAX_PROCESSES are kept already.
+ * Process 0 is there from stats_init, with no pid: the first stats_process_new takes it. */
 int stats_process_new(pid_t pid, pid_t ppid, const char *command);
-void stats_select_process(int id);
 void stats_process_set_command(int id, const char *command);
 void stats_process_set_rank(int id, int rank, int local_rank);
 /* The job the process belongs to (proc_job's id; "" for none): a label of its metrics. */
@@ -180,62 +179,63 @@ void stats_process_ended(int id, bool exited, int exit_status, int term_signal);
 void stats_reset(void);		/* 'z': counters back to zero; live allocations stay */
 void stats_free(void);
 
-/* Feeding (tracer thread). api is an index into the API table. */
-void stats_on_call(int api, uint64_t ns, bool returned, int error);
+/* Feeding (tracer thread): each counts into process proc (none: -1 or an id not made). api is
+ * an index into the API table. */
+void stats_on_call(int proc, int api, uint64_t ns, bool returned, int error);
 /* n calls of api that the stubs counted but could not record. */
-void stats_on_lost(int api, uint64_t n);
-void stats_on_alloc(int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
+void stats_on_lost(int proc, int api, uint64_t n);
+void stats_on_alloc(int proc, int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
 		    pid_t tid, uint64_t now_ns, const char *caller);
 /* The call stack (stacks.h) of the live allocation at addr, just recorded. */
-void stats_set_alloc_stack(uint64_t addr, uint32_t stack);
-bool stats_on_free(uint64_t addr);	/* false if addr was not a known allocation */
-bool stats_is_device_ptr(uint64_t addr);	/* inside a live device or managed allocation */
-int stats_kernel_id(const char *name);	/* interns the name; -1 when the table is full */
-/* The name of kernel id kernel of the selected process: valid for the module's life, and
+void stats_set_alloc_stack(int proc, uint64_t addr, uint32_t stack);
+bool stats_on_free(int proc, uint64_t addr);	/* false if addr was not a known allocation */
+bool stats_is_device_ptr(int proc, uint64_t addr);	/* inside a live device or managed allocation */
+int stats_kernel_id(int proc, const char *name);	/* interns the name; -1 when the table is full */
+/* The name of kernel id kernel of process proc: valid for the module's life, and
  * never another process's pointer (so it tells the process's kernels apart); NULL if none. */
-const char *stats_kernel_name(int kernel);
+const char *stats_kernel_name(int proc, int kernel);
 /* kernel: an id from stats_kernel_id; -1 (full table) counts under "(other kernels)".
  * grid and block may be NULL when not known. */
-void stats_on_launch(int kernel, const uint32_t grid[3], const uint32_t block[3]);
+void stats_on_launch(int proc, int kernel, const uint32_t grid[3], const uint32_t block[3]);
 /* An executable graph and its nodes (instantiated, or updated: keep_id keeps its row's id and
  * launches); known false when its nodes cannot be learnt. Nodes are copied. */
-void stats_graph_define(uint64_t exec, const struct stats_graph_node *nodes, uint32_t n, bool known,
+void stats_graph_define(int proc, uint64_t exec, const struct stats_graph_node *nodes, uint32_t n, bool known,
 			bool keep_id);
 /* One launch of exec: each of its nodes runs once (an exec never defined gets a row of its own,
  * nodes not known). */
-void stats_on_graph_launch(uint64_t exec);
+void stats_on_graph_launch(int proc, uint64_t exec);
 /* exec was destroyed (its row stays; its handle may name a new graph later). */
-void stats_graph_forget(uint64_t exec);
-void stats_on_copy(enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns);
-void stats_on_memset(uint64_t bytes, uint64_t ns);
-void stats_on_sync(uint64_t ns);
+void stats_graph_forget(int proc, uint64_t exec);
+void stats_on_copy(int proc, enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns);
+void stats_on_memset(int proc, uint64_t bytes, uint64_t ns);
+void stats_on_sync(int proc, uint64_t ns);
 /* --gpu-time (CUPTI's records, probe/gputime_ring.c): a kernel run of ns on the GPU; a copy
  * (dir: DIR_COUNT when CUPTI names no host/device direction) or memset of ns; ns of busy time
  * (kernel intervals' union); the recording began (on) or ended, with its lost records. */
-void stats_on_gpu_kernel(int kernel, uint64_t ns);
-void stats_on_gpu_copy(enum copy_dir dir, bool memset, uint64_t bytes, uint64_t ns);
-void stats_on_gpu_busy(uint64_t ns);
-void stats_set_gpu_time(bool on, uint64_t now_ns, uint64_t dropped, uint64_t unnamed);
-void stats_on_stop(void);
+void stats_on_gpu_kernel(int proc, int kernel, uint64_t ns);
+void stats_on_gpu_copy(int proc, enum copy_dir dir, bool memset, uint64_t bytes, uint64_t ns);
+void stats_on_gpu_busy(int proc, uint64_t ns);
+void stats_set_gpu_time(int proc, bool on, uint64_t now_ns, uint64_t dropped, uint64_t unnamed);
+void stats_on_stop(int proc);
 /* What ran on which GPU (device -1: not known), peer copies (source, destination), NCCL
  * (comm_table.h). */
-void stats_on_device(int device, enum dev_event ev, uint64_t bytes, uint64_t ns);
-void stats_on_p2p(int src_device, int dst_device, uint64_t bytes);
-void stats_on_collective(enum coll_op op, uint64_t bytes, uint64_t ns, uint64_t comm, int peer, int device);
+void stats_on_device(int proc, int device, enum dev_event ev, uint64_t bytes, uint64_t ns);
+void stats_on_p2p(int proc, int src_device, int dst_device, uint64_t bytes);
+void stats_on_collective(int proc, enum coll_op op, uint64_t bytes, uint64_t ns, uint64_t comm, int peer, int device);
 /* An NCCL communicator of the process (-1: not known); names_rank: its rank is the process's
  * when its environment gave none (a communicator of one process per rank). */
-void stats_comm_learn(uint64_t comm, int rank, int nranks, int device, bool names_rank);
+void stats_comm_learn(int proc, uint64_t comm, int rank, int nranks, int device, bool names_rank);
 /* The device of a live device allocation holding addr; -1: none known. */
-int stats_device_of_ptr(uint64_t addr);
-void stats_set_threads(int n);
+int stats_device_of_ptr(int proc, uint64_t addr);
+void stats_set_threads(int proc, int n);
 void stats_set_tracer_cpu(uint64_t ns);
-void stats_set_launches_estimated(bool estimated);
+void stats_set_launches_estimated(int proc, bool estimated);
 /* How the probe on API row api works, in stops per call (kept across stats_reset). */
-void stats_set_stops_per_call(int api, int stops);
+void stats_set_stops_per_call(int proc, int api, int stops);
 /* --max-overhead: launches counted since the last call (per kernel, and the launch rows of
  * the API table) are multiplied by factor, because the launch probes were armed for only
  * 1/factor of the time; marks the launch figures as estimates when factor != 1. */
-void stats_extrapolate_launches(double factor);
+void stats_extrapolate_launches(int proc, double factor);
 
 /* Reading (any thread). The snapshot owns its arrays; free them with stats_snapshot_free. */
 int stats_snapshot(struct stats_snapshot *out);	/* every process */
@@ -252,7 +252,7 @@ void stats_sort_allocs(const struct stats_snapshot *s, const struct stats_alloc 
 	/* all live allocations, by bytes desc then address; out has room for n_alloc */
 
 /* For tests: slots in the live-allocation hash map (shows that churn keeps it small). */
-size_t stats_debug_capacity(void);
+size_t stats_debug_capacity(int proc);
 
 extern const char *const copy_dir_name[DIR_COUNT];	/* "H2H", "H2D", "D2H", "D2D" */
 extern const char *const mem_kind_name[MEM_KIND_COUNT];	/* "device", "managed", "host" */

@@ -6,10 +6,11 @@
 
 #include "clock.h"
 #include "stats.h"
+#include "tracee.h"
 
 /* The call's complete event. Its device is the one its thread made current (none shown where
  * it made none). */
-static void call_event(const struct cuda_call *c)
+static void call_event(struct tracee *p, const struct cuda_call *c)
 {
 	const struct api_spec *s = c->spec;
 	struct timeline_args a = { .device = c->thread_device, .error = c->result,
@@ -25,19 +26,19 @@ static void call_event(const struct cuda_call *c)
 	} else if (c->op == OP_FREE) {
 		a.ptr = c->free_.ptr;
 	} else if (c->op == OP_LAUNCH) {
-		a.kernel = stats_kernel_name(c->launch.kernel);
+		a.kernel = stats_kernel_name(p->stats_id, c->launch.kernel);
 		a.grid = c->launch.grid;
 		a.block = c->launch.block;
 	}
 	timeline_call(c->pid, c->tid, cuda_api_label(s), c->end_ns > c->ns ? c->end_ns - c->ns : 0, c->ns, &a);
 }
 
-static void timeline_on_call(const struct cuda_call *c)
+static void timeline_on_call(struct tracee *p, const struct cuda_call *c)
 {
 	if (!timeline_on())
 		return;
 	if (c->returned)
-		call_event(c);
+		call_event(p, c);
 	if (!cuda_call_ok(c))
 		return;
 	if (c->op == OP_ALLOC)
@@ -45,7 +46,7 @@ static void timeline_on_call(const struct cuda_call *c)
 	else if (c->op == OP_FREE)
 		timeline_free(c->pid, c->free_.ptr, c->end_ns);
 	else if (c->op == OP_LAUNCH && !c->held)	/* a ring launch's time: when the ring was read */
-		timeline_launch(c->pid, c->tid, stats_kernel_name(c->launch.kernel), now_ns(), c->launch.grid,
+		timeline_launch(c->pid, c->tid, stats_kernel_name(p->stats_id, c->launch.kernel), now_ns(), c->launch.grid,
 				c->launch.block);
 }
 

@@ -70,7 +70,7 @@ static void trace_error(pid_t tid, const char *api, int err, const char *err_nam
 		line(tid, "%s = %d %s", api, err, err_name ?: "");
 }
 
-static void trace_on_call(const struct cuda_call *c)
+static void trace_on_call(struct tracee *p, const struct cuda_call *c)
 {
 	const struct api_spec *s = c->spec;
 	if (!trace)

@@ -224,15 +224,15 @@ static int write_jump_bytes(struct bp *b, const uint8_t *from, const uint8_t *by
 	/* Meanwhile the int3 is in the rescue table, with the first byte that makes the four
 	 * behind it whole again: a gputop dying between two writes leaves no int3 behind (the
 	 * watchdog writes that byte), only the old or the new instruction. */
-	rescue_code_armed(b->addr, from[0]);
+	rescue_code_armed(tracee->rescue_slot, b->addr, from[0]);
 	int err = mem_write_code(b->addr, arch_breakpoint, arch_breakpoint_len);
 	if (err == 0)
 		err = mem_write_code(b->addr + 1, bytes + 1, ARCH_JUMP_LEN - 1);
 	if (err == 0)
-		rescue_code_armed(b->addr, bytes[0]);
+		rescue_code_armed(tracee->rescue_slot, b->addr, bytes[0]);
 	if (err == 0)
 		err = mem_write_code(b->addr, bytes, 1);
-	rescue_code_disarmed(b->addr);
+	rescue_code_disarmed(tracee->rescue_slot, b->addr);
 	return err;
 }
 
@@ -253,12 +253,12 @@ int bp_arm(struct bp *b)
 		return err;
 	}
 
-	rescue_code_armed(b->addr, b->orig[0]);	/* before: a crash right after must find it */
+	rescue_code_armed(tracee->rescue_slot, b->addr, b->orig[0]);	/* before: a crash right after must find it */
 	int err = mem_write_code(b->addr, arch_breakpoint, arch_breakpoint_len);
 	if (err == 0)
 		b->armed = true;
 	else
-		rescue_code_disarmed(b->addr);
+		rescue_code_disarmed(tracee->rescue_slot, b->addr);
 	return err;
 }
 
@@ -277,7 +277,7 @@ int bp_disarm(struct bp *b)
 	int err = mem_write_code(b->addr, b->orig, arch_breakpoint_len);
 	if (err == 0) {
 		b->armed = false;
-		rescue_code_disarmed(b->addr);
+		rescue_code_disarmed(tracee->rescue_slot, b->addr);
 	}
 	return err;
 }
@@ -290,7 +290,7 @@ static void drop_if(bool (*match)(const struct bp *, uint32_t), uint32_t arg)
 		struct bp *b = s->b;
 		if (!match(b, arg))
 			continue;
-		rescue_code_disarmed(b->addr);
+		rescue_code_disarmed(tracee->rescue_slot, b->addr);
 		if (b->ring >= 0) {
 			launchring_drop_probe(b->ring);
 			xol_slot_free(b->jump_slot);

@@ -30,7 +30,7 @@ static void busy_add(struct gputime_feed *f, const struct gt_record *r)
 	uint64_t *end = &f->dev_end[r->device < 64 ? r->device : 63];
 	uint64_t from = r->start > *end ? r->start : *end;
 	if (r->end > from) {
-		stats_on_gpu_busy(r->end - from);
+		stats_on_gpu_busy(f->proc, r->end - from);
 		*end = r->end;
 	}
 }
@@ -46,15 +46,15 @@ void gputime_feed_records(struct gputime_feed *f, struct gt_record *r, size_t n)
 			if (id < 0)
 				f->unnamed++;
 			else
-				stats_on_gpu_kernel(id, ns);
+				stats_on_gpu_kernel(f->proc, id, ns);
 			busy_add(f, &r[i]);
 			break;
 		}
 		case GT_MEMCPY:
-			stats_on_gpu_copy(copy_dir_of(r[i].copy_kind), false, r[i].bytes, ns);
+			stats_on_gpu_copy(f->proc, copy_dir_of(r[i].copy_kind), false, r[i].bytes, ns);
 			break;
 		case GT_MEMSET:
-			stats_on_gpu_copy(DIR_COUNT, true, r[i].bytes, ns);
+			stats_on_gpu_copy(f->proc, DIR_COUNT, true, r[i].bytes, ns);
 			break;
 		}
 	}

@@ -38,13 +38,13 @@ static int kernel_id(void *ctx, uint32_t name)
 	if (mem_read(g->pid, AT(name_at) + 4ull * name, &off, sizeof off) == 0 && off < GT_NAME_BYTES &&
 	    mem_read_string(g->pid, AT(names) + off, text, sizeof text) == 0) {
 		char *d = kernels_demangle(text);
-		g->ids[name] = d ? stats_kernel_id(d) : -1;
+		g->ids[name] = d ? stats_kernel_id(g->feed.proc, d) : -1;
 		free(d);
 	}
 	return g->ids[name];
 }
 
-struct gputime_ring *gputime_ring_new(pid_t pid, uint64_t shared)
+struct gputime_ring *gputime_ring_new(pid_t pid, int proc, uint64_t shared)
 {
 	struct gputime_ring *g = calloc(1, sizeof *g);
 	if (!g || !(g->ids = malloc(GT_NAMES * sizeof *g->ids))) {
@@ -55,6 +55,7 @@ struct gputime_ring *gputime_ring_new(pid_t pid, uint64_t shared)
 		g->ids[i] = -2;
 	g->pid = pid;
 	g->shared = shared;
+	g->feed.proc = proc;
 	g->feed.kernel_id = kernel_id;
 	g->feed.ctx = g;
 	return g;

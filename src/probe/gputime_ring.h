@@ -42,7 +42,8 @@ void gputime_state_free(struct gputime_state *st);
 struct gputime_feed {
 	uint64_t dev_end[64];	/* per device: the latest kernel end counted into busy time */
 	uint64_t unnamed;	/* kernel records without a name */
-	/* A kernel id for the library's name index; -1: none. */
+	int proc;		/* the process's figures (stats.h) */
+	/* A kernel id of those figures for the library's name index; -1: none. */
 	int (*kernel_id)(void *ctx, uint32_t name);
 	void *ctx;
 };
@@ -55,7 +56,7 @@ void gputime_feed_records(struct gputime_feed *f, struct gt_record *r, size_t n)
 
 /* The reader of one process's ring. */
 struct gputime_ring;
-struct gputime_ring *gputime_ring_new(pid_t pid, uint64_t shared);
+struct gputime_ring *gputime_ring_new(pid_t pid, int proc, uint64_t shared);
 void gputime_ring_free(struct gputime_ring *g);
 /* Reads the header: 0, or -errno (-EFAULT / -ESRCH: the library is gone). */
 int gputime_ring_header(struct gputime_ring *g, struct gputime_header *h);

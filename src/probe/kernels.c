@@ -105,7 +105,7 @@ static void remember(uint64_t v, int id, bool unknown)
 static int entry_id(struct entry *e)
 {
 	if (e->id < 0 && e->name) {
-		e->id = stats_kernel_id(e->name);
+		e->id = stats_kernel_id(tracee->stats_id, e->name);
 		e->name = NULL;
 	}
 	return e->id;
@@ -145,7 +145,7 @@ static int id_for_mangled(const char *mangled)
 	char *d = kernels_demangle(mangled);
 	if (!d)
 		return -1;
-	int id = stats_kernel_id(d);
+	int id = stats_kernel_id(tracee->stats_id, d);
 	free(d);
 	return id;
 }
@@ -171,7 +171,7 @@ static int id_for_stub(uint64_t stub, bool *unknown)
 		snprintf(buf, sizeof buf, "kernel@0x%" PRIx64, stub);
 		*unknown = true;
 	}
-	return stats_kernel_id(buf);
+	return stats_kernel_id(tracee->stats_id, buf);
 }
 
 void kernels_learn_from_stub(uint64_t value, uint64_t stub)

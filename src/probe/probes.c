@@ -303,7 +303,7 @@ static bool ring_wanted(struct thread *t, const struct api_spec *spec)
 		if (err < 0)
 			log_warn("launches will stop the program: no launch ring (%s)", strerror(-err));
 		else
-			rescue_set_flag(launchring_present_flag());
+			rescue_set_flag(tracee->rescue_slot, launchring_present_flag());
 		launchring_say_absent();	/* no park until engine/seccomp_watch.c has looked */
 		st->ring_failed = !launchring_ready();
 	}
@@ -382,7 +382,7 @@ static void on_new_module(struct module *m, void *arg)
 		if (err < 0)
 			err = bp_create(t, addr, BP_PROBE, api, m->id, &b, &why);
 		if (err == 0)
-			stats_set_stops_per_call(api, b->ring >= 0 ? stack_trap :
+			stats_set_stops_per_call(tracee->stats_id, api, b->ring >= 0 ? stack_trap :
 						 !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
 		if (err == -EPERM && config.no_int3) {	/* asked for: named once for all, below */
 			int3_refused++;
@@ -463,7 +463,8 @@ static int plant_waiting(struct thread *t, const struct inside *w, bool int3)
 	bool stack_trap = err == 0 && b->ring >= 0 && stub_for(spec) == LR_STUB_CALL && probes_stops_for_stack(spec) &&
 			  launchring_set_stack_trap(b->ring, true) == 0;
 	if (err == 0)
-		stats_set_stops_per_call(w->api, b->ring >= 0 ? stack_trap : !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
+		stats_set_stops_per_call(tracee->stats_id, w->api,
+					 b->ring >= 0 ? stack_trap : !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
 	if (err == 0 && int3)
 		log_info("%s stops at each call: a thread stood inside its first bytes at every try", spec->name);
 	else if (err < 0 && err != -EBUSY)

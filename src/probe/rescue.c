@@ -50,16 +50,14 @@ struct rescue_table {
 /* One table per traced process, in one shared mapping made at start (its pages cost nothing
  * until written); each with its own watchdog, which restores that process only. */
 static struct rescue_table *tables;
-static struct rescue_table *R;	/* the current process's (rescue_select) */
 static pid_t watchdog_pid[RESCUE_SLOTS];
 static int watchdog_pipe[RESCUE_SLOTS] = { [0 ... RESCUE_SLOTS - 1] = -1 };
 static bool slot_used[RESCUE_SLOTS];
-static int cur;			/* R's slot */
 static void (*crash_detach)(void);
 
 int rescue_init(void)
 {
-	void *p = mmap(NULL, RESCUE_SLOTS * sizeof *R, PROT_READ | PROT_WRITE,
+	void *p = mmap(NULL, RESCUE_SLOTS * sizeof *tables, PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
@@ -80,125 +78,131 @@ int rescue_slot_new(void)
 	return -1;
 }
 
+/* The table of slot; NULL for none. */
+static struct rescue_table *table(int slot)
+{
+	return tables && slot >= 0 && slot < RESCUE_SLOTS ? &tables[slot] : NULL;
+}
+
 void rescue_slot_free(int slot)
 {
-	if (slot < 0 || slot >= RESCUE_SLOTS || !tables)
+	struct rescue_table *tab = table(slot);
+	if (!tab)
 		return;
-	int was = cur;
-	rescue_select(slot);
-	rescue_watchdog_stop();
-	rescue_forget_all();
-	R->mem_fd = -1;
+	rescue_watchdog_stop(slot);
+	rescue_forget_all(slot);
+	tab->mem_fd = -1;
 	slot_used[slot] = false;
-	rescue_select(was == slot ? -1 : was);
 }
 
-void rescue_select(int slot)
+void rescue_set_target(int slot, int mem_fd, uint64_t trampoline)
 {
-	cur = slot;
-	R = tables && slot >= 0 && slot < RESCUE_SLOTS ? &tables[slot] : NULL;
-}
-
-void rescue_set_target(int mem_fd, uint64_t trampoline)
-{
-	if (!R)
+	struct rescue_table *tab = table(slot);
+	if (!tab)
 		return;
-	R->mem_fd = mem_fd;
-	R->trampoline = trampoline;
+	tab->mem_fd = mem_fd;
+	tab->trampoline = trampoline;
 }
 
-void rescue_set_lookup(uint64_t code, uint64_t table, uint32_t entries)
+void rescue_set_lookup(int slot, uint64_t code, uint64_t lookup_table, uint32_t entries)
 {
-	if (!R)
+	struct rescue_table *tab = table(slot);
+	if (!tab)
 		return;
-	R->lookup_table = table;
-	R->lookup_entries = entries;
-	R->lookup = code;
+	tab->lookup_table = lookup_table;
+	tab->lookup_entries = entries;
+	tab->lookup = code;
 }
 
-void rescue_code_armed(uint64_t addr, uint8_t orig)
+void rescue_code_armed(int slot, uint64_t addr, uint8_t orig)
 {
-	if (!R)
+	struct rescue_table *tab = table(slot);
+	if (!tab)
 		return;
 	int free_at = -1;
 	for (int i = 0; i < CODE_MAX; i++) {
-		if (R->code[i].addr == addr) {
-			__atomic_store_n(&R->code[i].orig, orig, __ATOMIC_RELEASE);	/* a jump's next step */
+		if (tab->code[i].addr == addr) {
+			__atomic_store_n(&tab->code[i].orig, orig, __ATOMIC_RELEASE);	/* a jump's next step */
 			return;
 		}
-		if (!R->code[i].addr && free_at < 0)
+		if (!tab->code[i].addr && free_at < 0)
 			free_at = i;
 	}
 	if (free_at >= 0) {
-		R->code[free_at].orig = orig;
-		__atomic_store_n(&R->code[free_at].addr, addr, __ATOMIC_RELEASE);
+		tab->code[free_at].orig = orig;
+		__atomic_store_n(&tab->code[free_at].addr, addr, __ATOMIC_RELEASE);
 	}
 }
 
-void rescue_set_flag(uint64_t addr)
+void rescue_set_flag(int slot, uint64_t addr)
 {
-	if (R)
-		R->flag = addr;
+	struct rescue_table *tab = table(slot);
+	if (tab)
+		tab->flag = addr;
 }
 
-void rescue_code_disarmed(uint64_t addr)
+void rescue_code_disarmed(int slot, uint64_t addr)
 {
-	for (int i = 0; R && i < CODE_MAX; i++)
-		if (R->code[i].addr == addr)
-			__atomic_store_n(&R->code[i].addr, 0, __ATOMIC_RELEASE);
+	struct rescue_table *tab = table(slot);
+	for (int i = 0; tab && i < CODE_MAX; i++)
+		if (tab->code[i].addr == addr)
+			__atomic_store_n(&tab->code[i].addr, 0, __ATOMIC_RELEASE);
 }
 
-void rescue_forget_all(void)
+void rescue_forget_all(int slot)
 {
-	if (!R)
+	struct rescue_table *tab = table(slot);
+	if (!tab)
 		return;
-	memset(R->code, 0, sizeof R->code);
-	R->flag = 0;
-	R->lookup = 0;
-	memset(R->frame, 0, sizeof R->frame);
+	memset(tab->code, 0, sizeof tab->code);
+	tab->flag = 0;
+	tab->lookup = 0;
+	memset(tab->frame, 0, sizeof tab->frame);
 }
 
-int rescue_frame(uint64_t slot, uint64_t ret)
+int rescue_frame(int slot, uint64_t stack_slot, uint64_t ret)
 {
-	if (!R)
+	struct rescue_table *tab = table(slot);
+	if (!tab)
 		return -1;
 	/* An entry of the same stack slot is stale (its call left by longjmp: a slot is reused
 	 * only once its call's frame is gone): the lookup must find this one. */
 	for (uint32_t i = 0; i < FRAME_MAX; i++)
-		if (R->frame[i].slot == slot)
-			__atomic_store_n(&R->frame[i].slot, 0, __ATOMIC_RELEASE);
+		if (tab->frame[i].slot == stack_slot)
+			__atomic_store_n(&tab->frame[i].slot, 0, __ATOMIC_RELEASE);
 	for (uint32_t n = 0; n < FRAME_MAX; n++) {
-		uint32_t i = (R->frame_hint + n) % FRAME_MAX;
-		if (R->frame[i].slot)
+		uint32_t i = (tab->frame_hint + n) % FRAME_MAX;
+		if (tab->frame[i].slot)
 			continue;
-		R->frame[i].ret = ret;
-		__atomic_store_n(&R->frame[i].slot, slot, __ATOMIC_RELEASE);
-		R->frame_hint = i + 1;
+		tab->frame[i].ret = ret;
+		__atomic_store_n(&tab->frame[i].slot, stack_slot, __ATOMIC_RELEASE);
+		tab->frame_hint = i + 1;
 		return (int)i;
 	}
 	return -1;
 }
 
-void rescue_frame_done(int handle)
+void rescue_frame_done(int slot, int handle)
 {
-	if (R && handle >= 0 && handle < FRAME_MAX) {
-		__atomic_store_n(&R->frame[handle].slot, 0, __ATOMIC_RELEASE);
-		if ((uint32_t)handle < R->frame_hint)
-			R->frame_hint = (uint32_t)handle;
+	struct rescue_table *tab = table(slot);
+	if (tab && handle >= 0 && handle < FRAME_MAX) {
+		__atomic_store_n(&tab->frame[handle].slot, 0, __ATOMIC_RELEASE);
+		if ((uint32_t)handle < tab->frame_hint)
+			tab->frame_hint = (uint32_t)handle;
 	}
 }
 
-static int restore_table(struct rescue_table *R)
+static int restore_table(struct rescue_table *tab)
 {
 	int failed = 0;
-	if (!R || R->mem_fd < 0)
+	if (!tab || tab->mem_fd < 0)
 		return 0;
 	static const uint64_t zero;
-	if (R->flag && pwrite(R->mem_fd, &zero, 8, (off_t)R->flag) != 8)
+	if (tab->flag && pwrite(tab->mem_fd, &zero, 8, (off_t)tab->flag) != 8)
 		failed++;
 	for (int i = 0; i < CODE_MAX; i++) {
-		uint64_t a = R->code[i].addr;
-		if (a && pwrite(R->mem_fd, &R->code[i].orig, 1, (off_t)a) != 1)
+		uint64_t a = tab->code[i].addr;
+		if (a && pwrite(tab->mem_fd, &tab->code[i].orig, 1, (off_t)a) != 1)
 			failed++;
 	}
 	/* Return addresses swapped for the trampoline are not written back into the stacks: the
@@ -208,11 +212,11 @@ static int restore_table(struct rescue_table *R)
 	 * a no-op before the jump to the lookup, which matches the slot the thread's ret just
 	 * popped (xol.h). */
 	uint32_t n = 0;
-	for (int i = 0; i < FRAME_MAX && R->lookup && n < R->lookup_entries; i++) {
-		uint64_t pair[2] = { R->frame[i].slot, R->frame[i].ret };
+	for (int i = 0; i < FRAME_MAX && tab->lookup && n < tab->lookup_entries; i++) {
+		uint64_t pair[2] = { tab->frame[i].slot, tab->frame[i].ret };
 		if (!pair[0])
 			continue;
-		if (pwrite(R->mem_fd, pair, sizeof pair, (off_t)(R->lookup_table + 16u * n)) == sizeof pair)
+		if (pwrite(tab->mem_fd, pair, sizeof pair, (off_t)(tab->lookup_table + 16u * n)) == sizeof pair)
 			n++;
 		else
 			failed++;
@@ -220,14 +224,9 @@ static int restore_table(struct rescue_table *R)
 	/* Then the int3 becomes a no-op, one byte written whole: every return falls through to the
 	 * jump to the lookup that follows it (xol.c). */
 	static const uint8_t nop = ARCH_NOP;
-	if (n && pwrite(R->mem_fd, &nop, 1, (off_t)R->trampoline) != 1)
+	if (n && pwrite(tab->mem_fd, &nop, 1, (off_t)tab->trampoline) != 1)
 		failed++;
 	return failed;
-}
-
-int rescue_restore(void)
-{
-	return restore_table(R);
 }
 
 int rescue_restore_all(void)
@@ -244,7 +243,7 @@ int rescue_restore_all(void)
 /* Waits for gputop's goodbye (a byte) or its end (EOF), looking every RESCUE_CYCLE_LOOK_MS
  * whether the guard saw gputop held by a tracer it traces (rescue_cycle.h): the program's code
  * is then put back at once, while gputop still holds it, before the guard kills gputop. */
-static void watchdog_main(int pipe_rd, pid_t traced)
+static void watchdog_main(int pipe_rd, pid_t traced, struct rescue_table *tab)
 {
 	char byte;
 	/* Not a child anyone waits for: be invisible to terminal signals meant for gputop. */
@@ -260,7 +259,7 @@ static void watchdog_main(int pipe_rd, pid_t traced)
 			break;
 		if (r == 0 && !put_back && rescue_cycle_seen()) {
 			put_back = true;
-			rescue_restore();	/* no int3 of gputop's is met once it is dead */
+			restore_table(tab);	/* no int3 of gputop's is met once it is dead */
 		}
 	}
 	ssize_t n;
@@ -270,7 +269,7 @@ static void watchdog_main(int pipe_rd, pid_t traced)
 		_exit(0);	/* gputop said goodbye: it detached cleanly */
 	/* EOF without goodbye: gputop is gone. Put the program back, if it is still there. */
 	if (kill(traced, 0) == 0 || errno == EPERM) {
-		int failed = rescue_restore();
+		int failed = restore_table(tab);
 		const char msg[] = "gputop: watchdog: gputop died; restored the traced program's code\n";
 		if ((!put_back && write(STDERR_FILENO, msg, sizeof msg - 1) < 0) || failed)
 			_exit(1);
@@ -278,12 +277,13 @@ static void watchdog_main(int pipe_rd, pid_t traced)
 	_exit(0);
 }
 
-int rescue_watchdog_start(pid_t traced)
+int rescue_watchdog_start(int slot, pid_t traced)
 {
 	int fds[2];
-	if (!R)
+	struct rescue_table *tab = table(slot);
+	if (!tab)
 		return -ENOENT;
-	if (watchdog_pipe[cur] >= 0)
+	if (watchdog_pipe[slot] >= 0)
 		return 0;	/* this process has one */
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
@@ -301,11 +301,11 @@ int rescue_watchdog_start(pid_t traced)
 				close(watchdog_pipe[i]);
 		rescue_cycle_forked();
 		close(fds[1]);
-		watchdog_main(fds[0], traced);
+		watchdog_main(fds[0], traced, tab);
 	}
 	close(fds[0]);
-	watchdog_pipe[cur] = fds[1];
-	watchdog_pid[cur] = p;
+	watchdog_pipe[slot] = fds[1];
+	watchdog_pid[slot] = p;
 	return 0;
 }
 
@@ -319,16 +319,16 @@ bool rescue_is_watchdog(pid_t pid)
 	return false;
 }
 
-void rescue_watchdog_stop(void)
+void rescue_watchdog_stop(int slot)
 {
-	if (!R || watchdog_pipe[cur] < 0)
+	if (!table(slot) || watchdog_pipe[slot] < 0)
 		return;
 	char bye = 1;
-	if (write(watchdog_pipe[cur], &bye, 1) < 0)
+	if (write(watchdog_pipe[slot], &bye, 1) < 0)
 		log_debug("watchdog: %s", strerror(errno));
-	close(watchdog_pipe[cur]);
-	watchdog_pipe[cur] = -1;
-	waitpid(watchdog_pid[cur], NULL, 0);
+	close(watchdog_pipe[slot]);
+	watchdog_pipe[slot] = -1;
+	waitpid(watchdog_pid[slot], NULL, 0);
 }
 
 /* ---- the crash handler -------------------------------------------------------------------- */

@@ -427,39 +427,40 @@ static void find_segments(void)
 
 /* ---- blocks handed out and taken back --------------------------------------------------------- */
 
-static void torch_on_block_alloc(uint64_t dca, uint64_t block, uint64_t requested, uint64_t t_ns, uint32_t stack)
+static void torch_on_block_alloc(struct tracee *p, uint64_t dca, uint64_t block, uint64_t requested, uint64_t t_ns,
+				 uint32_t stack)
 {
-	struct torch_state *st = tracee->torch;
-	struct pending *p;
+	struct torch_state *st = p->torch;
+	struct pending *pend;
 	if (!st->on || !block)
 		return;
 	st->allocs++;
-	if (!(p = hashmap_insert(&st->pending, block, NULL)))
+	if (!(pend = hashmap_insert(&st->pending, block, NULL)))
 		return;
-	*p = (struct pending){ .block = block, .dca = dca, .requested = requested, .t_ns = t_ns ? t_ns : now_ns(),
-			       .stack = stack };
+	*pend = (struct pending){ .block = block, .dca = dca, .requested = requested, .t_ns = t_ns ? t_ns : now_ns(),
+				  .stack = stack };
 }
 
-static void torch_on_block_free(uint64_t dca, uint64_t block, uint64_t entry_ns)
+static void torch_on_block_free(struct tracee *p, uint64_t dca, uint64_t block, uint64_t entry_ns)
 {
-	struct torch_state *st = tracee->torch;
-	struct pending *p;
+	struct torch_state *st = p->torch;
+	struct pending *pend;
 	(void)dca;
 	if (!st->on || !block)
 		return;
 	st->frees++;
-	if ((p = hashmap_find(&st->pending, block)) && p->t_ns > entry_ns)
+	if ((pend = hashmap_find(&st->pending, block)) && pend->t_ns > entry_ns)
 		return;	/* of its life before (the free returned after it came back out) */
 	if (!hashmap_remove(&st->pending, block, NULL))	/* handed out and back before a read */
-		torch_mem_on_free(tracee->pid, block, entry_ns);
+		torch_mem_on_free(p->pid, block, entry_ns);
 }
 
-static void torch_on_call(const struct cuda_call *c)
+static void torch_on_call(struct tracee *p, const struct cuda_call *c)
 {
 	if (c->op == OP_TORCH_ALLOC)	/* this, the Block it returned, the size asked for */
-		torch_on_block_alloc(c->torch.allocator, c->torch.block, c->torch.requested, c->end_ns, c->stack);
+		torch_on_block_alloc(p, c->torch.allocator, c->torch.block, c->torch.requested, c->end_ns, c->stack);
 	else if (c->op == OP_TORCH_FREE)	/* this, the Block; when the free began */
-		torch_on_block_free(c->torch.allocator, c->torch.block, c->end_ns > c->ns ? c->end_ns - c->ns : 0);
+		torch_on_block_free(p, c->torch.allocator, c->torch.block, c->end_ns > c->ns ? c->end_ns - c->ns : 0);
 }
 
 const struct cuda_consumer torch_consumer = {

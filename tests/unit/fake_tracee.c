@@ -278,15 +278,15 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 	return -ENOSYS;
 }
 
-int rescue_frame(uint64_t slot, uint64_t ret)
+int rescue_frame(int slot, uint64_t stack_slot, uint64_t ret)
 {
-	(void)slot, (void)ret;
+	(void)slot, (void)stack_slot, (void)ret;
 	return 0;
 }
 
-void rescue_frame_done(int handle)
+void rescue_frame_done(int slot, int handle)
 {
-	(void)handle;
+	(void)slot, (void)handle;
 }
 
 /* ---- kernels: names by handle, ids from the figures ---------------------------------------- */
@@ -325,7 +325,7 @@ int kernels_id_of(pid_t pid, uint64_t value)
 		snprintf(unnamed, sizeof unnamed, "kernel@%#" PRIx64, value);
 		name = unnamed;
 	}
-	return stats_kernel_id(name);
+	return stats_kernel_id(tracee->stats_id, name);
 }
 
 bool kernels_seen(uint64_t value)

@@ -21,6 +21,7 @@
 #include "stats.h"
 #include "stats_calls.h"
 #include "threads.h"
+#include "tracee.h"
 
 #define APP_RET 0x401234ull		/* a return address in the program */
 #define CUDA_LO 0x7e0000000000ull	/* a CUDA module: [CUDA_LO, CUDA_HI) */
@@ -37,16 +38,19 @@
 static struct cuda_call seen[64];
 static int n_seen;
 static uint64_t lost_n;
+static int told_another_process;	/* calls and losses told with a process not the fake one */
 
-static void record(const struct cuda_call *c)
+static void record(struct tracee *p, const struct cuda_call *c)
 {
+	told_another_process += p != tracee;
 	if (n_seen < (int)(sizeof seen / sizeof seen[0]))
 		seen[n_seen++] = *c;
 }
 
-static void record_lost(int api, uint64_t n)
+static void record_lost(struct tracee *p, int api, uint64_t n)
 {
 	(void)api;
+	told_another_process += p != tracee;
 	lost_n += n;
 }
 
@@ -64,13 +68,13 @@ static int row(const char *name)
 	return i;
 }
 
-/* A fresh process pid with one thread (tid pid), its figures selected, nothing seen yet. */
+/* A fresh process pid with one thread (tid pid), figures of its own, nothing seen yet. */
 static struct thread *process(pid_t pid)
 {
 	fake_tracee_init(pid);
 	fake_cuda_module(CUDA_LO, CUDA_HI);
 	hit_init(STOP_COST, 0);
-	stats_select_process(stats_process_new(pid, 1, "test"));
+	tracee->stats_id = stats_process_new(pid, 1, "test");
 	struct thread *t = threads_add(pid);
 	t->device = -1;
 	t->thread_pointer = TP;
@@ -388,6 +392,7 @@ int main(void)
 	graphs();
 	nccl_and_copies();
 	ring_and_entry();
+	check(told_another_process == 0, "every call and loss is told with the process that made it");
 	account_clear();
 	stats_free();
 	printf("# %d failure(s)\n", failures);

@@ -86,23 +86,20 @@ static void test_stats_and_rows(void)
 	int p2 = stats_process_new(102, 1, "envrank");
 	stats_process_set_rank(p2, 7, 0);
 
-	stats_select_process(p0);
-	stats_comm_learn(0xa0, 0, 2, 0, true);
-	stats_on_collective(COLL_ALLREDUCE, 4000, 10, 0xa0, -1, 0);
-	stats_on_collective(COLL_ALLREDUCE, 4000, 10, 0xa0, -1, 0);
-	stats_on_collective(COLL_SEND, 800, 5, 0xa0, 1, 0);
-	stats_on_collective(COLL_RECV, 1600, 5, 0xa0, 1, 0);
-	stats_on_device(0, DEV_LAUNCH, 0, 0);
-	stats_on_p2p(0, 2, 123);
+	stats_comm_learn(p0, 0xa0, 0, 2, 0, true);
+	stats_on_collective(p0, COLL_ALLREDUCE, 4000, 10, 0xa0, -1, 0);
+	stats_on_collective(p0, COLL_ALLREDUCE, 4000, 10, 0xa0, -1, 0);
+	stats_on_collective(p0, COLL_SEND, 800, 5, 0xa0, 1, 0);
+	stats_on_collective(p0, COLL_RECV, 1600, 5, 0xa0, 1, 0);
+	stats_on_device(p0, 0, DEV_LAUNCH, 0, 0);
+	stats_on_p2p(p0, 0, 2, 123);
 
-	stats_select_process(p1);
-	stats_comm_learn(0xb0, 1, 2, 1, true);
-	stats_on_collective(COLL_ALLREDUCE, 4000, 10, 0xb0, -1, 1);
-	stats_on_collective(COLL_SEND, 1600, 5, 0xb0, 0, 1);
+	stats_comm_learn(p1, 0xb0, 1, 2, 1, true);
+	stats_on_collective(p1, COLL_ALLREDUCE, 4000, 10, 0xb0, -1, 1);
+	stats_on_collective(p1, COLL_SEND, 1600, 5, 0xb0, 0, 1);
 
-	stats_select_process(p2);
-	stats_comm_learn(0xc0, 3, 4, 2, true);
-	stats_on_collective(COLL_SEND, 10, 1, 0xc0, 0, 2);	/* rank 0 of 4: nobody's */
+	stats_comm_learn(p2, 0xc0, 3, 4, 2, true);
+	stats_on_collective(p2, COLL_SEND, 10, 1, 0xc0, 0, 2);	/* rank 0 of 4: nobody's */
 
 	struct stats_snapshot all, one, prev;
 	take(&all, 0);
@@ -137,8 +134,7 @@ static void test_stats_and_rows(void)
 
 	/* Interval deltas, then 'z'. */
 	prev = all;
-	stats_select_process(p0);
-	stats_on_collective(COLL_ALLREDUCE, 4000, 10, 0xa0, -1, 0);
+	stats_on_collective(p0, COLL_ALLREDUCE, 4000, 10, 0xa0, -1, 0);
 	take(&all, 0);
 	check(rows_build(&r, &all, &prev) == 0, "rows with a previous snapshot");
 	check(r.coll_total[0].total.calls == 4 && r.coll_total[0].delta.calls == 1 && r.coll_total[0].delta.bytes == 4000,

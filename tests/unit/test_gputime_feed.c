@@ -17,7 +17,7 @@ static const char *const names[] = { "kern_a(int)", "kern_b(float*)" };
 
 static int kernel_id(void *ctx, uint32_t name)
 {
-	return name < 2 ? stats_kernel_id(names[name]) : -1;
+	return name < 2 ? stats_kernel_id(0, names[name]) : -1;
 }
 
 static struct gt_record kernel(uint32_t name, uint32_t dev, uint64_t start, uint64_t end)
@@ -39,7 +39,6 @@ int main(void)
 		printf("not ok - stats set up\n");
 		return 1;
 	}
-	stats_select_process(0);
 	struct gputime_feed f = { .kernel_id = kernel_id };
 	/* Device 0: a [100,200), b [150,400) overlapping it, a [500,530); out of order.
 	 * Device 1: a [100,200) at the same time as device 0's. */
@@ -55,7 +54,7 @@ int main(void)
 	/* A later batch: a record overlapping what was counted only counts past it. */
 	struct gt_record batch2[] = { kernel(0, 0, 650, 800) };
 	gputime_feed_records(&f, batch2, 1);
-	stats_set_gpu_time(true, 1000, 3, f.unnamed);
+	stats_set_gpu_time(0, true, 1000, 3, f.unnamed);
 
 	struct stats_snapshot s;
 	if (stats_snapshot(&s) < 0) {
@@ -84,7 +83,7 @@ int main(void)
 	a = row(&s, "kern_a(int)");
 	check(a && a->gpu.count == 0 && s.gpu.busy_ns == 0 && s.gpu.on, "z: GPU figures back to zero, still on");
 	stats_snapshot_free(&s);
-	stats_set_gpu_time(false, 5000, 0, 0);
+	stats_set_gpu_time(0, false, 5000, 0, 0);
 	stats_snapshot(&s);
 	check(s.gpu.on && s.gpu.until_ns == 5000, "off: recorded until 5000, still shown");
 	stats_snapshot_free(&s);

@@ -32,16 +32,16 @@ static struct stats_graph_node kernel(int id, uint32_t grid)
 
 static void stats_level(void)
 {
-	int a = stats_kernel_id("a"), b = stats_kernel_id("b");
+	int a = stats_kernel_id(0, "a"), b = stats_kernel_id(0, "b");
 	struct stats_graph_node nodes[] = {
 		kernel(a, 1), kernel(b, 2), kernel(a, 3),
 		{ .type = GRAPH_NODE_COPY, .dir = DIR_D2H, .bytes = 4096 },
 		{ .type = GRAPH_NODE_MEMSET, .bytes = 100 },
 		{ .type = GRAPH_NODE_OTHER },
 	};
-	stats_graph_define(0x100, nodes, 6, true, false);
+	stats_graph_define(0, 0x100, nodes, 6, true, false);
 	for (int i = 0; i < 10; i++)
-		stats_on_graph_launch(0x100);
+		stats_on_graph_launch(0, 0x100);
 	struct stats_snapshot s = snap();
 	check(s.kernel[a].graph_launches == 20 && s.kernel[a].launches == 0,
 	      "a graph with 2 nodes of a, launched 10 times: a ran 20 times in graphs, 0 launches");
@@ -58,8 +58,8 @@ static void stats_level(void)
 
 	/* An update: the same row, the new nodes from now on. */
 	struct stats_graph_node b_only[] = { kernel(b, 1) };
-	stats_graph_define(0x100, b_only, 1, true, true);
-	stats_on_graph_launch(0x100);
+	stats_graph_define(0, 0x100, b_only, 1, true, true);
+	stats_on_graph_launch(0, 0x100);
 	s = snap();
 	check(s.n_graph == 1 && s.graph[0].launches == 11 && s.graph[0].nodes == 1,
 	      "update: one row, 11 launches, 1 node now");
@@ -68,11 +68,11 @@ static void stats_level(void)
 	stats_snapshot_free(&s);
 
 	/* Destroyed, then the handle comes back as a new graph: a second row. */
-	stats_graph_forget(0x100);
-	stats_graph_define(0x100, nodes, 1, true, false);
-	stats_on_graph_launch(0x100);
+	stats_graph_forget(0, 0x100);
+	stats_graph_define(0, 0x100, nodes, 1, true, false);
+	stats_on_graph_launch(0, 0x100);
 	/* A graph never described (instantiated before gputop came): counted, nodes unknown. */
-	stats_on_graph_launch(0x200);
+	stats_on_graph_launch(0, 0x200);
 	s = snap();
 	check(s.n_graph == 3 && s.graph[0].launches == 11 && s.graph[1].launches == 1 && s.graph[1].id == 2,
 	      "a handle destroyed and reused: a row of its own");

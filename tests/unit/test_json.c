@@ -46,51 +46,51 @@ static void feed(void)
 	uint64_t t = now_ns() - 2000000000u;	/* allocated two seconds ago */
 
 	for (int i = 0; i < 3; i++)
-		stats_on_call(malloc_, 1000, true, 0);
-	stats_on_call(malloc_, 1000, true, 2);		/* cudaErrorMemoryAllocation */
-	stats_on_call(free_, 500, true, 999999);	/* a code with no name */
-	stats_on_call(launch, 0, false, 0);
-	stats_on_call(launch, 0, false, 0);
-	stats_on_call(memcpy_, 0, true, 0);
-	stats_on_alloc(malloc_, 0x7f0000000000, 4096, MEM_DEVICE, 0, 4242, t, "libcaller.so");
-	stats_on_alloc(malloc_, 0x7f0000200000, 1024, MEM_DEVICE, -1, 4243, t, "libcaller.so");
-	stats_on_alloc(malloc_, 0x7f0000100000, 1024, MEM_DEVICE, 1, 4243, t, "libcaller.so");
-	stats_on_alloc(malloc_, 0x7f0000300000, 8192, MEM_DEVICE, 1, 4243, t, "libcaller.so");
-	stats_on_free(0x7f0000300000);
+		stats_on_call(0, malloc_, 1000, true, 0);
+	stats_on_call(0, malloc_, 1000, true, 2);		/* cudaErrorMemoryAllocation */
+	stats_on_call(0, free_, 500, true, 999999);	/* a code with no name */
+	stats_on_call(0, launch, 0, false, 0);
+	stats_on_call(0, launch, 0, false, 0);
+	stats_on_call(0, memcpy_, 0, true, 0);
+	stats_on_alloc(0, malloc_, 0x7f0000000000, 4096, MEM_DEVICE, 0, 4242, t, "libcaller.so");
+	stats_on_alloc(0, malloc_, 0x7f0000200000, 1024, MEM_DEVICE, -1, 4243, t, "libcaller.so");
+	stats_on_alloc(0, malloc_, 0x7f0000100000, 1024, MEM_DEVICE, 1, 4243, t, "libcaller.so");
+	stats_on_alloc(0, malloc_, 0x7f0000300000, 8192, MEM_DEVICE, 1, 4243, t, "libcaller.so");
+	stats_on_free(0, 0x7f0000300000);
 	/* Devices and NCCL: a send to rank 1 of a communicator nobody has: its destination is not
 	 * known. */
-	stats_on_device(0, DEV_LAUNCH, 0, 0);
-	stats_on_device(0, DEV_SYNC, 0, 250000000);
-	stats_on_device(-1, DEV_COPY, 10, 0);
-	stats_on_p2p(0, 1, 65536);
-	stats_on_collective(COLL_ALLREDUCE, 4000, 2000000000, 0xc0, -1, 0);
-	stats_on_collective(COLL_ALLREDUCE, 4000, 2000000000, 0xc0, -1, 0);
-	stats_on_collective(COLL_SEND, 512, 500000000, 0xc0, 1, 0);
-	stats_on_alloc(host, 0x600000, 2048, MEM_HOST, -1, 4242, t, "libcaller.so");
-	int q = stats_kernel_id("say \"hi\"\\\n\x01 caf\u00e9");
-	int k = stats_kernel_id("void add<float>(float*)");
-	stats_kernel_id("never_launched");
+	stats_on_device(0, 0, DEV_LAUNCH, 0, 0);
+	stats_on_device(0, 0, DEV_SYNC, 0, 250000000);
+	stats_on_device(0, -1, DEV_COPY, 10, 0);
+	stats_on_p2p(0, 0, 1, 65536);
+	stats_on_collective(0, COLL_ALLREDUCE, 4000, 2000000000, 0xc0, -1, 0);
+	stats_on_collective(0, COLL_ALLREDUCE, 4000, 2000000000, 0xc0, -1, 0);
+	stats_on_collective(0, COLL_SEND, 512, 500000000, 0xc0, 1, 0);
+	stats_on_alloc(0, host, 0x600000, 2048, MEM_HOST, -1, 4242, t, "libcaller.so");
+	int q = stats_kernel_id(0, "say \"hi\"\\\n\x01 caf\u00e9");
+	int k = stats_kernel_id(0, "void add<float>(float*)");
+	stats_kernel_id(0, "never_launched");
 	for (int i = 0; i < 3; i++)
-		stats_on_launch(q, g, b);
+		stats_on_launch(0, q, g, b);
 	for (int i = 0; i < 5; i++)
-		stats_on_launch(k, g, b);
+		stats_on_launch(0, k, g, b);
 	/* A graph of two kernel nodes and a copy, launched 3 times; one never described, twice. */
-	int gk = stats_kernel_id("graph_kernel");
+	int gk = stats_kernel_id(0, "graph_kernel");
 	struct stats_graph_node nodes[3] = { { .type = GRAPH_NODE_KERNEL, .kernel = gk, .grid = { 4, 1, 1 } },
 					     { .type = GRAPH_NODE_KERNEL, .kernel = gk },
 					     { .type = GRAPH_NODE_COPY, .dir = DIR_H2D, .bytes = 1000 } };
-	stats_graph_define(0xe1, nodes, 3, true, false);
+	stats_graph_define(0, 0xe1, nodes, 3, true, false);
 	for (int i = 0; i < 3; i++)
-		stats_on_graph_launch(0xe1);
-	stats_on_graph_launch(0xe2);
-	stats_on_graph_launch(0xe2);
-	stats_on_copy(DIR_H2D, COPY_SYNC, 64 << 20, 5000000);
-	stats_on_copy(DIR_H2D, COPY_ASYNC, 64 << 20, 5000000);
-	stats_on_copy(DIR_D2H, COPY_SYNC, 100, 0);
-	stats_on_memset(4096, 1000);
-	stats_on_sync(2500000000u);
-	stats_on_stop();
-	stats_set_threads(7);
+		stats_on_graph_launch(0, 0xe1);
+	stats_on_graph_launch(0, 0xe2);
+	stats_on_graph_launch(0, 0xe2);
+	stats_on_copy(0, DIR_H2D, COPY_SYNC, 64 << 20, 5000000);
+	stats_on_copy(0, DIR_H2D, COPY_ASYNC, 64 << 20, 5000000);
+	stats_on_copy(0, DIR_D2H, COPY_SYNC, 100, 0);
+	stats_on_memset(0, 4096, 1000);
+	stats_on_sync(0, 2500000000u);
+	stats_on_stop(0);
+	stats_set_threads(0, 7);
 	stats_set_tracer_cpu(1500000000u);
 }
 
@@ -235,7 +235,7 @@ int main(void)
 	info = (struct report_info){ .pid = 2, .command = "./prog\xff --x \xc3(" };
 	stats_reset();
 	uint32_t g[3] = { 1, 1, 1 };
-	stats_on_launch(stats_kernel_id("bad\xfe\xed\xa0\x80 \xe6\x97\xa5 name"), g, g);
+	stats_on_launch(0, stats_kernel_id(0, "bad\xfe\xed\xa0\x80 \xe6\x97\xa5 name"), g, g);
 	check(write_json(&info) == 0, "json_write with names that are not UTF-8");
 	jq(".command == \"./prog\ufffd --x \ufffd(\"");
 	jq("[.kernels[].name] == [\"bad\ufffd\ufffd\ufffd\ufffd \u65e5 name\"]");

@@ -95,10 +95,10 @@ static void test_kernel_bound(void)
 	openmetrics_series_init(&series);
 	for (int i = 0; i < 20000; i++) {
 		snprintf(name, sizeof name, "k%05d", i);
-		int id = stats_kernel_id(name);
+		int id = stats_kernel_id(0, name);
 		for (int j = 0; j <= i % 100; j++, total++) {
-			stats_on_launch(id, NULL, NULL);
-			stats_on_call(launch, 0, false, 0);
+			stats_on_launch(0, id, NULL, NULL);
+			stats_on_call(0, launch, 0, false, 0);
 		}
 	}
 	char *t = render(METRICS_PROMETHEUS, &series, 10, -1, "app", 10);
@@ -117,9 +117,9 @@ static void test_kernel_bound(void)
 	free(t);
 
 	/* A kernel that becomes the hottest of all later counts in "(other kernels)". */
-	int hot = stats_kernel_id("late_hot");
+	int hot = stats_kernel_id(0, "late_hot");
 	for (int i = 0; i < 5000; i++)
-		stats_on_launch(hot, NULL, NULL);
+		stats_on_launch(0, hot, NULL, NULL);
 	t = render(METRICS_PROMETHEUS, &series, 10, -1, "app", 10);
 	check(t && lines_starting(t, "gputop_kernel_launches_total{", NULL) == 11, "later: still 11 kernel series");
 	check(t && !strstr(t, "kernel=\"late_hot\""), "later: a kernel hot only later takes no series");
@@ -132,7 +132,7 @@ static void test_kernel_bound(void)
 	/* A reset (z) starts the choice afresh. */
 	stats_reset();
 	for (int i = 0; i < 3; i++)
-		stats_on_launch(hot, NULL, NULL);
+		stats_on_launch(0, hot, NULL, NULL);
 	t = render(METRICS_PROMETHEUS, &series, 10, -1, "app", 10);
 	check(t && value_of(t, "gputop_kernel_launches_total{pid=\"10\",kernel=\"late_hot\"}") == 3,
 	      "after a reset: the kernels launched since get series");
@@ -157,10 +157,10 @@ static void test_devices(void)
 	uint64_t t0 = now_ns();
 
 	openmetrics_series_init(&series);
-	stats_on_alloc(malloc_, 0x7f0000000000, 4096, MEM_DEVICE, 0, 1, t0, "");
-	stats_on_alloc(malloc_, 0x7f0000100000, 1000, MEM_DEVICE, 1, 1, t0, "");
-	stats_on_alloc(malloc_, 0x7f0000200000, 500, MEM_MANAGED, 1, 1, t0, "");
-	stats_on_alloc(malloc_, 0x600000, 64, MEM_HOST, -1, 1, t0, "");
+	stats_on_alloc(0, malloc_, 0x7f0000000000, 4096, MEM_DEVICE, 0, 1, t0, "");
+	stats_on_alloc(0, malloc_, 0x7f0000100000, 1000, MEM_DEVICE, 1, 1, t0, "");
+	stats_on_alloc(0, malloc_, 0x7f0000200000, 500, MEM_MANAGED, 1, 1, t0, "");
+	stats_on_alloc(0, malloc_, 0x600000, 64, MEM_HOST, -1, 1, t0, "");
 	char *t = render(METRICS_OPENMETRICS, &series, 10, -1, NULL, 10);
 	check(t && value_of(t, "gputop_live_bytes{pid=\"10\",device=\"0\",kind=\"device\"}") == 4096, "device 0: 4096 bytes");
 	check(t && value_of(t, "gputop_live_bytes{pid=\"10\",device=\"1\",kind=\"managed\"}") == 500, "device 1: 500 managed");
@@ -168,15 +168,15 @@ static void test_devices(void)
 	check(t && lines_starting(t, "gputop_live_bytes{", NULL) == 9, "3 devices x 3 kinds");
 	check(t && value_of(t, "gputop_live_allocations{pid=\"10\",device=\"1\",kind=\"device\"}") == 1, "allocations counted");
 	free(t);
-	stats_on_free(0x7f0000100000);
-	stats_on_free(0x7f0000200000);
+	stats_on_free(0, 0x7f0000100000);
+	stats_on_free(0, 0x7f0000200000);
 	t = render(METRICS_OPENMETRICS, &series, 10, -1, NULL, 10);
 	check(t && value_of(t, "gputop_live_bytes{pid=\"10\",device=\"1\",kind=\"device\"}") == 0,
 	      "a device whose memory was freed stays shown, at 0 (no stale series)");
 	free(t);
 	openmetrics_series_free(&series);
-	stats_on_free(0x7f0000000000);
-	stats_on_free(0x600000);
+	stats_on_free(0, 0x7f0000000000);
+	stats_on_free(0, 0x600000);
 }
 
 static void test_labels(void)
@@ -190,8 +190,8 @@ static void test_labels(void)
 	long_a[300] = long_b[300] = 0;
 	long_b[299] = 'b';	/* the same first 200 bytes */
 	memcpy(long_a + 199, "\xc3\xa9", 2);	/* é across the cut at 200 */
-	stats_on_launch(stats_kernel_id(long_a), NULL, NULL);
-	stats_on_launch(stats_kernel_id(long_b), NULL, NULL);
+	stats_on_launch(0, stats_kernel_id(0, long_a), NULL, NULL);
+	stats_on_launch(0, stats_kernel_id(0, long_b), NULL, NULL);
 	char *t = render(METRICS_PROMETHEUS, &series, 10, 3, "run \"x\" a\\b\nc \xff\xfe end", 50);
 	check(t && strstr(t, "command=\"run \\\"x\\\" a\\\\b\\nc \xef\xbf\xbd\xef\xbf\xbd end\""),
 	      "command: quote, backslash, newline escaped; not UTF-8 as U+FFFD (utf8.h)");
@@ -275,11 +275,11 @@ static void test_nccl(void)
 	      "nccl: no operation called, no series (the family's header only)");
 	check(t && strstr(t, "# TYPE gputop_nccl_calls_total counter"), "nccl: the family is declared all the same");
 	free(t);
-	stats_on_collective(COLL_ALLREDUCE, 4096, 2000000, 0x1000, -1, 0);
-	stats_on_collective(COLL_ALLREDUCE, 1024, 1000000, 0x1000, -1, 0);
-	stats_on_collective(COLL_BROADCAST, 666, 500000, 0x1000, -1, 0);
-	stats_on_p2p(0, 1, 1 << 20);
-	stats_on_p2p(0, -1, 100);
+	stats_on_collective(0, COLL_ALLREDUCE, 4096, 2000000, 0x1000, -1, 0);
+	stats_on_collective(0, COLL_ALLREDUCE, 1024, 1000000, 0x1000, -1, 0);
+	stats_on_collective(0, COLL_BROADCAST, 666, 500000, 0x1000, -1, 0);
+	stats_on_p2p(0, 0, 1, 1 << 20);
+	stats_on_p2p(0, 0, -1, 100);
 	t = render(METRICS_PROMETHEUS, &series, 10, 1, "rank", 10);
 	check(t && value_of(t, "gputop_nccl_calls_total{pid=\"10\",rank=\"1\",op=\"AllReduce\"}") == 2,
 	      "nccl: AllReduce called twice");
@@ -307,9 +307,9 @@ static void test_gpu_busy(void)
 	check(t && lines_starting(t, "gputop_gpu_busy_seconds_total{", NULL) == 0,
 	      "gpu busy: no sample without --gpu-time");
 	free(t);
-	stats_set_gpu_time(true, now_ns(), 0, 0);
-	stats_on_gpu_busy(1500000000);
-	stats_on_gpu_busy(250000000);
+	stats_set_gpu_time(0, true, now_ns(), 0, 0);
+	stats_on_gpu_busy(0, 1500000000);
+	stats_on_gpu_busy(0, 250000000);
 	t = render(METRICS_PROMETHEUS, &series, 10, -1, "app", 10);
 	check(t && strstr(t, "gputop_gpu_busy_seconds_total{pid=\"10\"} 1.750000000\n"),
 	      "gpu busy: the busy time recorded, in seconds");
@@ -346,7 +346,7 @@ static void test_identity(void)
 	openmetrics_series_init(&s1);
 	openmetrics_series_init(&s2);
 	stats_reset();
-	stats_on_launch(stats_kernel_id("k"), NULL, NULL);
+	stats_on_launch(0, stats_kernel_id(0, "k"), NULL, NULL);
 	if (stats_snapshot(&snap) < 0 || rows_build(&rows, &snap, NULL) < 0) {
 		check(false, "snapshot");
 		return;

@@ -66,37 +66,37 @@ static void feed_before(void)
 {
 	uint32_t g2[3] = { 2, 3, 1 }, b2[3] = { 64, 2, 1 };
 
-	k_step = stats_kernel_id("zeta_step(float*)");
-	k_init = stats_kernel_id("alpha_init(int)");
-	stats_kernel_id("never_launched");
+	k_step = stats_kernel_id(0, "zeta_step(float*)");
+	k_init = stats_kernel_id(0, "alpha_init(int)");
+	stats_kernel_id(0, "never_launched");
 	for (int i = 0; i < 4; i++) {
-		stats_on_call(api("cudaLaunchKernel"), 0, false, 0);
-		stats_on_launch(k_step, g1, b1);
+		stats_on_call(0, api("cudaLaunchKernel"), 0, false, 0);
+		stats_on_launch(0, k_step, g1, b1);
 	}
-	stats_on_call(api("cudaLaunchKernel"), 0, false, 0);
-	stats_on_launch(k_init, g2, b2);
+	stats_on_call(0, api("cudaLaunchKernel"), 0, false, 0);
+	stats_on_launch(0, k_init, g2, b2);
 	for (int i = 0; i < 3; i++)
-		stats_on_call(api("cudaMalloc"), 1000, true, 0);
-	stats_on_call(api("cudaMalloc"), 1000, true, 2);	/* cudaErrorMemoryAllocation */
-	stats_on_call(api("cudaFree"), 600, true, 999999);	/* a code without a name */
-	stats_on_copy(DIR_H2D, COPY_SYNC, 1000, 1000);
-	stats_on_copy(DIR_H2D, COPY_ASYNC, 3000, 1000);
-	stats_on_memset(4096, 1000);
-	stats_on_alloc(api("cudaMalloc"), 0x7f0000100000, 1024, MEM_DEVICE, 0, 4242, t0, "liba.so");
-	stats_on_alloc(api("cudaMalloc"), 0x7f0000000000, 1024, MEM_DEVICE, -1, 4243, t0 + SEC,
+		stats_on_call(0, api("cudaMalloc"), 1000, true, 0);
+	stats_on_call(0, api("cudaMalloc"), 1000, true, 2);	/* cudaErrorMemoryAllocation */
+	stats_on_call(0, api("cudaFree"), 600, true, 999999);	/* a code without a name */
+	stats_on_copy(0, DIR_H2D, COPY_SYNC, 1000, 1000);
+	stats_on_copy(0, DIR_H2D, COPY_ASYNC, 3000, 1000);
+	stats_on_memset(0, 4096, 1000);
+	stats_on_alloc(0, api("cudaMalloc"), 0x7f0000100000, 1024, MEM_DEVICE, 0, 4242, t0, "liba.so");
+	stats_on_alloc(0, api("cudaMalloc"), 0x7f0000000000, 1024, MEM_DEVICE, -1, 4243, t0 + SEC,
 		       "libb.so");
-	stats_on_alloc(api("cudaMallocHost"), 0x600000, 8192, MEM_HOST, -1, 4242, t0, "liba.so");
+	stats_on_alloc(0, api("cudaMallocHost"), 0x600000, 8192, MEM_HOST, -1, 4242, t0, "liba.so");
 }
 
 /* Between the previous snapshot and the current one (2 s later). */
 static void feed_after(void)
 {
 	for (int i = 0; i < 5; i++) {
-		stats_on_call(api("cudaLaunchKernel"), 0, false, 0);
-		stats_on_launch(k_step, g1, b1);
+		stats_on_call(0, api("cudaLaunchKernel"), 0, false, 0);
+		stats_on_launch(0, k_step, g1, b1);
 	}
-	stats_on_copy(DIR_H2D, COPY_ASYNC, 2000, 500);
-	stats_on_copy(DIR_D2H, COPY_SYNC, 100, 50);
+	stats_on_copy(0, DIR_H2D, COPY_ASYNC, 2000, 500);
+	stats_on_copy(0, DIR_D2H, COPY_SYNC, 100, 50);
 }
 
 static void test_rows_interval(const struct rows *rs)

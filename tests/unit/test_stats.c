@@ -45,10 +45,10 @@ static void test_allocations(void)
 	int malloc_ = api("cudaMalloc"), host = api("cudaMallocHost");
 	struct stats_snapshot s;
 
-	stats_on_alloc(malloc_, 0x7f0000000000, 4096, MEM_DEVICE, 0, 100, 1, "libcaller.so");
-	stats_on_alloc(malloc_, 0x7f0000100000, 1 << 20, MEM_DEVICE, 0, 100, 2, "libcaller.so");
-	stats_on_alloc(api("cudaMallocManaged"), 0x7f0000400000, 8192, MEM_MANAGED, 1, 101, 3, "libcaller.so");
-	stats_on_alloc(host, 0x600000, 65536, MEM_HOST, -1, 100, 4, "libcaller.so");
+	stats_on_alloc(0, malloc_, 0x7f0000000000, 4096, MEM_DEVICE, 0, 100, 1, "libcaller.so");
+	stats_on_alloc(0, malloc_, 0x7f0000100000, 1 << 20, MEM_DEVICE, 0, 100, 2, "libcaller.so");
+	stats_on_alloc(0, api("cudaMallocManaged"), 0x7f0000400000, 8192, MEM_MANAGED, 1, 101, 3, "libcaller.so");
+	stats_on_alloc(0, host, 0x600000, 65536, MEM_HOST, -1, 100, 4, "libcaller.so");
 	s = snap();
 	check(live_device(&s) == 4096 + (1 << 20) + 8192, "live device+managed bytes after 3 allocations: %" PRIu64, live_device(&s));
 	check(s.live_bytes[MEM_HOST] == 65536, "live host bytes 65536");
@@ -57,9 +57,9 @@ static void test_allocations(void)
 	check(s.allocs == 4, "4 allocations counted");
 	stats_snapshot_free(&s);
 
-	check(stats_on_free(0x7f0000100000), "free of a known allocation");
-	check(!stats_on_free(0x7f0000100000), "second free of it is unknown");
-	check(!stats_on_free(0x7f0000000010), "free of an interior pointer is unknown");
+	check(stats_on_free(0, 0x7f0000100000), "free of a known allocation");
+	check(!stats_on_free(0, 0x7f0000100000), "second free of it is unknown");
+	check(!stats_on_free(0, 0x7f0000000010), "free of an interior pointer is unknown");
 	s = snap();
 	check(live_device(&s) == 4096 + 8192, "live bytes after the free: %" PRIu64, live_device(&s));
 	check(s.peak_device_bytes == 4096 + (1 << 20) + 8192, "peak kept after the free");
@@ -69,13 +69,13 @@ static void test_allocations(void)
 
 static void test_interior(void)
 {
-	check(stats_is_device_ptr(0x7f0000000000), "start of a device allocation");
-	check(stats_is_device_ptr(0x7f0000000fff), "last byte of a device allocation");
-	check(!stats_is_device_ptr(0x7f0000001000), "one past the end is not inside");
-	check(!stats_is_device_ptr(0x7f0000100800), "inside a freed allocation is not");
-	check(stats_is_device_ptr(0x7f0000401000), "inside a managed allocation");
-	check(!stats_is_device_ptr(0x600010), "inside pinned host memory is not device");
-	check(!stats_is_device_ptr(0x10), "a low address is not");
+	check(stats_is_device_ptr(0, 0x7f0000000000), "start of a device allocation");
+	check(stats_is_device_ptr(0, 0x7f0000000fff), "last byte of a device allocation");
+	check(!stats_is_device_ptr(0, 0x7f0000001000), "one past the end is not inside");
+	check(!stats_is_device_ptr(0, 0x7f0000100800), "inside a freed allocation is not");
+	check(stats_is_device_ptr(0, 0x7f0000401000), "inside a managed allocation");
+	check(!stats_is_device_ptr(0, 0x600010), "inside pinned host memory is not device");
+	check(!stats_is_device_ptr(0, 0x10), "a low address is not");
 }
 
 /* An allocation over a live one proves its free was missed: the old one must go. */
@@ -84,17 +84,17 @@ static void test_missed_free(void)
 	int malloc_ = api("cudaMalloc");
 	struct stats_snapshot s;
 
-	stats_on_alloc(malloc_, 0x7e0000000000, 1000, MEM_DEVICE, 0, 1, 1, "libcaller.so");
-	stats_on_alloc(malloc_, 0x7e0000000000, 3000, MEM_DEVICE, 0, 1, 2, NULL);	/* same address */
-	stats_on_alloc(malloc_, 0x7e0000100000, 0x100000, MEM_DEVICE, 0, 1, 3, "libcaller.so");
-	stats_on_alloc(malloc_, 0x7e0000180000, 16, MEM_DEVICE, 0, 1, 4, NULL);	/* inside it */
+	stats_on_alloc(0, malloc_, 0x7e0000000000, 1000, MEM_DEVICE, 0, 1, 1, "libcaller.so");
+	stats_on_alloc(0, malloc_, 0x7e0000000000, 3000, MEM_DEVICE, 0, 1, 2, NULL);	/* same address */
+	stats_on_alloc(0, malloc_, 0x7e0000100000, 0x100000, MEM_DEVICE, 0, 1, 3, "libcaller.so");
+	stats_on_alloc(0, malloc_, 0x7e0000180000, 16, MEM_DEVICE, 0, 1, 4, NULL);	/* inside it */
 	s = snap();
 	check(live_device(&s) == 4096 + 8192 + 3000 + 16, "re-allocations replace stale ones: %" PRIu64, live_device(&s));
 	stats_snapshot_free(&s);
-	check(stats_is_device_ptr(0x7e0000000bb7) && !stats_is_device_ptr(0x7e0000000bb8), "bounds follow the newer size");
-	check(!stats_is_device_ptr(0x7e0000100000), "evicted allocation is no longer device memory");
-	stats_on_free(0x7e0000000000);
-	stats_on_free(0x7e0000180000);
+	check(stats_is_device_ptr(0, 0x7e0000000bb7) && !stats_is_device_ptr(0, 0x7e0000000bb8), "bounds follow the newer size");
+	check(!stats_is_device_ptr(0, 0x7e0000100000), "evicted allocation is no longer device memory");
+	stats_on_free(0, 0x7e0000000000);
+	stats_on_free(0, 0x7e0000180000);
 }
 
 static void test_calls_and_reset(void)
@@ -103,15 +103,15 @@ static void test_calls_and_reset(void)
 	struct stats_snapshot s;
 	uint32_t g[3] = { 4, 2, 1 }, b[3] = { 256, 1, 1 };
 
-	stats_on_call(malloc_, 1000, true, 0);
-	stats_on_call(malloc_, 3000, true, 2);
-	stats_on_call(launch, 0, false, 0);
-	stats_on_launch(stats_kernel_id("k1"), g, b);
-	stats_on_copy(DIR_H2D, COPY_SYNC, 1 << 20, 5000);
-	stats_on_copy(DIR_H2D, COPY_ASYNC, 100, 7);
-	stats_on_memset(64, 9);
-	stats_on_sync(11);
-	stats_on_stop();
+	stats_on_call(0, malloc_, 1000, true, 0);
+	stats_on_call(0, malloc_, 3000, true, 2);
+	stats_on_call(0, launch, 0, false, 0);
+	stats_on_launch(0, stats_kernel_id(0, "k1"), g, b);
+	stats_on_copy(0, DIR_H2D, COPY_SYNC, 1 << 20, 5000);
+	stats_on_copy(0, DIR_H2D, COPY_ASYNC, 100, 7);
+	stats_on_memset(0, 64, 9);
+	stats_on_sync(0, 11);
+	stats_on_stop(0);
 	stats_set_tracer_cpu(5000);
 	s = snap();
 	check(s.api[malloc_].calls == 2 && s.api[malloc_].errors == 1 && s.api[malloc_].ns == 4000,
@@ -125,7 +125,7 @@ static void test_calls_and_reset(void)
 	check(s.launches == 1 && s.n_kernel == 1 && s.kernel[0].launches == 1 &&
 	      s.kernel[0].grid[0] == 4 && s.kernel[0].block[0] == 256, "launch with its dimensions");
 	stats_snapshot_free(&s);
-	stats_on_lost(malloc_, 3);	/* counted by a stub, not recorded */
+	stats_on_lost(0, malloc_, 3);	/* counted by a stub, not recorded */
 	s = snap();
 	check(s.api[malloc_].calls == 5 && s.api[malloc_].lost == 3 && s.lost == 3 && s.api[malloc_].ns == 4000,
 	      "lost calls: counted as calls, and as lost, with no time");
@@ -143,19 +143,19 @@ static void test_calls_and_reset(void)
 	check(s.peak_device_bytes == 4096 + 8192, "reset sets peak to the current live bytes");
 	check(s.tracer_cpu_ns == 2000, "tracer CPU counts from the reset");
 	stats_snapshot_free(&s);
-	check(stats_kernel_id("k1") == 0, "a name keeps its id across a reset");
+	check(stats_kernel_id(0, "k1") == 0, "a name keeps its id across a reset");
 }
 
 static void test_kernels(void)
 {
 	char name[64];
-	int a = stats_kernel_id("void scale<float>(float*, int)");
-	int b = stats_kernel_id("void scale<double>(double*, int)");
+	int a = stats_kernel_id(0, "void scale<float>(float*, int)");
+	int b = stats_kernel_id(0, "void scale<double>(double*, int)");
 	struct stats_snapshot s;
 
 	strcpy(name, "void scale<float>(float*, int)");
 	check(a >= 0 && b >= 0 && a != b, "distinct names get distinct ids");
-	check(stats_kernel_id(name) == a, "the same name (another buffer) gets the same id");
+	check(stats_kernel_id(0, name) == a, "the same name (another buffer) gets the same id");
 	name[0] = 'X';
 	s = snap();
 	check(strcmp(s.kernel[a].name, "void scale<float>(float*, int)") == 0, "names are copied");
@@ -164,9 +164,9 @@ static void test_kernels(void)
 	char *big = malloc(10000);
 	memset(big, 'a', 9999);
 	big[9999] = '\0';
-	int c = stats_kernel_id(big);
+	int c = stats_kernel_id(0, big);
 	big[5000] = 'b';	/* differs only past the kept length */
-	check(c >= 0 && stats_kernel_id(big) == c, "very long names are kept cut, same id");
+	check(c >= 0 && stats_kernel_id(0, big) == c, "very long names are kept cut, same id");
 	s = snap();
 	check(strlen(s.kernel[c].name) < 9999, "a cut name is shorter: %zu bytes", strlen(s.kernel[c].name));
 	stats_snapshot_free(&s);
@@ -182,7 +182,7 @@ static void test_kernel_overflow(void)
 
 	for (int i = 0; i < STATS_MAX_KERNELS + 10; i++) {
 		snprintf(name, sizeof(name), "kernel_%d", i);
-		id = stats_kernel_id(name);
+		id = stats_kernel_id(0, name);
 		if (id < 0 && first_full == -2)
 			first_full = i;
 	}
@@ -190,9 +190,9 @@ static void test_kernel_overflow(void)
 	check(s.n_kernel == STATS_MAX_KERNELS, "table holds %d kernels (has %zu)", STATS_MAX_KERNELS, s.n_kernel);
 	stats_snapshot_free(&s);
 	check(id == -1 && first_full > 0, "a full table answers -1");
-	check(stats_kernel_id("kernel_7") >= 0, "known names still resolve when full");
-	stats_on_launch(-1, g, g);
-	stats_on_launch(-1, g, g);
+	check(stats_kernel_id(0, "kernel_7") >= 0, "known names still resolve when full");
+	stats_on_launch(0, -1, g, g);
+	stats_on_launch(0, -1, g, g);
 	s = snap();
 	check(s.n_kernel == STATS_MAX_KERNELS + 1, "one overflow row added");
 	struct stats_kernel *other = &s.kernel[s.n_kernel - 1];
@@ -204,29 +204,29 @@ static void test_kernel_overflow(void)
 static void test_churn(void)
 {
 	int malloc_ = api("cudaMalloc");
-	size_t before = stats_debug_capacity(), peak_cap = 0;
+	size_t before = stats_debug_capacity(0), peak_cap = 0;
 
 	for (uint64_t i = 0; i < 1000000; i++) {
 		uint64_t addr = 0x700000000000 + (i % 4096) * 0x200000 + (i / 4096) * 512;
 
-		stats_on_alloc(malloc_, addr, 512, MEM_DEVICE, 0, 1, i, "libcaller.so");
-		if (!stats_on_free(addr))
+		stats_on_alloc(0, malloc_, addr, 512, MEM_DEVICE, 0, 1, i, "libcaller.so");
+		if (!stats_on_free(0, addr))
 			break;
-		if (stats_debug_capacity() > peak_cap)
-			peak_cap = stats_debug_capacity();
+		if (stats_debug_capacity(0) > peak_cap)
+			peak_cap = stats_debug_capacity(0);
 	}
-	check(peak_cap <= 1024 && stats_debug_capacity() == before,
+	check(peak_cap <= 1024 && stats_debug_capacity(0) == before,
 	      "1,000,000 alloc/free pairs keep the hash map small (peak %zu slots)", peak_cap);
 
 	for (uint64_t i = 1; i <= 100000; i++)
-		stats_on_alloc(malloc_, 0x710000000000 + i * 4096, 4096, MEM_DEVICE, 0, 1, i, "libcaller.so");
-	size_t grown = stats_debug_capacity();
-	check(stats_is_device_ptr(0x710000000000 + 50000 * 4096 + 123), "interior lookup among 100k live");
+		stats_on_alloc(0, malloc_, 0x710000000000 + i * 4096, 4096, MEM_DEVICE, 0, 1, i, "libcaller.so");
+	size_t grown = stats_debug_capacity(0);
+	check(stats_is_device_ptr(0, 0x710000000000 + 50000 * 4096 + 123), "interior lookup among 100k live");
 	for (uint64_t i = 1; i <= 100000; i++)
-		stats_on_free(0x710000000000 + i * 4096);
-	check(grown >= 200000 && stats_debug_capacity() <= 1024,
+		stats_on_free(0, 0x710000000000 + i * 4096);
+	check(grown >= 200000 && stats_debug_capacity(0) <= 1024,
 	      "the map grows for 100k live (%zu) and shrinks back when freed (%zu)", grown,
-	      stats_debug_capacity());
+	      stats_debug_capacity(0));
 }
 
 static void *feeder(void *arg)
@@ -234,10 +234,10 @@ static void *feeder(void *arg)
 	uint64_t base = (uint64_t)(uintptr_t)arg;
 
 	for (uint64_t i = 1; i <= 20000; i++) {
-		stats_on_alloc(0, base + i * 256, 256, MEM_DEVICE, 0, 1, i, "libcaller.so");
-		stats_on_call(0, 1, true, 0);
+		stats_on_alloc(0, 0, base + i * 256, 256, MEM_DEVICE, 0, 1, i, "libcaller.so");
+		stats_on_call(0, 0, 1, true, 0);
 		if (i % 2)
-			stats_on_free(base + i * 256);
+			stats_on_free(0, base + i * 256);
 	}
 	return NULL;
 }
@@ -300,15 +300,13 @@ static void test_processes(void)
 	stats_init();
 	int a = stats_process_new(100, 1, "rank0"), b = stats_process_new(200, 1, "rank1");
 	check(a == 0 && b == 1, "the first process takes the figures made at init, the second is new");
-	stats_select_process(a);
-	stats_on_alloc(0, 0x7f0000000000, 1000, MEM_DEVICE, 0, 100, 1, "");
-	stats_on_launch(stats_kernel_id("k_shared"), g, g);
-	stats_on_launch(stats_kernel_id("k_a"), g, g);
-	stats_on_call(0, 10, true, 0);
-	stats_select_process(b);
-	stats_on_alloc(0, 0x7f0000000000, 500, MEM_DEVICE, 1, 200, 1, "");
+	stats_on_alloc(a, 0, 0x7f0000000000, 1000, MEM_DEVICE, 0, 100, 1, "");
+	stats_on_launch(a, stats_kernel_id(a, "k_shared"), g, g);
+	stats_on_launch(a, stats_kernel_id(a, "k_a"), g, g);
+	stats_on_call(a, 0, 10, true, 0);
+	stats_on_alloc(b, 0, 0x7f0000000000, 500, MEM_DEVICE, 1, 200, 1, "");
 	for (int i = 0; i < 3; i++)
-		stats_on_launch(stats_kernel_id("k_shared"), g, g);
+		stats_on_launch(b, stats_kernel_id(b, "k_shared"), g, g);
 	stats_process_set_rank(b, 1, 1);
 	stats_process_ended(b, true, 3, 0);
 	check(stats_snapshot(&all) == 0, "snapshot of all");
@@ -343,18 +341,17 @@ static void test_processes_many_kernels(void)
 	stats_init();
 	for (int p = 0; p < PROCS; p++) {
 		int id = stats_process_new(100 + p, 1, "rank");
-		stats_select_process(id);
 		for (int i = 0; i < KERNELS; i++) {
 			/* Each process names them in another order, and has one of its own. */
 			static const int step[PROCS] = { 1, 3, 7, 9 };	/* prime to KERNELS */
 			int k = (i * step[p]) % KERNELS;
 			snprintf(name, sizeof name, "kernel_%d", k);
-			int kid = stats_kernel_id(name);
+			int kid = stats_kernel_id(id, name);
 			if (k % 1000 == 0)
-				stats_on_launch(kid, g, g);
+				stats_on_launch(id, kid, g, g);
 		}
 		snprintf(name, sizeof name, "own_%d", p);
-		stats_on_launch(stats_kernel_id(name), g, g);
+		stats_on_launch(id, stats_kernel_id(id, name), g, g);
 	}
 	check(stats_snapshot(&all) == 0, "snapshot of %d processes of %d kernels", PROCS, KERNELS);
 	check(all.n_kernel == KERNELS + PROCS, "one row a name: %zu", all.n_kernel);
@@ -389,7 +386,7 @@ int main(void)
 	stats_free();
 	test_processes();
 	test_processes_many_kernels();
-	check(stats_snapshot(&s) < 0 && !stats_is_device_ptr(0x7f0000000000), "nothing left after stats_free");
+	check(stats_snapshot(&s) < 0 && !stats_is_device_ptr(0, 0x7f0000000000), "nothing left after stats_free");
 	check(stats_init() == 0 && stats_snapshot(&s) == 0 && s.n_alloc == 0 && s.n_kernel == 0,
 	      "stats_init again starts empty");
 	stats_snapshot_free(&s);
