@@ -228,13 +228,13 @@ bool retfast_ready(void)
 	return retfast_is_ready;
 }
 
-void rescue_set_flag(uint64_t addr)
+void rescue_set_flag(int slot, uint64_t addr)
 {
 	(void)addr;
 }
 
 /* The rescue table: what the watchdog would put back if gputop died now. */
-void rescue_code_armed(uint64_t addr, uint8_t orig)
+void rescue_code_armed(int slot, uint64_t addr, uint8_t orig)
 {
 	(void)orig;
 	for (int i = 0; i < n_rescue_armed; i++)
@@ -244,7 +244,7 @@ void rescue_code_armed(uint64_t addr, uint8_t orig)
 		rescue_armed[n_rescue_armed++] = addr;
 }
 
-void rescue_code_disarmed(uint64_t addr)
+void rescue_code_disarmed(int slot, uint64_t addr)
 {
 	for (int i = 0; i < n_rescue_armed; i++)
 		if (rescue_armed[i] == addr)
@@ -357,7 +357,7 @@ static struct thread *fresh(pid_t pid)
 	retfast_is_ready = true;
 	memset(&stopped_regs, 0, sizeof stopped_regs);
 	stopped_regs.rip = 0x401000;
-	stats_select_process(stats_process_new(pid, 1, "test"));
+	tracee->stats_id = stats_process_new(pid, 1, "test");
 	struct thread *t = threads_add(pid);
 	t->state = TS_STOPPED;
 	return t;

@@ -205,12 +205,15 @@ bool launchring_is_call_trap(uint64_t addr, uint64_t record, int *index)
 /* ---- a consumer that keeps what it is told ----------------------------------------------------- */
 
 static struct cuda_call seen[16];
+static struct tracee *seen_of[16];	/* whose call each was */
 static int n_seen;
 
-static void record(const struct cuda_call *c)
+static void record(struct tracee *p, const struct cuda_call *c)
 {
-	if (n_seen < (int)(sizeof seen / sizeof seen[0]))
+	if (n_seen < (int)(sizeof seen / sizeof seen[0])) {
+		seen_of[n_seen] = p;
 		seen[n_seen++] = *c;
+	}
 }
 
 static const struct cuda_consumer recorder = { .name = "test", .call = record };
@@ -233,7 +236,7 @@ static struct thread *process(pid_t pid)
 	fake_tracee_init(pid);
 	fake_cuda_module(CUDA_LO, CUDA_HI);
 	hit_init(0, 0);
-	stats_select_process(stats_process_new(pid, 1, "test"));
+	tracee->stats_id = stats_process_new(pid, 1, "test");
 	struct thread *t = threads_add(pid);
 	t->device = -1;
 	memset(&fake, 0, sizeof fake);
@@ -311,8 +314,8 @@ static void entry_and_return(void)
 	      "the trampoline: ours, the thread goes back to the real return address, the frame gone");
 	struct stats_snapshot s = snap(201);
 	check(s.api[malloc_row].calls == 1 && s.live_count == 1 && s.live_bytes[MEM_DEVICE] == 4096 && n_seen == 1 &&
-		      seen[0].returned && seen[0].alloc.ptr == 0x10000000,
-	      "the call is counted at its return: 4096 bytes live at the pointer it wrote");
+		      seen[0].returned && seen[0].alloc.ptr == 0x10000000 && seen_of[0] == tracee,
+	      "the call is counted at its return: 4096 bytes live at the pointer it wrote, told as the process's");
 	stats_snapshot_free(&s);
 	check(tracee->stops == 2 && stops_in_figures(201) == 2 && told.released == 2 && told.budgeted == 2 &&
 		      told.kind == STOP_WORK,
