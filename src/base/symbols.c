@@ -416,8 +416,8 @@ int sym_describe(uint64_t pc, struct sym_place *out)
 		out->file = dwfl_lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
 	/* A name relative to the compilation's directory is made whole with it. */
 	const char *dir = line && out->file && out->file[0] != '/' ? dwfl_line_comp_dir(line) : NULL;
-	static char joined[4096];	/* scratch: the tracer thread only, copied by the caller */
-	if (dir && snprintf(joined, sizeof joined, "%s/%s", dir, out->file) < (int)sizeof joined)
-		out->file = joined;
+	if (dir && snprintf(out->file_whole, sizeof out->file_whole, "%s/%s", dir, out->file) <
+			   (int)sizeof out->file_whole)
+		out->file = out->file_whole;
 	return 0;
 }

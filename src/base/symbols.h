@@ -46,14 +46,16 @@ const struct module *sym_module_at(uint64_t addr);
 
 /* Where a code address is, for a call stack: its function (the symbol table's name, not
  * demangled), source file and line (where DWARF line tables have them), module. Any field is
- * NULL (line 0) where unknown; the strings live until the next sym_refresh. 0, or -ENOENT when
- * no module holds pc. */
+ * NULL (line 0) where unknown; the strings live until the next sym_refresh, except a file name
+ * made whole with its compilation's directory, which is in the place's own file_whole. 0, or
+ * -ENOENT when no module holds pc. */
 struct sym_place {
 	const char *function;
-	const char *file;
+	const char *file;	/* a name in libdw's tables, or file_whole */
 	int line;
 	const char *module;	/* file name without directories */
 	uint64_t module_offset;	/* pc from the module's load address */
+	char file_whole[512];
 };
 int sym_describe(uint64_t pc, struct sym_place *out);
 

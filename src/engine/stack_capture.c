@@ -85,6 +85,7 @@ static struct py_frame py[CONFIG_STACK_DEPTH_MAX];
 static uint64_t key[1 + 3 * CONFIG_STACK_DEPTH_MAX];
 static struct stack_frame frames[CONFIG_STACK_DEPTH_MAX];
 static char names[CONFIG_STACK_DEPTH_MAX][64];
+static char files[CONFIG_STACK_DEPTH_MAX][sizeof ((struct sym_place *)0)->file_whole];	/* whole names */
 
 /* One native frame, named: demangled function, or module+offset where no symbol names it.
  * Names that need freeing go to *owned. */
@@ -100,6 +101,10 @@ static void name_native(uint64_t pc, int i, struct stack_frame *f, char **owned)
 	}
 	f->module = p.module;
 	f->file = p.file;
+	if (p.file == p.file_whole) {	/* the place's own: kept for the frame until stacks_add copies it */
+		memcpy(files[i], p.file_whole, sizeof files[i]);
+		f->file = files[i];
+	}
 	f->line = p.line > 0 ? (uint32_t)p.line : 0;
 	if (p.function) {
 		*owned = kernels_demangle(p.function);
