@@ -22,13 +22,16 @@ void help_draw_bar(int y, int width)
 	tui_fill(stdscr, y, 0, width, tui_attr(TC_BAR_LABEL));
 	for (size_t i = 0; i < tui_keys_count; i++) {
 		const struct tui_key *k = &tui_keys[i];
-		const char *alt = k->names[0] ? strchr(k->names + 1, '/') : NULL;
-		char name[32];
+		struct key_text kt;
+		const char *alt;
+		char name[64];
 
 		if (!k->label)
 			continue;
-		snprintf(name, sizeof(name), "%.*s", alt ? (int)(alt - k->names) : (int)strlen(k->names),
-			 k->names);
+		keys_describe(k, &kt);
+		alt = kt.names[0] ? strchr(kt.names + 1, '/') : NULL;
+		snprintf(name, sizeof(name), "%.*s", alt ? (int)(alt - kt.names) : (int)strlen(kt.names),
+			 kt.names);
 		if (x + fmt_width(name) + 1 + fmt_width(k->label) > width)
 			break;
 		tui_put(stdscr, y, x, width - x, tui_attr(TC_BAR_KEY), name);
@@ -40,7 +43,7 @@ void help_draw_bar(int y, int width)
 
 /* The overlay's lines: the keys on the first line of each entry, its text wrapped at words. */
 struct help_text {
-	const char *keys[HELP_LINES];	/* NULL: a line that goes on the entry above */
+	char keys[HELP_LINES][64];	/* "": a line that goes on the entry above */
 	char text[HELP_LINES][HELP_LINE];
 	int n;
 };
@@ -49,7 +52,7 @@ static void help_add(struct help_text *h, const char *keys, const char *text, in
 {
 	if (h->n >= HELP_LINES)
 		return;
-	h->keys[h->n] = keys;
+	snprintf(h->keys[h->n], sizeof h->keys[h->n], "%s", keys ? keys : "");
 	snprintf(h->text[h->n], HELP_LINE, "%.*s", len, text);
 	h->n++;
 }
@@ -85,13 +88,14 @@ static void help_lines(struct help_text *h, int names_w, int text_w)
 {
 	h->n = 0;
 	for (size_t i = 0; i < tui_keys_count; i++) {
-		const struct tui_key *k = &tui_keys[i];
+		struct key_text kt;
 
-		if (fmt_width(k->names) > names_w) {	/* "Up Down PgUp PgDn Home End" */
-			help_add(h, k->names, "", 0);
-			help_wrap(h, NULL, k->help, text_w);
+		keys_describe(&tui_keys[i], &kt);
+		if (fmt_width(kt.names) > names_w) {	/* "Up Down PgUp PgDn Home End" */
+			help_add(h, kt.names, "", 0);
+			help_wrap(h, NULL, kt.help, text_w);
 		} else {
-			help_wrap(h, k->names, k->help, text_w);
+			help_wrap(h, kt.names, kt.help, text_w);
 		}
 	}
 }
@@ -101,9 +105,13 @@ int help_draw_overlay(int h, int width, int scroll)
 	struct help_text lines;
 	int names_w = 0, bw = width - 4 < HELP_BOX_W ? width - 4 : HELP_BOX_W, bh, pad, rows, max, y0, x0;
 
-	for (size_t i = 0; i < tui_keys_count; i++)
-		if (fmt_width(tui_keys[i].names) <= HELP_NAMES_W && fmt_width(tui_keys[i].names) > names_w)
-			names_w = fmt_width(tui_keys[i].names);
+	for (size_t i = 0; i < tui_keys_count; i++) {
+		struct key_text kt;
+
+		keys_describe(&tui_keys[i], &kt);
+		if (fmt_width(kt.names) <= HELP_NAMES_W && fmt_width(kt.names) > names_w)
+			names_w = fmt_width(kt.names);
+	}
 	help_lines(&lines, names_w, bw - names_w - 6);
 	/* a blank line above and below the keys where there is room */
 	pad = lines.n + 4 <= h - 2 ? 1 : 0;
@@ -118,7 +126,7 @@ int help_draw_overlay(int h, int width, int scroll)
 	for (int i = 0; i < rows && scroll + i < lines.n; i++) {
 		int y = y0 + 1 + pad + i;
 
-		if (lines.keys[scroll + i])
+		if (lines.keys[scroll + i][0])
 			tui_put(stdscr, y, x0 + 2, bw - 4, tui_attr(TC_VALUE), lines.keys[scroll + i]);
 		tui_put(stdscr, y, x0 + 4 + names_w, bw - names_w - 6, A_NORMAL, lines.text[scroll + i]);
 	}

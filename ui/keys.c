@@ -1,8 +1,11 @@
 /* keys.c — the table of the TUI's keys (keys.h). Adding a key is one row here and one case
- * in actions.c's dispatcher; the bar and the help follow by themselves. */
+ * in actions.c's dispatcher; the bar and the help follow by themselves. The views' keys are
+ * their own (struct tui_view.key, the list views.def): one row stands for them all. */
 #include "keys.h"
+#include "tui_internal.h"
 
 #include <curses.h>
+#include <stdio.h>
 
 #define CTRL_L 12	/* ^L, as in every curses program */
 
@@ -11,8 +14,7 @@ const struct tui_key tui_keys[] = {
 	  "quit: detach; in launch mode, ask: kill or detach", ACT_QUIT },
 	{ { '?', 'h', KEY_F(1) }, "?/h/F1", "Help", "this help; arrows scroll it, other keys close it",
 	  ACT_HELP },
-	{ { 'o', 'l', 'm', 'k', 'b', 'a', 'c' }, "o l m k b a c", "Views",
-	  "views: Overview Leaks Memory Kernels Bandwidth API Comm", ACT_VIEW },
+	{ { 0 }, NULL, "Views", NULL, ACT_VIEW },	/* keys, names and help: the views' own */
 	{ { '\t' }, "Tab", NULL, "next view", ACT_NEXT_VIEW },
 	{ { KEY_BTAB }, "S-Tab", NULL, "previous view", ACT_PREV_VIEW },
 	{ { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END }, "Up Down PgUp PgDn Home End",
@@ -37,8 +39,36 @@ const struct tui_key tui_keys[] = {
 
 const size_t tui_keys_count = sizeof(tui_keys) / sizeof(tui_keys[0]);
 
+static const struct tui_key *views_row(void)
+{
+	for (size_t i = 0; i < tui_keys_count; i++)
+		if (tui_keys[i].action == ACT_VIEW)
+			return &tui_keys[i];
+	return NULL;
+}
+
+void keys_describe(const struct tui_key *k, struct key_text *out)
+{
+	if (k->action != ACT_VIEW) {
+		snprintf(out->names, sizeof out->names, "%s", k->names);
+		snprintf(out->help, sizeof out->help, "%s", k->help);
+		return;
+	}
+	int n = 0, h = snprintf(out->help, sizeof out->help, "views:");	/* "o l m ...", "views: Overview ..." */
+	out->names[0] = 0;
+	for (int i = 0; i < TUI_VIEW_COUNT; i++) {
+		n += snprintf(out->names + n, sizeof out->names - (size_t)n, "%s%c", i ? " " : "", tui_views[i]->key);
+		h += snprintf(out->help + h, sizeof out->help - (size_t)h, " %s", tui_views[i]->name);
+		if (n >= (int)sizeof out->names || h >= (int)sizeof out->help)
+			break;
+	}
+}
+
 const struct tui_key *keys_find(int ch)
 {
+	for (int i = 0; i < TUI_VIEW_COUNT; i++)
+		if (tui_views[i]->key == ch)
+			return views_row();
 	for (size_t i = 0; i < tui_keys_count; i++)
 		for (int k = 0; k < KEYS_PER_ENTRY && tui_keys[i].keys[k]; k++)
 			if (tui_keys[i].keys[k] == ch)

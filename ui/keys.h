@@ -32,14 +32,22 @@ struct tui_key {
 	int keys[KEYS_PER_ENTRY];	/* ncurses key codes; 0 ends the list early */
 	const char *names;		/* how the bar and the help write the keys: "?/h" */
 	const char *label;		/* one word for the function bar; NULL: help only */
-	const char *help;		/* one line for the help overlay */
+	const char *help;		/* one line for the help overlay (keys_describe: both) */
 	enum tui_action action;
 };
 
 extern const struct tui_key tui_keys[];
 extern const size_t tui_keys_count;
 
-/* The entry that handles ch, or NULL when no key of the table is ch. */
+/* The entry that handles ch, or NULL when no key of the table (or of a view) is ch. */
 const struct tui_key *keys_find(int ch);
+
+/* How the bar and the help write entry k's keys and what it does; the views' entry is made of
+ * the views' own keys and names. */
+struct key_text {
+	char names[64];
+	char help[160];
+};
+void keys_describe(const struct tui_key *k, struct key_text *out);
 
 #endif

@@ -19,7 +19,9 @@
 #define TUI_SAY_NS	3000000000ull	/* ... and an answer to a key this long */
 
 const struct tui_view *const tui_views[TUI_VIEW_COUNT] = {
-	&view_overview, &view_leaks, &view_memory, &view_kernels, &view_bandwidth, &view_api, &view_comm,
+#define VIEW(v) &v,
+#include "views.def"
+#undef VIEW
 };
 
 /* Messages from gputop's own modules while the TUI owns the terminal (log_set_sink). */

@@ -88,11 +88,11 @@ struct tui_view {
 	const struct tui_view *grouped;	/* g: the same figures grouped (Leaks by site); NULL */
 };
 
-extern const struct tui_view view_overview, view_leaks, view_kernels, view_bandwidth, view_api;
+#define VIEW(v) extern const struct tui_view v;	/* the tabs' views, in Tab order */
+#include "views.def"
+#undef VIEW
 extern const struct tui_view view_leak_sites;	/* Leaks, g: by allocation site */
-extern const struct tui_view view_comm;		/* c: NCCL and P2P */
 extern const struct tui_view view_gpus;		/* G, from any view: the figures by GPU */
-extern const struct tui_view view_memory;	/* m: PyTorch's blocks */
 extern const struct tui_view view_memory_lines;	/* Memory, g: by the line that allocated them */
 
 #endif

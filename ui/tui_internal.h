@@ -16,7 +16,12 @@
 #include "stats.h"
 #include "tui.h"
 
-#define TUI_VIEW_COUNT	7
+enum {	/* the tabs' views, views.def's order */
+#define VIEW(v) TUI_VIEW_INDEX_##v,
+#include "views.def"
+#undef VIEW
+	TUI_VIEW_COUNT
+};
 #define TUI_ESC		27
 
 /* The views, in the order of their tabs (screen.c). */
