@@ -18,12 +18,6 @@
 #define TUI_MSG_NS	5000000000ull	/* a message of gputop's stays this long in the status line */
 #define TUI_SAY_NS	3000000000ull	/* ... and an answer to a key this long */
 
-const struct tui_view *const tui_views[TUI_VIEW_COUNT] = {
-#define VIEW(v) &v,
-#include "views.def"
-#undef VIEW
-};
-
 /* Messages from gputop's own modules while the TUI owns the terminal (log_set_sink). */
 static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
 static char msg_text[256];

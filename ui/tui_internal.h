@@ -24,7 +24,7 @@ enum {	/* the tabs' views, views.def's order */
 };
 #define TUI_ESC		27
 
-/* The views, in the order of their tabs (screen.c). */
+/* The views, in the order of their tabs (views.c, from views.def). */
 extern const struct tui_view *const tui_views[TUI_VIEW_COUNT];
 
 enum tui_mode { MODE_NORMAL, MODE_HELP, MODE_FILTER, MODE_ASK_QUIT, MODE_STACKS };
