@@ -12,7 +12,47 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cuda_api.h"
+
+/* What a call of an API row (cuda_api.h's struct api_spec, its op) does: which member of
+ * struct cuda_call's union it fills. A new kind of call is an op here, its member below, its
+ * decoding (decode_call.c), its rows (cuda_api.c) and the consumer that uses it. */
+enum api_op {
+	OP_OTHER,	/* counted and timed only */
+	OP_ALLOC,	/* *arg_out = pointer of arg_size bytes, at return */
+	OP_FREE,	/* arg_ptr freed, at return if it succeeded */
+	OP_LAUNCH,	/* kernel launch; see enum launch_abi */
+	OP_COPY,	/* arg_size bytes from arg_src to arg_dst */
+	OP_MEMSET,	/* arg_size bytes (times arg_height for 2D) */
+	OP_SYNC,	/* time blocked */
+	OP_SET_DEVICE,	/* arg 1 is the new current device of the thread */
+	OP_KERNEL_NAME,	/* learns a kernel name: *arg_out names arg_name (see enum name_src) */
+	/* CUDA graphs (engine/hit_graphs.c): rows with API_STOPS, whose return stops. */
+	OP_CAPTURE_BEGIN,	/* a stream starts capturing: its launches and copies are graph nodes */
+	OP_CAPTURE_END,		/* *arg_out is the captured graph */
+	OP_GRAPH_INSTANTIATE,	/* *arg_out is an executable graph made from graph arg_ptr */
+	OP_GRAPH_UPDATE,	/* executable graph arg_out now runs the nodes of graph arg_ptr */
+	OP_GRAPH_LAUNCH,	/* executable graph arg_ptr runs once: each of its nodes once */
+	OP_GRAPH_EXEC_DESTROY,	/* executable graph arg_ptr is gone (its handle may come back) */
+	/* Devices and contexts (the thread's current device, engine/hit_devices.c). */
+	OP_CTX_LEARN,		/* *arg_out is a context of device arg_dev */
+	OP_CTX_SET,		/* context arg_ptr is the thread's current one */
+	OP_CTX_PUSH,		/* context arg_ptr is pushed: current until popped */
+	OP_CTX_POP,		/* the context pushed last is popped */
+	/* NCCL (libnccl.so.2). */
+	OP_COLLECTIVE,		/* coll: arg_count elements of datatype arg_dtype on comm arg_comm
+				 * (peer arg_peer for Send/Recv) */
+	OP_COMM_INIT,		/* *arg_out is a communicator: rank arg_rank of arg_nranks (InitAll:
+				 * arg_out is an array of arg_nranks, ranks 0.., devices arg_dev[]) */
+	OP_COMM_QUERY,		/* *arg_out (an int) is the rank (coll COLL_RANK) or the size of
+				 * communicator arg_comm */
+	/* PyTorch's caching allocator (probe/torch_alloc.c reads the Blocks): argument 1 is the
+	 * DeviceCachingAllocator (`this`). */
+	OP_TORCH_ALLOC,		/* the return value is the Block handed out for arg_size bytes
+				 * requested */
+	OP_TORCH_FREE,		/* Block arg_ptr is freed (its bytes no longer allocated) */
+};
+
+struct api_spec;
 
 /* Where gputop saw the call. */
 enum call_source {

@@ -4,6 +4,7 @@
 #include "kernel_names.h"
 
 #include "config.h"
+#include "cuda_api.h"
 #include "cuda_call.h"
 #include "kernels.h"
 #include "launchring.h"

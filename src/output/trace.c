@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cuda_api.h"
+
 
 static FILE *trace;
 
