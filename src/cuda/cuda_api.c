@@ -259,7 +259,7 @@ static const struct api_spec api_table[] = {
 	NAMER("cuLibraryGetKernel", D, NAME_FROM_STRING, 1, 3),
 	/* Not cuKernelGetFunction: cudart calls it on many launches (two stops each, 11% of a
 	 * PyTorch step on the H100); a CUfunction it made is named by cuFuncGetName instead, once,
-	 * at its first launch (hit.c). */
+	 * at its first launch (engine/kernel_names.c, kernel_names_id). */
 
 	/* NCCL: collectives (count, datatype, communicator). Not ncclBcast: it calls ncclBroadcast,
 	 * which counts it (probing both would count it twice). */
