@@ -645,6 +645,8 @@ static int json_process(struct jw *w, const struct report_info *info, const stru
 	jw_int_if(w, p->info.rank >= 0 && p->info.local_rank >= 0, p->info.local_rank);
 	jw_key(w, "nranks");
 	jw_int_if(w, p->info.nranks >= 0, p->info.nranks);
+	jw_key(w, "job_id");	/* as the metrics' label: torchrun's run id, else Slurm's job */
+	jw_str(w, p->info.job_id[0] ? p->info.job_id : NULL);
 	jw_key(w, "exit_status");
 	jw_int_if(w, p->info.ended, p->info.exit_status);
 	jw_key(w, "term_signal");

@@ -90,7 +90,7 @@ if can_attach_to_others; then
 	unset RB_GO_FILE RB_STOP_FILE
 	wait_for_line "$TMP/mp1.out" '^ready' 30 && wait_for_line "$TMP/mp2.out" '^ready' 30 || bail "two programs ready"
 	GPUTOP_POD_NAME=train-0 GPUTOP_POD_NAMESPACE=ml GPUTOP_NODE_NAME=node-7 \
-		start_gputop_listening gputop-mp -d 0.2 -p "$A,$B" || bail "gputop -p $A,$B listens"
+		start_gputop_listening gputop-mp -d 0.2 --json "$TMP/mp.json" -p "$A,$B" || bail "gputop -p $A,$B listens"
 	where="hostname=\"$(uname -n)\",k8s_namespace=\"ml\",k8s_pod=\"train-0\",k8s_node=\"node-7\""
 	wait_for_metric "$GPORT" "gputop_launches_total{pid=\"$B\"" 0 30 || bail "both processes attached"
 	touch "$TMP/go-mp"
@@ -112,6 +112,9 @@ if can_attach_to_others; then
 	touch "$TMP/stop-mp"
 	wait_pid "$GPUTOP_PID" 60
 	expect_eq "$WAIT_STATUS" 0 "two processes: gputop exits 0 once both have ended"
+	jq_eq "$TMP/mp.json" "[.processes[] | {pid, job_id}] | sort_by(.pid)" \
+		"$(jq -cn --argjson a "$A" --argjson b "$B" '[{pid: $a, job_id: "job-e2e"}, {pid: $b, job_id: "4242"}] | sort_by(.pid)')" \
+		"two processes: --json gives each its job id, as the metrics do"
 else
 	note "two processes: skipped (this user may not ptrace other processes)"
 fi
