@@ -196,10 +196,10 @@ int tracer_settle_after_exec(struct thread *t)
 
 /* Maps the trampoline page and probes what is loaded. Every thread is stopped. */
 /* What the stubs recorded so far, counted: before a CUDA graph's capture begins or ends. */
-static void count_records(uint64_t now)
+static void count_records(struct tracee *p, uint64_t now)
 {
-	hit_collect_returns(now);
-	hit_drain_launches(tracee->pid);
+	hit_collect_returns(p, now);
+	hit_drain_launches(p);
 }
 
 int tracer_setup_image(struct thread *t)
@@ -375,7 +375,7 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	uint64_t stop_cpu = (tracee_thread_cpu_ns(first) - cpu0) / (2 * XOL_CALIBRATION_STOPS);	/* two stops each */
 	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
 	stop_cost_ns = cost;
-	hit_init(cost, was_launched ? 0 : -1);
+	hit_init(tracee, cost, was_launched ? 0 : -1);
 	budget_init(max_overhead_pct, cost, stop_cpu, tracee_cpu_ns);
 	start_running();
 	return 0;
@@ -383,7 +383,7 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 
 void tracer_init_hit(int default_device)
 {
-	hit_init(stop_cost_ns, default_device);
+	hit_init(tracee, stop_cost_ns, default_device);
 }
 
 int tracer_start_followed(int default_device)
@@ -394,7 +394,7 @@ int tracer_start_followed(int default_device)
 	struct thread *first = tracer_injectable_thread();
 	int err = first ? tracer_setup_image(first) : -EAGAIN;
 	if (err == 0) {
-		hit_init(stop_cost_ns, default_device);
+		hit_init(tracee, stop_cost_ns, default_device);
 		log_info("probing %d (%s)", tracee->pid, probes_cuda_seen() ? "CUDA loaded" : "no CUDA yet");
 	}
 	start_running();

@@ -87,13 +87,13 @@ static bool restore_thread(struct thread *t)
 		if (run_out_of_stub(t, &r) < 0)
 			return false;
 		pc = arch_pc(&r);	/* it finished its return (or its record) in the stub */
-		hit_collect_returns(now_ns());
+		hit_collect_returns(tracee, now_ns());
 	}
 	if (xol_ready() && pc == xol_trampoline() && t->depth) {
 		/* Returned into the trampoline but not trapped yet: finish the return for it. */
 		arch_regs_t after = r;
 		arch_set_pc(&after, arch_pc(&after) + arch_breakpoint_len);	/* as if it had trapped */
-		if (hit_return(t, &after, now_ns()) >= 0) {
+		if (hit_return(tracee, t, &after, now_ns()) >= 0) {
 			arch_set_pc(&r, arch_pc(&after));
 			arch_set_regs(t->tid, &r);
 		}
@@ -112,7 +112,7 @@ static bool restore_thread(struct thread *t)
 		if (mem_read(t->tid, f->ret_slot, &cur, 8) == 0 && cur == f->swapped)
 			mem_write(t->tid, f->ret_slot, &f->ret_addr, 8);
 	}
-	hit_forget_frames(t, 0);
+	hit_forget_frames(tracee, t, 0);
 	return true;
 }
 
@@ -178,8 +178,8 @@ int tracer_detach(void)
 
 	launchring_say_absent();	/* a thread still in a stub must not trap once we are gone */
 	int restore_err = bp_disarm_all();
-	hit_collect_returns(now_ns());	/* what the stub recorded before everyone stopped */
-	hit_drain_launches(tracee->pid);	/* a thread waiting for room in the ring gets it */
+	hit_collect_returns(tracee, now_ns());	/* what the stub recorded before everyone stopped */
+	hit_drain_launches(tracee);	/* a thread waiting for room in the ring gets it */
 	torch_flush();	/* PyTorch's last blocks, and its allocator's totals with every thread held */
 	it = 0;
 	bool all_out = true;
@@ -189,7 +189,7 @@ int tracer_detach(void)
 	launchring_restore_calls();	/* calls in flight through the call stub: their returns back */
 	struct thread *injector = tracer_injectable_thread();
 	if (xol_ready()) {
-		hit_drain_launches(tracee->pid);	/* the last launches, those of threads brought out included */
+		hit_drain_launches(tracee);	/* the last launches, those of threads brought out included */
 		if (!all_out)
 			log_warn("a thread of %d could not be brought out of gputop's code: its pages stay "
 				 "mapped (they work without gputop)", tracee->pid);

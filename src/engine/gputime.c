@@ -197,8 +197,8 @@ static void wait_started(struct thread *t, struct gputime_state *st, const char 
 			return;
 		}
 		struct tracee *was = tracee;
-		hit_collect_returns(now_ns());	/* the launch ring and call records: as the loop would */
-		hit_drain_launches(tracee->pid);
+		hit_collect_returns(tracee, now_ns());	/* the launch ring and call records: as the loop would */
+		hit_drain_launches(tracee);
 		if (!tracee_dispatch_pending()) {
 			struct timespec nap = { 0, 1000000 };
 			nanosleep(&nap, NULL);
@@ -228,7 +228,7 @@ static void wait_started(struct thread *t, struct gputime_state *st, const char 
 void gputime_at_stop(struct thread *t)
 {
 	struct gputime_state *st = tracee->gputime;
-	if (!hit_take_top_entry(t) || !lib_path[0] || st->phase != GPUTIME_WAITING || !xol_ready())
+	if (!hit_take_top_entry(tracee, t) || !lib_path[0] || st->phase != GPUTIME_WAITING || !xol_ready())
 		return;
 	st->phase = GPUTIME_LOADING;
 	char cupti[PATH_MAX];

@@ -70,8 +70,8 @@ bool park_on_stop(struct thread *t, uint64_t now)
 		arch_set_regs(t->tid, &r);
 	}
 	t->thread_pointer = arch_thread_pointer(&r);
-	hit_collect_returns(now);	/* the returns the stubs recorded came before this, */
-	hit_drain_launches(tracee->pid);	/* and so did the launches in the ring: the thread's
+	hit_collect_returns(tracee, now);	/* the returns the stubs recorded came before this, */
+	hit_drain_launches(tracee);	/* and so did the launches in the ring: the thread's
 						 * own earlier ones are counted before this one */
 	bool served = tracer_on_stub_wait(t, &at, arch_breakpoint_addr(&at), now);
 	launchpark_answer(slot, served);

@@ -229,7 +229,7 @@ void tracee_forget_vanished_threads(void)
 	for (struct thread *t; (t = threads_iter(&it));)
 		if (t->state != TS_STOPPED && tracee_thread_vanished(t->tid)) {
 			log_debug("thread %d vanished", t->tid);
-			hit_forget_frames(t, 0);
+			hit_forget_frames(tracee, t, 0);
 			threads_remove(t->tid);
 		}
 }
@@ -240,7 +240,7 @@ void tracee_on_exit(const struct trace_stop *e)
 	if (gone && !gone->guest)
 		tracee->exited_threads_cpu += gone->cpu_ns;
 	if (gone)
-		hit_forget_frames(gone, 0);	/* calls that will never return */
+		hit_forget_frames(tracee, gone, 0);	/* calls that will never return */
 	if (e->tid == tracee->pid) {
 		tracee->exited = true;
 		if (e->event == TE_EXITED) {

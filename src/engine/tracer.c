@@ -69,7 +69,7 @@ static void on_exec(struct thread *t)
 	xol_forget();
 	retfast_forget();
 	launchring_forget();
-	hit_reset();
+	hit_reset(tracee);
 	gputime_forget();
 	stack_capture_forget();
 	torch_forget();
@@ -157,11 +157,11 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 		/* The thread's last CPU figure and the last returns the stub recorded, while its
 		 * memory and /proc entry are still there. */
 		tracee_cpu_ns();
-		hit_collect_returns(now);
-		hit_drain_launches(tracee->pid);
+		hit_collect_returns(tracee, now);
+		hit_drain_launches(tracee);
 		torch_flush();
 		gputime_drain();	/* the GPU records its exit flushed */
-		hit_forget_frames(t, 0);	/* its calls in flight never return */
+		hit_forget_frames(tracee, t, 0);	/* its calls in flight never return */
 		tracee_release(t);
 		return;
 	default:	/* vfork events: the child is handled when it reports */
@@ -242,8 +242,8 @@ static bool drain_all(uint64_t now)
 		if (!p->set_up)
 			continue;
 		tracee_select(p);
-		hit_collect_returns(now);	/* calls recorded whole: no stop brings them */
-		hit_drain_launches(p->pid);
+		hit_collect_returns(p, now);	/* calls recorded whole: no stop brings them */
+		hit_drain_launches(p);
 		torch_flush();	/* PyTorch's blocks those calls handed out */
 		park_poll(now);	/* threads the stubs hold for gputop */
 		gputime_drain();	/* --gpu-time's records */

@@ -76,7 +76,7 @@ bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, 
 		/* A launch of a handle not seen yet: counted and named now. Bookkeeping for the
 		 * budget: it cannot shed these. */
 		count_stop();
-		hit_launch_trap(t, r, ex);
+		hit_launch_trap(tracee, t, r, ex);
 		gputime_at_stop(t);	/* --gpu-time: loaded at the first such stop */
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
@@ -85,7 +85,7 @@ bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, 
 	if (launchring_is_call_trap(addr, arch_call_trap_record(r), &record)) {
 		/* A call that wants its stack (--stacks): taken now. */
 		count_stop();
-		hit_call_trap(t, r, record);
+		hit_call_trap(tracee, t, r, record);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
 		return true;
@@ -113,13 +113,13 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 	}
 
 	/* Returns the stub recorded come first: they happened before this stop. */
-	hit_collect_returns(now);
+	hit_collect_returns(tracee, now);
 	if (xol_ready() && (addr == xol_trampoline() || (retfast_ready() && addr == retfast_fallback_trap()))) {
 		count_stop();
 		/* So did the launches the ring holds: a handle module loading returns again, which
 		 * the driver may have reused for another kernel, ran under its old name there. */
-		hit_drain_launches(tracee->pid);
-		int api = hit_return(t, &r, now);
+		hit_drain_launches(tracee);
+		int api = hit_return(tracee, t, &r, now);
 		if (api >= 0)
 			arch_set_regs(t->tid, &r);
 		if (budget_active())
@@ -143,15 +143,15 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		test_crash_now();
 	struct frame *timed = NULL;
 	if (b->kind == BP_RTLD) {
-		hit_drain_launches(tracee->pid);	/* before a library's probes may go */
+		hit_drain_launches(tracee);	/* before a library's probes may go */
 		on_rtld_hit(t);
 		arch_set_pc(&r, b->slot);
 	} else if (b->kind == BP_EXEC) {
-		hit_drain_launches(tracee->pid);	/* the returns were read above */
+		hit_drain_launches(tracee);	/* the returns were read above */
 		gputime_before_exec(t);	/* --gpu-time: CUPTI's last records of this image */
 		arch_set_pc(&r, b->slot);
 	} else {
-		hit_entry(t, b, &r, &timed);
+		hit_entry(tracee, t, b, &r, &timed);
 	}
 	arch_set_regs(t->tid, &r);
 	if (b->kind == BP_PROBE)

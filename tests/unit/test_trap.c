@@ -235,7 +235,7 @@ static struct thread *process(pid_t pid)
 {
 	fake_tracee_init(pid);
 	fake_cuda_module(CUDA_LO, CUDA_HI);
-	hit_init(0, 0);
+	hit_init(tracee, 0, 0);
 	tracee->stats_id = stats_process_new(pid, 1, "test");
 	struct thread *t = threads_add(pid);
 	t->device = -1;
