@@ -39,10 +39,10 @@ static bool trap_is_breakpoint(pid_t tid)
 }
 
 /* A stop of ours: in the figures (cost.stops) and in the process's count (the budget's). */
-static void count_stop(void)
+static void count_stop(struct tracee *p)
 {
-	stats_on_stop(tracee->stats_id);
-	tracee->stops++;
+	stats_on_stop(p->stats_id);
+	p->stops++;
 }
 
 static void on_rtld_hit(struct thread *t)
@@ -68,15 +68,15 @@ static enum budget_stop budget_kind(int api)
 	return s->op == OP_LAUNCH ? STOP_LAUNCH : s->op == OP_KERNEL_NAME ? STOP_OTHER : STOP_WORK;
 }
 
-bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now)
+bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now)
 {
 	bool ex;
 	int record;
 	if (launchring_is_trap(addr, &ex)) {
 		/* A launch of a handle not seen yet: counted and named now. Bookkeeping for the
 		 * budget: it cannot shed these. */
-		count_stop();
-		hit_launch_trap(tracee, t, r, ex);
+		count_stop(p);
+		hit_launch_trap(p, t, r, ex);
 		gputime_at_stop(t);	/* --gpu-time: loaded at the first such stop */
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
@@ -84,8 +84,8 @@ bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, 
 	}
 	if (launchring_is_call_trap(addr, arch_call_trap_record(r), &record)) {
 		/* A call that wants its stack (--stacks): taken now. */
-		count_stop();
-		hit_call_trap(tracee, t, r, record);
+		count_stop(p);
+		hit_call_trap(p, t, r, record);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
 		return true;
@@ -94,7 +94,7 @@ bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, 
 }
 
 /* Handles a SIGTRAP stop. Returns false if the trap is not ours (it is then delivered). */
-bool tracer_on_trap(struct thread *t, uint64_t now)
+bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 {
 	arch_regs_t r;
 	if (arch_get_regs(t->tid, &r) < 0)
@@ -102,7 +102,7 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 	uint64_t addr = arch_breakpoint_addr(&r);
 	t->thread_pointer = arch_thread_pointer(&r);	/* names it in call records */
 	struct bp *early = bp_find(addr);
-	if (early && early->kind == BP_PROBE && early->armed && !tracee->stopping_world &&
+	if (early && early->kind == BP_PROBE && early->armed && !p->stopping_world &&
 	    !(early->ambiguous && !trap_is_breakpoint(t->tid))) {
 		/* Out of the int3 before anything slow: a gputop killed from here on leaves the
 		 * thread running the displaced instructions (the call untraced), not resuming
@@ -113,13 +113,13 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 	}
 
 	/* Returns the stub recorded come first: they happened before this stop. */
-	hit_collect_returns(tracee, now);
+	hit_collect_returns(p, now);
 	if (xol_ready() && (addr == xol_trampoline() || (retfast_ready() && addr == retfast_fallback_trap()))) {
-		count_stop();
+		count_stop(p);
 		/* So did the launches the ring holds: a handle module loading returns again, which
 		 * the driver may have reused for another kernel, ran under its old name there. */
-		hit_drain_launches(tracee);
-		int api = hit_return(tracee, t, &r, now);
+		hit_drain_launches(p);
+		int api = hit_return(p, t, &r, now);
 		if (api >= 0)
 			arch_set_regs(t->tid, &r);
 		if (budget_active())
@@ -130,7 +130,7 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 	struct bp *b = bp_find(addr);
 	if (!b || (b->ambiguous && !trap_is_breakpoint(t->tid)))
 		return false;
-	if (!b->armed || (tracee->stopping_world && t->want_stop)) {
+	if (!b->armed || (p->stopping_world && t->want_stop)) {
 		/* Disarmed since it trapped, or we are detaching: run the program's instruction
 		 * again as if the breakpoint had never been there. */
 		arch_set_pc(&r, addr);
@@ -138,20 +138,20 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		tracee_release(t);
 		return true;
 	}
-	count_stop();
-	if (config.crash_at && tracee->stops >= config.crash_at)
+	count_stop(p);
+	if (config.crash_at && p->stops >= config.crash_at)
 		test_crash_now();
 	struct frame *timed = NULL;
 	if (b->kind == BP_RTLD) {
-		hit_drain_launches(tracee);	/* before a library's probes may go */
+		hit_drain_launches(p);	/* before a library's probes may go */
 		on_rtld_hit(t);
 		arch_set_pc(&r, b->slot);
 	} else if (b->kind == BP_EXEC) {
-		hit_drain_launches(tracee);	/* the returns were read above */
+		hit_drain_launches(p);	/* the returns were read above */
 		gputime_before_exec(t);	/* --gpu-time: CUPTI's last records of this image */
 		arch_set_pc(&r, b->slot);
 	} else {
-		hit_entry(tracee, t, b, &r, &timed);
+		hit_entry(p, t, b, &r, &timed);
 	}
 	arch_set_regs(t->tid, &r);
 	if (b->kind == BP_PROBE)
