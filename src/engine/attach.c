@@ -76,7 +76,7 @@ int tracer_attach(pid_t p)
 	int err = tracee_open(p, false);
 	if (err < 0)
 		return err;
-	probes_prepare();	/* the slow part, while it runs */
+	probes_prepare(tracee);	/* the slow part, while it runs */
 	stop_began_ns = now_ns();
 	/* Hold every thread as it reports, until tracer_start. */
 	tracee->stopping_world = true;
@@ -236,7 +236,7 @@ int tracer_setup_image(struct thread *t)
 	if ((err = retfast_init(t)) < 0)	/* without it, every return traps: slower, as exact */
 		log_warn("returns will stop the program: no record table (%s)", strerror(-err));
 	t0 = now_ns();
-	err = probes_refresh(t);
+	err = probes_refresh(tracee, t);
 	log_debug("%d: probes planted in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
 	seccomp_watch_review(now_ns());	/* may its stubs park: every thread held, looked at */
 	return err;
@@ -305,7 +305,7 @@ static void start_running(void)
 			ptrace(PTRACE_SETOPTIONS, t->tid, 0, (void *)(long)(PTRACE_OPTIONS | PTRACE_O_TRACEEXIT));
 		it = 0;
 	}
-	if (probes_cuda_seen())
+	if (probes_cuda_seen(tracee))
 		session_set_cuda_seen();
 	tracee->stopping_world = false;
 	for (struct thread *t; (t = threads_iter(&it));) {
@@ -329,7 +329,7 @@ static void start_running(void)
 #define INSIDE_ROUNDS 5
 static struct thread *plant_waiting_jumps(struct thread *first)
 {
-	for (int round = 1; first && probes_inside_left() > 0; round++) {
+	for (int round = 1; first && probes_inside_left(tracee) > 0; round++) {
 		if (round <= INSIDE_ROUNDS) {
 			uint32_t it = 0;
 			tracee->stopping_world = false;
@@ -345,7 +345,7 @@ static struct thread *plant_waiting_jumps(struct thread *first)
 			first = tracer_injectable_thread();
 		}
 		if (first)
-			probes_retry_inside(first, round > INSIDE_ROUNDS);
+			probes_retry_inside(tracee, first, round > INSIDE_ROUNDS);
 	}
 	return first;
 }
@@ -361,11 +361,11 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 			  "and try again", tracee->pid, tracee->pid);
 		return -EAGAIN;
 	}
-	probes_defer_inside(true);
+	probes_defer_inside(tracee, true);
 	int err = tracer_setup_image(first);
 	if (err == 0 && !(first = plant_waiting_jumps(first)))
 		err = threads_count_all() ? -EAGAIN : -ESRCH;
-	probes_defer_inside(false);
+	probes_defer_inside(tracee, false);
 	if (err < 0)
 		return err;
 	uint64_t cpu0 = tracee_thread_cpu_ns(first);
@@ -395,7 +395,7 @@ int tracer_start_followed(int default_device)
 	int err = first ? tracer_setup_image(first) : -EAGAIN;
 	if (err == 0) {
 		hit_init(tracee, stop_cost_ns, default_device);
-		log_info("probing %d (%s)", tracee->pid, probes_cuda_seen() ? "CUDA loaded" : "no CUDA yet");
+		log_info("probing %d (%s)", tracee->pid, probes_cuda_seen(tracee) ? "CUDA loaded" : "no CUDA yet");
 	}
 	start_running();
 	return err;

@@ -98,7 +98,7 @@ static bool restore_thread(struct thread *t)
 			arch_set_regs(t->tid, &r);
 		}
 	} else {
-		uint64_t to = bp_unwind_pc(pc);
+		uint64_t to = bp_unwind_pc(tracee, pc);
 		if (to != pc) {
 			arch_set_pc(&r, to);
 			arch_set_regs(t->tid, &r);
@@ -177,7 +177,7 @@ int tracer_detach(void)
 		return 0;	/* it exited meanwhile */
 
 	launchring_say_absent();	/* a thread still in a stub must not trap once we are gone */
-	int restore_err = bp_disarm_all();
+	int restore_err = bp_disarm_all(tracee);
 	hit_collect_returns(tracee, now_ns());	/* what the stub recorded before everyone stopped */
 	hit_drain_launches(tracee);	/* a thread waiting for room in the ring gets it */
 	torch_flush();	/* PyTorch's last blocks, and its allocator's totals with every thread held */
@@ -236,7 +236,7 @@ static void emergency_release(struct thread *t, uint64_t tramp, int sig)
 	if (arch_get_regs(t->tid, &r) == 0) {
 		uint64_t pc = arch_pc(&r), at = arch_breakpoint_addr(&r), to = pc;
 		bool ours = false;
-		if (trapped && bp_find(at)) {
+		if (trapped && bp_find(tracee, at)) {
 			to = at;	/* trapped, not handled: run the original */
 			ours = true;
 		} else if (trapped && tramp && at == tramp) {
@@ -247,7 +247,7 @@ static void emergency_release(struct thread *t, uint64_t tramp, int sig)
 					break;
 				}
 		} else {
-			to = bp_unwind_pc(pc);
+			to = bp_unwind_pc(tracee, pc);
 		}
 		if (to != pc) {
 			arch_set_pc(&r, to);

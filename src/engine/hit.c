@@ -223,7 +223,7 @@ static bool is_nested(struct tracee *p, struct thread *t, const arch_regs_t *r, 
 	if (!hit_in_frame_of_scope(t, s) && !in_recorded_call(p, t->thread_pointer, s))
 		return false;
 	uint64_t caller = 0;
-	return mem_read(t->tid, arch_return_slot(r), &caller, sizeof caller) == 0 && probes_in_scope(s, caller);
+	return mem_read(t->tid, arch_return_slot(r), &caller, sizeof caller) == 0 && probes_in_scope(p, s, caller);
 }
 
 /* Swaps the call's return address: for the return stub where it can record this call's
@@ -261,10 +261,10 @@ static int swap_return(struct tracee *p, struct thread *t, struct frame *f, cons
 
 /* The function whose jump probe has ring index probe (0 if none): where a stack taken at the
  * stub's park starts, as if the thread stood at the function's entry. */
-static uint64_t ring_probe_function(int probe)
+static uint64_t ring_probe_function(const struct tracee *p, int probe)
 {
 	uint32_t it = 0;
-	for (struct bp *b; (b = bp_iter(&it));)
+	for (struct bp *b; (b = bp_iter(p, &it));)
 		if (b->ring == probe)
 			return b->addr;
 	return 0;
@@ -284,7 +284,7 @@ void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, b
 	if (!s || mem_read(t->tid, arch_sp(r), saved, sizeof saved) < 0)
 		return;
 	arch_launch_trap_entry(r, saved, &entry);
-	uint64_t function = ring_probe_function(probe);
+	uint64_t function = ring_probe_function(p, probe);
 	if (function)
 		arch_set_pc(&entry, function);
 	if (load_args(p, t->tid, s, &entry, a, NULL) < 0)
@@ -307,7 +307,7 @@ void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int
 {
 	struct hit_state *st = p->hit;
 	int probe = (int)(uint32_t)arch_scratch(r);
-	uint64_t saved[ARCH_LAUNCH_TRAP_SAVED], record = arch_call_trap_record(r), function = ring_probe_function(probe);
+	uint64_t saved[ARCH_LAUNCH_TRAP_SAVED], record = arch_call_trap_record(r), function = ring_probe_function(p, probe);
 	struct lr_call c;
 	arch_regs_t entry;
 	if (index < 0 || !function || t->guest || mem_read(t->tid, arch_sp(r), saved, sizeof saved) < 0 ||

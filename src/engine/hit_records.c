@@ -121,7 +121,7 @@ static void on_call_record(struct tracee *p, const struct lr_call *c, const stru
 		}
 		return;
 	}
-	bool nested = probes_in_scope(s, c->ret) &&
+	bool nested = probes_in_scope(p, s, c->ret) &&
 		      ((t && hit_in_frame_of_scope(t, s)) || inside_recorded_call(p, c, s, all, n_all));
 	hit_call_from_args(p, who, api, a, &call);
 	call.source = CALL_RECORDED;

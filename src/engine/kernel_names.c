@@ -10,6 +10,7 @@
 #include "memory.h"
 #include "probes.h"
 #include "threads.h"
+#include "tracee.h"
 #include "xol.h"
 
 /* A CUfunction or CUkernel first seen at a launch (or in a graph's kernel node), made before we
@@ -19,7 +20,7 @@
  * until named (a launch that parks is then let through the filter). */
 static void ask_driver_name(struct thread *t, uint64_t f)
 {
-	const uint64_t fns[2] = { probes_func_get_name(), probes_kernel_get_name() };
+	const uint64_t fns[2] = { probes_func_get_name(tracee), probes_kernel_get_name(tracee) };
 	for (int i = 0; i < 2; i++) {
 		uint64_t args[6] = { XOL_SCRATCH, f, 0, 0, 0, 0 }, ret = 1, scratch, name_at = 0;
 		char name[1024];

@@ -302,7 +302,8 @@ int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 			tracee_note_stop(t, &e);
 			return 0;
 		}
-		struct bp *b = e.event == TE_SIGNAL && e.sig == SIGTRAP ? bp_find(arch_breakpoint_addr(r)) : NULL;
+		struct bp *b = e.event == TE_SIGNAL && e.sig == SIGTRAP ? bp_find(tracee, arch_breakpoint_addr(r))
+								 : NULL;
 		if (b && b->armed && b->slot) {
 			/* A probe of ours inside the called function (dlopen runs the dynamic linker's
 			 * hook): the displaced instructions run out of line, uncounted; the call is
@@ -350,7 +351,7 @@ int tracee_run_syscall(struct thread *t, uint64_t exit_pc, arch_regs_t *r)
 	int err;
 	while ((err = next_stop(t, &e)) == 0) {
 		struct bp *b = e.event == TE_SIGNAL && e.sig == SIGTRAP && arch_get_regs(t->tid, r) == 0
-				       ? bp_find(arch_breakpoint_addr(r)) : NULL;
+				       ? bp_find(tracee, arch_breakpoint_addr(r)) : NULL;
 		if (b && b->armed && b->slot) {
 			/* A probe of ours inside a called function (dlopen runs the dynamic linker's
 			 * hook): as in tracee_run_to_trap. */

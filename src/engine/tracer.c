@@ -65,7 +65,7 @@ static void on_exec(struct thread *t)
 	}
 	t->depth = 0;
 	t->state = TS_STOPPED;
-	probes_reset();
+	probes_reset(tracee);
 	xol_forget();
 	retfast_forget();
 	launchring_forget();
@@ -449,7 +449,7 @@ static int loop(double timeout_s, bool need_cuda)
 			req = REQ_DETACH;
 		}
 		if (deadline && now >= deadline) {
-			if (need_cuda && !probes_cuda_seen())
+			if (need_cuda && !probes_cuda_seen(tracee))
 				tracee->no_cuda_timeout = true;
 			req = REQ_DETACH;
 		}

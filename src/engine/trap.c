@@ -45,18 +45,18 @@ static void count_stop(struct tracee *p)
 	p->stops++;
 }
 
-static void on_rtld_hit(struct thread *t)
+static void on_rtld_hit(struct tracee *p, struct thread *t)
 {
 	/* _dl_debug_state runs before and after each change of the library list; look when the
 	 * list is consistent again (r_state == RT_CONSISTENT == 0). */
-	uint64_t state_addr = probes_rtld_state_addr();
+	uint64_t state_addr = probes_rtld_state_addr(p);
 	int32_t state = 0;
 	if (state_addr && mem_read(t->tid, state_addr, &state, sizeof state) == 0 && state != 0)
 		return;
-	bool had_cuda = probes_cuda_seen();
-	probes_refresh(t);
+	bool had_cuda = probes_cuda_seen(p);
+	probes_refresh(p, t);
 	seccomp_watch_review(now_ns());	/* a ring made now parks once its threads are looked at */
-	if (!had_cuda && probes_cuda_seen())
+	if (!had_cuda && probes_cuda_seen(p))
 		session_set_cuda_seen();
 }
 
@@ -101,7 +101,7 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 		return true;	/* gone */
 	uint64_t addr = arch_breakpoint_addr(&r);
 	t->thread_pointer = arch_thread_pointer(&r);	/* names it in call records */
-	struct bp *early = bp_find(addr);
+	struct bp *early = bp_find(p, addr);
 	if (early && early->kind == BP_PROBE && early->armed && !p->stopping_world &&
 	    !(early->ambiguous && !trap_is_breakpoint(t->tid))) {
 		/* Out of the int3 before anything slow: a gputop killed from here on leaves the
@@ -127,7 +127,7 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 		tracee_release(t);
 		return true;
 	}
-	struct bp *b = bp_find(addr);
+	struct bp *b = bp_find(p, addr);
 	if (!b || (b->ambiguous && !trap_is_breakpoint(t->tid)))
 		return false;
 	if (!b->armed || (p->stopping_world && t->want_stop)) {
@@ -144,7 +144,7 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 	struct frame *timed = NULL;
 	if (b->kind == BP_RTLD) {
 		hit_drain_launches(p);	/* before a library's probes may go */
-		on_rtld_hit(t);
+		on_rtld_hit(p, t);
 		arch_set_pc(&r, b->slot);
 	} else if (b->kind == BP_EXEC) {
 		hit_drain_launches(p);	/* the returns were read above */

@@ -116,7 +116,7 @@ const struct module *sym_module_at(uint64_t addr)
 
 /* ---- probe: where the probes are, what the stubs recorded ------------------------------------- */
 
-bool probes_in_scope(const struct api_spec *s, uint64_t addr)
+bool probes_in_scope(const struct tracee *p, const struct api_spec *s, uint64_t addr)
 {
 	(void)s;
 	return addr >= cuda_lo && addr < cuda_hi;
@@ -128,18 +128,18 @@ bool probes_stops_for_stack(const struct api_spec *spec)
 	return false;
 }
 
-const uint64_t *probes_graph_fns(void)
+const uint64_t *probes_graph_fns(const struct tracee *p)
 {
 	static const uint64_t fns[GQ_FN_COUNT];
 	return fns;
 }
 
-uint64_t probes_func_get_name(void)
+uint64_t probes_func_get_name(const struct tracee *p)
 {
 	return 0;
 }
 
-uint64_t probes_kernel_get_name(void)
+uint64_t probes_kernel_get_name(const struct tracee *p)
 {
 	return 0;
 }
@@ -163,7 +163,7 @@ void fake_bp(struct bp *b)
 		bps[n_bps++] = b;
 }
 
-struct bp *bp_find(uint64_t addr)
+struct bp *bp_find(const struct tracee *p, uint64_t addr)
 {
 	for (int i = 0; i < n_bps; i++)
 		if (bps[i]->addr == addr)
@@ -171,7 +171,7 @@ struct bp *bp_find(uint64_t addr)
 	return NULL;
 }
 
-struct bp *bp_iter(uint32_t *cursor)
+struct bp *bp_iter(const struct tracee *p, uint32_t *cursor)
 {
 	return *cursor < (uint32_t)n_bps ? bps[(*cursor)++] : NULL;
 }

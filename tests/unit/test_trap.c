@@ -161,17 +161,17 @@ void session_set_cuda_seen(void)
 	told.cuda_seen_told++;
 }
 
-uint64_t probes_rtld_state_addr(void)
+uint64_t probes_rtld_state_addr(const struct tracee *p)
 {
 	return told.rtld_state_addr;
 }
 
-bool probes_cuda_seen(void)
+bool probes_cuda_seen(const struct tracee *p)
 {
 	return told.cuda_seen;
 }
 
-int probes_refresh(struct thread *t)
+int probes_refresh(struct tracee *p, struct thread *t)
 {
 	(void)t;
 	told.refreshes++;
