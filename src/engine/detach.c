@@ -32,7 +32,7 @@
 
 static bool in_stub(uint64_t pc)
 {
-	return retfast_in_stub(pc) || launchring_in_stub(pc);
+	return retfast_in_stub(pc) || launchring_in_stub(tracee, pc);
 }
 
 /* A thread caught inside a stub (a few hundred instructions at most; every jump and int3 is
@@ -83,7 +83,7 @@ static bool restore_thread(struct thread *t)
 		return true;
 	uint64_t pc = arch_pc(&r);
 	if (in_stub(pc)) {
-		park_release(t, &r);	/* parked: told to go on, out of its sleep */
+		park_release(tracee, t, &r);	/* parked: told to go on, out of its sleep */
 		if (run_out_of_stub(t, &r) < 0)
 			return false;
 		pc = arch_pc(&r);	/* it finished its return (or its record) in the stub */
@@ -176,7 +176,7 @@ int tracer_detach(void)
 	if (err == -ESRCH || !threads_count_all())
 		return 0;	/* it exited meanwhile */
 
-	launchring_say_absent();	/* a thread still in a stub must not trap once we are gone */
+	launchring_say_absent(tracee);	/* a thread still in a stub must not trap once we are gone */
 	int restore_err = bp_disarm_all(tracee);
 	hit_collect_returns(tracee, now_ns());	/* what the stub recorded before everyone stopped */
 	hit_drain_launches(tracee);	/* a thread waiting for room in the ring gets it */
@@ -186,7 +186,7 @@ int tracer_detach(void)
 	for (struct thread *t; (t = threads_iter(&it));)
 		if (!t->guest && !restore_thread(t))
 			all_out = false;
-	launchring_restore_calls();	/* calls in flight through the call stub: their returns back */
+	launchring_restore_calls(tracee);	/* calls in flight through the call stub: their returns back */
 	struct thread *injector = tracer_injectable_thread();
 	if (xol_ready()) {
 		hit_drain_launches(tracee);	/* the last launches, those of threads brought out included */
@@ -195,7 +195,7 @@ int tracer_detach(void)
 				 "mapped (they work without gputop)", tracee->pid);
 		else if (injector) {
 			retfast_unmap(injector);
-			launchring_unmap(injector);
+			launchring_unmap(tracee, injector);
 			xol_unmap_all(injector);
 		}
 		else

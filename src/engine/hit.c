@@ -198,7 +198,7 @@ static bool in_recorded_call(const struct tracee *p, uint64_t thread_pointer, co
 	const struct hit_state *st = p->hit;
 	for (int i = 0; thread_pointer && i < st->n_in_flight; i++)
 		if (st->in_flight[i].thread == thread_pointer &&
-		    hit_same_scope(launchring_probe_api((int)st->in_flight[i].probe - 1), s))
+		    hit_same_scope(launchring_probe_api(p, (int)st->in_flight[i].probe - 1), s))
 			return true;
 	return false;
 }
@@ -277,7 +277,7 @@ static uint64_t ring_probe_function(const struct tracee *p, int probe)
 void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, bool ex)
 {
 	int probe = (int)(uint32_t)arch_scratch(r);
-	int api = launchring_probe_api(probe);
+	int api = launchring_probe_api(p, probe);
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
 	uint64_t saved[ARCH_LAUNCH_TRAP_SAVED], a[DECODE_MAX_ARGS + 1] = { 0 };
 	arch_regs_t entry;
@@ -298,7 +298,7 @@ void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, b
 	if (top)
 		entry_only(p, t, api, &entry, a, sampled);
 	p->hit->top_entry = top ? t->tid : 0;
-	launchring_seen(handle);
+	launchring_seen(p, handle);
 	if (s->op == OP_LAUNCH)	/* sampled launch sites: kernels only, not executable graphs */
 		stack_capture_note_handle(handle);
 }
@@ -315,7 +315,7 @@ void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int
 		return;
 	arch_launch_trap_entry(r, saved, &entry);
 	arch_set_pc(&entry, function);
-	int api = launchring_probe_api(probe);
+	int api = launchring_probe_api(p, probe);
 	if (is_nested(p, t, &entry, api >= 0 ? cuda_api_get(api) : NULL))
 		return;	/* part of a traced call: that one counts, and has its stack */
 	uint32_t stack = stack_capture(t, &entry);

@@ -217,7 +217,7 @@ static void define_exec(struct tracee *p, const struct cuda_call *c, bool update
 	catch_up(p, c->seen_ns);	/* the launches recorded so far ran the nodes it had until now */
 	bool known = t && c->graph.graph && learn_nodes(p, t, c->graph.graph, &nodes, &n) == 0;
 	stats_graph_define(p->stats_id, c->graph.exec, nodes, n, known, update);
-	launchring_seen(c->graph.exec);	/* known now: its launches need no stop */
+	launchring_seen(p, c->graph.exec);	/* known now: its launches need no stop */
 }
 
 static void graphs_on_call(struct tracee *p, const struct cuda_call *c)

@@ -44,7 +44,7 @@ static void on_ring_lost(int api, uint64_t n, void *arg)
 
 void hit_drain_launches(struct tracee *p)
 {
-	launchring_drain(on_ring_record, on_ring_lost, p);
+	launchring_drain(p, on_ring_record, on_ring_lost, p);
 }
 
 /* ---- returns and calls the stubs recorded ------------------------------------------------ */
@@ -72,9 +72,9 @@ static struct thread *thread_with_pointer(uint64_t tp)
 }
 
 /* Whether a recorded call can hold a call of row s (hit_same_scope). */
-static bool record_of_scope(const struct lr_call *c, const struct api_spec *s)
+static bool record_of_scope(const struct tracee *p, const struct lr_call *c, const struct api_spec *s)
 {
-	return hit_same_scope(launchring_probe_api((int)c->probe - 1), s);
+	return hit_same_scope(launchring_probe_api(p, (int)c->probe - 1), s);
 }
 
 /* A call the call stub recorded inside another recorded call of the same thread and scope: one
@@ -85,11 +85,11 @@ static bool inside_recorded_call(const struct tracee *p, const struct lr_call *c
 	const struct hit_state *st = p->hit;
 	for (int i = 0; i < st->n_in_flight; i++)
 		if (st->in_flight[i].thread == c->thread && st->in_flight[i].entry_tsc < c->entry_tsc &&
-		    record_of_scope(&st->in_flight[i], s))
+		    record_of_scope(p, &st->in_flight[i], s))
 			return true;
 	for (int i = 0; i < n_ret; i++)
 		if (&ret[i] != c && ret[i].thread == c->thread && ret[i].entry_tsc < c->entry_tsc &&
-		    ret[i].ret_tsc > c->ret_tsc && record_of_scope(&ret[i], s))
+		    ret[i].ret_tsc > c->ret_tsc && record_of_scope(p, &ret[i], s))
 			return true;
 	return false;
 }
@@ -103,7 +103,7 @@ static void on_call_record(struct tracee *p, const struct lr_call *c, const stru
 {
 	struct thread nobody = { .tid = p->pid, .device = -1 };	/* a thread never seen (its device:
 								 * the default) */
-	int api = launchring_probe_api((int)c->probe - 1);
+	int api = launchring_probe_api(p, (int)c->probe - 1);
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
 	struct thread *t = thread_with_pointer(c->thread);
 	struct thread *who = t ? t : &nobody;
@@ -196,7 +196,7 @@ void hit_collect_returns(struct tracee *p, uint64_t now)
 	int n = 0, nd = 0;
 
 	struct hit_state *st = p->hit;
-	if (!retfast_ready() || (st->recs_in_flight <= 0 && !launchring_has_calls())) {
+	if (!retfast_ready() || (st->recs_in_flight <= 0 && !launchring_has_calls(p))) {
 		st->n_in_flight = 0;
 		return;
 	}
@@ -223,7 +223,7 @@ void hit_collect_returns(struct tracee *p, uint64_t now)
 			if (rec[k].state == RET_DONE)
 				done[nd++] = (struct done){ who[k], frame[k], rec[k] };
 	/* After the returns above: a call made inside one of them returned before it did. */
-	int nc = launchring_take_calls(calls, st->in_flight, &st->n_in_flight);
+	int nc = launchring_take_calls(p, calls, st->in_flight, &st->n_in_flight);
 	if (nd || nc)
 		collect_batch(p, done, nd, calls, nc, now);
 }

@@ -66,7 +66,7 @@ void kernel_names_learn(struct thread *t, const struct cuda_call *c)
 		 * driver may have reused it for another kernel after a module's unload. */
 		if (c->source == CALL_RECORDED) {
 			if (kernels_recheck(value))
-				launchring_unsee(value);
+				launchring_unsee(tracee, value);
 			break;
 		}
 		if (mem_read_string(t->tid, c->name.from, name, sizeof name) < 0)
@@ -75,7 +75,7 @@ void kernel_names_learn(struct thread *t, const struct cuda_call *c)
 		/* Named: its first launch needs no park, unless its launch site is wanted or
 		 * --gpu-time waits for a thread held at a launch to load its library. */
 		if (c->spec->layer == LAYER_DRIVER && !(config.stacks & CONFIG_STACKS_LAUNCHES) && !config.gpu_time)
-			launchring_seen(value);
+			launchring_seen(tracee, value);
 		break;
 	case NAME_FROM_HANDLE:
 		if (value)

@@ -263,7 +263,7 @@ void stack_capture_sample_launches(void)
 	if (n < 1)
 		n = 1;
 	for (size_t k = 0; k < STACK_SAMPLES_PER_TICK && k < n && k < st->n_handles; k++) {
-		launchring_unsee(st->handle_list[st->next_handle]);
+		launchring_unsee(tracee, st->handle_list[st->next_handle]);
 		st->next_handle = (st->next_handle + 1) % st->n_handles;
 	}
 }

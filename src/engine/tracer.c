@@ -68,7 +68,7 @@ static void on_exec(struct thread *t)
 	probes_reset(tracee);
 	xol_forget();
 	retfast_forget();
-	launchring_forget();
+	launchring_forget(tracee);
 	hit_reset(tracee);
 	gputime_forget();
 	stack_capture_forget();
@@ -248,7 +248,7 @@ static bool drain_all(uint64_t now)
 		torch_flush();	/* PyTorch's blocks those calls handed out */
 		park_poll(p, now);	/* threads the stubs hold for gputop */
 		gputime_drain();	/* --gpu-time's records */
-		filling |= launchring_filling(now);
+		filling |= launchring_filling(tracee, now);
 	}
 	tracee_select(was);
 	return filling;

@@ -58,7 +58,7 @@ bool park_hot(uint64_t now);
 bool park_due(uint64_t now);
 bool park_on_stop(struct tracee *p, struct thread *t, uint64_t now);
 /* Detach: a thread parked is told to go on, and out of its wait now. */
-void park_release(struct thread *t, arch_regs_t *r);
+void park_release(struct tracee *p, struct thread *t, arch_regs_t *r);
 
 /* children.c: processes the program creates. */
 bool tracer_shares_memory(pid_t child);

@@ -72,7 +72,7 @@ bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *
 {
 	bool ex;
 	int record;
-	if (launchring_is_trap(addr, &ex)) {
+	if (launchring_is_trap(p, addr, &ex)) {
 		/* A launch of a handle not seen yet: counted and named now. Bookkeeping for the
 		 * budget: it cannot shed these. */
 		count_stop(p);
@@ -82,7 +82,7 @@ bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *
 			budget_on_stop(now_ns() - now, STOP_OTHER);
 		return true;
 	}
-	if (launchring_is_call_trap(addr, arch_call_trap_record(r), &record)) {
+	if (launchring_is_call_trap(p, addr, arch_call_trap_record(r), &record)) {
 		/* A call that wants its stack (--stacks): taken now. */
 		count_stop(p);
 		hit_call_trap(p, t, r, record);

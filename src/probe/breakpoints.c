@@ -171,7 +171,7 @@ int bp_create_jump(struct tracee *p, struct thread *t, uint64_t addr, uint64_t s
 	if ((err = mem_read(t->tid, addr, code, size)) < 0)
 		goto out;
 	reclaim_leftover(t, addr, code);
-	if ((ring = launchring_add_probe(api)) < 0) {
+	if ((ring = launchring_add_probe(p, api)) < 0) {
 		*why = "no launch ring";
 		err = -ENOEXEC;
 		goto out;
@@ -179,7 +179,7 @@ int bp_create_jump(struct tracee *p, struct thread *t, uint64_t addr, uint64_t s
 	if ((err = xol_slot_alloc(t, addr, &slot)) < 0)
 		goto out;
 	int displaced = arch_jump_slot_build(code, size, addr, slot, (uint32_t)ring,
-					     launchring_stub(slot, (enum lr_stub)stub), slot_code, &slot_len, why);
+					     launchring_stub(p, slot, (enum lr_stub)stub), slot_code, &slot_len, why);
 	if (displaced > 0 && arch_branches_into(code, size, addr, addr, addr + (uint64_t)displaced)) {
 		*why = "a branch of the function lands in its first bytes";
 		displaced = -1;
@@ -210,7 +210,7 @@ free_slot:
 	xol_slot_free(slot);
 out:
 	if (ring >= 0)
-		launchring_drop_probe(ring);
+		launchring_drop_probe(p, ring);
 	free(code);
 	return err;
 }
@@ -292,7 +292,7 @@ static void drop_if(struct tracee *p, bool (*match)(const struct bp *, uint32_t)
 			continue;
 		rescue_code_disarmed(p->rescue_slot, b->addr);
 		if (b->ring >= 0) {
-			launchring_drop_probe(b->ring);
+			launchring_drop_probe(p, b->ring);
 			xol_slot_free(b->jump_slot);
 		} else {
 			xol_slot_free(b->slot);

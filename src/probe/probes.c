@@ -100,16 +100,16 @@ static void forget_module(struct range *r, int *n, uint32_t id)
 }
 
 /* The call stub learns the scopes' modules (launchring_set_scope_ranges). */
-static void tell_stub_scopes(const struct tracee *p)
+static void tell_stub_scopes(struct tracee *p)
 {
 	const struct probes_state *st = p->probes;
 	uint64_t r[CUDA_MODULES_MAX][2];
 	for (int i = 0; i < st->n_cuda_modules; i++)
 		r[i][0] = st->cuda_modules[i].start, r[i][1] = st->cuda_modules[i].end;
-	launchring_set_scope_ranges(LR_SCOPE_CUDA, (const uint64_t (*)[2])r, st->n_cuda_modules);
+	launchring_set_scope_ranges(p, LR_SCOPE_CUDA, (const uint64_t (*)[2])r, st->n_cuda_modules);
 	for (int i = 0; i < st->n_nccl_modules; i++)
 		r[i][0] = st->nccl_modules[i].start, r[i][1] = st->nccl_modules[i].end;
-	launchring_set_scope_ranges(LR_SCOPE_NCCL, (const uint64_t (*)[2])r, st->n_nccl_modules);
+	launchring_set_scope_ranges(p, LR_SCOPE_NCCL, (const uint64_t (*)[2])r, st->n_nccl_modules);
 }
 
 uint64_t probes_func_get_name(const struct tracee *p)
@@ -297,17 +297,17 @@ static bool ring_wanted(struct tracee *p, struct thread *t, const struct api_spe
 	struct probes_state *st = p->probes;
 	if (stub_for(p, spec) < 0)
 		return false;
-	if (!launchring_ready() && !st->ring_failed && xol_ready()) {
+	if (!launchring_ready(p) && !st->ring_failed && xol_ready()) {
 		/* Mapped when the first launch function is found: nothing for programs without. */
-		int err = launchring_init(t);
+		int err = launchring_init(p, t);
 		if (err < 0)
 			log_warn("launches will stop the program: no launch ring (%s)", strerror(-err));
 		else
-			rescue_set_flag(p->rescue_slot, launchring_present_flag());
-		launchring_say_absent();	/* no park until engine/seccomp_watch.c has looked */
-		st->ring_failed = !launchring_ready();
+			rescue_set_flag(p->rescue_slot, launchring_present_flag(p));
+		launchring_say_absent(p);	/* no park until engine/seccomp_watch.c has looked */
+		st->ring_failed = !launchring_ready(p);
 	}
-	return launchring_ready();
+	return launchring_ready(p);
 }
 
 static bool is_rtld(const struct module *m)
@@ -386,7 +386,7 @@ static void on_new_module(struct module *m, void *arg)
 					 why ? why : strerror(-err));
 			/* --stacks: the call stub traps there, while gputop drains (docs/stacks.md). */
 			else if (stub_for(p, spec) == LR_STUB_CALL && probes_stops_for_stack(spec))
-				stack_trap = launchring_set_stack_trap(b->ring, true) == 0;
+				stack_trap = launchring_set_stack_trap(p, b->ring, true) == 0;
 		}
 		if (err < 0)
 			err = bp_create(p, t, addr, BP_PROBE, api, m->id, &b, &why);
@@ -472,7 +472,7 @@ static int plant_waiting(struct tracee *p, struct thread *t, const struct inside
 	int err = int3 ? bp_create(p, t, w->addr, BP_PROBE, w->api, w->module, &b, &why)
 		       : bp_create_jump(p, t, w->addr, w->size, w->api, stub_for(p, spec), w->module, &b, &why);
 	bool stack_trap = err == 0 && b->ring >= 0 && stub_for(p, spec) == LR_STUB_CALL &&
-			  probes_stops_for_stack(spec) && launchring_set_stack_trap(b->ring, true) == 0;
+			  probes_stops_for_stack(spec) && launchring_set_stack_trap(p, b->ring, true) == 0;
 	if (err == 0)
 		stats_set_stops_per_call(p->stats_id, w->api,
 					 b->ring >= 0 ? stack_trap : !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);

@@ -176,17 +176,17 @@ struct bp *bp_iter(const struct tracee *p, uint32_t *cursor)
 	return *cursor < (uint32_t)n_bps ? bps[(*cursor)++] : NULL;
 }
 
-int launchring_probe_api(int probe)
+int launchring_probe_api(const struct tracee *p, int probe)
 {
 	return probe >= 0 && probe < cuda_api_count() ? probe : -1;
 }
 
-bool launchring_has_calls(void)
+bool launchring_has_calls(const struct tracee *p)
 {
 	return true;
 }
 
-int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n_in_flight)
+int launchring_take_calls(struct tracee *p, struct lr_call *out, struct lr_call *in_flight, int *n_in_flight)
 {
 	int n = n_done;
 	memcpy(out, done, (size_t)n_done * sizeof *out);
@@ -196,7 +196,7 @@ int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n
 	return n;
 }
 
-void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
+void launchring_drain(struct tracee *p, void (*on_record)(int api, const uint64_t *w, void *arg),
 		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg)
 {
 	for (int i = 0; i < ring.n; i++)
@@ -207,12 +207,12 @@ void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 	ring.n_lost = 0;
 }
 
-void launchring_seen(uint64_t handle)
+void launchring_seen(struct tracee *p, uint64_t handle)
 {
 	(void)handle;
 }
 
-void launchring_unsee(uint64_t handle)
+void launchring_unsee(struct tracee *p, uint64_t handle)
 {
 	(void)handle;
 }

@@ -167,28 +167,28 @@ void xol_slot_free(uint64_t slot)
 	slots_freed++;
 }
 
-int launchring_init(struct thread *t)
+int launchring_init(struct tracee *p, struct thread *t)
 {
 	(void)t;
 	ring_inits++;
 	return 0;
 }
 
-bool launchring_ready(void)
+bool launchring_ready(const struct tracee *p)
 {
 	return ring_inits > 0;
 }
 
-uint64_t launchring_present_flag(void)
+uint64_t launchring_present_flag(const struct tracee *p)
 {
 	return 0;
 }
 
-void launchring_say_absent(void)
+void launchring_say_absent(struct tracee *p)
 {
 }
 
-int launchring_add_probe(int api)
+int launchring_add_probe(struct tracee *p, int api)
 {
 	if (ring_n == 256)
 		return -1;
@@ -198,26 +198,26 @@ int launchring_add_probe(int api)
 	return ring_n++;
 }
 
-void launchring_drop_probe(int probe)
+void launchring_drop_probe(struct tracee *p, int probe)
 {
 	(void)probe;
 	ring_live--;
 }
 
-uint64_t launchring_stub(uint64_t slot, enum lr_stub which)
+uint64_t launchring_stub(struct tracee *p, uint64_t slot, enum lr_stub which)
 {
 	(void)slot;
 	ring_stub[ring_n - 1] = (int)which;	/* asked right after the probe's index */
 	return STUBS + (uint64_t)which * 0x100;
 }
 
-void launchring_set_scope_ranges(int scope, const uint64_t (*range)[2], int n)
+void launchring_set_scope_ranges(struct tracee *p, int scope, const uint64_t (*range)[2], int n)
 {
 	(void)range;
 	scope_n[scope] = n;
 }
 
-int launchring_set_stack_trap(int probe, bool on)
+int launchring_set_stack_trap(struct tracee *p, int probe, bool on)
 {
 	(void)probe, (void)on;
 	return 0;

@@ -189,13 +189,13 @@ uint64_t retfast_fallback_trap(void)
 	return FALLBACK_TRAP;
 }
 
-bool launchring_is_trap(uint64_t addr, bool *ex)
+bool launchring_is_trap(const struct tracee *p, uint64_t addr, bool *ex)
 {
 	*ex = false;
 	return addr == LAUNCH_TRAP;
 }
 
-bool launchring_is_call_trap(uint64_t addr, uint64_t record, int *index)
+bool launchring_is_call_trap(const struct tracee *p, uint64_t addr, uint64_t record, int *index)
 {
 	(void)record;
 	*index = 0;
