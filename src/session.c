@@ -410,7 +410,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 		.pid = pid, .command = command, .launched = !opt->pid,
 		.duration_s = (double)(now_ns() - start_ns) / 1e9,
 		.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
-		.stops_per_return = retfast_used() ? 0 : 1,
+		.stops_per_return = retfast_used(tracee) ? 0 : 1,
 		.stops_per_launch = launchring_used(tracee) ? 0 : 1,
 	};
 	output_failed |= files[F_JSON].fd >= 0 && write_json(&files[F_JSON], &info) < 0;

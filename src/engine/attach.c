@@ -233,7 +233,7 @@ int tracer_setup_image(struct thread *t)
 	uint32_t lookup_entries;
 	uint64_t lookup = xol_return_lookup(&lookup_table, &lookup_entries);
 	rescue_set_lookup(tracee->rescue_slot, lookup, lookup_table, lookup_entries);
-	if ((err = retfast_init(t)) < 0)	/* without it, every return traps: slower, as exact */
+	if ((err = retfast_init(tracee, t)) < 0)	/* without it, every return traps: slower, as exact */
 		log_warn("returns will stop the program: no record table (%s)", strerror(-err));
 	t0 = now_ns();
 	err = probes_refresh(tracee, t);
@@ -298,7 +298,7 @@ static void start_running(void)
 	proc_job(tracee->pid, &job);
 	stats_process_set_rank(tracee->stats_id, job.rank, job.local_rank);
 	stats_process_set_job_id(tracee->stats_id, job.id);
-	if (budget_active() || retfast_ready()) {
+	if (budget_active() || retfast_ready(tracee)) {
 		/* A thread's last CPU figure (for the budget) and the returns the stub recorded just
 		 * before it ended can only be read at its exit stop. Clones inherit the options. */
 		for (struct thread *t; (t = threads_iter(&it));)

@@ -32,7 +32,7 @@
 
 static bool in_stub(uint64_t pc)
 {
-	return retfast_in_stub(pc) || launchring_in_stub(tracee, pc);
+	return retfast_in_stub(tracee, pc) || launchring_in_stub(tracee, pc);
 }
 
 /* A thread caught inside a stub (a few hundred instructions at most; every jump and int3 is
@@ -194,7 +194,7 @@ int tracer_detach(void)
 			log_warn("a thread of %d could not be brought out of gputop's code: its pages stay "
 				 "mapped (they work without gputop)", tracee->pid);
 		else if (injector) {
-			retfast_unmap(injector);
+			retfast_unmap(tracee, injector);
 			launchring_unmap(tracee, injector);
 			xol_unmap_all(injector);
 		}

@@ -168,7 +168,7 @@ void hit_forget_frames(struct tracee *p, struct thread *t, uint32_t from)
 	for (uint32_t k = from; k < t->depth; k++) {
 		rescue_frame_done(p->rescue_slot, t->frames[k].rescue);
 		if (t->frames[k].rec >= 0) {
-			retfast_free(t->tid, &t->frames[k].rec, 1);
+			retfast_free(p, t->tid, &t->frames[k].rec, 1);
 			t->frames[k].rec = -1;
 			st->recs_in_flight--;
 		}
@@ -233,17 +233,17 @@ static int swap_return(struct tracee *p, struct thread *t, struct frame *f, cons
 		       const struct bp *b, arch_regs_t *r)
 {
 	struct hit_state *st = p->hit;
-	if (retfast_ready() && s->name_src != NAME_FROM_STRING && !(s->flags & API_STOPS)) {
+	if (retfast_ready(p) && s->name_src != NAME_FROM_STRING && !(s->flags & API_STOPS)) {
 		uint64_t out, out2;
 		decode_call_outs(&f->call, &out, &out2);
-		f->rec = retfast_begin(t->tid, arch_sp_after_return(f->entry_sp), f->ret_addr, out, out2,
+		f->rec = retfast_begin(p, t->tid, arch_sp_after_return(f->entry_sp), f->ret_addr, out, out2,
 				       f->ret_slot, b->slot);
 		if (f->rec >= 0) {
 			st->recs_in_flight++;
-			f->swapped = retfast_stub();
+			f->swapped = retfast_stub(p);
 			/* It resumes through the entry stamp, which then runs the slot. */
-			arch_set_scratch(r, retfast_record_addr(f->rec));
-			arch_set_pc(r, retfast_entry_stamp());
+			arch_set_scratch(r, retfast_record_addr(p, f->rec));
+			arch_set_pc(r, retfast_entry_stamp(p));
 			return 0;	/* the stub works without gputop: nothing to rescue */
 		}
 	}

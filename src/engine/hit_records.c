@@ -175,12 +175,13 @@ static void collect_batch(struct tracee *p, struct done *d, int n, struct lr_cal
 
 /* Through a thread of the batch whose memory is there: a thread that has exited (the group
  * leader after pthread_exit stays a zombie) has none. */
-static int read_batch(struct thread *const *who, const int32_t *idx, int n, struct ret_record *rec)
+static int read_batch(const struct tracee *p, struct thread *const *who, const int32_t *idx, int n,
+		      struct ret_record *rec)
 {
 	int err = -ESRCH;
 	for (int k = 0; k < n && err; k++)
 		if (k == 0 || who[k]->tid != who[k - 1]->tid)
-			err = retfast_read(who[k]->tid, idx, n, rec);
+			err = retfast_read(p, who[k]->tid, idx, n, rec);
 	return err;
 }
 
@@ -196,7 +197,7 @@ void hit_collect_returns(struct tracee *p, uint64_t now)
 	int n = 0, nd = 0;
 
 	struct hit_state *st = p->hit;
-	if (!retfast_ready() || (st->recs_in_flight <= 0 && !launchring_has_calls(p))) {
+	if (!retfast_ready(p) || (st->recs_in_flight <= 0 && !launchring_has_calls(p))) {
 		st->n_in_flight = 0;
 		return;
 	}
@@ -211,14 +212,14 @@ void hit_collect_returns(struct tracee *p, uint64_t now)
 			if (++n < BATCH)
 				continue;
 			/* A full batch: read it, keep what returned, go on. */
-			if (read_batch(who, idx, n, rec) == 0)
+			if (read_batch(p, who, idx, n, rec) == 0)
 				for (int k = 0; k < n && nd < BATCH; k++)
 					if (rec[k].state == RET_DONE)
 						done[nd++] = (struct done){ who[k], frame[k], rec[k] };
 			n = 0;
 		}
 	}
-	if (n && read_batch(who, idx, n, rec) == 0)
+	if (n && read_batch(p, who, idx, n, rec) == 0)
 		for (int k = 0; k < n && nd < BATCH; k++)
 			if (rec[k].state == RET_DONE)
 				done[nd++] = (struct done){ who[k], frame[k], rec[k] };

@@ -67,7 +67,7 @@ static void on_exec(struct thread *t)
 	t->state = TS_STOPPED;
 	probes_reset(tracee);
 	xol_forget();
-	retfast_forget();
+	retfast_forget(tracee);
 	launchring_forget(tracee);
 	hit_reset(tracee);
 	gputime_forget();

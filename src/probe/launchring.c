@@ -129,7 +129,7 @@ void launchring_forget(struct tracee *p)
  * counter, 0: the park waits a bounded number of times. */
 static void heartbeat(const struct tracee *p)
 {
-	uint64_t hb[2] = { arch_timestamp(), retfast_ns_to_ticks(LR_FRESH_NS) };
+	uint64_t hb[2] = { arch_timestamp(), retfast_ns_to_ticks(p, LR_FRESH_NS) };
 	ring_write(p->launchring->ring + LR_OFF_HEARTBEAT, hb, sizeof hb);
 }
 

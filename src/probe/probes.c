@@ -268,7 +268,7 @@ static int stub_for(const struct tracee *p, const struct api_spec *spec)
 	 * the grid and block as CUlaunchConfig's, and --stacks launches wants a kernel's first launch
 	 * held for its stack: the driver's launch stubs serve there, counting at entry. */
 	if ((spec->op == OP_LAUNCH || spec->op == OP_GRAPH_LAUNCH) && spec->layer == LAYER_RUNTIME &&
-	    (spec->op == OP_GRAPH_LAUNCH || spec->launch == LAUNCH_RT) && retfast_ready() && config.call_stub &&
+	    (spec->op == OP_GRAPH_LAUNCH || spec->launch == LAUNCH_RT) && retfast_ready(p) && config.call_stub &&
 	    !(spec->op == OP_LAUNCH && (config.stacks & CONFIG_STACKS_LAUNCHES)))
 		return LR_STUB_CALL;
 	if (spec->op == OP_LAUNCH)
@@ -279,7 +279,7 @@ static int stub_for(const struct tracee *p, const struct api_spec *spec)
 		return LR_STUB_LAUNCH;
 	if (spec->flags & API_STOPS)
 		return -1;
-	if (!retfast_ready() || !config.call_stub)
+	if (!retfast_ready(p) || !config.call_stub)
 		return -1;
 	/* A kernel handle module loading returns is named at its first launch, by the driver
 	 * (hit.c, on_name_return): where the driver cannot say, the int3 reads the caller's. */
@@ -392,7 +392,7 @@ static void on_new_module(struct module *m, void *arg)
 			err = bp_create(p, t, addr, BP_PROBE, api, m->id, &b, &why);
 		if (err == 0)
 			stats_set_stops_per_call(p->stats_id, api, b->ring >= 0 ? stack_trap :
-						 !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
+						 !(spec->flags & API_RETURN) || retfast_ready(p) ? 1 : 2);
 		if (err == -EPERM && config.no_int3) {	/* asked for: named once for all, below */
 			int3_refused++;
 			log_debug("not probing %s in %s: %s", spec->name, m->base, why);
@@ -412,7 +412,7 @@ static void on_new_module(struct module *m, void *arg)
 		if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER)
 			st->driver_launch_probed = true;
 	}
-	if (retfast_ready())
+	if (retfast_ready(p))
 		probe_exec(p, t, m, exec_fn);
 	if (torch_is_allocator_module(m)) {
 		uint64_t sym[TORCH_SYM_COUNT];
@@ -475,7 +475,7 @@ static int plant_waiting(struct tracee *p, struct thread *t, const struct inside
 			  probes_stops_for_stack(spec) && launchring_set_stack_trap(p, b->ring, true) == 0;
 	if (err == 0)
 		stats_set_stops_per_call(p->stats_id, w->api,
-					 b->ring >= 0 ? stack_trap : !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
+					 b->ring >= 0 ? stack_trap : !(spec->flags & API_RETURN) || retfast_ready(p) ? 1 : 2);
 	if (err == 0 && int3)
 		log_info("%s stops at each call: a thread stood inside its first bytes at every try", spec->name);
 	else if (err < 0 && err != -EBUSY)

@@ -219,39 +219,39 @@ void launchring_unsee(struct tracee *p, uint64_t handle)
 
 /* The return stub: ready (its records are read), but it never takes a call at an int3's entry:
  * those return through the trampoline. Ticks are ns. */
-bool retfast_ready(void)
+bool retfast_ready(const struct tracee *p)
 {
 	return true;
 }
 
-int retfast_begin(pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t out2, uint64_t slot, uint64_t next)
+int retfast_begin(struct tracee *p, pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t out2, uint64_t slot, uint64_t next)
 {
 	(void)tid, (void)key, (void)ret, (void)out, (void)out2, (void)slot, (void)next;
 	return -1;
 }
 
-int retfast_read(pid_t pid, const int32_t *idx, int n, struct ret_record *out)
+int retfast_read(const struct tracee *p, pid_t pid, const int32_t *idx, int n, struct ret_record *out)
 {
 	(void)pid, (void)idx, (void)n, (void)out;
 	return -ESRCH;
 }
 
-void retfast_free(pid_t pid, const int32_t *idx, int n)
+void retfast_free(struct tracee *p, pid_t pid, const int32_t *idx, int n)
 {
 	(void)pid, (void)idx, (void)n;
 }
 
-uint64_t retfast_stub(void)
+uint64_t retfast_stub(const struct tracee *p)
 {
 	return 0;
 }
 
-uint64_t retfast_entry_stamp(void)
+uint64_t retfast_entry_stamp(const struct tracee *p)
 {
 	return 0;
 }
 
-uint64_t retfast_record_addr(int rec)
+uint64_t retfast_record_addr(const struct tracee *p, int rec)
 {
 	(void)rec;
 	return 0;

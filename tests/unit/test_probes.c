@@ -223,7 +223,7 @@ int launchring_set_stack_trap(struct tracee *p, int probe, bool on)
 	return 0;
 }
 
-bool retfast_ready(void)
+bool retfast_ready(const struct tracee *p)
 {
 	return retfast_is_ready;
 }

@@ -184,7 +184,7 @@ bool xol_ready(void)
 	return true;
 }
 
-uint64_t retfast_fallback_trap(void)
+uint64_t retfast_fallback_trap(const struct tracee *p)
 {
 	return FALLBACK_TRAP;
 }
