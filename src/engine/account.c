@@ -37,7 +37,7 @@ void account_call(struct tracee *p, struct thread *t, struct cuda_call *c)
 {
 	/* What the engine learns from every call whose return it reads, part of another or not. */
 	if (cuda_call_ok(c) && c->op == OP_KERNEL_NAME)
-		kernel_names_learn(t, c);
+		kernel_names_learn(p, t, c);
 	else if (cuda_call_ok(c) && c->op == OP_CTX_LEARN)
 		hit_devices_learn(p, c);
 	if (!c->counted)

@@ -320,7 +320,7 @@ static void start_running(void)
 		stop_ns = stop_ended_ns - stop_began_ns;
 		stop_began_ns = 0;
 	}
-	kernels_scan_pending(tracee->pid);	/* the handles' values, read while it runs */
+	kernels_scan_pending(tracee, tracee->pid);	/* the handles' values, read while it runs */
 }
 
 /* Jumps that wait for a thread to leave a function's first bytes (probes.h): the world runs a

@@ -125,7 +125,7 @@ static void entry_only(struct tracee *p, struct thread *t, int api, const arch_r
 	c.device = hit_thread_device(p, t);
 	c.thread_device = t->device;
 	if (c.op == OP_LAUNCH) {
-		int kernel = c.launch.kernel = kernel_names_id(t, c.launch.handle);
+		int kernel = c.launch.kernel = kernel_names_id(p, t, c.launch.handle);
 		if (kernel >= 0 && ((sampled && config.stack_depth > 0) || stack_capture_launch_due(kernel, now_ns())))
 			c.stack = stack_capture_launch(t, r);
 	}
@@ -293,7 +293,7 @@ void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, b
 	arch_arg(&entry, ex ? 2 : 1, &handle, &where);	/* the launched function */
 	/* With --stacks launches, a trap of a handle already named is a sample it asked for. (Not
 	 * otherwise: after an attach, handles named from the program's data trap once each too.) */
-	bool sampled = (config.stacks & CONFIG_STACKS_LAUNCHES) && kernels_seen(handle);
+	bool sampled = (config.stacks & CONFIG_STACKS_LAUNCHES) && kernels_seen(p, handle);
 	bool top = !t->guest && !is_nested(p, t, &entry, s);
 	if (top)
 		entry_only(p, t, api, &entry, a, sampled);
@@ -375,7 +375,7 @@ void hit_entry(struct tracee *p, struct thread *t, const struct bp *b, arch_regs
 	c->counted = !nested;
 	c->caller = ret;
 	if (c->op == OP_LAUNCH)
-		c->launch.kernel = kernels_id_of(t->tid, c->launch.handle);
+		c->launch.kernel = kernels_id_of(p, t->tid, c->launch.handle);
 	if (c->counted && c->op == OP_LAUNCH && stack_capture_launch_due(c->launch.kernel, now_ns()))
 		c->stack = stack_capture_launch(t, &at_entry);
 	else if (c->counted && probes_stops_for_stack(s))

@@ -152,7 +152,7 @@ static int learn_nodes(struct tracee *p, struct thread *t, uint64_t graph, const
 			d->type = GRAPH_NODE_KERNEL;
 			/* The CUkernel where there is one: CUDA 13's runtime launched that handle,
 			 * already named; the node's CUfunction may be one never seen. */
-			d->kernel = kernel_names_id(t, q[i].kern ? q[i].kern : q[i].func);
+			d->kernel = kernel_names_id(p, t, q[i].kern ? q[i].kern : q[i].func);
 			memcpy(d->grid, q[i].grid, sizeof d->grid);
 			memcpy(d->block, q[i].block, sizeof d->block);
 			break;

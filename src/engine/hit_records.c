@@ -33,7 +33,7 @@ static void on_ring_record(int api, const uint64_t *w, void *arg)
 	c.counted = true;
 	c.device = hit_ring_device(p);
 	if (c.op == OP_LAUNCH)
-		c.launch.kernel = kernels_id_of(p->pid, c.launch.handle);
+		c.launch.kernel = kernels_id_of(p, p->pid, c.launch.handle);
 	account_call(p, NULL, &c);
 }
 
@@ -129,7 +129,7 @@ static void on_call_record(struct tracee *p, const struct lr_call *c, const stru
 	call.caller = c->ret;
 	call.stack = hit_take_call_stack(p, c);
 	if (call.op == OP_LAUNCH)
-		call.launch.kernel = kernels_id_of(who->tid, call.launch.handle);
+		call.launch.kernel = kernels_id_of(p, who->tid, call.launch.handle);
 	uint64_t ticks = c->ret_tsc > c->entry_tsc ? c->ret_tsc - c->entry_tsc : 0;
 	struct call_return r = { .retval = c->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true,
 				 .out = c->out_value, .out2 = c->out2_value, .end_ns = retfast_tsc_to_mono(c->ret_tsc) };

@@ -146,7 +146,7 @@ void probes_reset(struct tracee *p)
 {
 	struct probes_state *st = p->probes;
 	bp_forget_all(p);
-	kernels_reset();
+	kernels_reset(p);
 	st->cuda_seen = st->driver_launch_probed = st->refreshed = false;
 	st->n_cuda_modules = st->n_nccl_modules = 0;
 	st->rtld_state_addr = st->func_get_name = st->kernel_get_name = 0;
@@ -323,7 +323,7 @@ static void learn_from_scan(struct tracee *p, struct module *m, const struct mod
 {
 	struct probes_state *st = p->probes;
 	for (size_t i = 0; i < ms->n_handles; i++)	/* read once it runs (kernels_scan_pending) */
-		kernels_add_handle_var(m, m->start + ms->handles[i].off, ms->handles[i].name);
+		kernels_add_handle_var(p, m, m->start + ms->handles[i].off, ms->handles[i].name);
 	if (ms->fn[SCAN_FUNC_GET_NAME])
 		st->func_get_name = module_scan_addr(m, ms->fn[SCAN_FUNC_GET_NAME]);
 	if (ms->fn[SCAN_KERNEL_GET_NAME])
@@ -449,7 +449,7 @@ static void on_gone_module(struct module *m, void *arg)
 	if (st->graph_fn[GQ_GET_NODES] - m->start < m->end - m->start)
 		memset(st->graph_fn, 0, sizeof st->graph_fn);
 	bp_forget_module(p, m->id);
-	kernels_forget_module(m);
+	kernels_forget_module(p, m);
 	torch_on_module_gone(m);
 }
 

@@ -299,24 +299,24 @@ static void learn(uint64_t value, const char *name)
 	snprintf(names[n_names++].name, sizeof names[0].name, "%s", name);
 }
 
-void kernels_learn_name(uint64_t value, const char *mangled)
+void kernels_learn_name(struct tracee *p, uint64_t value, const char *mangled)
 {
 	learn(value, mangled);
 }
 
-void kernels_learn_from_stub(uint64_t value, uint64_t stub)
+void kernels_learn_from_stub(struct tracee *p, uint64_t value, uint64_t stub)
 {
 	const char *name = fake_kernel_name(stub);
 	if (name)
 		learn(value, name);
 }
 
-void kernels_learn_alias(uint64_t value, uint64_t known)
+void kernels_learn_alias(struct tracee *p, uint64_t value, uint64_t known)
 {
-	kernels_learn_from_stub(value, known);
+	kernels_learn_from_stub(p, value, known);
 }
 
-int kernels_id_of(pid_t pid, uint64_t value)
+int kernels_id_of(struct tracee *p, pid_t pid, uint64_t value)
 {
 	char unnamed[32];
 	const char *name = fake_kernel_name(value);
@@ -328,18 +328,18 @@ int kernels_id_of(pid_t pid, uint64_t value)
 	return stats_kernel_id(tracee->stats_id, name);
 }
 
-bool kernels_seen(uint64_t value)
+bool kernels_seen(const struct tracee *p, uint64_t value)
 {
 	return fake_kernel_name(value) != NULL;
 }
 
-bool kernels_named(uint64_t value)
+bool kernels_named(const struct tracee *p, uint64_t value)
 {
 	(void)value;
 	return true;	/* the driver is never asked */
 }
 
-bool kernels_recheck(uint64_t value)
+bool kernels_recheck(struct tracee *p, uint64_t value)
 {
 	(void)value;
 	return false;

@@ -253,8 +253,8 @@ static void graphs(void)
 	const uint64_t stream = 0x5, graph = 0x6a, exec = 0xe0, kernel = 0xf00, other = 0xf10;
 	int drv_launch = row("cuLaunchKernel");
 
-	kernels_learn_name(kernel, "captured");
-	kernels_learn_name(other, "other");
+	kernels_learn_name(tracee, kernel, "captured");
+	kernels_learn_name(tracee, other, "other");
 	enter(t, "cudaStreamBeginCapture", 0, APP_RET, (uint64_t[6]){ stream });
 	leave(t, 0, 0, T0 + 1000);
 	fake_ring(drv_launch, (uint64_t[8]){ (uint64_t)drv_launch + 1, kernel, 16, 1, 1, 64, 1, 1 }, 3, 0, 0);
@@ -349,7 +349,7 @@ static void ring_and_entry(void)
 	int drv_launch = row("cuLaunchKernel");
 
 	/* A driver launch at its int3, probed at its entry only: (f, gx, gy, gz, bx, by, [bz]). */
-	kernels_learn_name(0xabc, "entry_kernel");
+	kernels_learn_name(tracee, 0xabc, "entry_kernel");
 	*fake_word(SP + 8) = 2;	/* bz, on the stack after the return address */
 	enter(t, "cuLaunchKernel", 0, APP_RET, (uint64_t[6]){ 0xabc, 8, 1, 1, 32, 4 });
 	check(t->depth == 0 && n_seen == 1 && seen[0].source == CALL_STOPPED && !seen[0].returned && seen[0].counted &&

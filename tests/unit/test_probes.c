@@ -299,18 +299,18 @@ int sym_refresh(void (*on_new)(struct module *m, void *arg), void (*on_gone)(str
 	return 0;
 }
 
-void kernels_add_handle_var(const struct module *m, uint64_t var_addr, const char *name)
+void kernels_add_handle_var(struct tracee *p, const struct module *m, uint64_t var_addr, const char *name)
 {
 	(void)m, (void)var_addr, (void)name;
 }
 
-void kernels_forget_module(const struct module *m)
+void kernels_forget_module(struct tracee *p, const struct module *m)
 {
 	(void)m;
 	forgotten_modules++;
 }
 
-void kernels_reset(void)
+void kernels_reset(struct tracee *p)
 {
 }
 

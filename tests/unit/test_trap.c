@@ -342,7 +342,7 @@ static void entry_only(void)
 	struct bp b = { .addr = 0x602000, .slot = 0x603000, .kind = BP_PROBE, .armed = true, .ring = -1,
 			.api = (int16_t)launch_row, .patch_len = 1 };
 	fake_bp(&b);
-	kernels_learn_name(0xabc, "k");
+	kernels_learn_name(tracee, 0xabc, "k");
 
 	/* A cudaFree the call stub recorded before this stop. */
 	struct lr_call rec = { .key = 1, .ret = APP_RET, .probe = (uint64_t)row("cudaFree") + 1, .thread = TP,
@@ -473,7 +473,7 @@ static void stub_waits(void)
 	struct bp b = { .addr = 0x630000, .slot = 0x631000, .kind = BP_PROBE, .armed = true, .ring = (int16_t)launch_row,
 			.api = (int16_t)launch_row, .patch_len = 5 };
 	fake_bp(&b);
-	kernels_learn_name(0xdef, "first");
+	kernels_learn_name(tracee, 0xdef, "first");
 
 	/* At the stub's wait: rcx, rdx, rax pushed at sp (x86_64_launch.S), the call's own stack
 	 * 32 bytes above: the return address, then the 7th argument. */
