@@ -223,15 +223,15 @@ int tracer_setup_image(struct thread *t)
 	uint64_t entry = program_entry(tracee->pid);
 	xol_set_runner(tracee_run_to_trap, tracee_run_syscall);
 	graphs_set_catch_up(count_records);
-	if (!entry || (err = xol_init(t, entry)) < 0) {
+	if (!entry || (err = xol_init(tracee, t, entry)) < 0) {
 		log_error("cannot map the trampoline page into %d: %s", tracee->pid,
 			  strerror(entry ? -err : ENOENT));
 		return entry ? err : -ENOENT;
 	}
-	rescue_set_target(tracee->rescue_slot, mem_fd(), xol_trampoline());
+	rescue_set_target(tracee->rescue_slot, mem_fd(), xol_trampoline(tracee));
 	uint64_t lookup_table;
 	uint32_t lookup_entries;
-	uint64_t lookup = xol_return_lookup(&lookup_table, &lookup_entries);
+	uint64_t lookup = xol_return_lookup(tracee, &lookup_table, &lookup_entries);
 	rescue_set_lookup(tracee->rescue_slot, lookup, lookup_table, lookup_entries);
 	if ((err = retfast_init(tracee, t)) < 0)	/* without it, every return traps: slower, as exact */
 		log_warn("returns will stop the program: no record table (%s)", strerror(-err));
@@ -369,7 +369,7 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	if (err < 0)
 		return err;
 	uint64_t cpu0 = tracee_thread_cpu_ns(first);
-	uint64_t cost = xol_calibrate(first);
+	uint64_t cost = xol_calibrate(tracee, first);
 	/* The kernel charges the trap and the stop to the stopped thread: its CPU time grows
 	 * with every stop, which the budget must not take for the program's own work. */
 	uint64_t stop_cpu = (tracee_thread_cpu_ns(first) - cpu0) / (2 * XOL_CALIBRATION_STOPS);	/* two stops each */

@@ -62,8 +62,8 @@ static int run_out_of_stub(struct thread *t, arch_regs_t *r)
 				return -ESRCH;
 			if (e.event != TE_SIGNAL)
 				break;	/* our interrupt */
-			if (e.sig == SIGTRAP && xol_ready() && arch_breakpoint_addr(r) == xol_trampoline()) {
-				arch_set_pc(r, xol_trampoline());	/* as if it had not trapped yet */
+			if (e.sig == SIGTRAP && xol_ready(tracee) && arch_breakpoint_addr(r) == xol_trampoline(tracee)) {
+				arch_set_pc(r, xol_trampoline(tracee));	/* as if it had not trapped yet */
 				return arch_set_regs(t->tid, r) < 0 ? -ESRCH : 0;
 			}
 			if (!t->pending_sig)
@@ -89,7 +89,7 @@ static bool restore_thread(struct thread *t)
 		pc = arch_pc(&r);	/* it finished its return (or its record) in the stub */
 		hit_collect_returns(tracee, now_ns());
 	}
-	if (xol_ready() && pc == xol_trampoline() && t->depth) {
+	if (xol_ready(tracee) && pc == xol_trampoline(tracee) && t->depth) {
 		/* Returned into the trampoline but not trapped yet: finish the return for it. */
 		arch_regs_t after = r;
 		arch_set_pc(&after, arch_pc(&after) + arch_breakpoint_len);	/* as if it had trapped */
@@ -188,7 +188,7 @@ int tracer_detach(void)
 			all_out = false;
 	launchring_restore_calls(tracee);	/* calls in flight through the call stub: their returns back */
 	struct thread *injector = tracer_injectable_thread();
-	if (xol_ready()) {
+	if (xol_ready(tracee)) {
 		hit_drain_launches(tracee);	/* the last launches, those of threads brought out included */
 		if (!all_out)
 			log_warn("a thread of %d could not be brought out of gputop's code: its pages stay "
@@ -196,7 +196,7 @@ int tracer_detach(void)
 		else if (injector) {
 			retfast_unmap(tracee, injector);
 			launchring_unmap(tracee, injector);
-			xol_unmap_all(injector);
+			xol_unmap_all(tracee, injector);
 		}
 		else
 			log_warn("every thread is stopped by a signal: the trampoline page (64 KiB, "
@@ -299,7 +299,7 @@ static void emergency_catch(struct thread *t, uint64_t tramp, uint64_t deadline)
 static void emergency_detach_one(uint64_t deadline)
 {
 	uint32_t it = 0;
-	uint64_t tramp = xol_ready() ? xol_trampoline() : 0;
+	uint64_t tramp = xol_ready(tracee) ? xol_trampoline(tracee) : 0;
 	for (struct thread *t; (t = threads_iter(&it));) {
 		if (t->state != TS_STOPPED) {
 			emergency_catch(t, tramp, deadline);
@@ -351,7 +351,7 @@ static void emergency_detach(void)
 		if (rescue_is_watchdog(w) || event_is_end(&e))
 			continue;
 		struct thread tmp = { .tid = w }, *t = emergency_owner(w);
-		uint64_t tramp = t && xol_ready() ? xol_trampoline() : 0;
+		uint64_t tramp = t && xol_ready(tracee) ? xol_trampoline(tracee) : 0;
 		if (!t && !tracer_shares_memory(w)) {
 			tracer_release_child(w);
 			continue;

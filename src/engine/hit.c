@@ -247,7 +247,7 @@ static int swap_return(struct tracee *p, struct thread *t, struct frame *f, cons
 			return 0;	/* the stub works without gputop: nothing to rescue */
 		}
 	}
-	f->swapped = xol_trampoline();
+	f->swapped = xol_trampoline(p);
 	/* Before the swap: a crash must find it. */
 	f->rescue = rescue_frame(p->rescue_slot, f->ret_slot, f->ret_addr);
 	if (mem_write(t->tid, f->ret_slot, &f->swapped, sizeof f->swapped) < 0) {

@@ -139,7 +139,7 @@ static int learn_nodes(struct tracee *p, struct thread *t, uint64_t graph, const
 {
 	static struct graph_query_node q[GQ_MAX_NODES];	/* scratch, off the stack */
 	static struct stats_graph_node nodes[GQ_MAX_NODES];
-	int err = graph_query_nodes(t, probes_graph_fns(p), graph, q, n);
+	int err = graph_query_nodes(p, t, probes_graph_fns(p), graph, q, n);
 	if (err < 0) {
 		log_debug("cannot list the nodes of graph %#llx: %s", (unsigned long long)graph, strerror(-err));
 		return err;

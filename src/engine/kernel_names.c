@@ -24,7 +24,7 @@ static void ask_driver_name(struct tracee *p, struct thread *t, uint64_t f)
 	for (int i = 0; i < 2; i++) {
 		uint64_t args[6] = { XOL_SCRATCH, f, 0, 0, 0, 0 }, ret = 1, scratch, name_at = 0;
 		char name[1024];
-		if (!fns[i] || xol_call(t, fns[i], args, &ret, &scratch) < 0 || (uint32_t)ret != 0)
+		if (!fns[i] || xol_call(p, t, fns[i], args, &ret, &scratch) < 0 || (uint32_t)ret != 0)
 			continue;
 		if (mem_read(t->tid, scratch, &name_at, sizeof name_at) == 0 && name_at &&
 		    mem_read_string(t->tid, name_at, name, sizeof name) == 0) {

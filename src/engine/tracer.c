@@ -66,7 +66,7 @@ static void on_exec(struct thread *t)
 	t->depth = 0;
 	t->state = TS_STOPPED;
 	probes_reset(tracee);
-	xol_forget();
+	xol_forget(tracee);
 	retfast_forget(tracee);
 	launchring_forget(tracee);
 	hit_reset(tracee);

@@ -114,7 +114,7 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 
 	/* Returns the stub recorded come first: they happened before this stop. */
 	hit_collect_returns(p, now);
-	if (xol_ready() && (addr == xol_trampoline() || (retfast_ready(p) && addr == retfast_fallback_trap(p)))) {
+	if (xol_ready(p) && (addr == xol_trampoline(p) || (retfast_ready(p) && addr == retfast_fallback_trap(p)))) {
 		count_stop(p);
 		/* So did the launches the ring holds: a handle module loading returns again, which
 		 * the driver may have reused for another kernel, ran under its old name there. */

@@ -103,22 +103,22 @@ int bp_create(struct tracee *p, struct thread *t, uint64_t addr, enum bp_kind ki
 	if (err < 0)
 		return err;
 	reclaim_leftover(t, addr, code);
-	if ((err = xol_slot_alloc(t, 0, &slot)) < 0)
+	if ((err = xol_slot_alloc(p, t, 0, &slot)) < 0)
 		return err;
 	int displaced = arch_xol_build(code, n, addr, slot, slot_code, &slot_len, why, &ambiguous);
 	if (displaced < 0 && *why && strstr(*why, "out of reach")) {
 		/* Rip-relative code: move to a slot within reach of it. */
-		xol_slot_free(slot);
-		if ((err = xol_slot_alloc(t, addr, &slot)) < 0)
+		xol_slot_free(p, slot);
+		if ((err = xol_slot_alloc(p, t, addr, &slot)) < 0)
 			return err;
 		displaced = arch_xol_build(code, n, addr, slot, slot_code, &slot_len, why, &ambiguous);
 	}
 	if (displaced < 0) {
-		xol_slot_free(slot);
+		xol_slot_free(p, slot);
 		return -ENOEXEC;
 	}
 	if ((err = mem_write_code(slot, slot_code, slot_len)) < 0) {
-		xol_slot_free(slot);
+		xol_slot_free(p, slot);
 		return err;
 	}
 	struct bp *b = calloc(1, sizeof *b);
@@ -130,7 +130,7 @@ int bp_create(struct tracee *p, struct thread *t, uint64_t addr, enum bp_kind ki
 	memcpy(b->orig, code, sizeof b->orig);
 	if ((err = insert(p, b)) < 0) {
 		free(b);
-		xol_slot_free(slot);
+		xol_slot_free(p, slot);
 		return err;
 	}
 	*out = b;
@@ -176,7 +176,7 @@ int bp_create_jump(struct tracee *p, struct thread *t, uint64_t addr, uint64_t s
 		err = -ENOEXEC;
 		goto out;
 	}
-	if ((err = xol_slot_alloc(t, addr, &slot)) < 0)
+	if ((err = xol_slot_alloc(p, t, addr, &slot)) < 0)
 		goto out;
 	int displaced = arch_jump_slot_build(code, size, addr, slot, (uint32_t)ring,
 					     launchring_stub(p, slot, (enum lr_stub)stub), slot_code, &slot_len, why);
@@ -207,7 +207,7 @@ int bp_create_jump(struct tracee *p, struct thread *t, uint64_t addr, uint64_t s
 	free(code);
 	return 0;
 free_slot:
-	xol_slot_free(slot);
+	xol_slot_free(p, slot);
 out:
 	if (ring >= 0)
 		launchring_drop_probe(p, ring);
@@ -293,9 +293,9 @@ static void drop_if(struct tracee *p, bool (*match)(const struct bp *, uint32_t)
 		rescue_code_disarmed(p->rescue_slot, b->addr);
 		if (b->ring >= 0) {
 			launchring_drop_probe(p, b->ring);
-			xol_slot_free(b->jump_slot);
+			xol_slot_free(p, b->jump_slot);
 		} else {
-			xol_slot_free(b->slot);
+			xol_slot_free(p, b->slot);
 		}
 		hashmap_remove(&st->table, b->addr, NULL);	/* the current entry: allowed */
 		free(b);
@@ -345,7 +345,7 @@ struct bp *bp_iter(const struct tracee *p, uint32_t *cursor)
 
 uint64_t bp_unwind_pc(const struct tracee *p, uint64_t pc)
 {
-	if (!xol_contains(pc))
+	if (!xol_contains(p, pc))
 		return pc;
 	uint32_t it = 0;
 	for (struct bp *b; (b = bp_iter(p, &it));) {

@@ -64,7 +64,7 @@ int launchpark_answer(struct tracee *p, int slot, bool served)
 bool launchpark_in(const struct tracee *p, uint64_t pc)
 {
 	uint64_t off;
-	if (!launchring_base(p) || !xol_in_shared_code(pc, &off))
+	if (!launchring_base(p) || !xol_in_shared_code(p, pc, &off))
 		return false;
 	return off >= (uint64_t)(arch_park - arch_launch_stub) && off < (uint64_t)(arch_park_end - arch_launch_stub);
 }
@@ -72,7 +72,7 @@ bool launchpark_in(const struct tracee *p, uint64_t pc)
 bool launchpark_at_syscall(const struct tracee *p, uint64_t pc)
 {
 	uint64_t off;
-	return launchring_base(p) && xol_in_shared_code(pc, &off) &&
+	return launchring_base(p) && xol_in_shared_code(p, pc, &off) &&
 	       off == (uint64_t)(arch_park_syscall - arch_launch_stub) + ARCH_SYSCALL_LEN;
 }
 

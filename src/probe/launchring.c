@@ -138,7 +138,7 @@ int launchring_init(struct tracee *p, struct thread *t)
 	struct launchring_state *st = p->launchring;
 	if (!config.launch_ring)
 		return 0;
-	long addr = xol_mmap_rw(t, RING_SIZE);
+	long addr = xol_mmap_rw(p, t, RING_SIZE);
 	if (addr < 0 && addr > -4096)
 		return (int)addr;
 	/* Smaller capacities, for tests that fill the rings. */
@@ -160,10 +160,10 @@ int launchring_init(struct tracee *p, struct thread *t)
 	if (err == 0) {
 		memcpy(code, arch_launch_stub, size);
 		memcpy(code + (arch_launch_stub_ring - arch_launch_stub), &addr, sizeof addr);
-		err = xol_set_shared_code(code, size);
+		err = xol_set_shared_code(p, code, size);
 	}
 	if (err < 0) {
-		xol_munmap(t, (uint64_t)addr, RING_SIZE);
+		xol_munmap(p, t, (uint64_t)addr, RING_SIZE);
 		return err;
 	}
 	st->ring = (uint64_t)addr;
@@ -179,7 +179,7 @@ int launchring_unmap(struct tracee *p, struct thread *t)
 	struct launchring_state *st = p->launchring;
 	if (!st->ring)
 		return 0;
-	int err = xol_munmap(t, st->ring, RING_SIZE);
+	int err = xol_munmap(p, t, st->ring, RING_SIZE);
 	launchring_forget(p);
 	return err;
 }
@@ -282,7 +282,7 @@ uint64_t launchring_stub(struct tracee *p, uint64_t slot, enum lr_stub which)
 {
 	struct launchring_state *st = p->launchring;
 	static const uint8_t *const stubs[] = { arch_launch_stub, arch_launch_stub_ex, arch_call_stub };
-	uint64_t base = xol_shared_code(slot);
+	uint64_t base = xol_shared_code(p, slot);
 	if (which == LR_STUB_CALL)
 		st->calls_used = true;
 	else
@@ -294,14 +294,14 @@ bool launchring_in_stub(const struct tracee *p, uint64_t pc)
 {
 	struct launchring_state *st = p->launchring;
 	uint64_t off;
-	return st->ring && xol_in_shared_code(pc, &off);
+	return st->ring && xol_in_shared_code(p, pc, &off);
 }
 
 bool launchring_is_trap(const struct tracee *p, uint64_t addr, bool *ex)
 {
 	struct launchring_state *st = p->launchring;
 	uint64_t off;
-	if (!st->ring || !xol_in_shared_code(addr, &off))
+	if (!st->ring || !xol_in_shared_code(p, addr, &off))
 		return false;
 	const uint8_t *at = arch_launch_stub + off;
 	*ex = at == arch_launch_stub_trap_ex;
@@ -313,7 +313,7 @@ bool launchring_is_call_trap(const struct tracee *p, uint64_t addr, uint64_t rec
 	struct launchring_state *st = p->launchring;
 	uint64_t off, calls = st->ring + LR_OFF_CALLS;
 	*index = -1;
-	if (!st->ring || !xol_in_shared_code(addr, &off) || arch_launch_stub + off != arch_call_stub_trap)
+	if (!st->ring || !xol_in_shared_code(p, addr, &off) || arch_launch_stub + off != arch_call_stub_trap)
 		return false;
 	if (record >= calls && record < calls + LR_CALL_RECORDS * LR_CALL_SIZE && (record - calls) % LR_CALL_SIZE == 0)
 		*index = (int)((record - calls) / LR_CALL_SIZE);

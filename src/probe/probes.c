@@ -297,7 +297,7 @@ static bool ring_wanted(struct tracee *p, struct thread *t, const struct api_spe
 	struct probes_state *st = p->probes;
 	if (stub_for(p, spec) < 0)
 		return false;
-	if (!launchring_ready(p) && !st->ring_failed && xol_ready()) {
+	if (!launchring_ready(p) && !st->ring_failed && xol_ready(p)) {
 		/* Mapped when the first launch function is found: nothing for programs without. */
 		int err = launchring_init(p, t);
 		if (err < 0)

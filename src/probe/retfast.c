@@ -154,10 +154,10 @@ int retfast_init(struct tracee *p, struct thread *t)
 	if (!config.retfast || !arch_timestamp_reliable())
 		return 0;
 	size_t size = (size_t)(arch_ret_stub_end - arch_ret_stub);
-	uint64_t at = xol_ret_stub(&room);
+	uint64_t at = xol_ret_stub(p, &room);
 	if (size > room)
 		return -ENOSPC;
-	long addr = xol_mmap_rw(t, TABLE_SIZE);
+	long addr = xol_mmap_rw(p, t, TABLE_SIZE);
 	if (addr < 0 && addr > -4096)
 		return (int)addr;
 
@@ -189,7 +189,7 @@ int retfast_unmap(struct tracee *p, struct thread *t)
 	struct retfast_state *st = p->retfast;
 	if (!st->table)
 		return 0;
-	int err = xol_munmap(t, st->table, TABLE_SIZE);
+	int err = xol_munmap(p, t, st->table, TABLE_SIZE);
 	retfast_forget(p);
 	return err;
 }

@@ -144,7 +144,7 @@ uint64_t probes_kernel_get_name(const struct tracee *p)
 	return 0;
 }
 
-int graph_query_nodes(struct thread *t, const uint64_t fns[GQ_FN_COUNT], uint64_t graph, struct graph_query_node *out,
+int graph_query_nodes(struct tracee *p, struct thread *t, const uint64_t fns[GQ_FN_COUNT], uint64_t graph, struct graph_query_node *out,
 		      uint32_t *n)
 {
 	(void)t, (void)fns;
@@ -267,12 +267,12 @@ uint64_t retfast_tsc_to_mono(uint64_t tsc)
 	return tsc;
 }
 
-uint64_t xol_trampoline(void)
+uint64_t xol_trampoline(const struct tracee *p)
 {
 	return FAKE_TRAMPOLINE;
 }
 
-int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret, uint64_t *scratch_out)
+int xol_call(struct tracee *p, struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret, uint64_t *scratch_out)
 {
 	(void)t, (void)func, (void)args, (void)ret, (void)scratch_out;
 	return -ENOSYS;

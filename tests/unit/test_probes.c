@@ -139,17 +139,17 @@ int __wrap_arch_get_regs(pid_t tid, arch_regs_t *r)
 	return 0;
 }
 
-bool xol_ready(void)
+bool xol_ready(const struct tracee *p)
 {
 	return true;
 }
 
-bool xol_contains(uint64_t addr)
+bool xol_contains(const struct tracee *p, uint64_t addr)
 {
 	return addr >= SLOTS && addr < SLOTS + N_SLOTS * ARCH_XOL_SLOT;
 }
 
-int xol_slot_alloc(struct thread *t, uint64_t near, uint64_t *slot_out)
+int xol_slot_alloc(struct tracee *p, struct thread *t, uint64_t near, uint64_t *slot_out)
 {
 	(void)t, (void)near;
 	for (int i = 0; i < N_SLOTS; i++)
@@ -161,7 +161,7 @@ int xol_slot_alloc(struct thread *t, uint64_t near, uint64_t *slot_out)
 	return -ENOSPC;
 }
 
-void xol_slot_free(uint64_t slot)
+void xol_slot_free(struct tracee *p, uint64_t slot)
 {
 	slot_used[(slot - SLOTS) / ARCH_XOL_SLOT] = false;
 	slots_freed++;

@@ -179,7 +179,7 @@ int probes_refresh(struct tracee *p, struct thread *t)
 	return 0;
 }
 
-bool xol_ready(void)
+bool xol_ready(const struct tracee *p)
 {
 	return true;
 }
