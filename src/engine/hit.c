@@ -126,8 +126,8 @@ static void entry_only(struct tracee *p, struct thread *t, int api, const arch_r
 	c.thread_device = t->device;
 	if (c.op == OP_LAUNCH) {
 		int kernel = c.launch.kernel = kernel_names_id(p, t, c.launch.handle);
-		if (kernel >= 0 && ((sampled && config.stack_depth > 0) || stack_capture_launch_due(kernel, now_ns())))
-			c.stack = stack_capture_launch(t, r);
+		if (kernel >= 0 && ((sampled && config.stack_depth > 0) || stack_capture_launch_due(p, kernel, now_ns())))
+			c.stack = stack_capture_launch(p, t, r);
 	}
 	account_call(p, t, &c);
 }
@@ -300,7 +300,7 @@ void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, b
 	p->hit->top_entry = top ? t->tid : 0;
 	launchring_seen(p, handle);
 	if (s->op == OP_LAUNCH)	/* sampled launch sites: kernels only, not executable graphs */
-		stack_capture_note_handle(handle);
+		stack_capture_note_handle(p, handle);
 }
 
 void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int index)
@@ -318,7 +318,7 @@ void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int
 	int api = launchring_probe_api(p, probe);
 	if (is_nested(p, t, &entry, api >= 0 ? cuda_api_get(api) : NULL))
 		return;	/* part of a traced call: that one counts, and has its stack */
-	uint32_t stack = stack_capture(t, &entry);
+	uint32_t stack = stack_capture(p, t, &entry);
 	if (stack == STACK_NONE)
 		return;
 	if (!st->call_stack[index].entry_tsc)
@@ -376,10 +376,10 @@ void hit_entry(struct tracee *p, struct thread *t, const struct bp *b, arch_regs
 	c->caller = ret;
 	if (c->op == OP_LAUNCH)
 		c->launch.kernel = kernels_id_of(p, t->tid, c->launch.handle);
-	if (c->counted && c->op == OP_LAUNCH && stack_capture_launch_due(c->launch.kernel, now_ns()))
-		c->stack = stack_capture_launch(t, &at_entry);
+	if (c->counted && c->op == OP_LAUNCH && stack_capture_launch_due(p, c->launch.kernel, now_ns()))
+		c->stack = stack_capture_launch(p, t, &at_entry);
 	else if (c->counted && probes_stops_for_stack(s))
-		c->stack = stack_capture(t, &at_entry);
+		c->stack = stack_capture(p, t, &at_entry);
 	if (swap_return(p, t, f, s, b, r) < 0) {
 		t->depth--;
 		return;

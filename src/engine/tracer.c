@@ -71,7 +71,7 @@ static void on_exec(struct thread *t)
 	launchring_forget(tracee);
 	hit_reset(tracee);
 	gputime_forget();
-	stack_capture_forget();
+	stack_capture_forget(tracee);
 	torch_forget();
 	rescue_forget_all(tracee->rescue_slot);
 	rescue_watchdog_stop(tracee->rescue_slot);	/* it holds the old image's /proc/PID/mem */
@@ -302,7 +302,7 @@ static void housekeeping(void)
 		tracee_forget_vanished_threads();
 		if (threads_count())
 			stats_set_threads(tracee->stats_id, threads_count());	/* the last count stays once it ended */
-		stack_capture_sample_launches();
+		stack_capture_sample_launches(p);
 		libwatch_tick();
 	}
 	tracee_select(was);

@@ -347,25 +347,25 @@ bool kernels_recheck(struct tracee *p, uint64_t value)
 
 /* ---- call stacks: none taken ---------------------------------------------------------------- */
 
-uint32_t stack_capture(struct thread *t, const arch_regs_t *r)
+uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)
 {
 	(void)t, (void)r;
 	return STACK_NONE;
 }
 
-uint32_t stack_capture_launch(struct thread *t, const arch_regs_t *r)
+uint32_t stack_capture_launch(struct tracee *p, struct thread *t, const arch_regs_t *r)
 {
 	(void)t, (void)r;
 	return STACK_NONE;
 }
 
-bool stack_capture_launch_due(int kernel, uint64_t now)
+bool stack_capture_launch_due(struct tracee *p, int kernel, uint64_t now)
 {
 	(void)kernel, (void)now;
 	return false;
 }
 
-void stack_capture_note_handle(uint64_t handle)
+void stack_capture_note_handle(struct tracee *p, uint64_t handle)
 {
 	(void)handle;
 }
