@@ -50,6 +50,7 @@
 #include "timeline.h"
 #include "torch_alloc.h"
 #include "torch_mem.h"
+#include "tracee.h"
 #include "tracer.h"
 #include "ui.h"
 
@@ -367,7 +368,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 		json_interval_start(opt->json_interval_path, opt->json_interval_s, report_while_tracing);
 	if (opt->pid)
 		log_info("attached to %d (%s)", pid, command);
-	if (!probes_cuda_seen()) {
+	if (!probes_cuda_seen(tracee)) {
 		log_info("no CUDA library in %d yet: waiting for one to load", pid);
 		if (opt->pid && !opt->children && !opt->quiet)
 			hint_children(pid);
@@ -409,8 +410,8 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 		.pid = pid, .command = command, .launched = !opt->pid,
 		.duration_s = (double)(now_ns() - start_ns) / 1e9,
 		.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
-		.stops_per_return = retfast_used() ? 0 : 1,
-		.stops_per_launch = launchring_used() ? 0 : 1,
+		.stops_per_return = retfast_used(tracee) ? 0 : 1,
+		.stops_per_launch = launchring_used(tracee) ? 0 : 1,
 	};
 	output_failed |= files[F_JSON].fd >= 0 && write_json(&files[F_JSON], &info) < 0;
 	output_failed |= json_interval_stop(&info) < 0;

@@ -55,7 +55,8 @@ uint64_t decode_nccl_bytes(const struct api_spec *s, const uint64_t *a)
 	return a[s->arg_count] * cuda_nccl_type_size(a[s->arg_dtype]);
 }
 
-enum copy_dir decode_copy_dir(const struct api_spec *s, const uint64_t *a, decode_is_device_fn is_device)
+enum copy_dir decode_copy_dir(const struct api_spec *s, const uint64_t *a, decode_is_device_fn is_device,
+			      void *ctx)
 {
 	if (s->fixed_dir)
 		return (enum copy_dir)(s->fixed_dir - 1);
@@ -64,8 +65,8 @@ enum copy_dir decode_copy_dir(const struct api_spec *s, const uint64_t *a, decod
 	if (s->arg_kind && a[s->arg_kind] <= 3)
 		return (enum copy_dir)a[s->arg_kind];	/* cudaMemcpyKind: H2H H2D D2H D2D */
 	/* cudaMemcpyDefault or a driver cuMemcpy: the pointers say, as far as we know them. */
-	bool dst_dev = is_device(a[s->arg_dst]);
-	bool src_dev = is_device(a[s->arg_src]);
+	bool dst_dev = is_device(ctx, a[s->arg_dst]);
+	bool src_dev = is_device(ctx, a[s->arg_src]);
 	return src_dev ? (dst_dev ? DIR_D2D : DIR_D2H) : (dst_dev ? DIR_H2D : DIR_H2H);
 }
 

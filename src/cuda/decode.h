@@ -19,8 +19,9 @@
 
 /* Reads n bytes at addr of the traced program into buf: 0 or -errno. */
 typedef int (*decode_read_fn)(void *ctx, uint64_t addr, void *buf, size_t n);
-/* Whether addr is device memory, as far as the allocations seen tell. */
-typedef bool (*decode_is_device_fn)(uint64_t addr);
+/* Whether addr is device memory, as far as the allocations seen tell (ctx: the reader's, the
+ * process's). */
+typedef bool (*decode_is_device_fn)(void *ctx, uint64_t addr);
 
 /* Arguments 1..the highest the row reads into a[] (a[0] unused) and, if ret is given, the
  * return address, with at most one memory read (the stack words from the return address up).
@@ -28,8 +29,10 @@ typedef bool (*decode_is_device_fn)(uint64_t addr);
 int decode_args(const struct api_spec *s, const arch_regs_t *r, decode_read_fn read, void *ctx,
 		uint64_t a[DECODE_MAX_ARGS + 1], uint64_t *ret);
 
-/* A copy's direction: fixed by the function, the kind argument, or the pointers. */
-enum copy_dir decode_copy_dir(const struct api_spec *s, const uint64_t *a, decode_is_device_fn is_device);
+/* A copy's direction: fixed by the function, the kind argument, or the pointers (is_device
+ * asked with ctx). */
+enum copy_dir decode_copy_dir(const struct api_spec *s, const uint64_t *a, decode_is_device_fn is_device,
+			      void *ctx);
 
 /* An NCCL call's bytes: its count argument times its datatype's size (0 for a type NCCL 2.x
  * does not have). The count the call is given: per rank for AllGather (sendcount), of the
@@ -50,7 +53,7 @@ void decode_ring_launch(const struct api_spec *s, const uint64_t *w, uint64_t *h
  * words of the call stub's record): the row, and every field its arguments tell. The caller fills
  * who made it (pid, tid, devices), whether it counts, its return address and stack, and what
  * only the process knows (a launch's kernel id, a copy's devices); a launch's config passed by
- * pointer is read through read. */
+ * pointer is read through read; read and is_device are given ctx. */
 void decode_call(int api, const uint64_t *a, decode_read_fn read, void *ctx, decode_is_device_fn is_device,
 		 struct cuda_call *c);
 

@@ -29,10 +29,10 @@ static void decode_alloc(const struct api_spec *s, const uint64_t *a, struct cal
 }
 
 static void decode_copy(const struct api_spec *s, const uint64_t *a, decode_is_device_fn is_device,
-			struct call_copy *m)
+			void *ctx, struct call_copy *m)
 {
 	m->bytes = a[s->arg_size] * (s->flags & API_2D ? a[s->arg_height] : 1);
-	m->dir = (uint8_t)decode_copy_dir(s, a, is_device);
+	m->dir = (uint8_t)decode_copy_dir(s, a, is_device, ctx);
 	m->async = s->flags & API_ASYNC;
 	m->peer = s->flags & API_PEER;
 	m->ctx_args = s->flags & API_CTX_ARGS;
@@ -85,7 +85,7 @@ void decode_call(int api, const uint64_t *a, decode_read_fn read, void *ctx, dec
 		decode_launch_dims(s, a, read, ctx, c->launch.grid, c->launch.block);
 		break;
 	case OP_COPY:
-		decode_copy(s, a, is_device, &c->copy);
+		decode_copy(s, a, is_device, ctx, &c->copy);
 		break;
 	case OP_MEMSET:
 		c->memset_.bytes = a[s->arg_size] * (s->elem_size ? s->elem_size : 1) *

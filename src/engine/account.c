@@ -37,9 +37,9 @@ void account_call(struct tracee *p, struct thread *t, struct cuda_call *c)
 {
 	/* What the engine learns from every call whose return it reads, part of another or not. */
 	if (cuda_call_ok(c) && c->op == OP_KERNEL_NAME)
-		kernel_names_learn(t, c);
+		kernel_names_learn(p, t, c);
 	else if (cuda_call_ok(c) && c->op == OP_CTX_LEARN)
-		hit_devices_learn(c);
+		hit_devices_learn(p, c);
 	if (!c->counted)
 		return;
 	c->held = cuda_call_ok(c) && held(p, c);
@@ -47,7 +47,7 @@ void account_call(struct tracee *p, struct thread *t, struct cuda_call *c)
 		if (consumers[i]->call)
 			consumers[i]->call(p, c);
 	if (t && cuda_call_ok(c))
-		hit_devices_follow(t, c);
+		hit_devices_follow(p, t, c);
 }
 
 void account_lost(struct tracee *p, int api, uint64_t n)

@@ -76,7 +76,7 @@ int tracer_attach(pid_t p)
 	int err = tracee_open(p, false);
 	if (err < 0)
 		return err;
-	probes_prepare();	/* the slow part, while it runs */
+	probes_prepare(tracee);	/* the slow part, while it runs */
 	stop_began_ns = now_ns();
 	/* Hold every thread as it reports, until tracer_start. */
 	tracee->stopping_world = true;
@@ -196,10 +196,10 @@ int tracer_settle_after_exec(struct thread *t)
 
 /* Maps the trampoline page and probes what is loaded. Every thread is stopped. */
 /* What the stubs recorded so far, counted: before a CUDA graph's capture begins or ends. */
-static void count_records(uint64_t now)
+static void count_records(struct tracee *p, uint64_t now)
 {
-	hit_collect_returns(now);
-	hit_drain_launches(tracee->pid);
+	hit_collect_returns(p, now);
+	hit_drain_launches(p);
 }
 
 int tracer_setup_image(struct thread *t)
@@ -223,20 +223,20 @@ int tracer_setup_image(struct thread *t)
 	uint64_t entry = program_entry(tracee->pid);
 	xol_set_runner(tracee_run_to_trap, tracee_run_syscall);
 	graphs_set_catch_up(count_records);
-	if (!entry || (err = xol_init(t, entry)) < 0) {
+	if (!entry || (err = xol_init(tracee, t, entry)) < 0) {
 		log_error("cannot map the trampoline page into %d: %s", tracee->pid,
 			  strerror(entry ? -err : ENOENT));
 		return entry ? err : -ENOENT;
 	}
-	rescue_set_target(tracee->rescue_slot, mem_fd(), xol_trampoline());
+	rescue_set_target(tracee->rescue_slot, mem_fd(), xol_trampoline(tracee));
 	uint64_t lookup_table;
 	uint32_t lookup_entries;
-	uint64_t lookup = xol_return_lookup(&lookup_table, &lookup_entries);
+	uint64_t lookup = xol_return_lookup(tracee, &lookup_table, &lookup_entries);
 	rescue_set_lookup(tracee->rescue_slot, lookup, lookup_table, lookup_entries);
-	if ((err = retfast_init(t)) < 0)	/* without it, every return traps: slower, as exact */
+	if ((err = retfast_init(tracee, t)) < 0)	/* without it, every return traps: slower, as exact */
 		log_warn("returns will stop the program: no record table (%s)", strerror(-err));
 	t0 = now_ns();
-	err = probes_refresh(t);
+	err = probes_refresh(tracee, t);
 	log_debug("%d: probes planted in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
 	seccomp_watch_review(now_ns());	/* may its stubs park: every thread held, looked at */
 	return err;
@@ -298,14 +298,14 @@ static void start_running(void)
 	proc_job(tracee->pid, &job);
 	stats_process_set_rank(tracee->stats_id, job.rank, job.local_rank);
 	stats_process_set_job_id(tracee->stats_id, job.id);
-	if (budget_active() || retfast_ready()) {
+	if (budget_active() || retfast_ready(tracee)) {
 		/* A thread's last CPU figure (for the budget) and the returns the stub recorded just
 		 * before it ended can only be read at its exit stop. Clones inherit the options. */
 		for (struct thread *t; (t = threads_iter(&it));)
 			ptrace(PTRACE_SETOPTIONS, t->tid, 0, (void *)(long)(PTRACE_OPTIONS | PTRACE_O_TRACEEXIT));
 		it = 0;
 	}
-	if (probes_cuda_seen())
+	if (probes_cuda_seen(tracee))
 		session_set_cuda_seen();
 	tracee->stopping_world = false;
 	for (struct thread *t; (t = threads_iter(&it));) {
@@ -320,7 +320,7 @@ static void start_running(void)
 		stop_ns = stop_ended_ns - stop_began_ns;
 		stop_began_ns = 0;
 	}
-	kernels_scan_pending(tracee->pid);	/* the handles' values, read while it runs */
+	kernels_scan_pending(tracee, tracee->pid);	/* the handles' values, read while it runs */
 }
 
 /* Jumps that wait for a thread to leave a function's first bytes (probes.h): the world runs a
@@ -329,7 +329,7 @@ static void start_running(void)
 #define INSIDE_ROUNDS 5
 static struct thread *plant_waiting_jumps(struct thread *first)
 {
-	for (int round = 1; first && probes_inside_left() > 0; round++) {
+	for (int round = 1; first && probes_inside_left(tracee) > 0; round++) {
 		if (round <= INSIDE_ROUNDS) {
 			uint32_t it = 0;
 			tracee->stopping_world = false;
@@ -345,7 +345,7 @@ static struct thread *plant_waiting_jumps(struct thread *first)
 			first = tracer_injectable_thread();
 		}
 		if (first)
-			probes_retry_inside(first, round > INSIDE_ROUNDS);
+			probes_retry_inside(tracee, first, round > INSIDE_ROUNDS);
 	}
 	return first;
 }
@@ -361,21 +361,21 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 			  "and try again", tracee->pid, tracee->pid);
 		return -EAGAIN;
 	}
-	probes_defer_inside(true);
+	probes_defer_inside(tracee, true);
 	int err = tracer_setup_image(first);
 	if (err == 0 && !(first = plant_waiting_jumps(first)))
 		err = threads_count_all() ? -EAGAIN : -ESRCH;
-	probes_defer_inside(false);
+	probes_defer_inside(tracee, false);
 	if (err < 0)
 		return err;
 	uint64_t cpu0 = tracee_thread_cpu_ns(first);
-	uint64_t cost = xol_calibrate(first);
+	uint64_t cost = xol_calibrate(tracee, first);
 	/* The kernel charges the trap and the stop to the stopped thread: its CPU time grows
 	 * with every stop, which the budget must not take for the program's own work. */
 	uint64_t stop_cpu = (tracee_thread_cpu_ns(first) - cpu0) / (2 * XOL_CALIBRATION_STOPS);	/* two stops each */
 	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
 	stop_cost_ns = cost;
-	hit_init(cost, was_launched ? 0 : -1);
+	hit_init(tracee, cost, was_launched ? 0 : -1);
 	budget_init(max_overhead_pct, cost, stop_cpu, tracee_cpu_ns);
 	start_running();
 	return 0;
@@ -383,7 +383,7 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 
 void tracer_init_hit(int default_device)
 {
-	hit_init(stop_cost_ns, default_device);
+	hit_init(tracee, stop_cost_ns, default_device);
 }
 
 int tracer_start_followed(int default_device)
@@ -394,8 +394,8 @@ int tracer_start_followed(int default_device)
 	struct thread *first = tracer_injectable_thread();
 	int err = first ? tracer_setup_image(first) : -EAGAIN;
 	if (err == 0) {
-		hit_init(stop_cost_ns, default_device);
-		log_info("probing %d (%s)", tracee->pid, probes_cuda_seen() ? "CUDA loaded" : "no CUDA yet");
+		hit_init(tracee, stop_cost_ns, default_device);
+		log_info("probing %d (%s)", tracee->pid, probes_cuda_seen(tracee) ? "CUDA loaded" : "no CUDA yet");
 	}
 	start_running();
 	return err;

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "probes.h"
 #include "stats.h"
+#include "tracee.h"
 
 #define PERIOD_NS 200000000ull	/* 5 periods a second: short enough to follow the program */
 #define MIN_DUTY 0.02		/* never blind: always sample a little */
@@ -78,7 +79,7 @@ static void set_armed(bool on, uint64_t now)
 	if (armed && !on)
 		disarm = mark_now(now);
 	if (armed != on)
-		probes_set_launches_armed(on);
+		probes_set_launches_armed(tracee, on);
 	armed = on;
 }
 

@@ -60,10 +60,10 @@ void tracer_clean_child(pid_t child)
 		return;
 	}
 	uint32_t it = 0;
-	for (struct bp *b; (b = bp_iter(&it));)
+	for (struct bp *b; (b = bp_iter(tracee, &it));)
 		if (b->armed)
 			mem_write_fd(fd, b->addr, b->orig, b->patch_len);
-	uint64_t tramp = xol_ready() ? xol_trampoline() : 0, cur;
+	uint64_t tramp = xol_ready(tracee) ? xol_trampoline(tracee) : 0, cur;
 	it = 0;
 	for (struct thread *t; (t = threads_iter(&it));)
 		for (uint32_t i = 0; i < t->depth; i++)

@@ -32,7 +32,7 @@
 
 static bool in_stub(uint64_t pc)
 {
-	return retfast_in_stub(pc) || launchring_in_stub(pc);
+	return retfast_in_stub(tracee, pc) || launchring_in_stub(tracee, pc);
 }
 
 /* A thread caught inside a stub (a few hundred instructions at most; every jump and int3 is
@@ -62,8 +62,8 @@ static int run_out_of_stub(struct thread *t, arch_regs_t *r)
 				return -ESRCH;
 			if (e.event != TE_SIGNAL)
 				break;	/* our interrupt */
-			if (e.sig == SIGTRAP && xol_ready() && arch_breakpoint_addr(r) == xol_trampoline()) {
-				arch_set_pc(r, xol_trampoline());	/* as if it had not trapped yet */
+			if (e.sig == SIGTRAP && xol_ready(tracee) && arch_breakpoint_addr(r) == xol_trampoline(tracee)) {
+				arch_set_pc(r, xol_trampoline(tracee));	/* as if it had not trapped yet */
 				return arch_set_regs(t->tid, r) < 0 ? -ESRCH : 0;
 			}
 			if (!t->pending_sig)
@@ -83,22 +83,22 @@ static bool restore_thread(struct thread *t)
 		return true;
 	uint64_t pc = arch_pc(&r);
 	if (in_stub(pc)) {
-		park_release(t, &r);	/* parked: told to go on, out of its sleep */
+		park_release(tracee, t, &r);	/* parked: told to go on, out of its sleep */
 		if (run_out_of_stub(t, &r) < 0)
 			return false;
 		pc = arch_pc(&r);	/* it finished its return (or its record) in the stub */
-		hit_collect_returns(now_ns());
+		hit_collect_returns(tracee, now_ns());
 	}
-	if (xol_ready() && pc == xol_trampoline() && t->depth) {
+	if (xol_ready(tracee) && pc == xol_trampoline(tracee) && t->depth) {
 		/* Returned into the trampoline but not trapped yet: finish the return for it. */
 		arch_regs_t after = r;
 		arch_set_pc(&after, arch_pc(&after) + arch_breakpoint_len);	/* as if it had trapped */
-		if (hit_return(t, &after, now_ns()) >= 0) {
+		if (hit_return(tracee, t, &after, now_ns()) >= 0) {
 			arch_set_pc(&r, arch_pc(&after));
 			arch_set_regs(t->tid, &r);
 		}
 	} else {
-		uint64_t to = bp_unwind_pc(pc);
+		uint64_t to = bp_unwind_pc(tracee, pc);
 		if (to != pc) {
 			arch_set_pc(&r, to);
 			arch_set_regs(t->tid, &r);
@@ -112,7 +112,7 @@ static bool restore_thread(struct thread *t)
 		if (mem_read(t->tid, f->ret_slot, &cur, 8) == 0 && cur == f->swapped)
 			mem_write(t->tid, f->ret_slot, &f->ret_addr, 8);
 	}
-	hit_forget_frames(t, 0);
+	hit_forget_frames(tracee, t, 0);
 	return true;
 }
 
@@ -176,27 +176,27 @@ int tracer_detach(void)
 	if (err == -ESRCH || !threads_count_all())
 		return 0;	/* it exited meanwhile */
 
-	launchring_say_absent();	/* a thread still in a stub must not trap once we are gone */
-	int restore_err = bp_disarm_all();
-	hit_collect_returns(now_ns());	/* what the stub recorded before everyone stopped */
-	hit_drain_launches(tracee->pid);	/* a thread waiting for room in the ring gets it */
+	launchring_say_absent(tracee);	/* a thread still in a stub must not trap once we are gone */
+	int restore_err = bp_disarm_all(tracee);
+	hit_collect_returns(tracee, now_ns());	/* what the stub recorded before everyone stopped */
+	hit_drain_launches(tracee);	/* a thread waiting for room in the ring gets it */
 	torch_flush();	/* PyTorch's last blocks, and its allocator's totals with every thread held */
 	it = 0;
 	bool all_out = true;
 	for (struct thread *t; (t = threads_iter(&it));)
 		if (!t->guest && !restore_thread(t))
 			all_out = false;
-	launchring_restore_calls();	/* calls in flight through the call stub: their returns back */
+	launchring_restore_calls(tracee);	/* calls in flight through the call stub: their returns back */
 	struct thread *injector = tracer_injectable_thread();
-	if (xol_ready()) {
-		hit_drain_launches(tracee->pid);	/* the last launches, those of threads brought out included */
+	if (xol_ready(tracee)) {
+		hit_drain_launches(tracee);	/* the last launches, those of threads brought out included */
 		if (!all_out)
 			log_warn("a thread of %d could not be brought out of gputop's code: its pages stay "
 				 "mapped (they work without gputop)", tracee->pid);
 		else if (injector) {
-			retfast_unmap(injector);
-			launchring_unmap(injector);
-			xol_unmap_all(injector);
+			retfast_unmap(tracee, injector);
+			launchring_unmap(tracee, injector);
+			xol_unmap_all(tracee, injector);
 		}
 		else
 			log_warn("every thread is stopped by a signal: the trampoline page (64 KiB, "
@@ -236,7 +236,7 @@ static void emergency_release(struct thread *t, uint64_t tramp, int sig)
 	if (arch_get_regs(t->tid, &r) == 0) {
 		uint64_t pc = arch_pc(&r), at = arch_breakpoint_addr(&r), to = pc;
 		bool ours = false;
-		if (trapped && bp_find(at)) {
+		if (trapped && bp_find(tracee, at)) {
 			to = at;	/* trapped, not handled: run the original */
 			ours = true;
 		} else if (trapped && tramp && at == tramp) {
@@ -247,7 +247,7 @@ static void emergency_release(struct thread *t, uint64_t tramp, int sig)
 					break;
 				}
 		} else {
-			to = bp_unwind_pc(pc);
+			to = bp_unwind_pc(tracee, pc);
 		}
 		if (to != pc) {
 			arch_set_pc(&r, to);
@@ -299,7 +299,7 @@ static void emergency_catch(struct thread *t, uint64_t tramp, uint64_t deadline)
 static void emergency_detach_one(uint64_t deadline)
 {
 	uint32_t it = 0;
-	uint64_t tramp = xol_ready() ? xol_trampoline() : 0;
+	uint64_t tramp = xol_ready(tracee) ? xol_trampoline(tracee) : 0;
 	for (struct thread *t; (t = threads_iter(&it));) {
 		if (t->state != TS_STOPPED) {
 			emergency_catch(t, tramp, deadline);
@@ -351,7 +351,7 @@ static void emergency_detach(void)
 		if (rescue_is_watchdog(w) || event_is_end(&e))
 			continue;
 		struct thread tmp = { .tid = w }, *t = emergency_owner(w);
-		uint64_t tramp = t && xol_ready() ? xol_trampoline() : 0;
+		uint64_t tramp = t && xol_ready(tracee) ? xol_trampoline(tracee) : 0;
 		if (!t && !tracer_shares_memory(w)) {
 			tracer_release_child(w);
 			continue;

@@ -104,7 +104,7 @@ struct thread *follow_fork(struct tracee *parent, pid_t child)
 	if (parent) {
 		tracee_select(parent);
 		tracer_clean_child(child);
-		parent_cuda = parent->set_up && probes_cuda_seen();
+		parent_cuda = parent->set_up && probes_cuda_seen(parent);
 	}
 	if (!tracer_follow || tracee_open(child, false) < 0) {
 		if (tracer_follow)
@@ -199,7 +199,7 @@ struct thread *tracer_adopt(const struct trace_stop *e)
 /* Brings every thread of a watched process to a stop and probes it, as an attach does. */
 static void setup_late(void)
 {
-	probes_prepare();	/* the slow part, while it runs */
+	probes_prepare(tracee);	/* the slow part, while it runs */
 	if (tracee_stop_world() < 0 || tracer_start_followed(-1) < 0)
 		log_warn("process %d is not traced: it could not be probed", tracee->pid);
 }

@@ -84,7 +84,7 @@ static bool find_dl(struct dl_fns *dl)
 static int call(struct thread *t, uint64_t fn, uint64_t a, uint64_t b, uint64_t c, uint64_t *ret)
 {
 	uint64_t args[6] = { a, b, c, 0, 0, 0 };
-	return xol_call(t, fn, args, ret, NULL);
+	return xol_call(tracee, t, fn, args, ret, NULL);
 }
 
 /* Scratch layout: the strings the calls take (paths up to PATH_MAX, 4096 bytes). */
@@ -119,7 +119,7 @@ static int load(struct thread *t, const char *cupti, uint64_t *handle, uint64_t 
 		log_warn("--gpu-time: no dlopen in %d's C library: no GPU time", tracee->pid);
 		return -1;
 	}
-	if (xol_scratch(t, &scratch) < 0 || write_str(t->tid, scratch + AT_LIB, lib_path) < 0 ||
+	if (xol_scratch(tracee, t, &scratch) < 0 || write_str(t->tid, scratch + AT_LIB, lib_path) < 0 ||
 	    write_str(t->tid, scratch + AT_START, "gputop_gpu_start") < 0 ||
 	    write_str(t->tid, scratch + AT_SHARED, "gputop_gpu_shared") < 0 ||
 	    write_str(t->tid, scratch + AT_FLUSH, "gputop_gpu_flush") < 0 ||
@@ -197,8 +197,8 @@ static void wait_started(struct thread *t, struct gputime_state *st, const char 
 			return;
 		}
 		struct tracee *was = tracee;
-		hit_collect_returns(now_ns());	/* the launch ring and call records: as the loop would */
-		hit_drain_launches(tracee->pid);
+		hit_collect_returns(tracee, now_ns());	/* the launch ring and call records: as the loop would */
+		hit_drain_launches(tracee);
 		if (!tracee_dispatch_pending()) {
 			struct timespec nap = { 0, 1000000 };
 			nanosleep(&nap, NULL);
@@ -228,7 +228,7 @@ static void wait_started(struct thread *t, struct gputime_state *st, const char 
 void gputime_at_stop(struct thread *t)
 {
 	struct gputime_state *st = tracee->gputime;
-	if (!hit_take_top_entry(t) || !lib_path[0] || st->phase != GPUTIME_WAITING || !xol_ready())
+	if (!hit_take_top_entry(tracee, t) || !lib_path[0] || st->phase != GPUTIME_WAITING || !xol_ready(tracee))
 		return;
 	st->phase = GPUTIME_LOADING;
 	char cupti[PATH_MAX];
@@ -282,7 +282,7 @@ void gputime_before_exec(struct thread *t)
 	uint64_t args[6] = { 0 };
 	if (st->phase != GPUTIME_ON || !st->flush)
 		return;
-	xol_call(t, st->flush, args, &ret, NULL);	/* CUPTI's buffers into the ring */
+	xol_call(tracee, t, st->flush, args, &ret, NULL);	/* CUPTI's buffers into the ring */
 	gputime_drain();
 }
 

@@ -38,7 +38,7 @@
 #include "tracee.h"
 #include "xol.h"
 
-/* The process's part (tracee->hit, struct hit_state in hit_internal.h). The static buffers in
+/* The process's part (p->hit, struct hit_state in hit_internal.h). The static buffers in
  * the functions below are scratch, static only to keep them off the stack. */
 struct hit_state *hit_state_new(void)
 {
@@ -55,68 +55,81 @@ void hit_state_free(struct hit_state *st)
 	free(st);
 }
 
-void hit_init(uint64_t stop_cost_ns, int default_device)
+void hit_init(struct tracee *p, uint64_t stop_cost_ns, int default_device)
 {
-	struct hit_state *st = tracee->hit;
+	struct hit_state *st = p->hit;
 	st->stop_cost = stop_cost_ns;
 	st->default_dev = default_device;
 }
 
+/* What decode reads through (its ctx): a thread's memory, the process's allocations. */
+struct reader {
+	const struct tracee *p;
+	pid_t tid;
+};
+
 static int read_mem(void *ctx, uint64_t addr, void *buf, size_t n)
 {
-	return mem_read(*(pid_t *)ctx, addr, buf, n);
+	const struct reader *rd = ctx;
+	return mem_read(rd->tid, addr, buf, n);
 }
 
-static int load_args(pid_t tid, const struct api_spec *s, const arch_regs_t *r,
+static int load_args(struct tracee *p, pid_t tid, const struct api_spec *s, const arch_regs_t *r,
 		     uint64_t a[DECODE_MAX_ARGS + 1], uint64_t *ret)
 {
-	return decode_args(s, r, read_mem, &tid, a, ret);
+	struct reader rd = { p, tid };
+	return decode_args(s, r, read_mem, &rd, a, ret);
 }
 
-/* Whether addr is in a live device allocation of the current process (decode's question). */
-static bool is_device_ptr(uint64_t addr)
+/* Whether addr is in a live device allocation of the reader's process (decode's question). */
+static bool is_device_ptr(void *ctx, uint64_t addr)
 {
-	return stats_is_device_ptr(tracee->stats_id, addr);
+	const struct reader *rd = ctx;
+	return stats_is_device_ptr(rd->p->stats_id, addr);
 }
 
-void hit_call_from_args(struct thread *t, int api, const uint64_t *a, struct cuda_call *c)
+void hit_call_from_args(struct tracee *p, struct thread *t, int api, const uint64_t *a, struct cuda_call *c)
 {
-	decode_call(api, a, read_mem, &t->tid, is_device_ptr, c);
-	c->pid = tracee->pid;
+	struct reader rd = { p, t->tid };
+	decode_call(api, a, read_mem, &rd, is_device_ptr, c);
+	c->pid = p->pid;
 	c->tid = t->tid;
 	if (c->op == OP_COPY)
-		hit_copy_devices(&c->copy);
+		hit_copy_devices(p, &c->copy);
 }
 
-void hit_call_return(struct thread *t, struct cuda_call *c, const struct call_return *r, uint64_t now)
+void hit_call_return(struct tracee *p, struct thread *t, struct cuda_call *c, const struct call_return *r,
+		     uint64_t now)
 {
-	decode_call_return(c, r, now, read_mem, &t->tid);
-	c->device = hit_thread_device(t);
+	struct reader rd = { p, t->tid };
+	decode_call_return(c, r, now, read_mem, &rd);
+	c->device = hit_thread_device(p, t);
 	c->thread_device = t->device;
 	if (c->op == OP_ALLOC && c->alloc.ptr) {
 		const struct module *caller = sym_module_at(c->caller);
 		c->alloc.caller_module = caller ? caller->base : NULL;
 	}
-	account_call(tracee, t, c);
+	account_call(p, t, c);
 }
 
 /* Calls probed at entry only: driver launches of kernels and graphs (one stop each, where the
  * launch ring cannot take them) and kernel registration, which only names. */
-static void entry_only(struct thread *t, int api, const arch_regs_t *r, const uint64_t *a, bool sampled)
+static void entry_only(struct tracee *p, struct thread *t, int api, const arch_regs_t *r, const uint64_t *a,
+		       bool sampled)
 {
 	struct cuda_call c;
-	hit_call_from_args(t, api, a, &c);
+	hit_call_from_args(p, t, api, a, &c);
 	if (c.op != OP_LAUNCH && c.op != OP_GRAPH_LAUNCH && !(c.op == OP_KERNEL_NAME && c.name.src == NAME_REGISTER))
 		return;
 	c.counted = c.op != OP_KERNEL_NAME;
-	c.device = hit_thread_device(t);
+	c.device = hit_thread_device(p, t);
 	c.thread_device = t->device;
 	if (c.op == OP_LAUNCH) {
-		int kernel = c.launch.kernel = kernel_names_id(t, c.launch.handle);
-		if (kernel >= 0 && ((sampled && config.stack_depth > 0) || stack_capture_launch_due(kernel, now_ns())))
-			c.stack = stack_capture_launch(t, r);
+		int kernel = c.launch.kernel = kernel_names_id(p, t, c.launch.handle);
+		if (kernel >= 0 && ((sampled && config.stack_depth > 0) || stack_capture_launch_due(p, kernel, now_ns())))
+			c.stack = stack_capture_launch(p, t, r);
 	}
-	account_call(tracee, t, &c);
+	account_call(p, t, &c);
 }
 
 /* A new frame on t's shadow stack (frame.h). */
@@ -135,27 +148,27 @@ struct frame *frame_push(struct thread *t)
 	return f;
 }
 
-bool hit_take_top_entry(const struct thread *t)
+bool hit_take_top_entry(struct tracee *p, const struct thread *t)
 {
-	struct hit_state *st = tracee->hit;
+	struct hit_state *st = p->hit;
 	bool top = st->top_entry == t->tid;
 	st->top_entry = 0;
 	return top;
 }
 
-void hit_reset(void)
+void hit_reset(struct tracee *p)
 {
-	struct hit_state *st = tracee->hit;
+	struct hit_state *st = p->hit;
 	st->recs_in_flight = 0;
 }
 
-void hit_forget_frames(struct thread *t, uint32_t from)
+void hit_forget_frames(struct tracee *p, struct thread *t, uint32_t from)
 {
-	struct hit_state *st = tracee->hit;
+	struct hit_state *st = p->hit;
 	for (uint32_t k = from; k < t->depth; k++) {
-		rescue_frame_done(tracee->rescue_slot, t->frames[k].rescue);
+		rescue_frame_done(p->rescue_slot, t->frames[k].rescue);
 		if (t->frames[k].rec >= 0) {
-			retfast_free(t->tid, &t->frames[k].rec, 1);
+			retfast_free(p, t->tid, &t->frames[k].rec, 1);
 			t->frames[k].rec = -1;
 			st->recs_in_flight--;
 		}
@@ -167,25 +180,25 @@ void hit_forget_frames(struct thread *t, uint32_t from)
 /* Calls left by longjmp (or an exception, or a thread's cancellation unwinding through
  * them) never come back through the trampoline: their frames are dead once their return
  * slot no longer holds the trampoline's address, which a live call's slot always does. */
-static void drop_dead_frames(struct thread *t)
+static void drop_dead_frames(struct tracee *p, struct thread *t)
 {
 	uint64_t cur;
 	while (t->depth) {
 		struct frame *f = &t->frames[t->depth - 1];
 		if (mem_read(t->tid, f->ret_slot, &cur, sizeof cur) == 0 && cur == f->swapped)
 			return;
-		hit_forget_frames(t, t->depth - 1);
+		hit_forget_frames(p, t, t->depth - 1);
 	}
 }
 
 /* Whether a thread (by its thread pointer) is inside a call the call stub recorded that had not
  * returned at the last look (hit_records.c keeps in_flight), of s's scope (hit_same_scope). */
-static bool in_recorded_call(uint64_t thread_pointer, const struct api_spec *s)
+static bool in_recorded_call(const struct tracee *p, uint64_t thread_pointer, const struct api_spec *s)
 {
-	const struct hit_state *st = tracee->hit;
+	const struct hit_state *st = p->hit;
 	for (int i = 0; thread_pointer && i < st->n_in_flight; i++)
 		if (st->in_flight[i].thread == thread_pointer &&
-		    hit_same_scope(launchring_probe_api((int)st->in_flight[i].probe - 1), s))
+		    hit_same_scope(launchring_probe_api(p, (int)st->in_flight[i].probe - 1), s))
 			return true;
 	return false;
 }
@@ -203,42 +216,42 @@ bool hit_in_frame_of_scope(const struct thread *t, const struct api_spec *s)
  * thread is in a traced call, stopped at or recorded by the call stub. A CUDA call made by a
  * signal handler or a callback of the program's is its own, and counts. s: the row (NULL: a
  * CUDA one). */
-static bool is_nested(struct thread *t, const arch_regs_t *r, const struct api_spec *s)
+static bool is_nested(struct tracee *p, struct thread *t, const arch_regs_t *r, const struct api_spec *s)
 {
 	if (t->depth)
-		drop_dead_frames(t);
-	if (!hit_in_frame_of_scope(t, s) && !in_recorded_call(t->thread_pointer, s))
+		drop_dead_frames(p, t);
+	if (!hit_in_frame_of_scope(t, s) && !in_recorded_call(p, t->thread_pointer, s))
 		return false;
 	uint64_t caller = 0;
-	return mem_read(t->tid, arch_return_slot(r), &caller, sizeof caller) == 0 && probes_in_scope(s, caller);
+	return mem_read(t->tid, arch_return_slot(r), &caller, sizeof caller) == 0 && probes_in_scope(p, s, caller);
 }
 
 /* Swaps the call's return address: for the return stub where it can record this call's
  * return (its out-parameters are plain pointers it copies; a name string is read here, at a
  * return that traps, while the caller's buffer surely lives), else for the trampoline. */
-static int swap_return(struct thread *t, struct frame *f, const struct api_spec *s, const struct bp *b,
-		       arch_regs_t *r)
+static int swap_return(struct tracee *p, struct thread *t, struct frame *f, const struct api_spec *s,
+		       const struct bp *b, arch_regs_t *r)
 {
-	struct hit_state *st = tracee->hit;
-	if (retfast_ready() && s->name_src != NAME_FROM_STRING && !(s->flags & API_STOPS)) {
+	struct hit_state *st = p->hit;
+	if (retfast_ready(p) && s->name_src != NAME_FROM_STRING && !(s->flags & API_STOPS)) {
 		uint64_t out, out2;
 		decode_call_outs(&f->call, &out, &out2);
-		f->rec = retfast_begin(t->tid, arch_sp_after_return(f->entry_sp), f->ret_addr, out, out2,
+		f->rec = retfast_begin(p, t->tid, arch_sp_after_return(f->entry_sp), f->ret_addr, out, out2,
 				       f->ret_slot, b->slot);
 		if (f->rec >= 0) {
 			st->recs_in_flight++;
-			f->swapped = retfast_stub();
+			f->swapped = retfast_stub(p);
 			/* It resumes through the entry stamp, which then runs the slot. */
-			arch_set_scratch(r, retfast_record_addr(f->rec));
-			arch_set_pc(r, retfast_entry_stamp());
+			arch_set_scratch(r, retfast_record_addr(p, f->rec));
+			arch_set_pc(r, retfast_entry_stamp(p));
 			return 0;	/* the stub works without gputop: nothing to rescue */
 		}
 	}
-	f->swapped = xol_trampoline();
+	f->swapped = xol_trampoline(p);
 	/* Before the swap: a crash must find it. */
-	f->rescue = rescue_frame(tracee->rescue_slot, f->ret_slot, f->ret_addr);
+	f->rescue = rescue_frame(p->rescue_slot, f->ret_slot, f->ret_addr);
 	if (mem_write(t->tid, f->ret_slot, &f->swapped, sizeof f->swapped) < 0) {
-		rescue_frame_done(tracee->rescue_slot, f->rescue);
+		rescue_frame_done(p->rescue_slot, f->rescue);
 		return -1;
 	}
 	return 0;
@@ -248,10 +261,10 @@ static int swap_return(struct thread *t, struct frame *f, const struct api_spec 
 
 /* The function whose jump probe has ring index probe (0 if none): where a stack taken at the
  * stub's park starts, as if the thread stood at the function's entry. */
-static uint64_t ring_probe_function(int probe)
+static uint64_t ring_probe_function(const struct tracee *p, int probe)
 {
 	uint32_t it = 0;
-	for (struct bp *b; (b = bp_iter(&it));)
+	for (struct bp *b; (b = bp_iter(p, &it));)
 		if (b->ring == probe)
 			return b->addr;
 	return 0;
@@ -261,40 +274,40 @@ static uint64_t ring_probe_function(int probe)
  * the registers as at the park's call, some of the call's saved on its stack
  * (arch_launch_trap_entry rebuilds its entry): the call is counted from that view of its entry,
  * the kernel named (asking the driver if need be), and the handle marked seen. */
-void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex)
+void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, bool ex)
 {
 	int probe = (int)(uint32_t)arch_scratch(r);
-	int api = launchring_probe_api(probe);
+	int api = launchring_probe_api(p, probe);
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
 	uint64_t saved[ARCH_LAUNCH_TRAP_SAVED], a[DECODE_MAX_ARGS + 1] = { 0 };
 	arch_regs_t entry;
 	if (!s || mem_read(t->tid, arch_sp(r), saved, sizeof saved) < 0)
 		return;
 	arch_launch_trap_entry(r, saved, &entry);
-	uint64_t function = ring_probe_function(probe);
+	uint64_t function = ring_probe_function(p, probe);
 	if (function)
 		arch_set_pc(&entry, function);
-	if (load_args(t->tid, s, &entry, a, NULL) < 0)
+	if (load_args(p, t->tid, s, &entry, a, NULL) < 0)
 		return;
 	uint64_t handle = 0, where;
 	arch_arg(&entry, ex ? 2 : 1, &handle, &where);	/* the launched function */
 	/* With --stacks launches, a trap of a handle already named is a sample it asked for. (Not
 	 * otherwise: after an attach, handles named from the program's data trap once each too.) */
-	bool sampled = (config.stacks & CONFIG_STACKS_LAUNCHES) && kernels_seen(handle);
-	bool top = !t->guest && !is_nested(t, &entry, s);
+	bool sampled = (config.stacks & CONFIG_STACKS_LAUNCHES) && kernels_seen(p, handle);
+	bool top = !t->guest && !is_nested(p, t, &entry, s);
 	if (top)
-		entry_only(t, api, &entry, a, sampled);
-	tracee->hit->top_entry = top ? t->tid : 0;
-	launchring_seen(handle);
+		entry_only(p, t, api, &entry, a, sampled);
+	p->hit->top_entry = top ? t->tid : 0;
+	launchring_seen(p, handle);
 	if (s->op == OP_LAUNCH)	/* sampled launch sites: kernels only, not executable graphs */
-		stack_capture_note_handle(handle);
+		stack_capture_note_handle(p, handle);
 }
 
-void hit_call_trap(struct thread *t, const arch_regs_t *r, int index)
+void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int index)
 {
-	struct hit_state *st = tracee->hit;
+	struct hit_state *st = p->hit;
 	int probe = (int)(uint32_t)arch_scratch(r);
-	uint64_t saved[ARCH_LAUNCH_TRAP_SAVED], record = arch_call_trap_record(r), function = ring_probe_function(probe);
+	uint64_t saved[ARCH_LAUNCH_TRAP_SAVED], record = arch_call_trap_record(r), function = ring_probe_function(p, probe);
 	struct lr_call c;
 	arch_regs_t entry;
 	if (index < 0 || !function || t->guest || mem_read(t->tid, arch_sp(r), saved, sizeof saved) < 0 ||
@@ -302,10 +315,10 @@ void hit_call_trap(struct thread *t, const arch_regs_t *r, int index)
 		return;
 	arch_launch_trap_entry(r, saved, &entry);
 	arch_set_pc(&entry, function);
-	int api = launchring_probe_api(probe);
-	if (is_nested(t, &entry, api >= 0 ? cuda_api_get(api) : NULL))
+	int api = launchring_probe_api(p, probe);
+	if (is_nested(p, t, &entry, api >= 0 ? cuda_api_get(api) : NULL))
 		return;	/* part of a traced call: that one counts, and has its stack */
-	uint32_t stack = stack_capture(t, &entry);
+	uint32_t stack = stack_capture(p, t, &entry);
 	if (stack == STACK_NONE)
 		return;
 	if (!st->call_stack[index].entry_tsc)
@@ -315,9 +328,9 @@ void hit_call_trap(struct thread *t, const arch_regs_t *r, int index)
 	st->call_stack[index].stack = stack;
 }
 
-uint32_t hit_take_call_stack(const struct lr_call *c)
+uint32_t hit_take_call_stack(struct tracee *p, const struct lr_call *c)
 {
-	struct hit_state *st = tracee->hit;
+	struct hit_state *st = p->hit;
 	for (int i = 0; st->n_call_stacks && i < LR_CALL_RECORDS; i++) {
 		if (!st->call_stack[i].entry_tsc || st->call_stack[i].entry_tsc != c->entry_tsc ||
 		    st->call_stack[i].thread != c->thread)
@@ -329,24 +342,24 @@ uint32_t hit_take_call_stack(const struct lr_call *c)
 	return STACK_NONE;
 }
 
-void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed)
+void hit_entry(struct tracee *p, struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed)
 {
 	const struct api_spec *s = cuda_api_get(b->api);
 	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 }, ret = 0;
-	bool nested = is_nested(t, r, s);
+	bool nested = is_nested(p, t, r, s);
 	arch_regs_t at_entry = *r;	/* where a stack is unwound from: the function's entry */
 
 	*timed = NULL;
 	arch_set_pc(&at_entry, b->addr);
 	arch_set_pc(r, b->slot);
-	tracee->hit->top_entry = !t->guest && !nested && s->op != OP_KERNEL_NAME ? t->tid : 0;
+	p->hit->top_entry = !t->guest && !nested && s->op != OP_KERNEL_NAME ? t->tid : 0;
 	if (t->guest || (nested && !hit_always_read(s)))
 		return;
 	bool with_return = s->flags & API_RETURN;
-	if (load_args(t->tid, s, r, a, with_return ? &ret : NULL) < 0)
+	if (load_args(p, t->tid, s, r, a, with_return ? &ret : NULL) < 0)
 		return;	/* unreadable stack: let the call go untraced rather than guess */
 	if (!with_return) {
-		entry_only(t, b->api, &at_entry, a, false);
+		entry_only(p, t, b->api, &at_entry, a, false);
 		return;
 	}
 	uint64_t slot = arch_return_slot(r);
@@ -358,16 +371,16 @@ void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct fram
 	f->entry_sp = arch_sp(r);
 	f->rescue = f->rec = -1;
 	struct cuda_call *c = &f->call;
-	hit_call_from_args(t, b->api, a, c);
+	hit_call_from_args(p, t, b->api, a, c);
 	c->counted = !nested;
 	c->caller = ret;
 	if (c->op == OP_LAUNCH)
-		c->launch.kernel = kernels_id_of(t->tid, c->launch.handle);
-	if (c->counted && c->op == OP_LAUNCH && stack_capture_launch_due(c->launch.kernel, now_ns()))
-		c->stack = stack_capture_launch(t, &at_entry);
+		c->launch.kernel = kernels_id_of(p, t->tid, c->launch.handle);
+	if (c->counted && c->op == OP_LAUNCH && stack_capture_launch_due(p, c->launch.kernel, now_ns()))
+		c->stack = stack_capture_launch(p, t, &at_entry);
 	else if (c->counted && probes_stops_for_stack(s))
-		c->stack = stack_capture(t, &at_entry);
-	if (swap_return(t, f, s, b, r) < 0) {
+		c->stack = stack_capture(p, t, &at_entry);
+	if (swap_return(p, t, f, s, b, r) < 0) {
 		t->depth--;
 		return;
 	}
@@ -384,9 +397,9 @@ static int find_frame(const struct thread *t, uint64_t sp)
 	return -1;
 }
 
-int hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
+int hit_return(struct tracee *p, struct thread *t, arch_regs_t *r, uint64_t now)
 {
-	struct hit_state *st = tracee->hit;
+	struct hit_state *st = p->hit;
 	int i = find_frame(t, arch_sp(r));
 	if (i < 0) {
 		if (!t->depth) {
@@ -398,13 +411,13 @@ int hit_return(struct thread *t, arch_regs_t *r, uint64_t now)
 			  (unsigned long long)arch_sp(r));
 	}
 	struct frame f = t->frames[i];
-	hit_forget_frames(t, (uint32_t)i);
+	hit_forget_frames(p, t, (uint32_t)i);
 	arch_set_pc(r, f.ret_addr);
 
 	uint64_t elapsed = now - f.t_entry;
 	struct call_return ret = { .retval = arch_retval(r),
 				   .ns = elapsed > st->stop_cost ? elapsed - st->stop_cost : 0 };
-	hit_call_return(t, &f.call, &ret, now);
+	hit_call_return(p, t, &f.call, &ret, now);
 	return f.call.api;
 }
 

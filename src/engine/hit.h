@@ -15,39 +15,41 @@ struct thread;
 struct bp;
 struct frame;
 struct hit_state;
+struct tracee;
 
-/* The current process's part (tracee->hit, base/tracee.h): what a stop costs there, its
- * default device, the returns the stub is to record; made and freed with it. */
+/* A process's part (p->hit, base/tracee.h): what a stop costs there, its default device, the
+ * returns the stub is to record; made and freed with it. Every function below acts for the
+ * process p it is given (t: one of its threads). */
 struct hit_state *hit_state_new(void);
 void hit_state_free(struct hit_state *st);
 
-void hit_init(uint64_t stop_cost_ns, int default_device);
+void hit_init(struct tracee *p, uint64_t stop_cost_ns, int default_device);
 
 /* Entry of a probed function: updates r (the pc goes to the slot). *timed is set to the
  * frame whose entry time the tracer stamps right before resuming, or NULL. */
-void hit_entry(struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed);
+void hit_entry(struct tracee *p, struct thread *t, const struct bp *b, arch_regs_t *r, struct frame **timed);
 
 /* The thread came back through the trampoline at now_ns: r's pc goes to the real return
  * address. Returns the API row of the call that returned, or -1 if no call of this thread was
  * waiting for it (a bug, reported). */
-int hit_return(struct thread *t, arch_regs_t *r, uint64_t now);
+int hit_return(struct tracee *p, struct thread *t, arch_regs_t *r, uint64_t now);
 
 /* Counts the calls that came back through the return stub since the last look (retfast.h).
  * Called at every stop, before anything else, and on the tracer's tick. */
-void hit_collect_returns(uint64_t now);
+void hit_collect_returns(struct tracee *p, uint64_t now);
 /* A thread's frames from index from up are gone (exit, longjmp): their rescue entries and
  * stub records are let go. */
-void hit_forget_frames(struct thread *t, uint32_t from);
-void hit_reset(void);	/* exec: no frame of the old image is left */
+void hit_forget_frames(struct tracee *p, struct thread *t, uint32_t from);
+void hit_reset(struct tracee *p);	/* exec: no frame of the old image is left */
 
 /* Launches through the launch ring (launchring.h): the stub's trap for a handle not seen yet
  * (r: the thread's registers there; ex: the stub's variant), and the records of the others,
- * read now (pid: the program, for kernel handle lookups). */
-void hit_launch_trap(struct thread *t, const arch_regs_t *r, bool ex);
+ * read now. */
+void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, bool ex);
 /* The call stub trapped for the call's stack (--stacks): taken now, kept for its record (the
  * index-th), whose return is counted later (hit_records.c). The thread goes on after the int3. */
-void hit_call_trap(struct thread *t, const arch_regs_t *r, int index);
-void hit_drain_launches(pid_t pid);
+void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int index);
+void hit_drain_launches(struct tracee *p);
 
 /* The engine's consumers of calls (cuda/cuda_call.h), which the session registers
  * (account.h). devices_consumer (hit_devices.c): what calls say of devices and NCCL to the
@@ -62,13 +64,13 @@ extern const struct cuda_consumer graphs_consumer;
 /* How the CUDA graphs (hit_graphs.c) count what the stubs recorded before a capture begins or
  * ends or an executable graph is redefined: hit_collect_returns and hit_drain_launches, given
  * by the engine's set-up (they count through account.c, which calls the graphs: no cycle). */
-void graphs_set_catch_up(void (*catch_up)(uint64_t now));
+void graphs_set_catch_up(void (*catch_up)(struct tracee *p, uint64_t now));
 
 
 /* Whether the stop just handled found t at the entry of a CUDA call of the program's own (not
  * a call a CUDA library makes inside another, nor a kernel's registration): a point where the
  * thread holds no CUDA or loader lock, so that gputop may call into the program there. Asked
  * once per stop. */
-bool hit_take_top_entry(const struct thread *t);
+bool hit_take_top_entry(struct tracee *p, const struct thread *t);
 
 #endif

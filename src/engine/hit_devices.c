@@ -13,40 +13,40 @@
 #include "threads.h"
 #include "tracee.h"
 
-int hit_thread_device(const struct thread *t)
+int hit_thread_device(const struct tracee *p, const struct thread *t)
 {
-	return t->device >= 0 ? t->device : tracee->hit->default_dev;
+	return t->device >= 0 ? t->device : p->hit->default_dev;
 }
 
-int hit_ring_device(void)
+int hit_ring_device(const struct tracee *p)
 {
-	const struct hit_state *st = tracee->hit;
+	const struct hit_state *st = p->hit;
 	uint64_t m = st->devices_made_current;
 	if (!m)
 		return st->default_dev;
 	return (m & (m - 1)) ? -1 : __builtin_ctzll(m);
 }
 
-static void set_device(struct thread *t, int device)
+static void set_device(struct tracee *p, struct thread *t, int device)
 {
-	struct hit_state *st = tracee->hit;
+	struct hit_state *st = p->hit;
 	t->device = device;
 	if (device >= 0 && device < 64)
 		st->devices_made_current |= 1ull << device;
 }
 
-static int ctx_device(uint64_t ctx)
+static int ctx_device(const struct tracee *p, uint64_t ctx)
 {
-	const struct hit_state *st = tracee->hit;
+	const struct hit_state *st = p->hit;
 	for (int i = 0; ctx && i < st->n_ctx; i++)
 		if (st->ctx[i].ctx == ctx)
 			return st->ctx[i].device;
 	return -1;
 }
 
-static void ctx_learn(uint64_t ctx, int device)
+static void ctx_learn(struct tracee *p, uint64_t ctx, int device)
 {
-	struct hit_state *st = tracee->hit;
+	struct hit_state *st = p->hit;
 	int i = 0;
 	if (!ctx || device < 0)
 		return;
@@ -69,17 +69,17 @@ bool hit_always_read(const struct api_spec *s)
 
 /* A copy's devices as its arguments say (a peer copy's device or context arguments) or the
  * allocations its pointers are in; -1 where neither tells. */
-void hit_copy_devices(struct call_copy *m)
+void hit_copy_devices(const struct tracee *p, struct call_copy *m)
 {
 	int src = -1, dst = -1;
 	if (m->peer) {
-		src = m->ctx_args ? ctx_device(m->src_arg) : (int)(int32_t)m->src_arg;
-		dst = m->ctx_args ? ctx_device(m->dst_arg) : (int)(int32_t)m->dst_arg;
+		src = m->ctx_args ? ctx_device(p, m->src_arg) : (int)(int32_t)m->src_arg;
+		dst = m->ctx_args ? ctx_device(p, m->dst_arg) : (int)(int32_t)m->dst_arg;
 	}
 	if (src < 0 && m->dir != DIR_H2D && m->dir != DIR_H2H)
-		src = stats_device_of_ptr(tracee->stats_id, m->src);
+		src = stats_device_of_ptr(p->stats_id, m->src);
 	if (dst < 0 && m->dir != DIR_D2H && m->dir != DIR_H2H)
-		dst = stats_device_of_ptr(tracee->stats_id, m->dst);
+		dst = stats_device_of_ptr(p->stats_id, m->dst);
 	m->src_device = src;
 	m->dst_device = dst;
 }
@@ -180,26 +180,26 @@ const struct cuda_consumer devices_consumer = {
 	.call = devices_on_call,
 };
 
-void hit_devices_learn(const struct cuda_call *c)
+void hit_devices_learn(struct tracee *p, const struct cuda_call *c)
 {
 	if (c->op == OP_CTX_LEARN)
-		ctx_learn(c->ctx.ctx, c->ctx.device);
+		ctx_learn(p, c->ctx.ctx, c->ctx.device);
 }
 
-void hit_devices_follow(struct thread *t, const struct cuda_call *c)
+void hit_devices_follow(struct tracee *p, struct thread *t, const struct cuda_call *c)
 {
 	int dev;
 	switch (c->op) {
 	case OP_SET_DEVICE:
-		set_device(t, c->set_device.device);
+		set_device(p, t, c->set_device.device);
 		break;
 	case OP_CTX_PUSH:
 		if (t->n_pushed < sizeof t->dev_pushed)
 			t->dev_pushed[t->n_pushed++] = (int8_t)t->device;
 		/* fall through */
 	case OP_CTX_SET:
-		if ((dev = ctx_device(c->ctx.ctx)) >= 0)
-			set_device(t, dev);
+		if ((dev = ctx_device(p, c->ctx.ctx)) >= 0)
+			set_device(p, t, dev);
 		else if (c->ctx.ctx)
 			t->device = -1;	/* a context gputop did not see made: not known */
 		break;

@@ -139,7 +139,7 @@ static int learn_nodes(struct tracee *p, struct thread *t, uint64_t graph, const
 {
 	static struct graph_query_node q[GQ_MAX_NODES];	/* scratch, off the stack */
 	static struct stats_graph_node nodes[GQ_MAX_NODES];
-	int err = graph_query_nodes(t, probes_graph_fns(), graph, q, n);
+	int err = graph_query_nodes(p, t, probes_graph_fns(p), graph, q, n);
 	if (err < 0) {
 		log_debug("cannot list the nodes of graph %#llx: %s", (unsigned long long)graph, strerror(-err));
 		return err;
@@ -152,7 +152,7 @@ static int learn_nodes(struct tracee *p, struct thread *t, uint64_t graph, const
 			d->type = GRAPH_NODE_KERNEL;
 			/* The CUkernel where there is one: CUDA 13's runtime launched that handle,
 			 * already named; the node's CUfunction may be one never seen. */
-			d->kernel = kernel_names_id(t, q[i].kern ? q[i].kern : q[i].func);
+			d->kernel = kernel_names_id(p, t, q[i].kern ? q[i].kern : q[i].func);
 			memcpy(d->grid, q[i].grid, sizeof d->grid);
 			memcpy(d->block, q[i].block, sizeof d->block);
 			break;
@@ -176,19 +176,19 @@ static int learn_nodes(struct tracee *p, struct thread *t, uint64_t graph, const
 	return 0;
 }
 
-static void (*catch_up_fn)(uint64_t now);
+static void (*catch_up_fn)(struct tracee *p, uint64_t now);
 
-void graphs_set_catch_up(void (*catch_up)(uint64_t now))
+void graphs_set_catch_up(void (*catch_up)(struct tracee *p, uint64_t now))
 {
 	catch_up_fn = catch_up;
 }
 
 /* The stubs' records up to this stop are counted (or held) before a capture begins or ends:
  * the calls made before it, on this thread, are all in them. */
-static void catch_up(uint64_t now)
+static void catch_up(struct tracee *p, uint64_t now)
 {
 	if (catch_up_fn)
-		catch_up_fn(now);
+		catch_up_fn(p, now);
 }
 
 static void on_capture_end(struct tracee *p, const struct cuda_call *c)
@@ -197,7 +197,7 @@ static void on_capture_end(struct tracee *p, const struct cuda_call *c)
 	struct thread *t = threads_find(c->tid);
 	const struct stats_graph_node *nodes;
 	uint32_t n;
-	catch_up(c->seen_ns);
+	catch_up(p, c->seen_ns);
 	if (cuda_call_ok(c) && t && c->graph.graph && learn_nodes(p, t, c->graph.graph, &nodes, &n) == 0)
 		mark_nodes(st, nodes, n);
 	else if (cuda_call_ok(c))
@@ -214,10 +214,10 @@ static void define_exec(struct tracee *p, const struct cuda_call *c, bool update
 	const struct stats_graph_node *nodes = NULL;
 	struct thread *t = threads_find(c->tid);
 	uint32_t n = 0;
-	catch_up(c->seen_ns);	/* the launches recorded so far ran the nodes it had until now */
+	catch_up(p, c->seen_ns);	/* the launches recorded so far ran the nodes it had until now */
 	bool known = t && c->graph.graph && learn_nodes(p, t, c->graph.graph, &nodes, &n) == 0;
 	stats_graph_define(p->stats_id, c->graph.exec, nodes, n, known, update);
-	launchring_seen(c->graph.exec);	/* known now: its launches need no stop */
+	launchring_seen(p, c->graph.exec);	/* known now: its launches need no stop */
 }
 
 static void graphs_on_call(struct tracee *p, const struct cuda_call *c)
@@ -231,7 +231,7 @@ static void graphs_on_call(struct tracee *p, const struct cuda_call *c)
 		return;
 	switch (c->op) {
 	case OP_CAPTURE_BEGIN:
-		catch_up(c->seen_ns);
+		catch_up(p, c->seen_ns);
 		st->captures++;
 		break;
 	case OP_GRAPH_INSTANTIATE:
@@ -242,7 +242,7 @@ static void graphs_on_call(struct tracee *p, const struct cuda_call *c)
 		define_exec(p, c, true);
 		break;
 	case OP_GRAPH_EXEC_DESTROY:
-		catch_up(c->seen_ns);	/* its last launches, still in the ring, ran its nodes */
+		catch_up(p, c->seen_ns);	/* its last launches, still in the ring, ran its nodes */
 		stats_graph_forget(p->stats_id, c->graph.exec);
 		break;
 	}

@@ -16,6 +16,7 @@
 #include "launchring.h"
 
 struct thread;
+struct tracee;
 
 /* Whether a traced call of row api in flight can hold a call of row s (NULL: a CUDA row): NCCL
  * calls hold NCCL calls (ncclBcast calling ncclBroadcast), CUDA calls hold CUDA calls (cudart
@@ -36,31 +37,32 @@ bool hit_in_frame_of_scope(const struct thread *t, const struct api_spec *s);
 /* The event of a call of row api that thread t made, from its arguments a[] (decode_call): the
  * process and thread filled in, a copy's devices found. Not a launch's kernel: each source finds
  * it its own way. */
-void hit_call_from_args(struct thread *t, int api, const uint64_t *a, struct cuda_call *c);
+void hit_call_from_args(struct tracee *p, struct thread *t, int api, const uint64_t *a, struct cuda_call *c);
 /* The call c of thread t came back at now: its return decoded (out-parameters read through t
  * where no stub read them), the devices it ran on, and accounted (engine/account.h). */
-void hit_call_return(struct thread *t, struct cuda_call *c, const struct call_return *r, uint64_t now);
+void hit_call_return(struct tracee *p, struct thread *t, struct cuda_call *c, const struct call_return *r,
+		     uint64_t now);
 
 /* Devices, contexts and NCCL communicators (hit_devices.c). The device a thread's work runs
  * on: its current one, else the process's default (0 when gputop started it; -1, not known,
  * when it attached and the thread made none current since). */
-int hit_thread_device(const struct thread *t);
+int hit_thread_device(const struct tracee *p, const struct thread *t);
 /* Where a launch the ring recorded ran (the ring does not record the thread): the one device
  * the process has made current, else the default; -1 when it used several. */
-int hit_ring_device(void);
+int hit_ring_device(const struct tracee *p);
 /* A copy's source and destination devices, from its peer arguments or the allocations its
  * pointers are in (-1: not known). */
-void hit_copy_devices(struct call_copy *m);
+void hit_copy_devices(const struct tracee *p, struct call_copy *m);
 /* Rows whose return is read even when the call is part of another traced call: names of
  * kernels, contexts (cudart retains the primary context inside its own calls). */
 bool hit_always_read(const struct api_spec *s);
 /* What the engine keeps of a call that succeeded (account.c): a context made (OP_CTX_LEARN, read
  * even inside another call), and the thread's current device from now on (OP_SET_DEVICE,
  * OP_CTX_SET, _PUSH, _POP; t may stand in for a thread not known). */
-void hit_devices_learn(const struct cuda_call *c);
-void hit_devices_follow(struct thread *t, const struct cuda_call *c);
+void hit_devices_learn(struct tracee *p, const struct cuda_call *c);
+void hit_devices_follow(struct tracee *p, struct thread *t, const struct cuda_call *c);
 
-/* The process's part (tracee->hit). */
+/* The process's part (p->hit). */
 #define HIT_MAX_CONTEXTS 64
 
 struct graph_held;
@@ -98,6 +100,6 @@ struct hit_state {
 void graphs_free(struct hit_state *st);
 
 /* The stack the call stub's trap took for a recorded call, STACK_NONE if none (forgotten). */
-uint32_t hit_take_call_stack(const struct lr_call *c);
+uint32_t hit_take_call_stack(struct tracee *p, const struct lr_call *c);
 
 #endif

@@ -24,33 +24,27 @@
 
 /* ---- launches through the ring (launchring.h) ------------------------------------------ */
 
-struct ring_ctx {
-	pid_t pid;
-};
-
 static void on_ring_record(int api, const uint64_t *w, void *arg)
 {
-	const struct ring_ctx *rc = arg;
+	struct tracee *p = arg;
 	struct cuda_call c;
 	decode_ring_call(api, w, &c);
-	c.pid = rc->pid;
+	c.pid = p->pid;
 	c.counted = true;
-	c.device = hit_ring_device();
+	c.device = hit_ring_device(p);
 	if (c.op == OP_LAUNCH)
-		c.launch.kernel = kernels_id_of(rc->pid, c.launch.handle);
-	account_call(tracee, NULL, &c);
+		c.launch.kernel = kernels_id_of(p, p->pid, c.launch.handle);
+	account_call(p, NULL, &c);
 }
 
 static void on_ring_lost(int api, uint64_t n, void *arg)
 {
-	(void)arg;
-	account_lost(tracee, api, n);
+	account_lost(arg, api, n);
 }
 
-void hit_drain_launches(pid_t pid)
+void hit_drain_launches(struct tracee *p)
 {
-	struct ring_ctx c = { pid };
-	launchring_drain(on_ring_record, on_ring_lost, &c);
+	launchring_drain(p, on_ring_record, on_ring_lost, p);
 }
 
 /* ---- returns and calls the stubs recorded ------------------------------------------------ */
@@ -78,24 +72,24 @@ static struct thread *thread_with_pointer(uint64_t tp)
 }
 
 /* Whether a recorded call can hold a call of row s (hit_same_scope). */
-static bool record_of_scope(const struct lr_call *c, const struct api_spec *s)
+static bool record_of_scope(const struct tracee *p, const struct lr_call *c, const struct api_spec *s)
 {
-	return hit_same_scope(launchring_probe_api((int)c->probe - 1), s);
+	return hit_same_scope(launchring_probe_api(p, (int)c->probe - 1), s);
 }
 
 /* A call the call stub recorded inside another recorded call of the same thread and scope: one
  * that began before it and had not returned when it did (still in flight, or returned later). */
-static bool inside_recorded_call(const struct lr_call *c, const struct api_spec *s, const struct lr_call *ret,
-				 int n_ret)
+static bool inside_recorded_call(const struct tracee *p, const struct lr_call *c, const struct api_spec *s,
+				 const struct lr_call *ret, int n_ret)
 {
-	const struct hit_state *st = tracee->hit;
+	const struct hit_state *st = p->hit;
 	for (int i = 0; i < st->n_in_flight; i++)
 		if (st->in_flight[i].thread == c->thread && st->in_flight[i].entry_tsc < c->entry_tsc &&
-		    record_of_scope(&st->in_flight[i], s))
+		    record_of_scope(p, &st->in_flight[i], s))
 			return true;
 	for (int i = 0; i < n_ret; i++)
 		if (&ret[i] != c && ret[i].thread == c->thread && ret[i].entry_tsc < c->entry_tsc &&
-		    ret[i].ret_tsc > c->ret_tsc && record_of_scope(&ret[i], s))
+		    ret[i].ret_tsc > c->ret_tsc && record_of_scope(p, &ret[i], s))
 			return true;
 	return false;
 }
@@ -104,11 +98,12 @@ static bool inside_recorded_call(const struct lr_call *c, const struct api_spec 
  * Part of a traced call of the same thread (made from inside a CUDA module while that call was
  * in flight: stopped at its entry, or recorded), it is not: that call counts. Its thread is the
  * one whose thread pointer it recorded (learnt at each thread's first stop). */
-static void on_call_record(const struct lr_call *c, const struct lr_call *all, int n_all, uint64_t now)
+static void on_call_record(struct tracee *p, const struct lr_call *c, const struct lr_call *all, int n_all,
+			   uint64_t now)
 {
-	struct thread nobody = { .tid = tracee->pid, .device = -1 };	/* a thread never seen (its
-									 * device: the default) */
-	int api = launchring_probe_api((int)c->probe - 1);
+	struct thread nobody = { .tid = p->pid, .device = -1 };	/* a thread never seen (its device:
+								 * the default) */
+	int api = launchring_probe_api(p, (int)c->probe - 1);
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
 	struct thread *t = thread_with_pointer(c->thread);
 	struct thread *who = t ? t : &nobody;
@@ -120,25 +115,25 @@ static void on_call_record(const struct lr_call *c, const struct lr_call *all, i
 		return;
 	if (!(s->flags & API_RETURN)) {	/* __cudaRegisterFunction: it only names */
 		if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER) {
-			hit_call_from_args(who, api, a, &call);
+			hit_call_from_args(p, who, api, a, &call);
 			call.source = CALL_RECORDED;
-			account_call(tracee, who, &call);
+			account_call(p, who, &call);
 		}
 		return;
 	}
-	bool nested = probes_in_scope(s, c->ret) &&
-		      ((t && hit_in_frame_of_scope(t, s)) || inside_recorded_call(c, s, all, n_all));
-	hit_call_from_args(who, api, a, &call);
+	bool nested = probes_in_scope(p, s, c->ret) &&
+		      ((t && hit_in_frame_of_scope(t, s)) || inside_recorded_call(p, c, s, all, n_all));
+	hit_call_from_args(p, who, api, a, &call);
 	call.source = CALL_RECORDED;
 	call.counted = !nested;
 	call.caller = c->ret;
-	call.stack = hit_take_call_stack(c);
+	call.stack = hit_take_call_stack(p, c);
 	if (call.op == OP_LAUNCH)
-		call.launch.kernel = kernels_id_of(who->tid, call.launch.handle);
+		call.launch.kernel = kernels_id_of(p, who->tid, call.launch.handle);
 	uint64_t ticks = c->ret_tsc > c->entry_tsc ? c->ret_tsc - c->entry_tsc : 0;
 	struct call_return r = { .retval = c->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true,
 				 .out = c->out_value, .out2 = c->out2_value, .end_ns = retfast_tsc_to_mono(c->ret_tsc) };
-	hit_call_return(who, &call, &r, now);
+	hit_call_return(p, who, &call, &r, now);
 }
 
 static int call_by_time(const void *a, const void *b)
@@ -150,7 +145,7 @@ static int call_by_time(const void *a, const void *b)
 /* Counts the calls whose returns the stub recorded since the last look, in the order they
  * returned (a free on one thread and the allocation that reuses its address on another must
  * be seen in that order). Frames above a returned one were left (longjmp) and go too. */
-static void collect_batch(struct done *d, int n, struct lr_call *c, int nc, uint64_t now)
+static void collect_batch(struct tracee *p, struct done *d, int n, struct lr_call *c, int nc, uint64_t now)
 {
 	qsort(d, (size_t)n, sizeof *d, by_time);
 	qsort(c, (size_t)nc, sizeof *c, call_by_time);
@@ -160,7 +155,7 @@ static void collect_batch(struct done *d, int n, struct lr_call *c, int nc, uint
 	int kc = 0;
 	for (int k = 0; k < n; k++) {
 		while (kc < nc && c[kc].ret_tsc < d[k].rec.tsc)
-			on_call_record(&c[kc++], c, nc, now);
+			on_call_record(p, &c[kc++], c, nc, now);
 		struct thread *t = d[k].t;
 		if (d[k].frame >= t->depth || t->frames[d[k].frame].rec < 0)
 			continue;
@@ -171,25 +166,26 @@ static void collect_batch(struct done *d, int n, struct lr_call *c, int nc, uint
 		struct call_return r = { .retval = rr->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true,
 					 .out = rr->out_value, .out2 = rr->out2_value,
 					 .end_ns = retfast_tsc_to_mono(rr->tsc) };
-		hit_forget_frames(t, d[k].frame);
-		hit_call_return(t, &f.call, &r, now);
+		hit_forget_frames(p, t, d[k].frame);
+		hit_call_return(p, t, &f.call, &r, now);
 	}
 	while (kc < nc)
-		on_call_record(&c[kc++], c, nc, now);
+		on_call_record(p, &c[kc++], c, nc, now);
 }
 
 /* Through a thread of the batch whose memory is there: a thread that has exited (the group
  * leader after pthread_exit stays a zombie) has none. */
-static int read_batch(struct thread *const *who, const int32_t *idx, int n, struct ret_record *rec)
+static int read_batch(const struct tracee *p, struct thread *const *who, const int32_t *idx, int n,
+		      struct ret_record *rec)
 {
 	int err = -ESRCH;
 	for (int k = 0; k < n && err; k++)
 		if (k == 0 || who[k]->tid != who[k - 1]->tid)
-			err = retfast_read(who[k]->tid, idx, n, rec);
+			err = retfast_read(p, who[k]->tid, idx, n, rec);
 	return err;
 }
 
-void hit_collect_returns(uint64_t now)
+void hit_collect_returns(struct tracee *p, uint64_t now)
 {
 	enum { BATCH = 64 };
 	struct done done[BATCH];
@@ -200,8 +196,8 @@ void hit_collect_returns(uint64_t now)
 	static struct lr_call calls[LR_DONE_CAP];	/* 2 MiB: off the stack */
 	int n = 0, nd = 0;
 
-	struct hit_state *st = tracee->hit;
-	if (!retfast_ready() || (st->recs_in_flight <= 0 && !launchring_has_calls())) {
+	struct hit_state *st = p->hit;
+	if (!retfast_ready(p) || (st->recs_in_flight <= 0 && !launchring_has_calls(p))) {
 		st->n_in_flight = 0;
 		return;
 	}
@@ -216,19 +212,19 @@ void hit_collect_returns(uint64_t now)
 			if (++n < BATCH)
 				continue;
 			/* A full batch: read it, keep what returned, go on. */
-			if (read_batch(who, idx, n, rec) == 0)
+			if (read_batch(p, who, idx, n, rec) == 0)
 				for (int k = 0; k < n && nd < BATCH; k++)
 					if (rec[k].state == RET_DONE)
 						done[nd++] = (struct done){ who[k], frame[k], rec[k] };
 			n = 0;
 		}
 	}
-	if (n && read_batch(who, idx, n, rec) == 0)
+	if (n && read_batch(p, who, idx, n, rec) == 0)
 		for (int k = 0; k < n && nd < BATCH; k++)
 			if (rec[k].state == RET_DONE)
 				done[nd++] = (struct done){ who[k], frame[k], rec[k] };
 	/* After the returns above: a call made inside one of them returned before it did. */
-	int nc = launchring_take_calls(calls, st->in_flight, &st->n_in_flight);
+	int nc = launchring_take_calls(p, calls, st->in_flight, &st->n_in_flight);
 	if (nd || nc)
-		collect_batch(done, nd, calls, nc, now);
+		collect_batch(p, done, nd, calls, nc, now);
 }

@@ -11,6 +11,7 @@
 #include "memory.h"
 #include "probes.h"
 #include "threads.h"
+#include "tracee.h"
 #include "xol.h"
 
 /* A CUfunction or CUkernel first seen at a launch (or in a graph's kernel node), made before we
@@ -18,43 +19,43 @@
  * stopped thread. It stands at the entry of a driver launch call (or the return of a graph
  * call), holding no driver lock, so the call is as safe as any the program makes there. Asked
  * until named (a launch that parks is then let through the filter). */
-static void ask_driver_name(struct thread *t, uint64_t f)
+static void ask_driver_name(struct tracee *p, struct thread *t, uint64_t f)
 {
-	const uint64_t fns[2] = { probes_func_get_name(), probes_kernel_get_name() };
+	const uint64_t fns[2] = { probes_func_get_name(p), probes_kernel_get_name(p) };
 	for (int i = 0; i < 2; i++) {
 		uint64_t args[6] = { XOL_SCRATCH, f, 0, 0, 0, 0 }, ret = 1, scratch, name_at = 0;
 		char name[1024];
-		if (!fns[i] || xol_call(t, fns[i], args, &ret, &scratch) < 0 || (uint32_t)ret != 0)
+		if (!fns[i] || xol_call(p, t, fns[i], args, &ret, &scratch) < 0 || (uint32_t)ret != 0)
 			continue;
 		if (mem_read(t->tid, scratch, &name_at, sizeof name_at) == 0 && name_at &&
 		    mem_read_string(t->tid, name_at, name, sizeof name) == 0) {
-			kernels_learn_name(f, name);
+			kernels_learn_name(p, f, name);
 			return;
 		}
 	}
 }
 
-int kernel_names_id(struct thread *t, uint64_t f)
+int kernel_names_id(struct tracee *p, struct thread *t, uint64_t f)
 {
 	/* Not only a value never seen: one counted unnamed (its first launch's park given up on a
 	 * loaded machine, its record drained) is asked at its next park. */
-	if (f && !kernels_named(f))
-		ask_driver_name(t, f);
-	return kernels_id_of(t->tid, f);
+	if (f && !kernels_named(p, f))
+		ask_driver_name(p, t, f);
+	return kernels_id_of(p, t->tid, f);
 }
 
-void kernel_names_learn(struct thread *t, const struct cuda_call *c)
+void kernel_names_learn(struct tracee *p, struct thread *t, const struct cuda_call *c)
 {
 	uint64_t value = c->name.value;
 	char name[1024];
 	switch (c->name.src) {
 	case NAME_REGISTER:	/* __cudaRegisterFunction: its name string lives as long as the module */
 		if (mem_read_string(t->tid, c->name.from, name, sizeof name) == 0)
-			kernels_learn_name(value, name);
+			kernels_learn_name(p, value, name);
 		break;
 	case NAME_FROM_STUB:
 		if (value)
-			kernels_learn_from_stub(value, c->name.from);
+			kernels_learn_from_stub(p, value, c->name.from);
 		break;
 	case NAME_FROM_STRING:
 		if (!value)
@@ -65,21 +66,21 @@ void kernel_names_learn(struct thread *t, const struct cuda_call *c)
 		 * handle not seen yet. One named already is asked again at its next launch: the
 		 * driver may have reused it for another kernel after a module's unload. */
 		if (c->source == CALL_RECORDED) {
-			if (kernels_recheck(value))
-				launchring_unsee(value);
+			if (kernels_recheck(p, value))
+				launchring_unsee(p, value);
 			break;
 		}
 		if (mem_read_string(t->tid, c->name.from, name, sizeof name) < 0)
 			break;
-		kernels_learn_name(value, name);	/* the ring was drained first (trap.c) */
+		kernels_learn_name(p, value, name);	/* the ring was drained first (trap.c) */
 		/* Named: its first launch needs no park, unless its launch site is wanted or
 		 * --gpu-time waits for a thread held at a launch to load its library. */
 		if (c->spec->layer == LAYER_DRIVER && !(config.stacks & CONFIG_STACKS_LAUNCHES) && !config.gpu_time)
-			launchring_seen(value);
+			launchring_seen(p, value);
 		break;
 	case NAME_FROM_HANDLE:
 		if (value)
-			kernels_learn_alias(value, c->name.from);
+			kernels_learn_alias(p, value, c->name.from);
 		break;
 	}
 }

@@ -9,12 +9,14 @@
 #include <stdint.h>
 
 struct thread;
+struct tracee;
 
-int kernel_names_id(struct thread *t, uint64_t f);
+/* The kernel id of handle f, launched by t, a thread of p. */
+int kernel_names_id(struct tracee *p, struct thread *t, uint64_t f);
 
 struct cuda_call;
 /* A call of an OP_KERNEL_NAME row that succeeded (or a registration, seen at its entry), of
  * thread t: the handle it made named (a name string read through t). */
-void kernel_names_learn(struct thread *t, const struct cuda_call *c);
+void kernel_names_learn(struct tracee *p, struct thread *t, const struct cuda_call *c);
 
 #endif

@@ -25,10 +25,10 @@ static void refresh_held(void)
 {
 	if (tracee_stop_world() == 0 && tracer_settle_event_stops() == 0) {
 		struct thread *t = tracer_injectable_thread();
-		bool had_cuda = probes_cuda_seen();
+		bool had_cuda = probes_cuda_seen(tracee);
 		if (t)
-			probes_refresh(t);
-		if (!had_cuda && probes_cuda_seen())
+			probes_refresh(tracee, t);
+		if (!had_cuda && probes_cuda_seen(tracee))
 			session_set_cuda_seen();
 	}
 	tracee->stopping_world = false;

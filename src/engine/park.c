@@ -22,16 +22,16 @@
 
 static uint64_t hot_until, last_poll;
 
-void park_poll(uint64_t now)
+void park_poll(struct tracee *p, uint64_t now)
 {
-	struct lr_parked p[LR_PARK_SLOTS];
+	struct lr_parked parked[LR_PARK_SLOTS];
 	seccomp_watch_sweep(now);	/* may the stubs park at all */
-	int n = launchpark_waiting(p);
-	if (n || (!last_poll && launchring_base()))
+	int n = launchpark_waiting(p, parked);
+	if (n || (!last_poll && launchring_base(p)))
 		hot_until = now + PARK_HOT_NS;
 	last_poll = now;
-	for (int i = 0; i < n && !tracee->stopping_world; i++) {
-		struct thread *t = threads_find(p[i].tid);
+	for (int i = 0; i < n && !p->stopping_world; i++) {
+		struct thread *t = threads_find(parked[i].tid);
 		if (!t || t->guest || t->park_asked || t->state == TS_STOPPED)
 			continue;
 		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
@@ -49,7 +49,7 @@ bool park_due(uint64_t now)
 	return now < hot_until && now - last_poll >= PARK_POLL_NS;
 }
 
-bool park_on_stop(struct thread *t, uint64_t now)
+bool park_on_stop(struct tracee *p, struct thread *t, uint64_t now)
 {
 	arch_regs_t r, at;
 	uint64_t sp;
@@ -60,33 +60,33 @@ bool park_on_stop(struct thread *t, uint64_t now)
 	t->park_asked = false;
 	/* Detaching: restore_thread tells it to go on. Elsewhere than in the park (a signal
 	 * handler of the program's that ran meanwhile): not now; the next poll asks again. */
-	if (tracee->stopping_world || arch_get_regs(t->tid, &r) < 0 || !launchpark_in(arch_pc(&r)) ||
-	    (slot = launchpark_slot_of(t->tid, &sp)) < 0 || launchpark_regs(t->tid, &r, sp, &at) < 0)
+	if (p->stopping_world || arch_get_regs(t->tid, &r) < 0 || !launchpark_in(p, arch_pc(&r)) ||
+	    (slot = launchpark_slot_of(p, t->tid, &sp)) < 0 || launchpark_regs(t->tid, &r, sp, &at) < 0)
 		return false;
 	/* Out of its sleep now, not when it ends: first, so that code run in the thread below
 	 * (naming a kernel, --gpu-time's loading) finds no system call to restart. */
-	if (launchpark_at_syscall(arch_pc(&r))) {
+	if (launchpark_at_syscall(p, arch_pc(&r))) {
 		arch_cancel_syscall(&r);
 		arch_set_regs(t->tid, &r);
 	}
 	t->thread_pointer = arch_thread_pointer(&r);
-	hit_collect_returns(now);	/* the returns the stubs recorded came before this, */
-	hit_drain_launches(tracee->pid);	/* and so did the launches in the ring: the thread's
+	hit_collect_returns(p, now);	/* the returns the stubs recorded came before this, */
+	hit_drain_launches(p);	/* and so did the launches in the ring: the thread's
 						 * own earlier ones are counted before this one */
-	bool served = tracer_on_stub_wait(t, &at, arch_breakpoint_addr(&at), now);
-	launchpark_answer(slot, served);
+	bool served = tracer_on_stub_wait(p, t, &at, arch_breakpoint_addr(&at), now);
+	launchpark_answer(p, slot, served);
 	tracee_release(t);
 	return true;
 }
 
-void park_release(struct thread *t, arch_regs_t *r)
+void park_release(struct tracee *p, struct thread *t, arch_regs_t *r)
 {
 	uint64_t sp;
 	int slot;
-	if (!launchpark_in(arch_pc(r)) || (slot = launchpark_slot_of(t->tid, &sp)) < 0)
+	if (!launchpark_in(p, arch_pc(r)) || (slot = launchpark_slot_of(p, t->tid, &sp)) < 0)
 		return;
-	launchpark_answer(slot, false);
-	if (launchpark_at_syscall(arch_pc(r))) {
+	launchpark_answer(p, slot, false);
+	if (launchpark_at_syscall(p, arch_pc(r))) {
 		arch_cancel_syscall(r);
 		arch_set_regs(t->tid, r);
 	}

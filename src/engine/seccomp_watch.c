@@ -31,7 +31,7 @@ bool seccomp_watch_refused(void)
 /* The stubs may park, or not: the ring's `present` word (a dead or detaching gputop's is 0). */
 static void parks_allow(bool on)
 {
-	uint64_t flag = launchring_present_flag(), v = on;
+	uint64_t flag = launchring_present_flag(tracee), v = on;
 	if (flag && launchring_io(flag, &v, sizeof v, true) < 0)
 		log_debug("%d: cannot write the ring's present word", tracee->pid);
 }
@@ -63,7 +63,7 @@ static enum seccomp_verdict look(struct thread *t, const struct seccomp_state *s
 
 void seccomp_watch_review(uint64_t now)
 {
-	uint64_t ring = launchring_base();
+	uint64_t ring = launchring_base(tracee);
 	if (tracee->parks_ring != ring) {	/* a new ring (a new image): looked at again */
 		tracee->parks_ring = ring;
 		tracee->parks = PARKS_UNSEEN;
@@ -116,7 +116,7 @@ void seccomp_watch_sweep(uint64_t now)
 {
 	if (tracee->stopping_world)
 		return;	/* held for a detach (or a set-up, which looks itself) */
-	if (tracee->parks_ring != launchring_base() || tracee->parks == PARKS_UNSEEN ||
+	if (tracee->parks_ring != launchring_base(tracee) || tracee->parks == PARKS_UNSEEN ||
 	    (tracee->parks != PARKS_OFF && now - tracee->seccomp_swept_ns >= SECCOMP_WATCH_SWEEP_NS))
 		seccomp_watch_review(now);
 }
@@ -125,8 +125,8 @@ void seccomp_watch_on_stop(struct thread *t, uint64_t now)
 {
 	bool asked = t->seccomp_asked;
 	t->seccomp_asked = false;
-	if ((!asked && t->seccomp_ok) || !launchring_base() || tracee->parks == PARKS_OFF ||
-	    tracee->parks_ring != launchring_base() || tracee->stopping_world)
+	if ((!asked && t->seccomp_ok) || !launchring_base(tracee) || tracee->parks == PARKS_OFF ||
+	    tracee->parks_ring != launchring_base(tracee) || tracee->stopping_world)
 		return;
 	struct seccomp_state s;
 	struct seccomp_refusal why;

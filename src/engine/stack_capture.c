@@ -22,7 +22,7 @@
 #include "threads.h"
 #include "unwind.h"
 
-/* The process's part (tracee->stack_capture): its image's id, which starts every stack's key
+/* The process's part (p->stack_capture): its image's id, which starts every stack's key
  * (the same pcs in another process, or after an exec, are another stack), and the sampling of
  * its launch sites. */
 struct due_entry {	/* kernel + 1 -> when its last launch stack was taken */
@@ -69,9 +69,9 @@ void stack_capture_state_free(struct stack_capture_state *st)
 	free(st);
 }
 
-void stack_capture_forget(void)
+void stack_capture_forget(struct tracee *p)
 {
-	struct stack_capture_state *st = tracee->stack_capture;
+	struct stack_capture_state *st = p->stack_capture;
 	st->image = ++images;
 	hashmap_clear(&st->last_sample);
 	hashmap_clear(&st->handles);
@@ -151,7 +151,7 @@ static uint32_t build(int depth, int n_native, int n_py, char **owned)
 	return n;
 }
 
-uint32_t stack_capture(struct thread *t, const arch_regs_t *r)
+uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)
 {
 	bool truncated;
 	int depth = config.stack_depth > CONFIG_STACK_DEPTH_MAX ? CONFIG_STACK_DEPTH_MAX : config.stack_depth;
@@ -163,7 +163,7 @@ uint32_t stack_capture(struct thread *t, const arch_regs_t *r)
 	int n_py = pystack_read(t->tid, t->thread_pointer, py, depth);
 	/* The key: the process image, the pcs, then each Python frame's code object and line. */
 	uint32_t nk = 0;
-	key[nk++] = tracee->stack_capture->image;
+	key[nk++] = p->stack_capture->image;
 	for (int i = 0; i < n; i++)
 		key[nk++] = pcs[i];
 	for (int i = 0; i < n_py; i++) {
@@ -177,7 +177,7 @@ uint32_t stack_capture(struct thread *t, const arch_regs_t *r)
 		pystack_describe(t->tid, &py[i]);
 	char *owned[CONFIG_STACK_DEPTH_MAX] = { 0 };
 	uint32_t nf = build(depth, n, n_py, owned);
-	id = stacks_add(tracee->pid, key, nk, frames, nf, truncated || nf < (uint32_t)(n + n_py));
+	id = stacks_add(p->pid, key, nk, frames, nf, truncated || nf < (uint32_t)(n + n_py));
 	for (uint32_t i = 0; i < nf; i++)
 		free(owned[i]);
 	return id;
@@ -192,9 +192,9 @@ uint32_t stack_capture(struct thread *t, const arch_regs_t *r)
  * (the first launches of a PyTorch process, right after an attach, cost seconds: they would
  * hold off every sample for minutes). */
 #define CREDIT_MAX_NS 100000000
-static bool refill(uint64_t now)
+static bool refill(struct tracee *p, uint64_t now)
 {
-	struct stack_capture_state *st = tracee->stack_capture;
+	struct stack_capture_state *st = p->stack_capture;
 	double share = budget_active() ? budget_share() : STACK_SAMPLE_SHARE;
 	if (st->credit_at && now > st->credit_at)
 		st->credit_ns += (int64_t)(share * (double)(now - st->credit_at));
@@ -204,11 +204,11 @@ static bool refill(uint64_t now)
 	return st->credit_ns > 0;
 }
 
-uint32_t stack_capture_launch(struct thread *t, const arch_regs_t *r)
+uint32_t stack_capture_launch(struct tracee *p, struct thread *t, const arch_regs_t *r)
 {
-	struct stack_capture_state *st = tracee->stack_capture;
+	struct stack_capture_state *st = p->stack_capture;
 	uint64_t t0 = now_ns();
-	uint32_t id = stack_capture(t, r);
+	uint32_t id = stack_capture(p, t, r);
 	uint64_t cost = now_ns() - t0;
 	st->credit_ns -= (int64_t)cost;
 	if (st->credit_ns < -CREDIT_MAX_NS)
@@ -217,9 +217,9 @@ uint32_t stack_capture_launch(struct thread *t, const arch_regs_t *r)
 	return id;
 }
 
-bool stack_capture_launch_due(int kernel, uint64_t now)
+bool stack_capture_launch_due(struct tracee *p, int kernel, uint64_t now)
 {
-	struct stack_capture_state *st = tracee->stack_capture;
+	struct stack_capture_state *st = p->stack_capture;
 	/* Only with --stacks launches: unwinding a PyTorch process at the first launch of each of
 	 * its kernels cost it 95% of its steps/s right after an attach on the H100 (libdw reading
 	 * the CFI of libtorch_cuda.so, Python frames; scripts/gpu-attach-speed). */
@@ -227,16 +227,16 @@ bool stack_capture_launch_due(int kernel, uint64_t now)
 		return false;
 	/* Its first launch, or a sample when its last one is old enough and the budget allows. */
 	struct due_entry *e = hashmap_find(&st->last_sample, (uint64_t)kernel + 1);
-	if (e && (now - e->at < STACK_SAMPLE_NS || !refill(now)))
+	if (e && (now - e->at < STACK_SAMPLE_NS || !refill(p, now)))
 		return false;
 	if (e || (e = hashmap_insert(&st->last_sample, (uint64_t)kernel + 1, NULL)))
 		e->at = now;
 	return true;
 }
 
-void stack_capture_note_handle(uint64_t handle)
+void stack_capture_note_handle(struct tracee *p, uint64_t handle)
 {
-	struct stack_capture_state *st = tracee->stack_capture;
+	struct stack_capture_state *st = p->stack_capture;
 	bool added;
 	if (!(config.stacks & CONFIG_STACKS_LAUNCHES) || !handle)
 		return;
@@ -253,17 +253,17 @@ void stack_capture_note_handle(uint64_t handle)
 	st->handle_list[st->n_handles++] = handle;
 }
 
-void stack_capture_sample_launches(void)
+void stack_capture_sample_launches(struct tracee *p)
 {
-	struct stack_capture_state *st = tracee->stack_capture;
-	if (!(config.stacks & CONFIG_STACKS_LAUNCHES) || config.stack_depth <= 0 || !refill(now_ns()))
+	struct stack_capture_state *st = p->stack_capture;
+	if (!(config.stacks & CONFIG_STACKS_LAUNCHES) || config.stack_depth <= 0 || !refill(p, now_ns()))
 		return;
 	/* As many handles as the credit pays for at the average cost (one before any is known). */
 	size_t n = st->avg_cost_ns > 0 ? (size_t)((double)st->credit_ns / st->avg_cost_ns) : 1;
 	if (n < 1)
 		n = 1;
 	for (size_t k = 0; k < STACK_SAMPLES_PER_TICK && k < n && k < st->n_handles; k++) {
-		launchring_unsee(st->handle_list[st->next_handle]);
+		launchring_unsee(p, st->handle_list[st->next_handle]);
 		st->next_handle = (st->next_handle + 1) % st->n_handles;
 	}
 }

@@ -10,18 +10,20 @@
 #include "arch.h"
 
 struct thread;
+struct tracee;
 struct stack_capture_state;
 
-/* The process's part (base/tracee.h), made and freed with it. */
+/* A process's part (p->stack_capture, base/tracee.h), made and freed with it. The functions
+ * below act for the process p they are given (t: one of its threads). */
 struct stack_capture_state *stack_capture_state_new(void);
 void stack_capture_state_free(struct stack_capture_state *st);
 /* The process ran exec: a new image, whose stacks are not the old one's. */
-void stack_capture_forget(void);
+void stack_capture_forget(struct tracee *p);
 
 /* The stack of t, stopped, unwound from r (its registers, or those it entered the probed
  * function with), at most config.stack_depth frames: its id, STACK_NONE when stacks are off
  * (depth 0) or none could be taken. */
-uint32_t stack_capture(struct thread *t, const arch_regs_t *r);
+uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r);
 
 /* Launch sites. The first launch of each kernel has its stack taken (it stops anyway); with
  * --stacks launches, more are sampled: a launch that stops at every call (an int3 probe) when
@@ -33,9 +35,9 @@ uint32_t stack_capture(struct thread *t, const arch_regs_t *r);
 #define STACK_SAMPLE_NS 100000000ull
 #define STACK_SAMPLES_PER_TICK 8
 #define STACK_SAMPLE_SHARE 0.02
-bool stack_capture_launch_due(int kernel, uint64_t now);	/* take this launch's stack? */
-uint32_t stack_capture_launch(struct thread *t, const arch_regs_t *r);	/* taken, and charged */
-void stack_capture_note_handle(uint64_t handle);	/* a handle the ring's stub trapped for */
-void stack_capture_sample_launches(void);	/* the process's, at the tracer's 100 ms housekeeping */
+bool stack_capture_launch_due(struct tracee *p, int kernel, uint64_t now);	/* take this launch's stack? */
+uint32_t stack_capture_launch(struct tracee *p, struct thread *t, const arch_regs_t *r);	/* taken, and charged */
+void stack_capture_note_handle(struct tracee *p, uint64_t handle);	/* a handle the ring's stub trapped for */
+void stack_capture_sample_launches(struct tracee *p);	/* the process's, at the tracer's 100 ms housekeeping */
 
 #endif

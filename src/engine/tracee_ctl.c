@@ -229,7 +229,7 @@ void tracee_forget_vanished_threads(void)
 	for (struct thread *t; (t = threads_iter(&it));)
 		if (t->state != TS_STOPPED && tracee_thread_vanished(t->tid)) {
 			log_debug("thread %d vanished", t->tid);
-			hit_forget_frames(t, 0);
+			hit_forget_frames(tracee, t, 0);
 			threads_remove(t->tid);
 		}
 }
@@ -240,7 +240,7 @@ void tracee_on_exit(const struct trace_stop *e)
 	if (gone && !gone->guest)
 		tracee->exited_threads_cpu += gone->cpu_ns;
 	if (gone)
-		hit_forget_frames(gone, 0);	/* calls that will never return */
+		hit_forget_frames(tracee, gone, 0);	/* calls that will never return */
 	if (e->tid == tracee->pid) {
 		tracee->exited = true;
 		if (e->event == TE_EXITED) {
@@ -302,7 +302,8 @@ int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 			tracee_note_stop(t, &e);
 			return 0;
 		}
-		struct bp *b = e.event == TE_SIGNAL && e.sig == SIGTRAP ? bp_find(arch_breakpoint_addr(r)) : NULL;
+		struct bp *b = e.event == TE_SIGNAL && e.sig == SIGTRAP ? bp_find(tracee, arch_breakpoint_addr(r))
+								 : NULL;
 		if (b && b->armed && b->slot) {
 			/* A probe of ours inside the called function (dlopen runs the dynamic linker's
 			 * hook): the displaced instructions run out of line, uncounted; the call is
@@ -350,7 +351,7 @@ int tracee_run_syscall(struct thread *t, uint64_t exit_pc, arch_regs_t *r)
 	int err;
 	while ((err = next_stop(t, &e)) == 0) {
 		struct bp *b = e.event == TE_SIGNAL && e.sig == SIGTRAP && arch_get_regs(t->tid, r) == 0
-				       ? bp_find(arch_breakpoint_addr(r)) : NULL;
+				       ? bp_find(tracee, arch_breakpoint_addr(r)) : NULL;
 		if (b && b->armed && b->slot) {
 			/* A probe of ours inside a called function (dlopen runs the dynamic linker's
 			 * hook): as in tracee_run_to_trap. */

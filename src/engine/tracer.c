@@ -65,13 +65,13 @@ static void on_exec(struct thread *t)
 	}
 	t->depth = 0;
 	t->state = TS_STOPPED;
-	probes_reset();
-	xol_forget();
-	retfast_forget();
-	launchring_forget();
-	hit_reset();
+	probes_reset(tracee);
+	xol_forget(tracee);
+	retfast_forget(tracee);
+	launchring_forget(tracee);
+	hit_reset(tracee);
 	gputime_forget();
-	stack_capture_forget();
+	stack_capture_forget(tracee);
 	torch_forget();
 	rescue_forget_all(tracee->rescue_slot);
 	rescue_watchdog_stop(tracee->rescue_slot);	/* it holds the old image's /proc/PID/mem */
@@ -101,7 +101,8 @@ static void on_exec(struct thread *t)
 
 /* ---- the stop dispatcher ---------------------------------------------------------------- */
 
-static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
+/* A stop of t, a thread of p (the current process). */
+static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop *e, uint64_t now)
 {
 	unsigned long msg = 0;
 
@@ -110,13 +111,13 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 		return;
 	switch (e->event) {
 	case TE_SIGNAL:
-		if (e->sig == SIGTRAP && tracer_on_trap(t, now))
+		if (e->sig == SIGTRAP && tracer_on_trap(p, t, now))
 			return;
 		t->pending_sig = e->sig;	/* the program's own signal: deliver it unchanged */
 		tracee_release(t);
 		return;
 	case TE_EVENT_STOP:
-		if (park_on_stop(t, now))
+		if (park_on_stop(p, t, now))
 			return;
 		/* fall through */
 	case TE_GROUP_STOP:
@@ -132,7 +133,7 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 			struct thread *n = threads_add((pid_t)msg);
 			if (n && t->guest)
 				n->guest = true;
-			if (n && tracee->stopping_world)
+			if (n && p->stopping_world)
 				n->want_stop = true;
 		}
 		tracee_release(t);
@@ -142,10 +143,9 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 		 * it forked (see tracer_clean_child); followed, or let go at its own first stop. */
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 &&
 		    !tracer_shares_memory((pid_t)msg)) {
-			struct tracee *parent = tracee;
 			if (!tracee_owner((pid_t)msg)) {
-				follow_fork(parent, (pid_t)msg);
-				tracee_select(parent);	/* following made the child current */
+				follow_fork(p, (pid_t)msg);
+				tracee_select(p);	/* following made the child current */
 			}
 		}
 		tracee_release(t);
@@ -157,11 +157,11 @@ static void on_stop(struct thread *t, const struct trace_stop *e, uint64_t now)
 		/* The thread's last CPU figure and the last returns the stub recorded, while its
 		 * memory and /proc entry are still there. */
 		tracee_cpu_ns();
-		hit_collect_returns(now);
-		hit_drain_launches(tracee->pid);
+		hit_collect_returns(p, now);
+		hit_drain_launches(p);
 		torch_flush();
 		gputime_drain();	/* the GPU records its exit flushed */
-		hit_forget_frames(t, 0);	/* its calls in flight never return */
+		hit_forget_frames(p, t, 0);	/* its calls in flight never return */
 		tracee_release(t);
 		return;
 	default:	/* vfork events: the child is handled when it reports */
@@ -179,10 +179,11 @@ static void dispatch(const struct trace_stop *e, uint64_t now)
 	if (owner)
 		tracee_select(owner);
 	struct thread *t = owner ? threads_find(e->tid) : tracer_adopt(e);
+	struct tracee *p = tracee;	/* owner, or the process tracer_adopt made current */
 	if (t && event_is_end(e))
 		tracee_on_exit(e);
 	else if (t)
-		on_stop(t, e, now);
+		on_stop(p, t, e, now);
 	tracee_select(was);
 }
 
@@ -242,12 +243,12 @@ static bool drain_all(uint64_t now)
 		if (!p->set_up)
 			continue;
 		tracee_select(p);
-		hit_collect_returns(now);	/* calls recorded whole: no stop brings them */
-		hit_drain_launches(p->pid);
+		hit_collect_returns(p, now);	/* calls recorded whole: no stop brings them */
+		hit_drain_launches(p);
 		torch_flush();	/* PyTorch's blocks those calls handed out */
-		park_poll(now);	/* threads the stubs hold for gputop */
+		park_poll(p, now);	/* threads the stubs hold for gputop */
 		gputime_drain();	/* --gpu-time's records */
-		filling |= launchring_filling(now);
+		filling |= launchring_filling(tracee, now);
 	}
 	tracee_select(was);
 	return filling;
@@ -261,7 +262,7 @@ static void poll_parks(uint64_t now)
 	for (struct tracee *p; (p = tracee_next(&it));)
 		if (p->set_up) {
 			tracee_select(p);
-			park_poll(now);
+			park_poll(p, now);
 		}
 	tracee_select(was);
 }
@@ -301,7 +302,7 @@ static void housekeeping(void)
 		tracee_forget_vanished_threads();
 		if (threads_count())
 			stats_set_threads(tracee->stats_id, threads_count());	/* the last count stays once it ended */
-		stack_capture_sample_launches();
+		stack_capture_sample_launches(p);
 		libwatch_tick();
 	}
 	tracee_select(was);
@@ -448,7 +449,7 @@ static int loop(double timeout_s, bool need_cuda)
 			req = REQ_DETACH;
 		}
 		if (deadline && now >= deadline) {
-			if (need_cuda && !probes_cuda_seen())
+			if (need_cuda && !probes_cuda_seen(tracee))
 				tracee->no_cuda_timeout = true;
 			req = REQ_DETACH;
 		}

@@ -42,23 +42,23 @@ void follow_tick(void);
 /* libwatch.c: --no-int3: new libraries found by looking at the maps, every tick. */
 void libwatch_tick(void);
 
-/* trap.c: SIGTRAP stops. */
-bool tracer_on_trap(struct thread *t, uint64_t now);
+/* trap.c: SIGTRAP stops of t, a thread of p. */
+bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now);
 /* What a stub wanted gputop for (a launch to name, a call's stack), with r as at the stub's
  * park (addr: the park's call); the thread is not let go. Whether it was one. */
-bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now);
+bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now);
 
 /* park.c: threads the stubs park for gputop (probe/launchpark.h). park_poll asks each one
  * parked to stop: every drain, and every PARK_POLL_NS while parks keep coming (park_hot; the
  * next one park_due); park_on_stop serves one at that stop and lets it go (false: the stop was
  * not for that). */
 #define PARK_POLL_NS 200000ull
-void park_poll(uint64_t now);
+void park_poll(struct tracee *p, uint64_t now);
 bool park_hot(uint64_t now);
 bool park_due(uint64_t now);
-bool park_on_stop(struct thread *t, uint64_t now);
+bool park_on_stop(struct tracee *p, struct thread *t, uint64_t now);
 /* Detach: a thread parked is told to go on, and out of its wait now. */
-void park_release(struct thread *t, arch_regs_t *r);
+void park_release(struct tracee *p, struct thread *t, arch_regs_t *r);
 
 /* children.c: processes the program creates. */
 bool tracer_shares_memory(pid_t child);

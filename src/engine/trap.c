@@ -39,24 +39,24 @@ static bool trap_is_breakpoint(pid_t tid)
 }
 
 /* A stop of ours: in the figures (cost.stops) and in the process's count (the budget's). */
-static void count_stop(void)
+static void count_stop(struct tracee *p)
 {
-	stats_on_stop(tracee->stats_id);
-	tracee->stops++;
+	stats_on_stop(p->stats_id);
+	p->stops++;
 }
 
-static void on_rtld_hit(struct thread *t)
+static void on_rtld_hit(struct tracee *p, struct thread *t)
 {
 	/* _dl_debug_state runs before and after each change of the library list; look when the
 	 * list is consistent again (r_state == RT_CONSISTENT == 0). */
-	uint64_t state_addr = probes_rtld_state_addr();
+	uint64_t state_addr = probes_rtld_state_addr(p);
 	int32_t state = 0;
 	if (state_addr && mem_read(t->tid, state_addr, &state, sizeof state) == 0 && state != 0)
 		return;
-	bool had_cuda = probes_cuda_seen();
-	probes_refresh(t);
+	bool had_cuda = probes_cuda_seen(p);
+	probes_refresh(p, t);
 	seccomp_watch_review(now_ns());	/* a ring made now parks once its threads are looked at */
-	if (!had_cuda && probes_cuda_seen())
+	if (!had_cuda && probes_cuda_seen(p))
 		session_set_cuda_seen();
 }
 
@@ -68,24 +68,24 @@ static enum budget_stop budget_kind(int api)
 	return s->op == OP_LAUNCH ? STOP_LAUNCH : s->op == OP_KERNEL_NAME ? STOP_OTHER : STOP_WORK;
 }
 
-bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now)
+bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now)
 {
 	bool ex;
 	int record;
-	if (launchring_is_trap(addr, &ex)) {
+	if (launchring_is_trap(p, addr, &ex)) {
 		/* A launch of a handle not seen yet: counted and named now. Bookkeeping for the
 		 * budget: it cannot shed these. */
-		count_stop();
-		hit_launch_trap(t, r, ex);
+		count_stop(p);
+		hit_launch_trap(p, t, r, ex);
 		gputime_at_stop(t);	/* --gpu-time: loaded at the first such stop */
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
 		return true;
 	}
-	if (launchring_is_call_trap(addr, arch_call_trap_record(r), &record)) {
+	if (launchring_is_call_trap(p, addr, arch_call_trap_record(r), &record)) {
 		/* A call that wants its stack (--stacks): taken now. */
-		count_stop();
-		hit_call_trap(t, r, record);
+		count_stop(p);
+		hit_call_trap(p, t, r, record);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
 		return true;
@@ -94,15 +94,15 @@ bool tracer_on_stub_wait(struct thread *t, const arch_regs_t *r, uint64_t addr, 
 }
 
 /* Handles a SIGTRAP stop. Returns false if the trap is not ours (it is then delivered). */
-bool tracer_on_trap(struct thread *t, uint64_t now)
+bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 {
 	arch_regs_t r;
 	if (arch_get_regs(t->tid, &r) < 0)
 		return true;	/* gone */
 	uint64_t addr = arch_breakpoint_addr(&r);
 	t->thread_pointer = arch_thread_pointer(&r);	/* names it in call records */
-	struct bp *early = bp_find(addr);
-	if (early && early->kind == BP_PROBE && early->armed && !tracee->stopping_world &&
+	struct bp *early = bp_find(p, addr);
+	if (early && early->kind == BP_PROBE && early->armed && !p->stopping_world &&
 	    !(early->ambiguous && !trap_is_breakpoint(t->tid))) {
 		/* Out of the int3 before anything slow: a gputop killed from here on leaves the
 		 * thread running the displaced instructions (the call untraced), not resuming
@@ -113,13 +113,13 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 	}
 
 	/* Returns the stub recorded come first: they happened before this stop. */
-	hit_collect_returns(now);
-	if (xol_ready() && (addr == xol_trampoline() || (retfast_ready() && addr == retfast_fallback_trap()))) {
-		count_stop();
+	hit_collect_returns(p, now);
+	if (xol_ready(p) && (addr == xol_trampoline(p) || (retfast_ready(p) && addr == retfast_fallback_trap(p)))) {
+		count_stop(p);
 		/* So did the launches the ring holds: a handle module loading returns again, which
 		 * the driver may have reused for another kernel, ran under its old name there. */
-		hit_drain_launches(tracee->pid);
-		int api = hit_return(t, &r, now);
+		hit_drain_launches(p);
+		int api = hit_return(p, t, &r, now);
 		if (api >= 0)
 			arch_set_regs(t->tid, &r);
 		if (budget_active())
@@ -127,10 +127,10 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		tracee_release(t);
 		return true;
 	}
-	struct bp *b = bp_find(addr);
+	struct bp *b = bp_find(p, addr);
 	if (!b || (b->ambiguous && !trap_is_breakpoint(t->tid)))
 		return false;
-	if (!b->armed || (tracee->stopping_world && t->want_stop)) {
+	if (!b->armed || (p->stopping_world && t->want_stop)) {
 		/* Disarmed since it trapped, or we are detaching: run the program's instruction
 		 * again as if the breakpoint had never been there. */
 		arch_set_pc(&r, addr);
@@ -138,20 +138,20 @@ bool tracer_on_trap(struct thread *t, uint64_t now)
 		tracee_release(t);
 		return true;
 	}
-	count_stop();
-	if (config.crash_at && tracee->stops >= config.crash_at)
+	count_stop(p);
+	if (config.crash_at && p->stops >= config.crash_at)
 		test_crash_now();
 	struct frame *timed = NULL;
 	if (b->kind == BP_RTLD) {
-		hit_drain_launches(tracee->pid);	/* before a library's probes may go */
-		on_rtld_hit(t);
+		hit_drain_launches(p);	/* before a library's probes may go */
+		on_rtld_hit(p, t);
 		arch_set_pc(&r, b->slot);
 	} else if (b->kind == BP_EXEC) {
-		hit_drain_launches(tracee->pid);	/* the returns were read above */
+		hit_drain_launches(p);	/* the returns were read above */
 		gputime_before_exec(t);	/* --gpu-time: CUPTI's last records of this image */
 		arch_set_pc(&r, b->slot);
 	} else {
-		hit_entry(t, b, &r, &timed);
+		hit_entry(p, t, b, &r, &timed);
 	}
 	arch_set_regs(t->tid, &r);
 	if (b->kind == BP_PROBE)

@@ -23,7 +23,7 @@ struct bp_slot {
 	struct bp *b;		/* its own allocation: callers keep pointers across inserts */
 };
 
-/* The process's part (tracee->breakpoints). */
+/* The process's part (p->breakpoints). */
 struct breakpoints_state {
 	struct hashmap table;
 };
@@ -47,16 +47,16 @@ void breakpoints_state_free(struct breakpoints_state *st)
 	free(st);
 }
 
-struct bp *bp_find(uint64_t addr)
+struct bp *bp_find(const struct tracee *p, uint64_t addr)
 {
-	struct breakpoints_state *st = tracee->breakpoints;
+	struct breakpoints_state *st = p->breakpoints;
 	struct bp_slot *s = hashmap_find(&st->table, addr);
 	return s ? s->b : NULL;
 }
 
-static int insert(struct bp *b)
+static int insert(struct tracee *p, struct bp *b)
 {
-	struct breakpoints_state *st = tracee->breakpoints;
+	struct breakpoints_state *st = p->breakpoints;
 	struct bp_slot *s = hashmap_insert(&st->table, b->addr, NULL);
 	if (!s)
 		return -ENOMEM;
@@ -80,7 +80,7 @@ static void reclaim_leftover(struct thread *t, uint64_t addr, uint8_t *code)
 	}
 }
 
-int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint32_t module,
+int bp_create(struct tracee *p, struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint32_t module,
 	      struct bp **out, const char **why)
 {
 	uint8_t code[32], slot_code[ARCH_XOL_SLOT];
@@ -94,7 +94,7 @@ int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint3
 		*why = "it would need an int3 in the program's code (--no-int3)";
 		return -EPERM;
 	}
-	if (bp_find(addr))
+	if (bp_find(p, addr))
 		return -EEXIST;
 	/* Read what is under it; a read can fail near the end of a mapping, so shrink. */
 	size_t n = sizeof code;
@@ -103,22 +103,22 @@ int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint3
 	if (err < 0)
 		return err;
 	reclaim_leftover(t, addr, code);
-	if ((err = xol_slot_alloc(t, 0, &slot)) < 0)
+	if ((err = xol_slot_alloc(p, t, 0, &slot)) < 0)
 		return err;
 	int displaced = arch_xol_build(code, n, addr, slot, slot_code, &slot_len, why, &ambiguous);
 	if (displaced < 0 && *why && strstr(*why, "out of reach")) {
 		/* Rip-relative code: move to a slot within reach of it. */
-		xol_slot_free(slot);
-		if ((err = xol_slot_alloc(t, addr, &slot)) < 0)
+		xol_slot_free(p, slot);
+		if ((err = xol_slot_alloc(p, t, addr, &slot)) < 0)
 			return err;
 		displaced = arch_xol_build(code, n, addr, slot, slot_code, &slot_len, why, &ambiguous);
 	}
 	if (displaced < 0) {
-		xol_slot_free(slot);
+		xol_slot_free(p, slot);
 		return -ENOEXEC;
 	}
 	if ((err = mem_write_code(slot, slot_code, slot_len)) < 0) {
-		xol_slot_free(slot);
+		xol_slot_free(p, slot);
 		return err;
 	}
 	struct bp *b = calloc(1, sizeof *b);
@@ -128,9 +128,9 @@ int bp_create(struct thread *t, uint64_t addr, enum bp_kind kind, int api, uint3
 			  .kind = (uint8_t)kind, .ambiguous = ambiguous, .api = (int16_t)api,
 			  .module = module, .patch_len = (uint8_t)arch_breakpoint_len, .ring = -1 };
 	memcpy(b->orig, code, sizeof b->orig);
-	if ((err = insert(b)) < 0) {
+	if ((err = insert(p, b)) < 0) {
 		free(b);
-		xol_slot_free(slot);
+		xol_slot_free(p, slot);
 		return err;
 	}
 	*out = b;
@@ -149,8 +149,8 @@ static bool thread_inside(uint64_t lo, uint64_t hi)
 	return false;
 }
 
-int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, int stub, uint32_t module,
-		   struct bp **out, const char **why)
+int bp_create_jump(struct tracee *p, struct thread *t, uint64_t addr, uint64_t size, int api, int stub,
+		   uint32_t module, struct bp **out, const char **why)
 {
 	enum { MAX_FUNC = 65536 };
 	uint8_t slot_code[ARCH_XOL_SLOT];
@@ -159,7 +159,7 @@ int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, int 
 	int err, ring = -1;
 
 	*why = NULL;
-	if (bp_find(addr))
+	if (bp_find(p, addr))
 		return -EEXIST;
 	if (size < 16 || size > MAX_FUNC) {
 		*why = "the function's size is unknown";
@@ -171,15 +171,15 @@ int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, int 
 	if ((err = mem_read(t->tid, addr, code, size)) < 0)
 		goto out;
 	reclaim_leftover(t, addr, code);
-	if ((ring = launchring_add_probe(api)) < 0) {
+	if ((ring = launchring_add_probe(p, api)) < 0) {
 		*why = "no launch ring";
 		err = -ENOEXEC;
 		goto out;
 	}
-	if ((err = xol_slot_alloc(t, addr, &slot)) < 0)
+	if ((err = xol_slot_alloc(p, t, addr, &slot)) < 0)
 		goto out;
 	int displaced = arch_jump_slot_build(code, size, addr, slot, (uint32_t)ring,
-					     launchring_stub(slot, (enum lr_stub)stub), slot_code, &slot_len, why);
+					     launchring_stub(p, slot, (enum lr_stub)stub), slot_code, &slot_len, why);
 	if (displaced > 0 && arch_branches_into(code, size, addr, addr, addr + (uint64_t)displaced)) {
 		*why = "a branch of the function lands in its first bytes";
 		displaced = -1;
@@ -199,7 +199,7 @@ int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, int 
 			  .displaced = (uint8_t)displaced, .kind = BP_PROBE, .api = (int16_t)api,
 			  .module = module, .patch_len = ARCH_JUMP_LEN, .ring = (int16_t)ring };
 	memcpy(b->orig, code, sizeof b->orig);
-	if ((err = mem_write_code(slot, slot_code, slot_len)) < 0 || (err = insert(b)) < 0) {
+	if ((err = mem_write_code(slot, slot_code, slot_len)) < 0 || (err = insert(p, b)) < 0) {
 		free(b);
 		goto free_slot;
 	}
@@ -207,10 +207,10 @@ int bp_create_jump(struct thread *t, uint64_t addr, uint64_t size, int api, int 
 	free(code);
 	return 0;
 free_slot:
-	xol_slot_free(slot);
+	xol_slot_free(p, slot);
 out:
 	if (ring >= 0)
-		launchring_drop_probe(ring);
+		launchring_drop_probe(p, ring);
 	free(code);
 	return err;
 }
@@ -219,24 +219,24 @@ out:
  * whole: the int3 first (a thread then traps, and is handled as at any breakpoint), the four
  * bytes it hides, then the first byte. No thread is inside the range (checked at creation;
  * afterwards nothing but the jump leads there). */
-static int write_jump_bytes(struct bp *b, const uint8_t *from, const uint8_t *bytes)
+static int write_jump_bytes(const struct tracee *p, struct bp *b, const uint8_t *from, const uint8_t *bytes)
 {
 	/* Meanwhile the int3 is in the rescue table, with the first byte that makes the four
 	 * behind it whole again: a gputop dying between two writes leaves no int3 behind (the
 	 * watchdog writes that byte), only the old or the new instruction. */
-	rescue_code_armed(tracee->rescue_slot, b->addr, from[0]);
+	rescue_code_armed(p->rescue_slot, b->addr, from[0]);
 	int err = mem_write_code(b->addr, arch_breakpoint, arch_breakpoint_len);
 	if (err == 0)
 		err = mem_write_code(b->addr + 1, bytes + 1, ARCH_JUMP_LEN - 1);
 	if (err == 0)
-		rescue_code_armed(tracee->rescue_slot, b->addr, bytes[0]);
+		rescue_code_armed(p->rescue_slot, b->addr, bytes[0]);
 	if (err == 0)
 		err = mem_write_code(b->addr, bytes, 1);
-	rescue_code_disarmed(tracee->rescue_slot, b->addr);
+	rescue_code_disarmed(p->rescue_slot, b->addr);
 	return err;
 }
 
-int bp_arm(struct bp *b)
+int bp_arm(const struct tracee *p, struct bp *b)
 {
 	if (b->armed)
 		return 0;
@@ -245,7 +245,7 @@ int bp_arm(struct bp *b)
 		 * (the rescue clears the ring's "present" word, so the stub never traps). */
 		uint8_t jump[ARCH_JUMP_LEN];
 		arch_jump_encode(jump, b->addr, b->jump_slot);
-		int err = write_jump_bytes(b, b->orig, jump);
+		int err = write_jump_bytes(p, b, b->orig, jump);
 		if (err == 0)
 			b->armed = true;
 		else
@@ -253,23 +253,23 @@ int bp_arm(struct bp *b)
 		return err;
 	}
 
-	rescue_code_armed(tracee->rescue_slot, b->addr, b->orig[0]);	/* before: a crash right after must find it */
+	rescue_code_armed(p->rescue_slot, b->addr, b->orig[0]);	/* before: a crash right after must find it */
 	int err = mem_write_code(b->addr, arch_breakpoint, arch_breakpoint_len);
 	if (err == 0)
 		b->armed = true;
 	else
-		rescue_code_disarmed(tracee->rescue_slot, b->addr);
+		rescue_code_disarmed(p->rescue_slot, b->addr);
 	return err;
 }
 
-int bp_disarm(struct bp *b)
+int bp_disarm(const struct tracee *p, struct bp *b)
 {
 	if (!b->armed)
 		return 0;
 	if (b->ring >= 0) {
 		uint8_t jump[ARCH_JUMP_LEN];
 		arch_jump_encode(jump, b->addr, b->jump_slot);
-		int err = write_jump_bytes(b, jump, b->orig);
+		int err = write_jump_bytes(p, b, jump, b->orig);
 		if (err == 0)
 			b->armed = false;
 		return err;
@@ -277,25 +277,25 @@ int bp_disarm(struct bp *b)
 	int err = mem_write_code(b->addr, b->orig, arch_breakpoint_len);
 	if (err == 0) {
 		b->armed = false;
-		rescue_code_disarmed(tracee->rescue_slot, b->addr);
+		rescue_code_disarmed(p->rescue_slot, b->addr);
 	}
 	return err;
 }
 
-static void drop_if(bool (*match)(const struct bp *, uint32_t), uint32_t arg)
+static void drop_if(struct tracee *p, bool (*match)(const struct bp *, uint32_t), uint32_t arg)
 {
-	struct breakpoints_state *st = tracee->breakpoints;
+	struct breakpoints_state *st = p->breakpoints;
 	size_t it = 0;
 	for (struct bp_slot *s; (s = hashmap_next(&st->table, &it));) {
 		struct bp *b = s->b;
 		if (!match(b, arg))
 			continue;
-		rescue_code_disarmed(tracee->rescue_slot, b->addr);
+		rescue_code_disarmed(p->rescue_slot, b->addr);
 		if (b->ring >= 0) {
-			launchring_drop_probe(b->ring);
-			xol_slot_free(b->jump_slot);
+			launchring_drop_probe(p, b->ring);
+			xol_slot_free(p, b->jump_slot);
 		} else {
-			xol_slot_free(b->slot);
+			xol_slot_free(p, b->slot);
 		}
 		hashmap_remove(&st->table, b->addr, NULL);	/* the current entry: allowed */
 		free(b);
@@ -312,43 +312,43 @@ static bool any(const struct bp *b, uint32_t unused)
 	return true;
 }
 
-void bp_forget_module(uint32_t module)
+void bp_forget_module(struct tracee *p, uint32_t module)
 {
-	drop_if(in_module, module);
+	drop_if(p, in_module, module);
 }
 
-void bp_forget_all(void)
+void bp_forget_all(struct tracee *p)
 {
-	drop_if(any, 0);
+	drop_if(p, any, 0);
 }
 
-int bp_disarm_all(void)
+int bp_disarm_all(struct tracee *p)
 {
 	int err = 0;
 	uint32_t it = 0;
-	for (struct bp *b; (b = bp_iter(&it));) {
-		int e = bp_disarm(b);
+	for (struct bp *b; (b = bp_iter(p, &it));) {
+		int e = bp_disarm(p, b);
 		if (e < 0 && !err)
 			err = e;
 	}
 	return err;
 }
 
-struct bp *bp_iter(uint32_t *cursor)
+struct bp *bp_iter(const struct tracee *p, uint32_t *cursor)
 {
-	struct breakpoints_state *st = tracee->breakpoints;
+	struct breakpoints_state *st = p->breakpoints;
 	size_t it = *cursor;
 	struct bp_slot *s = hashmap_next(&st->table, &it);
 	*cursor = (uint32_t)it;
 	return s ? s->b : NULL;
 }
 
-uint64_t bp_unwind_pc(uint64_t pc)
+uint64_t bp_unwind_pc(const struct tracee *p, uint64_t pc)
 {
-	if (!xol_contains(pc))
+	if (!xol_contains(p, pc))
 		return pc;
 	uint32_t it = 0;
-	for (struct bp *b; (b = bp_iter(&it));) {
+	for (struct bp *b; (b = bp_iter(p, &it));) {
 		if (b->ring >= 0 && pc - b->jump_slot < ARCH_JUMP_PREFIX)
 			return b->addr;	/* before the stub: the call has not begun */
 		if (pc - b->slot < ARCH_XOL_SLOT - (b->ring >= 0 ? ARCH_JUMP_PREFIX : 0))

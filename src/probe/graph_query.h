@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct thread;
+struct tracee;
 
 /* The driver functions asked, found by name in libcuda (probes.c). */
 enum graph_query_fn {
@@ -33,7 +34,7 @@ struct graph_query_node {
 /* Graph's nodes into out (room for GQ_MAX_NODES), their count in *n. fns: the driver
  * functions' addresses by enum graph_query_fn. 0, -ENOSYS (a function missing), -E2BIG (too
  * many nodes), or the error of a call (-EIO: the driver said no). */
-int graph_query_nodes(struct thread *t, const uint64_t fns[GQ_FN_COUNT], uint64_t graph,
+int graph_query_nodes(struct tracee *p, struct thread *t, const uint64_t fns[GQ_FN_COUNT], uint64_t graph,
 		      struct graph_query_node *out, uint32_t *n);
 
 #endif

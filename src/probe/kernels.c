@@ -38,7 +38,7 @@ struct handle_var {
 	const char *name;	/* demangled; module_scan's, kept for the session */
 };
 
-/* The process's part (tracee->kernels): its values and handle variables (the kernel ids they
+/* The process's part (p->kernels): its values and handle variables (the kernel ids they
  * map to are the figures', gputop-wide). */
 struct kernels_state {
 	struct hashmap map;
@@ -66,19 +66,19 @@ void kernels_state_free(struct kernels_state *st)
 	free(st);
 }
 
-static struct entry *lookup(uint64_t v)
+static struct entry *lookup(const struct tracee *p, uint64_t v)
 {
-	struct kernels_state *st = tracee->kernels;
+	struct kernels_state *st = p->kernels;
 	return hashmap_find(&st->map, v);
 }
 
 /* v named: by id, or (id -1) by a handle variable's name, its row made at first use. */
-static void remember_as(uint64_t v, int id, const char *name, bool unknown)
+static void remember_as(struct tracee *p, uint64_t v, int id, const char *name, bool unknown)
 {
-	struct kernels_state *st = tracee->kernels;
+	struct kernels_state *st = p->kernels;
 	if (!v || (id < 0 && !name))
 		return;
-	struct entry *e = lookup(v);
+	struct entry *e = lookup(p, v);
 	if (e) {
 		if (e->unknown || !unknown) {
 			e->id = id;
@@ -96,35 +96,35 @@ static void remember_as(uint64_t v, int id, const char *name, bool unknown)
 	e->recheck = false;
 }
 
-static void remember(uint64_t v, int id, bool unknown)
+static void remember(struct tracee *p, uint64_t v, int id, bool unknown)
 {
-	remember_as(v, id, NULL, unknown);
+	remember_as(p, v, id, NULL, unknown);
 }
 
 /* The entry's kernel id, its row made now if it waited for its first launch. */
-static int entry_id(struct entry *e)
+static int entry_id(struct tracee *p, struct entry *e)
 {
 	if (e->id < 0 && e->name) {
-		e->id = stats_kernel_id(tracee->stats_id, e->name);
+		e->id = stats_kernel_id(p->stats_id, e->name);
 		e->name = NULL;
 	}
 	return e->id;
 }
 
-bool kernels_seen(uint64_t value)
+bool kernels_seen(const struct tracee *p, uint64_t value)
 {
-	return lookup(value) != NULL;
+	return lookup(p, value) != NULL;
 }
 
-bool kernels_named(uint64_t value)
+bool kernels_named(const struct tracee *p, uint64_t value)
 {
-	const struct entry *e = lookup(value);
+	const struct entry *e = lookup(p, value);
 	return e && !e->unknown && !e->recheck;
 }
 
-bool kernels_recheck(uint64_t value)
+bool kernels_recheck(struct tracee *p, uint64_t value)
 {
-	struct entry *e = lookup(value);
+	struct entry *e = lookup(p, value);
 	if (!e || e->unknown)
 		return false;
 	e->recheck = true;
@@ -140,23 +140,23 @@ char *kernels_demangle(const char *name)
 	return status == 0 && d ? d : strdup(name);
 }
 
-static int id_for_mangled(const char *mangled)
+static int id_for_mangled(struct tracee *p, const char *mangled)
 {
 	char *d = kernels_demangle(mangled);
 	if (!d)
 		return -1;
-	int id = stats_kernel_id(tracee->stats_id, d);
+	int id = stats_kernel_id(p->stats_id, d);
 	free(d);
 	return id;
 }
 
-void kernels_learn_name(uint64_t value, const char *mangled)
+void kernels_learn_name(struct tracee *p, uint64_t value, const char *mangled)
 {
-	remember(value, id_for_mangled(mangled), false);
+	remember(p, value, id_for_mangled(p, mangled), false);
 }
 
 /* Name of a host function by its symbol: "module+0xoffset" when it has none. */
-static int id_for_stub(uint64_t stub, bool *unknown)
+static int id_for_stub(struct tracee *p, uint64_t stub, bool *unknown)
 {
 	uint64_t off = 0;
 	const struct module *m = NULL;
@@ -164,33 +164,33 @@ static int id_for_stub(uint64_t stub, bool *unknown)
 	char buf[512];
 	*unknown = false;
 	if (sym && off == 0)
-		return id_for_mangled(sym);
+		return id_for_mangled(p, sym);
 	if (m)
 		snprintf(buf, sizeof buf, "%s+0x%" PRIx64, m->base, stub - m->start);
 	else {
 		snprintf(buf, sizeof buf, "kernel@0x%" PRIx64, stub);
 		*unknown = true;
 	}
-	return stats_kernel_id(tracee->stats_id, buf);
+	return stats_kernel_id(p->stats_id, buf);
 }
 
-void kernels_learn_from_stub(uint64_t value, uint64_t stub)
+void kernels_learn_from_stub(struct tracee *p, uint64_t value, uint64_t stub)
 {
-	struct entry *e = lookup(stub);
+	struct entry *e = lookup(p, stub);
 	if (e && !e->unknown) {
-		remember(value, entry_id(e), false);
+		remember(p, value, entry_id(p, e), false);
 		return;
 	}
 	bool unknown;
-	int id = id_for_stub(stub, &unknown);
-	remember(value, id, unknown);
+	int id = id_for_stub(p, stub, &unknown);
+	remember(p, value, id, unknown);
 }
 
-void kernels_learn_alias(uint64_t value, uint64_t known)
+void kernels_learn_alias(struct tracee *p, uint64_t value, uint64_t known)
 {
-	struct entry *e = lookup(known);
+	struct entry *e = lookup(p, known);
 	if (e)
-		remember(value, entry_id(e), e->unknown);
+		remember(p, value, entry_id(p, e), e->unknown);
 }
 
 int kernels_stub_symbol_to_mangled(const char *symbol, char *out, size_t size)
@@ -214,9 +214,9 @@ int kernels_stub_symbol_to_mangled(const char *symbol, char *out, size_t size)
 	return out[0] == '_' && out[1] == 'Z' ? 0 : -1;
 }
 
-void kernels_add_handle_var(const struct module *m, uint64_t var_addr, const char *name)
+void kernels_add_handle_var(struct tracee *p, const struct module *m, uint64_t var_addr, const char *name)
 {
-	struct kernels_state *st = tracee->kernels;
+	struct kernels_state *st = p->kernels;
 	if (st->n_vars == st->cap_vars) {
 		size_t ncap = st->cap_vars ? st->cap_vars * 2 : 256;
 		struct handle_var *n = realloc(st->vars, ncap * sizeof *n);
@@ -229,9 +229,9 @@ void kernels_add_handle_var(const struct module *m, uint64_t var_addr, const cha
 	st->added_since_scan = true;
 }
 
-void kernels_forget_module(const struct module *m)
+void kernels_forget_module(struct tracee *p, const struct module *m)
 {
-	struct kernels_state *st = tracee->kernels;
+	struct kernels_state *st = p->kernels;
 	size_t kept = 0;
 	for (size_t i = 0; i < st->n_vars; i++)
 		if (st->vars[i].module != m->id)
@@ -239,15 +239,15 @@ void kernels_forget_module(const struct module *m)
 	st->n_vars = kept;
 }
 
-void kernels_scan_pending(pid_t pid)
+void kernels_scan_pending(struct tracee *p, pid_t pid)
 {
-	if (tracee->kernels->added_since_scan)
-		kernels_scan_handle_vars(pid);
+	if (p->kernels->added_since_scan)
+		kernels_scan_handle_vars(p, pid);
 }
 
-void kernels_scan_handle_vars(pid_t pid)
+void kernels_scan_handle_vars(struct tracee *p, pid_t pid)
 {
-	struct kernels_state *st = tracee->kernels;
+	struct kernels_state *st = p->kernels;
 	enum { BATCH = MEM_READV_MAX };	/* one system call reads so many: libtorch_cuda.so has ~30,000 */
 	uint64_t vals[BATCH];
 	struct mem_range r[BATCH];	/* with vals, 32 KiB */
@@ -264,36 +264,36 @@ void kernels_scan_handle_vars(pid_t pid)
 					vals[k] = 0;
 		}
 		for (int k = 0; k < n; k++)
-			remember_as(vals[k], -1, st->vars[i + k].name, false);
+			remember_as(p, vals[k], -1, st->vars[i + k].name, false);
 	}
 }
 
-int kernels_id_of(pid_t pid, uint64_t value)
+int kernels_id_of(struct tracee *p, pid_t pid, uint64_t value)
 {
-	struct kernels_state *st = tracee->kernels;
-	struct entry *e = lookup(value);
+	struct kernels_state *st = p->kernels;
+	struct entry *e = lookup(p, value);
 	if (e && !e->unknown)
-		return entry_id(e);
+		return entry_id(p, e);
 	/* Unknown: maybe a handle made before we attached, whose static we have not read since
 	 * it was filled in. Rescan, but not more than once a second. */
 	if (st->n_vars && (st->added_since_scan ||
 			   ((!e || st->unknown_since_scan) && now_ns() - st->last_scan_ns > 1000000000ull))) {
-		kernels_scan_handle_vars(pid);
-		if ((e = lookup(value)) && !e->unknown)
-			return entry_id(e);
+		kernels_scan_handle_vars(p, pid);
+		if ((e = lookup(p, value)) && !e->unknown)
+			return entry_id(p, e);
 	}
 	if (e)
-		return entry_id(e);
+		return entry_id(p, e);
 	st->unknown_since_scan = true;
 	bool unknown;
-	int id = id_for_stub(value, &unknown);
-	remember(value, id, unknown);
+	int id = id_for_stub(p, value, &unknown);
+	remember(p, value, id, unknown);
 	return id;
 }
 
-void kernels_reset(void)
+void kernels_reset(struct tracee *p)
 {
-	struct kernels_state *st = tracee->kernels;
+	struct kernels_state *st = p->kernels;
 	hashmap_clear(&st->map);
 	free(st->vars);
 	st->vars = NULL;

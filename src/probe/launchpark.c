@@ -20,19 +20,19 @@ _Static_assert(sizeof(struct park_slot) == LR_PARK_SIZE, "arch_park's slot");
 /* As x86_64_launch.S names them. */
 enum { PARK_FREE, PARK_WAITING, PARK_SERVED, PARK_GO_ON, PARK_CLAIMED };
 
-static int read_slots(struct park_slot s[LR_PARK_SLOTS])
+static int read_slots(const struct tracee *p, struct park_slot s[LR_PARK_SLOTS])
 {
-	uint64_t ring = launchring_base();
+	uint64_t ring = launchring_base(p);
 	if (!ring)
 		return -ENOENT;
 	return launchring_io(ring + LR_OFF_PARK, s, LR_PARK_SLOTS * sizeof *s, false);
 }
 
-int launchpark_waiting(struct lr_parked out[])
+int launchpark_waiting(struct tracee *p, struct lr_parked out[])
 {
 	struct park_slot s[LR_PARK_SLOTS];
 	int n = 0;
-	if (read_slots(s) < 0)
+	if (read_slots(p, s) < 0)
 		return 0;
 	for (int i = 0; i < LR_PARK_SLOTS; i++)
 		if (s[i].state == PARK_WAITING && s[i].tid)
@@ -40,10 +40,10 @@ int launchpark_waiting(struct lr_parked out[])
 	return n;
 }
 
-int launchpark_slot_of(pid_t tid, uint64_t *sp)
+int launchpark_slot_of(struct tracee *p, pid_t tid, uint64_t *sp)
 {
 	struct park_slot s[LR_PARK_SLOTS];
-	if (read_slots(s) < 0)
+	if (read_slots(p, s) < 0)
 		return -1;
 	for (int i = 0; i < LR_PARK_SLOTS; i++)
 		if (s[i].state == PARK_WAITING && s[i].tid == (uint64_t)tid) {
@@ -53,26 +53,26 @@ int launchpark_slot_of(pid_t tid, uint64_t *sp)
 	return -1;
 }
 
-int launchpark_answer(int slot, bool served)
+int launchpark_answer(struct tracee *p, int slot, bool served)
 {
-	uint64_t ring = launchring_base(), state = served ? PARK_SERVED : PARK_GO_ON;
+	uint64_t ring = launchring_base(p), state = served ? PARK_SERVED : PARK_GO_ON;
 	if (!ring || slot < 0 || slot >= LR_PARK_SLOTS)
 		return -EINVAL;
 	return launchring_io(ring + LR_OFF_PARK + (uint64_t)slot * LR_PARK_SIZE, &state, sizeof state, true);
 }
 
-bool launchpark_in(uint64_t pc)
+bool launchpark_in(const struct tracee *p, uint64_t pc)
 {
 	uint64_t off;
-	if (!launchring_base() || !xol_in_shared_code(pc, &off))
+	if (!launchring_base(p) || !xol_in_shared_code(p, pc, &off))
 		return false;
 	return off >= (uint64_t)(arch_park - arch_launch_stub) && off < (uint64_t)(arch_park_end - arch_launch_stub);
 }
 
-bool launchpark_at_syscall(uint64_t pc)
+bool launchpark_at_syscall(const struct tracee *p, uint64_t pc)
 {
 	uint64_t off;
-	return launchring_base() && xol_in_shared_code(pc, &off) &&
+	return launchring_base(p) && xol_in_shared_code(p, pc, &off) &&
 	       off == (uint64_t)(arch_park_syscall - arch_launch_stub) + ARCH_SYSCALL_LEN;
 }
 

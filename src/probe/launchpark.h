@@ -15,22 +15,24 @@
 
 #include "arch.h"
 
+struct tracee;
+
 struct lr_parked {
 	int slot;
 	pid_t tid;
 };
 
 /* The threads parked now (up to LR_PARK_SLOTS into out); how many. */
-int launchpark_waiting(struct lr_parked out[]);
+int launchpark_waiting(struct tracee *p, struct lr_parked out[]);
 /* The slot tid is parked in, -1 if none; *sp: where its registers are. Read while tid is
  * stopped, the answer stands: nothing but gputop changes a waiting slot then. */
-int launchpark_slot_of(pid_t tid, uint64_t *sp);
+int launchpark_slot_of(struct tracee *p, pid_t tid, uint64_t *sp);
 /* Answers the park: served (the stub returns: its launch was counted) or not (the stub goes
  * on as if gputop were gone). 0 or -errno. */
-int launchpark_answer(int slot, bool served);
+int launchpark_answer(struct tracee *p, int slot, bool served);
 /* pc lies in the park's code (any copy), or right after its system call. */
-bool launchpark_in(uint64_t pc);
-bool launchpark_at_syscall(uint64_t pc);
+bool launchpark_in(const struct tracee *p, uint64_t pc);
+bool launchpark_at_syscall(const struct tracee *p, uint64_t pc);
 /* The registers tid had at the park's call, its pc as if an int3 there had trapped
  * (arch_park_regs), from now (its registers in the park) and the words at sp. 0 or -errno. */
 int launchpark_regs(pid_t tid, const arch_regs_t *now, uint64_t sp, arch_regs_t *at);

@@ -58,7 +58,7 @@ struct ring_pos {
 	uint64_t stuck_since;	/* when the record at tail was first seen not committed */
 };
 
-/* The process's part (tracee->launchring). The static buffers in the functions below are
+/* The process's part (p->launchring). The static buffers in the functions below are
  * scratch, static only to keep them off the stack: nothing is kept in them from one call to
  * the next. */
 struct launchring_state {
@@ -82,42 +82,42 @@ void launchring_state_free(struct launchring_state *st)
 	free(st);
 }
 
-bool launchring_ready(void)
+bool launchring_ready(const struct tracee *p)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	return st->ring != 0;
 }
 
-bool launchring_used(void)
+bool launchring_used(const struct tracee *p)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	return st->launches_used;
 }
 
-uint64_t launchring_present_flag(void)
+uint64_t launchring_present_flag(const struct tracee *p)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	return st->ring ? st->ring + OFF_PRESENT : 0;
 }
 
 static int ring_write(uint64_t addr, const void *buf, size_t len);
 
-uint64_t launchring_base(void)
+uint64_t launchring_base(const struct tracee *p)
 {
-	return tracee->launchring->ring;
+	return p->launchring->ring;
 }
 
-void launchring_say_absent(void)
+void launchring_say_absent(struct tracee *p)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	static const uint64_t zero;
 	if (st->ring)
 		ring_write(st->ring + OFF_PRESENT, &zero, sizeof zero);
 }
 
-void launchring_forget(void)
+void launchring_forget(struct tracee *p)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	st->calls_used = false;
 	st->ring = 0;
 	st->launches = st->calls = (struct ring_pos){ 0 };
@@ -127,18 +127,18 @@ void launchring_forget(void)
 /* A park waits for gputop only while it drains: the time stamp of this drain, and how old one
  * may be (LR_FRESH_NS) for the tracer to count as reading. Without a calibrated time stamp
  * counter, 0: the park waits a bounded number of times. */
-static void heartbeat(void)
+static void heartbeat(const struct tracee *p)
 {
-	uint64_t hb[2] = { arch_timestamp(), retfast_ns_to_ticks(LR_FRESH_NS) };
-	ring_write(tracee->launchring->ring + LR_OFF_HEARTBEAT, hb, sizeof hb);
+	uint64_t hb[2] = { arch_timestamp(), retfast_ns_to_ticks(p, LR_FRESH_NS) };
+	ring_write(p->launchring->ring + LR_OFF_HEARTBEAT, hb, sizeof hb);
 }
 
-int launchring_init(struct thread *t)
+int launchring_init(struct tracee *p, struct thread *t)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	if (!config.launch_ring)
 		return 0;
-	long addr = xol_mmap_rw(t, RING_SIZE);
+	long addr = xol_mmap_rw(p, t, RING_SIZE);
 	if (addr < 0 && addr > -4096)
 		return (int)addr;
 	/* Smaller capacities, for tests that fill the rings. */
@@ -160,27 +160,27 @@ int launchring_init(struct thread *t)
 	if (err == 0) {
 		memcpy(code, arch_launch_stub, size);
 		memcpy(code + (arch_launch_stub_ring - arch_launch_stub), &addr, sizeof addr);
-		err = xol_set_shared_code(code, size);
+		err = xol_set_shared_code(p, code, size);
 	}
 	if (err < 0) {
-		xol_munmap(t, (uint64_t)addr, RING_SIZE);
+		xol_munmap(p, t, (uint64_t)addr, RING_SIZE);
 		return err;
 	}
 	st->ring = (uint64_t)addr;
 	st->launches = st->calls = (struct ring_pos){ 0 };
 	st->n_probes = 0;
-	heartbeat();	/* fresh from the start: the first calls may come before the first drain */
+	heartbeat(p);	/* fresh from the start: the first calls may come before the first drain */
 	log_debug("launches recorded in the ring at %#llx", (unsigned long long)st->ring);
 	return 0;
 }
 
-int launchring_unmap(struct thread *t)
+int launchring_unmap(struct tracee *p, struct thread *t)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	if (!st->ring)
 		return 0;
-	int err = xol_munmap(t, st->ring, RING_SIZE);
-	launchring_forget();
+	int err = xol_munmap(p, t, st->ring, RING_SIZE);
+	launchring_forget(p);
 	return err;
 }
 
@@ -196,9 +196,9 @@ static void out_positions(int api, uint8_t pos[2])
 		pos[1] = (uint8_t)s->arg_pitch_out;
 }
 
-static int claim_probe(int api)
+static int claim_probe(struct tracee *p, int api)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	for (int i = 0; i < st->n_probes; i++)
 		if (st->api_of[i] < 0) {
 			st->api_of[i] = (int16_t)api;
@@ -228,12 +228,12 @@ static uint8_t nested_scope(int api)
 	}
 }
 
-int launchring_add_probe(int api)
+int launchring_add_probe(struct tracee *p, int api)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	if (!st->ring)
 		return -1;
-	int i = claim_probe(api);
+	int i = claim_probe(p, api);
 	uint8_t pos[2], scope = nested_scope(api);
 	out_positions(api, pos);
 	if (i >= 0 && (ring_write(st->ring + LR_OFF_OUTS + 2 * (uint64_t)i, pos, sizeof pos) < 0 ||
@@ -244,9 +244,9 @@ int launchring_add_probe(int api)
 	return i;
 }
 
-void launchring_set_scope_ranges(int scope, const uint64_t (*range)[2], int n)
+void launchring_set_scope_ranges(struct tracee *p, int scope, const uint64_t (*range)[2], int n)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	uint64_t table[LR_SCOPE_RANGES][2] = { { 0 } }, at;
 	if (!st->ring || scope < LR_SCOPE_CUDA || scope > LR_SCOPE_NCCL)
 		return;
@@ -262,27 +262,27 @@ void launchring_set_scope_ranges(int scope, const uint64_t (*range)[2], int n)
 	ring_write(at, &table[0][0], 8);
 }
 
-void launchring_drop_probe(int probe)
+void launchring_drop_probe(struct tracee *p, int probe)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	/* Its lost counter stays where it is: the index, reused, carries on from there. */
 	if (probe >= 0 && probe < st->n_probes) {
 		st->api_of[probe] = -1;
-		launchring_set_stack_trap(probe, false);	/* the index may be given again */
+		launchring_set_stack_trap(p, probe, false);	/* the index may be given again */
 	}
 }
 
-int launchring_probe_api(int probe)
+int launchring_probe_api(const struct tracee *p, int probe)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	return probe >= 0 && probe < st->n_probes ? st->api_of[probe] : -1;
 }
 
-uint64_t launchring_stub(uint64_t slot, enum lr_stub which)
+uint64_t launchring_stub(struct tracee *p, uint64_t slot, enum lr_stub which)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	static const uint8_t *const stubs[] = { arch_launch_stub, arch_launch_stub_ex, arch_call_stub };
-	uint64_t base = xol_shared_code(slot);
+	uint64_t base = xol_shared_code(p, slot);
 	if (which == LR_STUB_CALL)
 		st->calls_used = true;
 	else
@@ -290,39 +290,39 @@ uint64_t launchring_stub(uint64_t slot, enum lr_stub which)
 	return base ? base + (uint64_t)(stubs[which] - arch_launch_stub) : 0;
 }
 
-bool launchring_in_stub(uint64_t pc)
+bool launchring_in_stub(const struct tracee *p, uint64_t pc)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	uint64_t off;
-	return st->ring && xol_in_shared_code(pc, &off);
+	return st->ring && xol_in_shared_code(p, pc, &off);
 }
 
-bool launchring_is_trap(uint64_t addr, bool *ex)
+bool launchring_is_trap(const struct tracee *p, uint64_t addr, bool *ex)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	uint64_t off;
-	if (!st->ring || !xol_in_shared_code(addr, &off))
+	if (!st->ring || !xol_in_shared_code(p, addr, &off))
 		return false;
 	const uint8_t *at = arch_launch_stub + off;
 	*ex = at == arch_launch_stub_trap_ex;
 	return at == arch_launch_stub_trap || at == arch_launch_stub_trap_ex;
 }
 
-bool launchring_is_call_trap(uint64_t addr, uint64_t record, int *index)
+bool launchring_is_call_trap(const struct tracee *p, uint64_t addr, uint64_t record, int *index)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	uint64_t off, calls = st->ring + LR_OFF_CALLS;
 	*index = -1;
-	if (!st->ring || !xol_in_shared_code(addr, &off) || arch_launch_stub + off != arch_call_stub_trap)
+	if (!st->ring || !xol_in_shared_code(p, addr, &off) || arch_launch_stub + off != arch_call_stub_trap)
 		return false;
 	if (record >= calls && record < calls + LR_CALL_RECORDS * LR_CALL_SIZE && (record - calls) % LR_CALL_SIZE == 0)
 		*index = (int)((record - calls) / LR_CALL_SIZE);
 	return true;
 }
 
-int launchring_set_stack_trap(int probe, bool on)
+int launchring_set_stack_trap(struct tracee *p, int probe, bool on)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	uint8_t flag = on;
 	if (!st->ring || probe < 0 || probe >= LR_PROBES)
 		return -EINVAL;
@@ -336,9 +336,9 @@ static uint32_t filter_slot(uint64_t handle)
 	return (uint32_t)((handle * LR_FILTER_HASH) >> (64 - LR_FILTER_BITS));
 }
 
-void launchring_seen(uint64_t handle)
+void launchring_seen(struct tracee *p, uint64_t handle)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	uint32_t i = filter_slot(handle);
 	uint64_t pair[2];
 	if (!st->ring || launchring_io(st->ring + OFF_FILTER + 8 * (i & ~1u), pair, sizeof pair, false) < 0)
@@ -363,9 +363,9 @@ int launchring_io(uint64_t addr, void *buf, size_t len, bool write)
 	return err;
 }
 
-void launchring_unsee(uint64_t handle)
+void launchring_unsee(struct tracee *p, uint64_t handle)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	uint32_t i = filter_slot(handle) & ~1u;
 	uint64_t pair[2], none = 0;
 	if (!st->ring || launchring_io(st->ring + OFF_FILTER + 8 * i, pair, sizeof pair, false) < 0)
@@ -385,9 +385,9 @@ static int ring_write(uint64_t addr, const void *buf, size_t len)
 	return launchring_io(addr, (void *)buf, len, true);
 }
 
-static void drain_lost(void (*on_lost)(int, uint64_t, void *), void *arg)
+static void drain_lost(struct tracee *p, void (*on_lost)(int, uint64_t, void *), void *arg)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	uint64_t lost[LR_PROBES];
 	if (!st->n_probes || ring_read(st->ring + OFF_LOST, lost, 8 * (size_t)st->n_probes) < 0)
 		return;
@@ -403,9 +403,9 @@ static void drain_lost(void (*on_lost)(int, uint64_t, void *), void *arg)
  * in the program and the tail moved past them; returns how many. A record taken but never
  * committed (its thread killed inside the stub) would hold the ring up forever: after a second
  * it is skipped. */
-static size_t ring_take(const struct ring_desc *d, struct ring_pos *pos, void *out, size_t max)
+static size_t ring_take(struct tracee *p, const struct ring_desc *d, struct ring_pos *pos, void *out, size_t max)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	static const uint64_t zero[BATCH * LR_RECORD_SIZE / 8];
 	uint64_t head, start = pos->tail;
 	size_t got = 0, words = d->size / 8;
@@ -426,7 +426,7 @@ static size_t ring_take(const struct ring_desc *d, struct ring_pos *pos, void *o
 		if (k < n) {
 			uint64_t now = now_ns();
 			if (k == 0 && pos->stuck_since && now - pos->stuck_since > 1000000000u) {
-				log_debug("a ring of %d: skipping a record never written", tracee->pid);
+				log_debug("a ring of %d: skipping a record never written", p->pid);
 				memset(w, 0, d->size);	/* read as nothing */
 				k = 1;
 				pos->stuck_since = 0;
@@ -450,21 +450,21 @@ static size_t ring_take(const struct ring_desc *d, struct ring_pos *pos, void *o
 	return got;
 }
 
-bool launchring_filling(uint64_t now)
+bool launchring_filling(const struct tracee *p, uint64_t now)
 {
-	return now < tracee->launchring->filling_until;
+	return now < p->launchring->filling_until;
 }
 
-void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
+void launchring_drain(struct tracee *p, void (*on_record)(int api, const uint64_t *w, void *arg),
 		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	uint64_t buf[BATCH * LR_WORDS];	/* 32 KiB */
 	size_t n;
 	if (!st->ring)
 		return;
 	do {
-		n = ring_take(&launch_ring, &st->launches, buf, BATCH);
+		n = ring_take(p, &launch_ring, &st->launches, buf, BATCH);
 		for (size_t k = 0; k < n; k++) {
 			const uint64_t *w = &buf[k * LR_WORDS];
 			int probe = (int)w[0] - 1;
@@ -472,45 +472,45 @@ void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 				on_record(st->api_of[probe], w, arg);
 		}
 	} while (n == BATCH);
-	drain_lost(on_lost, arg);
-	heartbeat();
+	drain_lost(p, on_lost, arg);
+	heartbeat(p);
 }
 
 /* ---- call records ---------------------------------------------------------------------- */
 
-bool launchring_has_calls(void)
+bool launchring_has_calls(const struct tracee *p)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	return st->ring && st->calls_used;
 }
 
-int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n_in_flight)
+int launchring_take_calls(struct tracee *p, struct lr_call *out, struct lr_call *in_flight, int *n_in_flight)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	struct lr_call all[LR_CALL_RECORDS];	/* 16 KiB */
 	*n_in_flight = 0;
-	if (!launchring_has_calls() || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
+	if (!launchring_has_calls(p) || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
 		return 0;
 	/* The calls in flight first: one that returns after this look is in the ring below, so a
 	 * call made inside it always finds it in one or the other. */
 	for (int i = 0; i < LR_CALL_RECORDS; i++)
 		if (all[i].key && all[i].state == LR_CALL_IN_FLIGHT)
 			in_flight[(*n_in_flight)++] = all[i];
-	return (int)ring_take(&calls_ring, &st->calls, out, LR_DONE_CAP);
+	return (int)ring_take(p, &calls_ring, &st->calls, out, LR_DONE_CAP);
 }
 
-void launchring_restore_calls(void)
+void launchring_restore_calls(struct tracee *p)
 {
-	struct launchring_state *st = tracee->launchring;
+	struct launchring_state *st = p->launchring;
 	struct lr_call all[LR_CALL_RECORDS];	/* 16 KiB */
-	if (!launchring_has_calls() || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
+	if (!launchring_has_calls(p) || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
 		return;
 	for (int i = 0; i < LR_CALL_RECORDS; i++) {
 		uint64_t slot = all[i].key - 8, cur = 0;
 		if (!all[i].key || all[i].state != LR_CALL_IN_FLIGHT)
 			continue;
 		/* Only where the return stub's address still is: the call may have been left. */
-		if (ring_read(slot, &cur, sizeof cur) == 0 && launchring_in_stub(cur))
+		if (ring_read(slot, &cur, sizeof cur) == 0 && launchring_in_stub(p, cur))
 			ring_write(slot, &all[i].ret, sizeof all[i].ret);
 	}
 }

@@ -27,28 +27,30 @@
 #include "stub_layout.h"
 
 struct thread;
+struct tracee;
 struct launchring_state;
 
 #define LR_PROBES 1024		/* probes with a ring index */
 #define LR_WORDS 8		/* a record: probe + 1, six register arguments, first stack arg */
 
-/* The current process's part (tracee->launchring, base/tracee.h): its ring and the probes'
- * indexes in it; made and freed with it. */
+/* A process's part (p->launchring, base/tracee.h): its ring and the probes' indexes in it; made
+ * and freed with it. Every function below but launchring_io acts on the ring of the process p
+ * it is given. */
 struct launchring_state *launchring_state_new(void);
 void launchring_state_free(struct launchring_state *st);
 
 /* Maps the ring and puts the stub into every trampoline area, through the stopped thread t
  * (after xol_init). Does nothing where GPUTOP_LAUNCH_RING=0. 0 or -errno. */
-int launchring_init(struct thread *t);
-bool launchring_ready(void);
-bool launchring_used(void);	/* a launch probe used it at some time in this session */
-void launchring_forget(void);	/* exec: the mapping went with the old image */
-int launchring_unmap(struct thread *t);	/* detach; after the last drain */
-uint64_t launchring_base(void);	/* the ring's address in the program, 0 if none */
+int launchring_init(struct tracee *p, struct thread *t);
+bool launchring_ready(const struct tracee *p);
+bool launchring_used(const struct tracee *p);	/* a launch probe used it at some time in this session */
+void launchring_forget(struct tracee *p);	/* exec: the mapping went with the old image */
+int launchring_unmap(struct tracee *p, struct thread *t);	/* detach; after the last drain */
+uint64_t launchring_base(const struct tracee *p);	/* the ring's address in the program, 0 if none */
 /* Reads or writes the program's memory through a thread that has some (0 or -errno). */
 int launchring_io(uint64_t addr, void *buf, size_t len, bool write);
-uint64_t launchring_present_flag(void);	/* the word the rescue clears: no more parks */
-void launchring_say_absent(void);	/* detach: the stubs park no more, from now on */
+uint64_t launchring_present_flag(const struct tracee *p);	/* the word the rescue clears: no more parks */
+void launchring_say_absent(struct tracee *p);	/* detach: the stubs park no more, from now on */
 
 /* The stub a jump probe calls: a launch (its function handle in the first argument), a launch
  * with its dimensions by pointer (the handle in the second), or a call recorded at entry and
@@ -57,39 +59,39 @@ enum lr_stub { LR_STUB_LAUNCH, LR_STUB_LAUNCH_EX, LR_STUB_CALL };
 /* A ring index for a probe of API row api; -1 when none is left. */
 /* A ring index for a probe of the API table's row api; the call stub's return half learns
  * where the row's out-parameters are. -1 if none is left. */
-int launchring_add_probe(int api);
-void launchring_drop_probe(int probe);
+int launchring_add_probe(struct tracee *p, int api);
+void launchring_drop_probe(struct tracee *p, int probe);
 /* The modules holding the probed functions of a scope (LR_SCOPE_CUDA, LR_SCOPE_NCCL): a call of
  * a probe of that scope made from inside one of them, while a recorded call of the same thread
  * and scope is in flight, is not recorded (the stub knows it is part of that call). range[i]:
  * [lo, hi); up to LR_SCOPE_RANGES are used (the others: recorded, and told apart by gputop). */
 #define LR_SCOPE_CUDA 1
 #define LR_SCOPE_NCCL 2
-void launchring_set_scope_ranges(int scope, const uint64_t (*range)[2], int n);
-int launchring_probe_api(int probe);	/* -1 if none */
+void launchring_set_scope_ranges(struct tracee *p, int scope, const uint64_t (*range)[2], int n);
+int launchring_probe_api(const struct tracee *p, int probe);	/* -1 if none */
 /* The stub a jump probe's slot at slot calls (the copy in slot's own area). */
-uint64_t launchring_stub(uint64_t slot, enum lr_stub which);
-bool launchring_in_stub(uint64_t pc);
+uint64_t launchring_stub(struct tracee *p, uint64_t slot, enum lr_stub which);
+bool launchring_in_stub(const struct tracee *p, uint64_t pc);
 /* addr (the call of a park, launchpark.h) is the stub's wait for a handle not seen yet; the
  * thread goes on once the tracer has counted and named the launch. *ex: the stub's variant. */
-bool launchring_is_trap(uint64_t addr, bool *ex);
+bool launchring_is_trap(const struct tracee *p, uint64_t addr, bool *ex);
 /* addr is the call stub's park for a stack (--stacks): the call record is at
  * arch_call_trap_record, its index in *index (-1 if it is not one). */
-bool launchring_is_call_trap(uint64_t addr, uint64_t record, int *index);
+bool launchring_is_call_trap(const struct tracee *p, uint64_t addr, uint64_t record, int *index);
 /* The call stub parks at the calls of probe so that their stacks can be taken, or no more. */
-int launchring_set_stack_trap(int probe, bool on);
+int launchring_set_stack_trap(struct tracee *p, int probe, bool on);
 /* The handle is named now: later launches of it go through the ring. */
-void launchring_seen(uint64_t handle);
+void launchring_seen(struct tracee *p, uint64_t handle);
 /* The handle's next launch parks again (--stacks launches: a sampled launch site). */
-void launchring_unsee(uint64_t handle);
+void launchring_unsee(struct tracee *p, uint64_t handle);
 
 /* Reads what the ring holds and frees it: on_record(api, words) per launch in ring order,
  * on_lost(api, n) for launches the full ring dropped and calls the call stub found no record
  * for. */
-void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
+void launchring_drain(struct tracee *p, void (*on_record)(int api, const uint64_t *w, void *arg),
 		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg);
 /* A drain of the last 100 ms took a sixteenth of a ring or more: drain every LR_DRAIN_HOT_NS. */
-bool launchring_filling(uint64_t now);
+bool launchring_filling(const struct tracee *p, uint64_t now);
 
 /* Call records (arch/x86_64_launch.S, the call stub): one per driver call in flight. */
 struct lr_call {
@@ -106,14 +108,14 @@ struct lr_call {
 };
 #define LR_CALL_IN_FLIGHT 1
 #define LR_CALL_RETURNED 2
-bool launchring_has_calls(void);	/* some probe uses the call stub */
+bool launchring_has_calls(const struct tracee *p);	/* some probe uses the call stub */
 /* The calls that returned since the last look, in the order they returned, into out (room for
  * LR_DONE_CAP), taken from the calls' ring; returns how many. The calls still in flight go to
  * in_flight (room for LR_CALL_RECORDS), *n_in_flight of them: a call made inside one of them is
- * part of it. The api of each: launchring_probe_api(probe - 1). Calls the full ring dropped are
+ * part of it. The api of each: launchring_probe_api(p, probe - 1). Calls the full ring dropped are
  * counted lost by launchring_drain. */
-int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n_in_flight);
+int launchring_take_calls(struct tracee *p, struct lr_call *out, struct lr_call *in_flight, int *n_in_flight);
 /* Detach, every thread stopped: the calls still in flight get their return addresses back. */
-void launchring_restore_calls(void);
+void launchring_restore_calls(struct tracee *p);
 
 #endif

@@ -32,7 +32,7 @@ struct range {
 	uint32_t module;
 };
 
-/* The process's part (tracee->probes). */
+/* The process's part (p->probes). */
 struct probes_state {
 	bool cuda_seen;
 	bool driver_launch_probed;
@@ -82,9 +82,9 @@ static bool in_ranges(const struct range *r, int n, uint64_t addr)
 	return false;
 }
 
-bool probes_in_scope(const struct api_spec *s, uint64_t addr)
+bool probes_in_scope(const struct tracee *p, const struct api_spec *s, uint64_t addr)
 {
-	struct probes_state *st = tracee->probes;
+	const struct probes_state *st = p->probes;
 	if (s && s->layer == LAYER_TORCH)	/* PyTorch's allocator: never part of another call */
 		return false;
 	if (s && s->layer == LAYER_NCCL)
@@ -100,62 +100,62 @@ static void forget_module(struct range *r, int *n, uint32_t id)
 }
 
 /* The call stub learns the scopes' modules (launchring_set_scope_ranges). */
-static void tell_stub_scopes(void)
+static void tell_stub_scopes(struct tracee *p)
 {
-	struct probes_state *st = tracee->probes;
+	const struct probes_state *st = p->probes;
 	uint64_t r[CUDA_MODULES_MAX][2];
 	for (int i = 0; i < st->n_cuda_modules; i++)
 		r[i][0] = st->cuda_modules[i].start, r[i][1] = st->cuda_modules[i].end;
-	launchring_set_scope_ranges(LR_SCOPE_CUDA, (const uint64_t (*)[2])r, st->n_cuda_modules);
+	launchring_set_scope_ranges(p, LR_SCOPE_CUDA, (const uint64_t (*)[2])r, st->n_cuda_modules);
 	for (int i = 0; i < st->n_nccl_modules; i++)
 		r[i][0] = st->nccl_modules[i].start, r[i][1] = st->nccl_modules[i].end;
-	launchring_set_scope_ranges(LR_SCOPE_NCCL, (const uint64_t (*)[2])r, st->n_nccl_modules);
+	launchring_set_scope_ranges(p, LR_SCOPE_NCCL, (const uint64_t (*)[2])r, st->n_nccl_modules);
 }
 
-uint64_t probes_func_get_name(void)
+uint64_t probes_func_get_name(const struct tracee *p)
 {
-	struct probes_state *st = tracee->probes;
+	const struct probes_state *st = p->probes;
 	return st->func_get_name;
 }
 
-uint64_t probes_kernel_get_name(void)
+uint64_t probes_kernel_get_name(const struct tracee *p)
 {
-	struct probes_state *st = tracee->probes;
+	const struct probes_state *st = p->probes;
 	return st->kernel_get_name;
 }
 
-const uint64_t *probes_graph_fns(void)
+const uint64_t *probes_graph_fns(const struct tracee *p)
 {
-	struct probes_state *st = tracee->probes;
+	const struct probes_state *st = p->probes;
 	return st->graph_fn;
 }
 
-bool probes_cuda_seen(void)
+bool probes_cuda_seen(const struct tracee *p)
 {
-	struct probes_state *st = tracee->probes;
+	const struct probes_state *st = p->probes;
 	return st->cuda_seen;
 }
 
-uint64_t probes_rtld_state_addr(void)
+uint64_t probes_rtld_state_addr(const struct tracee *p)
 {
-	struct probes_state *st = tracee->probes;
+	const struct probes_state *st = p->probes;
 	return st->rtld_state_addr;
 }
 
-void probes_reset(void)
+void probes_reset(struct tracee *p)
 {
-	struct probes_state *st = tracee->probes;
-	bp_forget_all();
-	kernels_reset();
+	struct probes_state *st = p->probes;
+	bp_forget_all(p);
+	kernels_reset(p);
 	st->cuda_seen = st->driver_launch_probed = st->refreshed = false;
 	st->n_cuda_modules = st->n_nccl_modules = 0;
 	st->rtld_state_addr = st->func_get_name = st->kernel_get_name = 0;
 	memset(st->graph_fn, 0, sizeof st->graph_fn);
 }
 
-static bool launch_wanted(const struct api_spec *spec)
+static bool launch_wanted(const struct tracee *p, const struct api_spec *spec)
 {
-	struct probes_state *st = tracee->probes;
+	const struct probes_state *st = p->probes;
 	if (!(spec->flags & API_LAUNCH_PROBE))
 		return true;
 	if (!st->launches_armed && spec->op == OP_LAUNCH)
@@ -174,37 +174,37 @@ static bool launch_wanted(const struct api_spec *spec)
  * runtime launch is then counted at the driver, as with int3 probes). Its jump goes out as it
  * went in (breakpoints.c, write_jump_bytes): a thread arriving meanwhile traps and runs the
  * program's bytes again. --max-overhead has nothing to shed there: no launch stops. */
-static bool ring_wanted_now(const struct api_spec *spec)
+static bool ring_wanted_now(const struct tracee *p, const struct api_spec *spec)
 {
-	struct probes_state *st = tracee->probes;
+	const struct probes_state *st = p->probes;
 	return !(spec->flags & API_LAUNCH_PROBE) || spec->layer != LAYER_RUNTIME || !st->driver_launch_probed;
 }
 
-void probes_apply_launch_policy(void)
+void probes_apply_launch_policy(struct tracee *p)
 {
 	uint32_t it = 0;
-	for (struct bp *b; (b = bp_iter(&it));) {
+	for (struct bp *b; (b = bp_iter(p, &it));) {
 		if (b->kind != BP_PROBE)
 			continue;
 		const struct api_spec *spec = cuda_api_get(b->api);
-		bool want = b->ring >= 0 ? ring_wanted_now(spec) : launch_wanted(spec);
-		int err = want ? bp_arm(b) : bp_disarm(b);
+		bool want = b->ring >= 0 ? ring_wanted_now(p, spec) : launch_wanted(p, spec);
+		int err = want ? bp_arm(p, b) : bp_disarm(p, b);
 		if (err < 0)
 			log_warn("cannot %s the probe on %s: %s", want ? "arm" : "disarm", spec->name,
 				 strerror(-err));
 	}
 }
 
-void probes_set_launches_armed(bool armed)
+void probes_set_launches_armed(struct tracee *p, bool armed)
 {
-	struct probes_state *st = tracee->probes;
+	struct probes_state *st = p->probes;
 	st->launches_armed = armed;
-	probes_apply_launch_policy();
+	probes_apply_launch_policy(p);
 }
 
-static void probe_rtld(struct thread *t, const struct module *m)
+static void probe_rtld(struct tracee *p, struct thread *t, const struct module *m)
 {
-	struct probes_state *st = tracee->probes;
+	struct probes_state *st = p->probes;
 	uint64_t hook = sym_find(m, "_dl_debug_state");
 	uint64_t r_debug = sym_find(m, "_r_debug");
 	struct bp *b;
@@ -216,7 +216,7 @@ static void probe_rtld(struct thread *t, const struct module *m)
 			 "the dynamic linker)");
 		return;
 	}
-	if (bp_create(t, hook, BP_RTLD, -1, m->id, &b, &why) < 0 || bp_arm(b) < 0) {
+	if (bp_create(p, t, hook, BP_RTLD, -1, m->id, &b, &why) < 0 || bp_arm(p, b) < 0) {
 		log_warn("cannot watch the dynamic linker: libraries loaded later will not be seen");
 		return;
 	}
@@ -226,14 +226,14 @@ static void probe_rtld(struct thread *t, const struct module *m)
 
 /* An exec replaces the memory where the return stub keeps its records: the tracer reads them
  * when the program enters execve, before they are gone (execv, execvp... all go through it). */
-static void probe_exec(struct thread *t, const struct module *m, const uint64_t fn[2])
+static void probe_exec(struct tracee *p, struct thread *t, const struct module *m, const uint64_t fn[2])
 {
 	if (config.no_int3)	/* calls returning just before an exec go uncounted */
 		return;
 	for (int i = 0; i < 2; i++) {
 		struct bp *b;
 		const char *why;
-		if (fn[i] && bp_create(t, fn[i], BP_EXEC, -1, m->id, &b, &why) == 0 && bp_arm(b) < 0)
+		if (fn[i] && bp_create(p, t, fn[i], BP_EXEC, -1, m->id, &b, &why) == 0 && bp_arm(p, b) < 0)
 			log_warn("cannot watch exec in %s: calls just before an exec may be missed", m->base);
 	}
 }
@@ -255,7 +255,7 @@ bool probes_stops_for_stack(const struct api_spec *spec)
 	return config.stack_depth > 0 && (config.stacks & which);
 }
 
-static int stub_for(const struct api_spec *spec)
+static int stub_for(const struct tracee *p, const struct api_spec *spec)
 {
 	if (config.tracing || config.launch_layer_forced)
 		return -1;
@@ -268,7 +268,7 @@ static int stub_for(const struct api_spec *spec)
 	 * the grid and block as CUlaunchConfig's, and --stacks launches wants a kernel's first launch
 	 * held for its stack: the driver's launch stubs serve there, counting at entry. */
 	if ((spec->op == OP_LAUNCH || spec->op == OP_GRAPH_LAUNCH) && spec->layer == LAYER_RUNTIME &&
-	    (spec->op == OP_GRAPH_LAUNCH || spec->launch == LAUNCH_RT) && retfast_ready() && config.call_stub &&
+	    (spec->op == OP_GRAPH_LAUNCH || spec->launch == LAUNCH_RT) && retfast_ready(p) && config.call_stub &&
 	    !(spec->op == OP_LAUNCH && (config.stacks & CONFIG_STACKS_LAUNCHES)))
 		return LR_STUB_CALL;
 	if (spec->op == OP_LAUNCH)
@@ -279,11 +279,11 @@ static int stub_for(const struct api_spec *spec)
 		return LR_STUB_LAUNCH;
 	if (spec->flags & API_STOPS)
 		return -1;
-	if (!retfast_ready() || !config.call_stub)
+	if (!retfast_ready(p) || !config.call_stub)
 		return -1;
 	/* A kernel handle module loading returns is named at its first launch, by the driver
 	 * (hit.c, on_name_return): where the driver cannot say, the int3 reads the caller's. */
-	if (spec->name_src == NAME_FROM_STRING && !tracee->probes->func_get_name)
+	if (spec->name_src == NAME_FROM_STRING && !p->probes->func_get_name)
 		return -1;
 	if (!(spec->flags & API_RETURN) && spec->name_src != NAME_REGISTER)
 		return -1;
@@ -292,22 +292,22 @@ static int stub_for(const struct api_spec *spec)
 	return LR_STUB_CALL;
 }
 
-static bool ring_wanted(struct thread *t, const struct api_spec *spec)
+static bool ring_wanted(struct tracee *p, struct thread *t, const struct api_spec *spec)
 {
-	struct probes_state *st = tracee->probes;
-	if (stub_for(spec) < 0)
+	struct probes_state *st = p->probes;
+	if (stub_for(p, spec) < 0)
 		return false;
-	if (!launchring_ready() && !st->ring_failed && xol_ready()) {
+	if (!launchring_ready(p) && !st->ring_failed && xol_ready(p)) {
 		/* Mapped when the first launch function is found: nothing for programs without. */
-		int err = launchring_init(t);
+		int err = launchring_init(p, t);
 		if (err < 0)
 			log_warn("launches will stop the program: no launch ring (%s)", strerror(-err));
 		else
-			rescue_set_flag(tracee->rescue_slot, launchring_present_flag());
-		launchring_say_absent();	/* no park until engine/seccomp_watch.c has looked */
-		st->ring_failed = !launchring_ready();
+			rescue_set_flag(p->rescue_slot, launchring_present_flag(p));
+		launchring_say_absent(p);	/* no park until engine/seccomp_watch.c has looked */
+		st->ring_failed = !launchring_ready(p);
 	}
-	return launchring_ready();
+	return launchring_ready(p);
 }
 
 static bool is_rtld(const struct module *m)
@@ -318,11 +318,12 @@ static bool is_rtld(const struct module *m)
 
 /* What m's symbols say outside the API table: kernel handle variables, the functions gputop
  * calls (cuFuncGetName, the graph queries) and execve's address into fn. */
-static void learn_from_scan(struct module *m, const struct module_scan *ms, struct thread *t, uint64_t fn[2])
+static void learn_from_scan(struct tracee *p, struct module *m, const struct module_scan *ms,
+			    uint64_t fn[2])
 {
-	struct probes_state *st = tracee->probes;
+	struct probes_state *st = p->probes;
 	for (size_t i = 0; i < ms->n_handles; i++)	/* read once it runs (kernels_scan_pending) */
-		kernels_add_handle_var(m, m->start + ms->handles[i].off, ms->handles[i].name);
+		kernels_add_handle_var(p, m, m->start + ms->handles[i].off, ms->handles[i].name);
 	if (ms->fn[SCAN_FUNC_GET_NAME])
 		st->func_get_name = module_scan_addr(m, ms->fn[SCAN_FUNC_GET_NAME]);
 	if (ms->fn[SCAN_KERNEL_GET_NAME])
@@ -334,19 +335,27 @@ static void learn_from_scan(struct module *m, const struct module_scan *ms, stru
 	fn[1] = module_scan_addr(m, ms->fn[SCAN_EXECVEAT]);
 }
 
+/* What probes_refresh hands the symbols' callbacks: the process, the stopped thread. */
+struct refresh {
+	struct tracee *p;
+	struct thread *t;
+};
+
 static void on_new_module(struct module *m, void *arg)
 {
-	struct probes_state *st = tracee->probes;
-	struct thread *t = arg;
+	const struct refresh *rf = arg;
+	struct tracee *p = rf->p;
+	struct thread *t = rf->t;
+	struct probes_state *st = p->probes;
 	uint64_t exec_fn[2];
 
 	m->probed = true;
 	if (is_rtld(m)) {
-		probe_rtld(t, m);
+		probe_rtld(p, t, m);
 		return;
 	}
 	const struct module_scan *ms = module_scan(m);
-	learn_from_scan(m, ms, t, exec_fn);
+	learn_from_scan(p, m, ms, exec_fn);
 	int planted = 0, refused = 0, int3_refused = 0, nccl = 0, torch = 0;
 	unsigned torch_ops = 0;
 	for (size_t i = 0; i < ms->n_funcs; i++) {
@@ -357,9 +366,9 @@ static void on_new_module(struct module *m, void *arg)
 		const char *why = NULL;
 		int err = -ENOEXEC;
 		bool stack_trap = false;
-		if (ring_wanted(t, spec)) {
-			err = bp_create_jump(t, addr, size, api,
-					     stub_for(spec), m->id, &b, &why);
+		if (ring_wanted(p, t, spec)) {
+			err = bp_create_jump(p, t, addr, size, api,
+					     stub_for(p, spec), m->id, &b, &why);
 			if (err == -EBUSY && st->defer_inside && st->n_inside < INSIDE_MAX) {
 				st->inside[st->n_inside++] = (struct inside){ addr, size,
 									      api, m->id };
@@ -376,14 +385,14 @@ static void on_new_module(struct module *m, void *arg)
 				log_info("%s in %s stops at each call: %s", spec->name, m->base,
 					 why ? why : strerror(-err));
 			/* --stacks: the call stub traps there, while gputop drains (docs/stacks.md). */
-			else if (stub_for(spec) == LR_STUB_CALL && probes_stops_for_stack(spec))
-				stack_trap = launchring_set_stack_trap(b->ring, true) == 0;
+			else if (stub_for(p, spec) == LR_STUB_CALL && probes_stops_for_stack(spec))
+				stack_trap = launchring_set_stack_trap(p, b->ring, true) == 0;
 		}
 		if (err < 0)
-			err = bp_create(t, addr, BP_PROBE, api, m->id, &b, &why);
+			err = bp_create(p, t, addr, BP_PROBE, api, m->id, &b, &why);
 		if (err == 0)
-			stats_set_stops_per_call(tracee->stats_id, api, b->ring >= 0 ? stack_trap :
-						 !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
+			stats_set_stops_per_call(p->stats_id, api, b->ring >= 0 ? stack_trap :
+						 !(spec->flags & API_RETURN) || retfast_ready(p) ? 1 : 2);
 		if (err == -EPERM && config.no_int3) {	/* asked for: named once for all, below */
 			int3_refused++;
 			log_debug("not probing %s in %s: %s", spec->name, m->base, why);
@@ -403,8 +412,8 @@ static void on_new_module(struct module *m, void *arg)
 		if (spec->op == OP_LAUNCH && spec->layer == LAYER_DRIVER)
 			st->driver_launch_probed = true;
 	}
-	if (retfast_ready())
-		probe_exec(t, m, exec_fn);
+	if (retfast_ready(p))
+		probe_exec(p, t, m, exec_fn);
 	if (torch_is_allocator_module(m)) {
 		uint64_t sym[TORCH_SYM_COUNT];
 		for (int i = 0; i < TORCH_SYM_COUNT; i++)
@@ -416,7 +425,7 @@ static void on_new_module(struct module *m, void *arg)
 	if (nccl && st->n_nccl_modules < CUDA_MODULES_MAX)
 		st->nccl_modules[st->n_nccl_modules++] = (struct range){ m->start, m->end, m->id };
 	if (planted)
-		tell_stub_scopes();
+		tell_stub_scopes(p);
 	if (int3_refused)
 		log_info("%d CUDA functions in %s not probed: each would need an int3 (--no-int3; "
 			 "GPUTOP_DEBUG=1 names them)", int3_refused, m->base);
@@ -429,42 +438,44 @@ static void on_new_module(struct module *m, void *arg)
 
 static void on_gone_module(struct module *m, void *arg)
 {
-	struct probes_state *st = tracee->probes;
+	const struct refresh *rf = arg;
+	struct tracee *p = rf->p;
+	struct probes_state *st = p->probes;
 	forget_module(st->cuda_modules, &st->n_cuda_modules, m->id);
 	forget_module(st->nccl_modules, &st->n_nccl_modules, m->id);
-	tell_stub_scopes();
+	tell_stub_scopes(p);
 	if (st->func_get_name - m->start < m->end - m->start)
 		st->func_get_name = st->kernel_get_name = 0;
 	if (st->graph_fn[GQ_GET_NODES] - m->start < m->end - m->start)
 		memset(st->graph_fn, 0, sizeof st->graph_fn);
-	bp_forget_module(m->id);
-	kernels_forget_module(m);
+	bp_forget_module(p, m->id);
+	kernels_forget_module(p, m);
 	torch_on_module_gone(m);
 }
 
-void probes_defer_inside(bool on)
+void probes_defer_inside(struct tracee *p, bool on)
 {
-	tracee->probes->defer_inside = on;
+	p->probes->defer_inside = on;
 }
 
-int probes_inside_left(void)
+int probes_inside_left(const struct tracee *p)
 {
-	return tracee->probes->n_inside;
+	return p->probes->n_inside;
 }
 
 /* The jump, or with int3 the breakpoint, for a function that waited; its stop count. */
-static int plant_waiting(struct thread *t, const struct inside *w, bool int3)
+static int plant_waiting(struct tracee *p, struct thread *t, const struct inside *w, bool int3)
 {
 	const struct api_spec *spec = cuda_api_get(w->api);
 	struct bp *b;
 	const char *why;
-	int err = int3 ? bp_create(t, w->addr, BP_PROBE, w->api, w->module, &b, &why)
-		       : bp_create_jump(t, w->addr, w->size, w->api, stub_for(spec), w->module, &b, &why);
-	bool stack_trap = err == 0 && b->ring >= 0 && stub_for(spec) == LR_STUB_CALL && probes_stops_for_stack(spec) &&
-			  launchring_set_stack_trap(b->ring, true) == 0;
+	int err = int3 ? bp_create(p, t, w->addr, BP_PROBE, w->api, w->module, &b, &why)
+		       : bp_create_jump(p, t, w->addr, w->size, w->api, stub_for(p, spec), w->module, &b, &why);
+	bool stack_trap = err == 0 && b->ring >= 0 && stub_for(p, spec) == LR_STUB_CALL &&
+			  probes_stops_for_stack(spec) && launchring_set_stack_trap(p, b->ring, true) == 0;
 	if (err == 0)
-		stats_set_stops_per_call(tracee->stats_id, w->api,
-					 b->ring >= 0 ? stack_trap : !(spec->flags & API_RETURN) || retfast_ready() ? 1 : 2);
+		stats_set_stops_per_call(p->stats_id, w->api,
+					 b->ring >= 0 ? stack_trap : !(spec->flags & API_RETURN) || retfast_ready(p) ? 1 : 2);
 	if (err == 0 && int3)
 		log_info("%s stops at each call: a thread stood inside its first bytes at every try", spec->name);
 	else if (err < 0 && err != -EBUSY)
@@ -472,19 +483,19 @@ static int plant_waiting(struct thread *t, const struct inside *w, bool int3)
 	return err;
 }
 
-void probes_retry_inside(struct thread *t, bool last)
+void probes_retry_inside(struct tracee *p, struct thread *t, bool last)
 {
-	struct probes_state *st = tracee->probes;
+	struct probes_state *st = p->probes;
 	int kept = 0;
 	for (int i = 0; i < st->n_inside; i++)
-		if (plant_waiting(t, &st->inside[i], false) == -EBUSY) {
+		if (plant_waiting(p, t, &st->inside[i], false) == -EBUSY) {
 			if (last)
-				plant_waiting(t, &st->inside[i], true);
+				plant_waiting(p, t, &st->inside[i], true);
 			else
 				st->inside[kept++] = st->inside[i];
 		}
 	st->n_inside = last ? 0 : kept;
-	probes_apply_launch_policy();
+	probes_apply_launch_policy(p);
 }
 
 static void prepare_module(struct module *m, void *arg)
@@ -493,19 +504,20 @@ static void prepare_module(struct module *m, void *arg)
 		module_scan(m);
 }
 
-void probes_prepare(void)
+void probes_prepare(const struct tracee *p)
 {
 	uint64_t t0 = now_ns();
-	if (sym_open(tracee->pid) == 0)
+	if (sym_open(p->pid) == 0)
 		sym_refresh(prepare_module, NULL, NULL);
 	sym_close();
-	log_debug("%d: modules read before the stop in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
+	log_debug("%d: modules read before the stop in %.1f ms", p->pid, (double)(now_ns() - t0) / 1e6);
 }
 
-int probes_refresh(struct thread *t)
+int probes_refresh(struct tracee *p, struct thread *t)
 {
-	int err = sym_refresh(on_new_module, on_gone_module, t);
-	probes_apply_launch_policy();
-	tracee->probes->refreshed = true;
+	struct refresh rf = { p, t };
+	int err = sym_refresh(on_new_module, on_gone_module, &rf);
+	probes_apply_launch_policy(p);
+	p->probes->refreshed = true;
 	return err;
 }

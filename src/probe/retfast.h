@@ -15,10 +15,12 @@
 #include "stub_layout.h"
 
 struct thread;
+struct tracee;
 struct retfast_state;
 
-/* The current process's part (tracee->retfast, base/tracee.h): its record table and which
- * records are taken; made and freed with it. */
+/* A process's part (p->retfast, base/tracee.h): its record table and which records are taken;
+ * made and freed with it. The functions below that take a process act on its table; the clock
+ * conversions are gputop's own. */
 struct retfast_state *retfast_state_new(void);
 void retfast_state_free(struct retfast_state *st);
 
@@ -39,37 +41,37 @@ struct ret_record {
 #define RET_DONE 2
 
 /* Maps the table and installs the stub through the stopped thread t (after xol_init). Does
- * nothing, and retfast_ready() stays false, where the time stamp counter cannot be trusted
+ * nothing, and retfast_ready(p) stays false, where the time stamp counter cannot be trusted
  * or GPUTOP_RETFAST=0. 0 or -errno. */
-int retfast_init(struct thread *t);
-bool retfast_ready(void);
-bool retfast_used(void);		/* it was ready at some time in this session */
-void retfast_forget(void);		/* exec: the mappings went with the old image */
-int retfast_unmap(struct thread *t);	/* detach */
+int retfast_init(struct tracee *p, struct thread *t);
+bool retfast_ready(const struct tracee *p);
+bool retfast_used(const struct tracee *p);		/* it was ready at some time in this session */
+void retfast_forget(struct tracee *p);		/* exec: the mappings went with the old image */
+int retfast_unmap(struct tracee *p, struct thread *t);	/* detach */
 
-uint64_t retfast_stub(void);		/* the address swapped in for a return address */
-uint64_t retfast_entry_stamp(void);	/* where a recorded call resumes at its entry */
-uint64_t retfast_record_addr(int rec);	/* for the scratch register at that resume */
-bool retfast_in_stub(uint64_t pc);
-uint64_t retfast_fallback_trap(void);	/* the stub's int3, for a return with no record */
+uint64_t retfast_stub(const struct tracee *p);		/* the address swapped in for a return address */
+uint64_t retfast_entry_stamp(const struct tracee *p);	/* where a recorded call resumes at its entry */
+uint64_t retfast_record_addr(const struct tracee *p, int rec);	/* for the scratch register at that resume */
+bool retfast_in_stub(const struct tracee *p, uint64_t pc);
+uint64_t retfast_fallback_trap(const struct tracee *p);	/* the stub's int3, for a return with no record */
 
 /* Takes a free record for a call of thread tid that returns with sp == key and writes it,
  * and the stub's address into the return slot, in one system call; next is where the entry
  * stamp goes on. Returns the record's index, or -1 (no free record, or the write failed: the
  * caller takes the trapping way). */
-int retfast_begin(pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t out2, uint64_t slot,
-		  uint64_t next);
+int retfast_begin(struct tracee *p, pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t out2,
+		  uint64_t slot, uint64_t next);
 /* Reads the records idx[0..n) of threads of pid (at most 64) into out. 0 or -errno. */
-int retfast_read(pid_t pid, const int32_t *idx, int n, struct ret_record *out);
+int retfast_read(const struct tracee *p, pid_t pid, const int32_t *idx, int n, struct ret_record *out);
 /* Frees records: their keys are cleared in the program (so the stub never finds them) by the
  * next retfast_begin, in its own write, or by retfast_flush (the tick, detach). */
-void retfast_free(pid_t pid, const int32_t *idx, int n);
-void retfast_flush(pid_t pid);
+void retfast_free(struct tracee *p, pid_t pid, const int32_t *idx, int n);
+void retfast_flush(struct tracee *p, pid_t pid);
 
 /* Time stamp counter ticks as ns, and back (0 while the rate is not known). */
 uint64_t retfast_ticks_to_ns(uint64_t ticks);
 /* A time stamp counter reading as monotonic ns (clock.h), for the timeline. */
 uint64_t retfast_tsc_to_mono(uint64_t tsc);
-uint64_t retfast_ns_to_ticks(uint64_t ns);
+uint64_t retfast_ns_to_ticks(const struct tracee *p, uint64_t ns);
 
 #endif

@@ -74,7 +74,7 @@ void xol_set_runner(xol_runner run, xol_syscall_runner syscall_run)
 	run_syscall = syscall_run;
 }
 
-/* The process's part (tracee->xol). */
+/* The process's part (p->xol). */
 struct xol_state {
 	struct area areas[MAX_AREAS];
 	int n_areas;
@@ -98,37 +98,37 @@ void xol_state_free(struct xol_state *st)
 	free(st);
 }
 
-bool xol_ready(void)
+bool xol_ready(const struct tracee *p)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	return st->n_areas > 0;
 }
 
-uint64_t xol_ret_stub(size_t *room)
+uint64_t xol_ret_stub(const struct tracee *p, size_t *room)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	*room = OFF_RET_STUB_END - OFF_RET_STUB;
 	return st->areas[0].base + OFF_RET_STUB;
 }
 
-uint64_t xol_trampoline(void)
+uint64_t xol_trampoline(const struct tracee *p)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	return st->areas[0].base + OFF_TRAMP;
 }
 
-bool xol_contains(uint64_t addr)
+bool xol_contains(const struct tracee *p, uint64_t addr)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	for (int i = 0; i < st->n_areas; i++)
 		if (addr - st->areas[i].base < AREA_SIZE)
 			return true;
 	return false;
 }
 
-int xol_set_shared_code(const uint8_t *code, size_t len)
+int xol_set_shared_code(struct tracee *p, const uint8_t *code, size_t len)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	if (len > sizeof st->shared)
 		return -ENOSPC;
 	memcpy(st->shared, code, len);
@@ -141,18 +141,18 @@ int xol_set_shared_code(const uint8_t *code, size_t len)
 	return 0;
 }
 
-uint64_t xol_shared_code(uint64_t addr)
+uint64_t xol_shared_code(const struct tracee *p, uint64_t addr)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	for (int i = 0; i < st->n_areas; i++)
 		if (addr - st->areas[i].base < AREA_SIZE)
 			return st->shared_len ? st->areas[i].base + OFF_SHARED : 0;
 	return 0;
 }
 
-bool xol_in_shared_code(uint64_t pc, uint64_t *offset)
+bool xol_in_shared_code(const struct tracee *p, uint64_t pc, uint64_t *offset)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	for (int i = 0; i < st->n_areas && st->shared_len; i++)
 		if (pc - (st->areas[i].base + OFF_SHARED) < st->shared_len) {
 			*offset = pc - (st->areas[i].base + OFF_SHARED);
@@ -161,16 +161,16 @@ bool xol_in_shared_code(uint64_t pc, uint64_t *offset)
 	return false;
 }
 
-void xol_forget(void)
+void xol_forget(struct tracee *p)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	st->n_areas = 0;
 	st->shared_len = 0;
 	st->n_free = 0;
 	st->call_stack = 0;
 }
 
-static int area_fill_header(uint64_t base)
+static int area_fill_header(struct tracee *p, uint64_t base)
 {
 	uint8_t head[OFF_RET_STUB];
 	arch_fill_breakpoints(head, sizeof head);	/* a stray jump here traps */
@@ -190,7 +190,7 @@ static int area_fill_header(uint64_t base)
 		err = -ENOSPC;
 	if (!err)
 		err = mem_write_code(base + OFF_RESUME, resume, n);
-	if (!err && !tracee->xol->n_areas) {	/* area 0: the trampoline's */
+	if (!err && !p->xol->n_areas) {	/* area 0: the trampoline's */
 		uint8_t lookup[OFF_SHARED - OFF_LOOKUP], jump[ARCH_JUMP_LEN];
 		n = arch_return_lookup_code(lookup, sizeof lookup, base + OFF_LOOKUP,
 					    base + AREA_SIZE - LOOKUP_BYTES, LOOKUP_ENTRIES);
@@ -205,9 +205,9 @@ static int area_fill_header(uint64_t base)
 	return err;
 }
 
-uint64_t xol_return_lookup(uint64_t *table, uint32_t *entries)
+uint64_t xol_return_lookup(const struct tracee *p, uint64_t *table, uint32_t *entries)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	if (!st->n_areas)
 		return 0;
 	*table = st->areas[0].base + AREA_SIZE - LOOKUP_BYTES;
@@ -256,25 +256,25 @@ static long run_syscall_at(struct thread *t, uint64_t gadget, uint64_t save_at, 
 	return err < 0 ? -ESRCH : ret;
 }
 
-long xol_syscall(struct thread *t, long nr, const uint64_t args[6])
+long xol_syscall(struct tracee *p, struct thread *t, long nr, const uint64_t args[6])
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	if (!st->n_areas)
 		return -ENOEXEC;
 	return run_syscall_at(t, st->areas[0].base + OFF_RESUME, st->areas[0].base + OFF_RESUME_SAVE,
 			      nr, args);
 }
 
-long xol_mmap_rw(struct thread *t, size_t size)
+long xol_mmap_rw(struct tracee *p, struct thread *t, size_t size)
 {
 	uint64_t args[6] = { 0, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
-	return xol_syscall(t, SYS_mmap, args);
+	return xol_syscall(p, t, SYS_mmap, args);
 }
 
-int xol_munmap(struct thread *t, uint64_t addr, size_t size)
+int xol_munmap(struct tracee *p, struct thread *t, uint64_t addr, size_t size)
 {
 	uint64_t args[6] = { addr, size, 0, 0, 0, 0 };
-	long r = xol_syscall(t, SYS_munmap, args);
+	long r = xol_syscall(p, t, SYS_munmap, args);
 	return r < 0 ? (int)r : 0;
 }
 
@@ -286,10 +286,10 @@ static long map_area(struct thread *t, uint64_t gadget, uint64_t save_at, uint64
 	return run_syscall_at(t, gadget, save_at, SYS_mmap, args);
 }
 
-static int add_area(uint64_t base)
+static int add_area(struct tracee *p, uint64_t base)
 {
-	struct xol_state *st = tracee->xol;
-	int err = area_fill_header(base);
+	struct xol_state *st = p->xol;
+	int err = area_fill_header(p, base);
 	if (err == 0 && st->shared_len)
 		err = mem_write_code(base + OFF_SHARED, st->shared, st->shared_len);
 	if (err < 0)
@@ -326,15 +326,15 @@ static long syscall_from_tail(struct thread *t, long nr, const uint64_t args[6])
 	return r;
 }
 
-static int save_for_resume(const arch_regs_t *saved);
+static int save_for_resume(struct tracee *p, const arch_regs_t *saved);
 
-static long unmap_last(struct thread *t, const uint64_t args[6])
+static long unmap_last(struct tracee *p, struct thread *t, const uint64_t args[6])
 {
 	long r = syscall_from_tail(t, SYS_munmap, args);
-	return r == -ENOSPC ? xol_syscall(t, SYS_munmap, args) : r;
+	return r == -ENOSPC ? xol_syscall(p, t, SYS_munmap, args) : r;
 }
 
-int xol_init(struct thread *t, uint64_t scratch)
+int xol_init(struct tracee *p, struct thread *t, uint64_t scratch)
 {
 	/* The first mapping: from a copy of the resuming gadget (syscall_from_tail), else from
 	 * `syscall; int3` written over the program's entry point for that one call. */
@@ -343,7 +343,7 @@ int xol_init(struct thread *t, uint64_t scratch)
 	if (addr != -ENOSPC) {
 		if (addr < 0 && addr > -4096)
 			return (int)addr;
-		return add_area((uint64_t)addr);
+		return add_area(p, (uint64_t)addr);
 	}
 	uint8_t saved[8];
 	int err = mem_read(t->tid, scratch, saved, arch_syscall_gadget_len);
@@ -357,7 +357,7 @@ int xol_init(struct thread *t, uint64_t scratch)
 		return (int)addr;
 	if (restore < 0)
 		return restore;
-	return add_area((uint64_t)addr);
+	return add_area(p, (uint64_t)addr);
 }
 
 static bool within_2g(uint64_t a, uint64_t b)
@@ -366,9 +366,9 @@ static bool within_2g(uint64_t a, uint64_t b)
 	return d < (1ull << 31) - AREA_SIZE;
 }
 
-static int area_near(struct thread *t, uint64_t near)
+static int area_near(struct tracee *p, struct thread *t, uint64_t near)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	for (int i = 0; i < st->n_areas; i++)
 		if (!near || within_2g(st->areas[i].base, near))
 			if (st->areas[i].next_slot + ARCH_XOL_SLOT <= area_end(i))
@@ -379,12 +379,12 @@ static int area_near(struct thread *t, uint64_t near)
 	 * (a PyTorch process's CUDA reservations leave few: stepping away from libnccl found
 	 * none, and its 87 functions fell back to int3); then stepping, as before. */
 	uint64_t gaps[8];
-	int n_gaps = near ? proc_free_ranges_near(tracee->pid, near, AREA_SIZE, AREA_SIZE,
+	int n_gaps = near ? proc_free_ranges_near(p->pid, near, AREA_SIZE, AREA_SIZE,
 						  (1ull << 31) - 2 * AREA_SIZE, gaps, 8) : 0;
 	for (int k = 0; k < n_gaps; k++) {
 		long addr = map_area(t, st->areas[0].base + OFF_RESUME, st->areas[0].base + OFF_RESUME_SAVE, gaps[k]);
 		if (addr > 0 && within_2g((uint64_t)addr, near)) {
-			int err = add_area((uint64_t)addr);
+			int err = add_area(p, (uint64_t)addr);
 			return err < 0 ? err : st->n_areas - 1;
 		}
 	}
@@ -396,7 +396,7 @@ static int area_near(struct thread *t, uint64_t near)
 			long addr = map_area(t, st->areas[0].base + OFF_RESUME,
 					     st->areas[0].base + OFF_RESUME_SAVE, tries[k]);
 			if (addr > 0 && within_2g((uint64_t)addr, near)) {
-				int err = add_area((uint64_t)addr);
+				int err = add_area(p, (uint64_t)addr);
 				return err < 0 ? err : st->n_areas - 1;
 			}
 		}
@@ -404,16 +404,16 @@ static int area_near(struct thread *t, uint64_t near)
 	return -ENOMEM;
 }
 
-int xol_slot_alloc(struct thread *t, uint64_t near, uint64_t *slot_out)
+int xol_slot_alloc(struct tracee *p, struct thread *t, uint64_t near, uint64_t *slot_out)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	for (size_t i = 0; i < st->n_free; i++)
 		if (!near || within_2g(st->free_slots[i], near)) {
 			*slot_out = st->free_slots[i];
 			st->free_slots[i] = st->free_slots[--st->n_free];
 			return 0;
 		}
-	int a = area_near(t, near);
+	int a = area_near(p, t, near);
 	if (a < 0)
 		return a;
 	*slot_out = st->areas[a].base + st->areas[a].next_slot;
@@ -421,9 +421,9 @@ int xol_slot_alloc(struct thread *t, uint64_t near, uint64_t *slot_out)
 	return 0;
 }
 
-void xol_slot_free(uint64_t slot)
+void xol_slot_free(struct tracee *p, uint64_t slot)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	if (st->n_free == st->cap_free) {
 		size_t ncap = st->cap_free ? st->cap_free * 2 : 64;
 		uint64_t *n = realloc(st->free_slots, ncap * sizeof *n);
@@ -435,13 +435,13 @@ void xol_slot_free(uint64_t slot)
 	st->free_slots[st->n_free++] = slot;
 }
 
-int xol_scratch(struct thread *t, uint64_t *addr)
+int xol_scratch(struct tracee *p, struct thread *t, uint64_t *addr)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	if (!st->n_areas)
 		return -ENOEXEC;
 	if (!st->call_stack) {
-		long a = xol_mmap_rw(t, CALL_STACK_SIZE);
+		long a = xol_mmap_rw(p, t, CALL_STACK_SIZE);
 		if (a < 0 && a > -4096)
 			return (int)a;
 		st->call_stack = (uint64_t)a;
@@ -455,12 +455,12 @@ int xol_scratch(struct thread *t, uint64_t *addr)
  * registers back; a gputop killed during the call (dlopen of --gpu-time's library takes
  * seconds) leaves it to go back where it was by itself. It returned to an int3 before, and
  * died of SIGTRAP then. Under a seccomp filter that may refuse that getpid, the int3 still. */
-int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret,
+int xol_call(struct tracee *p, struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret,
 	     uint64_t *scratch_out)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	uint64_t at;
-	int serr = xol_scratch(t, &at);
+	int serr = xol_scratch(p, t, &at);
 	if (serr < 0)
 		return serr;
 	/* Layout of the mapping: XOL_SCRATCH_SIZE bytes of scratch at the bottom, the stack above. */
@@ -484,7 +484,7 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 	arch_regs_t saved, r;
 	if ((err = arch_get_regs(t->tid, &saved)) < 0)
 		return err;
-	if ((err = save_for_resume(&saved)) < 0)
+	if ((err = save_for_resume(p, &saved)) < 0)
 		return err;
 	r = saved;
 	arch_prepare_call(&r, func, sp, real);
@@ -504,18 +504,18 @@ int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *
 	return err < 0 ? err : restore;
 }
 
-int xol_unmap_all(struct thread *t)
+int xol_unmap_all(struct tracee *p, struct thread *t)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	int err = 0;
 	if (st->call_stack) {
-		xol_munmap(t, st->call_stack, CALL_STACK_SIZE);
+		xol_munmap(p, t, st->call_stack, CALL_STACK_SIZE);
 		st->call_stack = 0;
 	}
 	/* The gadget lives in area 0: unmap it last, from a copy (unmap_last). */
 	for (int i = st->n_areas - 1; i >= 0; i--) {
 		uint64_t args[6] = { st->areas[i].base, AREA_SIZE, 0, 0, 0, 0 };
-		long r = i == 0 ? unmap_last(t, args) : xol_syscall(t, SYS_munmap, args);
+		long r = i == 0 ? unmap_last(p, t, args) : xol_syscall(p, t, SYS_munmap, args);
 		if (r < 0 && !err)
 			err = (int)r;
 	}
@@ -533,18 +533,18 @@ static int cmp_u64(const void *a, const void *b)
 
 /* The thread's registers into the save area of the resuming gadget (area 0's), where a thread
  * at the call trap or in a called function goes back to if gputop dies. */
-static int save_for_resume(const arch_regs_t *saved)
+static int save_for_resume(struct tracee *p, const arch_regs_t *saved)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	uint64_t words[ARCH_SYSCALL_SAVE_WORDS + 1];
 	arch_syscall_resume_save(saved, words);
 	words[ARCH_SYSCALL_SAVE_WORDS] = arch_sp(saved);
 	return mem_write_code(st->areas[0].base + OFF_RESUME_SAVE, words, sizeof words);
 }
 
-uint64_t xol_calibrate(struct thread *t)
+uint64_t xol_calibrate(struct tracee *p, struct thread *t)
 {
-	struct xol_state *st = tracee->xol;
+	struct xol_state *st = p->xol;
 	enum { N = XOL_CALIBRATION_STOPS };
 	static const uint64_t none[6];
 	uint64_t samples[N], base = st->n_areas ? st->areas[0].base : 0;
@@ -554,7 +554,7 @@ uint64_t xol_calibrate(struct thread *t)
 	 * way to an int3 when gputop died, on a loaded machine not yet scheduled, died of SIGTRAP
 	 * (2 of 80 kills while attaching). Under a filter that may refuse getpid: not measured. */
 	if (!base || seccomp_check_inject(t->tid, SECCOMP_CALL_RETURN, SYS_getpid, none, base + OFF_RESUME) < 0 ||
-	    arch_get_regs(t->tid, &saved) < 0 || save_for_resume(&saved) < 0)
+	    arch_get_regs(t->tid, &saved) < 0 || save_for_resume(p, &saved) < 0)
 		return 0;
 	int n = 0;
 	for (int i = 0; i < N; i++) {

@@ -116,7 +116,7 @@ const struct module *sym_module_at(uint64_t addr)
 
 /* ---- probe: where the probes are, what the stubs recorded ------------------------------------- */
 
-bool probes_in_scope(const struct api_spec *s, uint64_t addr)
+bool probes_in_scope(const struct tracee *p, const struct api_spec *s, uint64_t addr)
 {
 	(void)s;
 	return addr >= cuda_lo && addr < cuda_hi;
@@ -128,23 +128,23 @@ bool probes_stops_for_stack(const struct api_spec *spec)
 	return false;
 }
 
-const uint64_t *probes_graph_fns(void)
+const uint64_t *probes_graph_fns(const struct tracee *p)
 {
 	static const uint64_t fns[GQ_FN_COUNT];
 	return fns;
 }
 
-uint64_t probes_func_get_name(void)
+uint64_t probes_func_get_name(const struct tracee *p)
 {
 	return 0;
 }
 
-uint64_t probes_kernel_get_name(void)
+uint64_t probes_kernel_get_name(const struct tracee *p)
 {
 	return 0;
 }
 
-int graph_query_nodes(struct thread *t, const uint64_t fns[GQ_FN_COUNT], uint64_t graph, struct graph_query_node *out,
+int graph_query_nodes(struct tracee *p, struct thread *t, const uint64_t fns[GQ_FN_COUNT], uint64_t graph, struct graph_query_node *out,
 		      uint32_t *n)
 {
 	(void)t, (void)fns;
@@ -163,7 +163,7 @@ void fake_bp(struct bp *b)
 		bps[n_bps++] = b;
 }
 
-struct bp *bp_find(uint64_t addr)
+struct bp *bp_find(const struct tracee *p, uint64_t addr)
 {
 	for (int i = 0; i < n_bps; i++)
 		if (bps[i]->addr == addr)
@@ -171,22 +171,22 @@ struct bp *bp_find(uint64_t addr)
 	return NULL;
 }
 
-struct bp *bp_iter(uint32_t *cursor)
+struct bp *bp_iter(const struct tracee *p, uint32_t *cursor)
 {
 	return *cursor < (uint32_t)n_bps ? bps[(*cursor)++] : NULL;
 }
 
-int launchring_probe_api(int probe)
+int launchring_probe_api(const struct tracee *p, int probe)
 {
 	return probe >= 0 && probe < cuda_api_count() ? probe : -1;
 }
 
-bool launchring_has_calls(void)
+bool launchring_has_calls(const struct tracee *p)
 {
 	return true;
 }
 
-int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n_in_flight)
+int launchring_take_calls(struct tracee *p, struct lr_call *out, struct lr_call *in_flight, int *n_in_flight)
 {
 	int n = n_done;
 	memcpy(out, done, (size_t)n_done * sizeof *out);
@@ -196,7 +196,7 @@ int launchring_take_calls(struct lr_call *out, struct lr_call *in_flight, int *n
 	return n;
 }
 
-void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
+void launchring_drain(struct tracee *p, void (*on_record)(int api, const uint64_t *w, void *arg),
 		      void (*on_lost)(int api, uint64_t n, void *arg), void *arg)
 {
 	for (int i = 0; i < ring.n; i++)
@@ -207,51 +207,51 @@ void launchring_drain(void (*on_record)(int api, const uint64_t *w, void *arg),
 	ring.n_lost = 0;
 }
 
-void launchring_seen(uint64_t handle)
+void launchring_seen(struct tracee *p, uint64_t handle)
 {
 	(void)handle;
 }
 
-void launchring_unsee(uint64_t handle)
+void launchring_unsee(struct tracee *p, uint64_t handle)
 {
 	(void)handle;
 }
 
 /* The return stub: ready (its records are read), but it never takes a call at an int3's entry:
  * those return through the trampoline. Ticks are ns. */
-bool retfast_ready(void)
+bool retfast_ready(const struct tracee *p)
 {
 	return true;
 }
 
-int retfast_begin(pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t out2, uint64_t slot, uint64_t next)
+int retfast_begin(struct tracee *p, pid_t tid, uint64_t key, uint64_t ret, uint64_t out, uint64_t out2, uint64_t slot, uint64_t next)
 {
 	(void)tid, (void)key, (void)ret, (void)out, (void)out2, (void)slot, (void)next;
 	return -1;
 }
 
-int retfast_read(pid_t pid, const int32_t *idx, int n, struct ret_record *out)
+int retfast_read(const struct tracee *p, pid_t pid, const int32_t *idx, int n, struct ret_record *out)
 {
 	(void)pid, (void)idx, (void)n, (void)out;
 	return -ESRCH;
 }
 
-void retfast_free(pid_t pid, const int32_t *idx, int n)
+void retfast_free(struct tracee *p, pid_t pid, const int32_t *idx, int n)
 {
 	(void)pid, (void)idx, (void)n;
 }
 
-uint64_t retfast_stub(void)
+uint64_t retfast_stub(const struct tracee *p)
 {
 	return 0;
 }
 
-uint64_t retfast_entry_stamp(void)
+uint64_t retfast_entry_stamp(const struct tracee *p)
 {
 	return 0;
 }
 
-uint64_t retfast_record_addr(int rec)
+uint64_t retfast_record_addr(const struct tracee *p, int rec)
 {
 	(void)rec;
 	return 0;
@@ -267,12 +267,12 @@ uint64_t retfast_tsc_to_mono(uint64_t tsc)
 	return tsc;
 }
 
-uint64_t xol_trampoline(void)
+uint64_t xol_trampoline(const struct tracee *p)
 {
 	return FAKE_TRAMPOLINE;
 }
 
-int xol_call(struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret, uint64_t *scratch_out)
+int xol_call(struct tracee *p, struct thread *t, uint64_t func, const uint64_t args[6], uint64_t *ret, uint64_t *scratch_out)
 {
 	(void)t, (void)func, (void)args, (void)ret, (void)scratch_out;
 	return -ENOSYS;
@@ -299,24 +299,24 @@ static void learn(uint64_t value, const char *name)
 	snprintf(names[n_names++].name, sizeof names[0].name, "%s", name);
 }
 
-void kernels_learn_name(uint64_t value, const char *mangled)
+void kernels_learn_name(struct tracee *p, uint64_t value, const char *mangled)
 {
 	learn(value, mangled);
 }
 
-void kernels_learn_from_stub(uint64_t value, uint64_t stub)
+void kernels_learn_from_stub(struct tracee *p, uint64_t value, uint64_t stub)
 {
 	const char *name = fake_kernel_name(stub);
 	if (name)
 		learn(value, name);
 }
 
-void kernels_learn_alias(uint64_t value, uint64_t known)
+void kernels_learn_alias(struct tracee *p, uint64_t value, uint64_t known)
 {
-	kernels_learn_from_stub(value, known);
+	kernels_learn_from_stub(p, value, known);
 }
 
-int kernels_id_of(pid_t pid, uint64_t value)
+int kernels_id_of(struct tracee *p, pid_t pid, uint64_t value)
 {
 	char unnamed[32];
 	const char *name = fake_kernel_name(value);
@@ -328,18 +328,18 @@ int kernels_id_of(pid_t pid, uint64_t value)
 	return stats_kernel_id(tracee->stats_id, name);
 }
 
-bool kernels_seen(uint64_t value)
+bool kernels_seen(const struct tracee *p, uint64_t value)
 {
 	return fake_kernel_name(value) != NULL;
 }
 
-bool kernels_named(uint64_t value)
+bool kernels_named(const struct tracee *p, uint64_t value)
 {
 	(void)value;
 	return true;	/* the driver is never asked */
 }
 
-bool kernels_recheck(uint64_t value)
+bool kernels_recheck(struct tracee *p, uint64_t value)
 {
 	(void)value;
 	return false;
@@ -347,25 +347,25 @@ bool kernels_recheck(uint64_t value)
 
 /* ---- call stacks: none taken ---------------------------------------------------------------- */
 
-uint32_t stack_capture(struct thread *t, const arch_regs_t *r)
+uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)
 {
 	(void)t, (void)r;
 	return STACK_NONE;
 }
 
-uint32_t stack_capture_launch(struct thread *t, const arch_regs_t *r)
+uint32_t stack_capture_launch(struct tracee *p, struct thread *t, const arch_regs_t *r)
 {
 	(void)t, (void)r;
 	return STACK_NONE;
 }
 
-bool stack_capture_launch_due(int kernel, uint64_t now)
+bool stack_capture_launch_due(struct tracee *p, int kernel, uint64_t now)
 {
 	(void)kernel, (void)now;
 	return false;
 }
 
-void stack_capture_note_handle(uint64_t handle)
+void stack_capture_note_handle(struct tracee *p, uint64_t handle)
 {
 	(void)handle;
 }

@@ -50,8 +50,9 @@ static int fail_read(void *ctx, uint64_t addr, void *buf, size_t n)
 	return -EFAULT;
 }
 
-static bool device_above_1m(uint64_t addr)
+static bool device_above_1m(void *ctx, uint64_t addr)
 {
+	(void)ctx;
 	return addr >= 0x100000;
 }
 
@@ -140,15 +141,15 @@ int main(void)
 	uint64_t c[DECODE_MAX_ARGS + 1] = { 0 };
 	c[memcpy_row->arg_dst] = 0x200000, c[memcpy_row->arg_src] = 0x1000, c[memcpy_row->arg_size] = 64;
 	c[memcpy_row->arg_kind] = 2;
-	check("cudaMemcpy kind 2 is D2H", decode_copy_dir(memcpy_row, c, device_above_1m) == DIR_D2H);
+	check("cudaMemcpy kind 2 is D2H", decode_copy_dir(memcpy_row, c, device_above_1m, NULL) == DIR_D2H);
 	c[memcpy_row->arg_kind] = 4;	/* cudaMemcpyDefault */
 	check("cudaMemcpyDefault: host source, device destination is H2D",
-	      decode_copy_dir(memcpy_row, c, device_above_1m) == DIR_H2D);
+	      decode_copy_dir(memcpy_row, c, device_above_1m, NULL) == DIR_H2D);
 	c[memcpy_row->arg_src] = 0x300000;
 	check("cudaMemcpyDefault: device to device is D2D",
-	      decode_copy_dir(memcpy_row, c, device_above_1m) == DIR_D2D);
+	      decode_copy_dir(memcpy_row, c, device_above_1m, NULL) == DIR_D2D);
 	check("cuMemcpyHtoD is H2D whatever the pointers",
-	      decode_copy_dir(row("cuMemcpyHtoD_v2"), c, device_above_1m) == DIR_H2D);
+	      decode_copy_dir(row("cuMemcpyHtoD_v2"), c, device_above_1m, NULL) == DIR_H2D);
 
 	/* Launch ring records: probe + 1, the six register arguments, the first stack one. */
 	uint64_t w[8] = { 1, 0xf00, 16, 1, 1, 64, 1, 1 }, handle = 0;

@@ -139,17 +139,17 @@ int __wrap_arch_get_regs(pid_t tid, arch_regs_t *r)
 	return 0;
 }
 
-bool xol_ready(void)
+bool xol_ready(const struct tracee *p)
 {
 	return true;
 }
 
-bool xol_contains(uint64_t addr)
+bool xol_contains(const struct tracee *p, uint64_t addr)
 {
 	return addr >= SLOTS && addr < SLOTS + N_SLOTS * ARCH_XOL_SLOT;
 }
 
-int xol_slot_alloc(struct thread *t, uint64_t near, uint64_t *slot_out)
+int xol_slot_alloc(struct tracee *p, struct thread *t, uint64_t near, uint64_t *slot_out)
 {
 	(void)t, (void)near;
 	for (int i = 0; i < N_SLOTS; i++)
@@ -161,34 +161,34 @@ int xol_slot_alloc(struct thread *t, uint64_t near, uint64_t *slot_out)
 	return -ENOSPC;
 }
 
-void xol_slot_free(uint64_t slot)
+void xol_slot_free(struct tracee *p, uint64_t slot)
 {
 	slot_used[(slot - SLOTS) / ARCH_XOL_SLOT] = false;
 	slots_freed++;
 }
 
-int launchring_init(struct thread *t)
+int launchring_init(struct tracee *p, struct thread *t)
 {
 	(void)t;
 	ring_inits++;
 	return 0;
 }
 
-bool launchring_ready(void)
+bool launchring_ready(const struct tracee *p)
 {
 	return ring_inits > 0;
 }
 
-uint64_t launchring_present_flag(void)
+uint64_t launchring_present_flag(const struct tracee *p)
 {
 	return 0;
 }
 
-void launchring_say_absent(void)
+void launchring_say_absent(struct tracee *p)
 {
 }
 
-int launchring_add_probe(int api)
+int launchring_add_probe(struct tracee *p, int api)
 {
 	if (ring_n == 256)
 		return -1;
@@ -198,32 +198,32 @@ int launchring_add_probe(int api)
 	return ring_n++;
 }
 
-void launchring_drop_probe(int probe)
+void launchring_drop_probe(struct tracee *p, int probe)
 {
 	(void)probe;
 	ring_live--;
 }
 
-uint64_t launchring_stub(uint64_t slot, enum lr_stub which)
+uint64_t launchring_stub(struct tracee *p, uint64_t slot, enum lr_stub which)
 {
 	(void)slot;
 	ring_stub[ring_n - 1] = (int)which;	/* asked right after the probe's index */
 	return STUBS + (uint64_t)which * 0x100;
 }
 
-void launchring_set_scope_ranges(int scope, const uint64_t (*range)[2], int n)
+void launchring_set_scope_ranges(struct tracee *p, int scope, const uint64_t (*range)[2], int n)
 {
 	(void)range;
 	scope_n[scope] = n;
 }
 
-int launchring_set_stack_trap(int probe, bool on)
+int launchring_set_stack_trap(struct tracee *p, int probe, bool on)
 {
 	(void)probe, (void)on;
 	return 0;
 }
 
-bool retfast_ready(void)
+bool retfast_ready(const struct tracee *p)
 {
 	return retfast_is_ready;
 }
@@ -299,18 +299,18 @@ int sym_refresh(void (*on_new)(struct module *m, void *arg), void (*on_gone)(str
 	return 0;
 }
 
-void kernels_add_handle_var(const struct module *m, uint64_t var_addr, const char *name)
+void kernels_add_handle_var(struct tracee *p, const struct module *m, uint64_t var_addr, const char *name)
 {
 	(void)m, (void)var_addr, (void)name;
 }
 
-void kernels_forget_module(const struct module *m)
+void kernels_forget_module(struct tracee *p, const struct module *m)
 {
 	(void)m;
 	forgotten_modules++;
 }
 
-void kernels_reset(void)
+void kernels_reset(struct tracee *p)
 {
 }
 
@@ -377,7 +377,7 @@ static bool pristine_at(uint64_t addr)
 /* A jump probe armed at addr: the entry jumps to its slot; stub: which stub it calls. */
 static bool jump_armed(const char *name, int stub)
 {
-	struct bp *b = bp_find(fn(name));
+	struct bp *b = bp_find(tracee, fn(name));
 	uint8_t jump[ARCH_JUMP_LEN];
 	if (!b || b->ring < 0 || !b->armed || b->kind != BP_PROBE || b->api != row(name) || ring_stub[b->ring] != stub ||
 	    ring_api[b->ring] != row(name))
@@ -390,7 +390,7 @@ static bool jump_armed(const char *name, int stub)
 /* An int3 armed at addr's entry, the rest of the function intact, its slot the displaced code. */
 static bool int3_armed(uint64_t addr)
 {
-	struct bp *b = bp_find(addr);
+	struct bp *b = bp_find(tracee, addr);
 	return b && b->ring < 0 && b->armed && *fake_bytes(addr, 1) == arch_breakpoint[0] &&
 	       code_is(addr + 1, func_code + 1, FUNC_SIZE - 1) && code_is(b->slot, func_code, b->displaced);
 }
@@ -418,50 +418,50 @@ static void stubs_and_int3s(void)
 	struct thread *t = fresh(301);
 
 	present[M_LIBC] = present[M_RTLD] = true;
-	probes_refresh(t);
-	struct bp *hook = bp_find(mods[M_RTLD].start + DL_DEBUG_STATE_OFF);
+	probes_refresh(tracee, t);
+	struct bp *hook = bp_find(tracee, mods[M_RTLD].start + DL_DEBUG_STATE_OFF);
 	check(hook && hook->kind == BP_RTLD && int3_armed(hook->addr) &&
-		      probes_rtld_state_addr() == mods[M_RTLD].start + R_DEBUG_OFF + 24,
+		      probes_rtld_state_addr(tracee) == mods[M_RTLD].start + R_DEBUG_OFF + 24,
 	      "the dynamic linker: an int3 on _dl_debug_state, r_state read at _r_debug + 24");
-	struct bp *exec = bp_find(mods[M_LIBC].start + EXECVE_OFF);
+	struct bp *exec = bp_find(tracee, mods[M_LIBC].start + EXECVE_OFF);
 	check(exec && exec->kind == BP_EXEC && int3_armed(exec->addr), "libc's execve: an int3 (the returns read first)");
-	check(!probes_cuda_seen() && ring_inits == 0 && !probes_in_scope(NULL, mods[M_LIBC].start),
+	check(!probes_cuda_seen(tracee) && ring_inits == 0 && !probes_in_scope(tracee, NULL, mods[M_LIBC].start),
 	      "no CUDA yet: no launch ring mapped, libc no CUDA scope");
 
 	/* The runtime is loaded. */
 	present[M_CUDART] = true;
-	probes_refresh(t);
-	check(probes_cuda_seen() && ring_inits == 1, "cudart: CUDA seen, the launch ring mapped at its first function");
+	probes_refresh(tracee, t);
+	check(probes_cuda_seen(tracee) && ring_inits == 1, "cudart: CUDA seen, the launch ring mapped at its first function");
 	check(jump_armed("cudaMalloc", LR_STUB_CALL) && stops_per_call("cudaMalloc") == 0,
 	      "cudaMalloc: a jump to the call stub, no stop per call");
 	check(jump_armed("cudaLaunchKernel", LR_STUB_CALL) && jump_armed("cudaGraphLaunch", LR_STUB_CALL),
 	      "cudaLaunchKernel, cudaGraphLaunch without libcuda: the call stub records them whole");
 	check(int3_armed(fn("cudaStreamBeginCapture")), "cudaStreamBeginCapture (its return stops): an int3");
-	check(probes_in_scope(NULL, fn("cudaMalloc") + 3) && !probes_in_scope(NULL, 0x401000) && scope_n[LR_SCOPE_CUDA] == 1,
+	check(probes_in_scope(tracee, NULL, fn("cudaMalloc") + 3) && !probes_in_scope(tracee, NULL, 0x401000) && scope_n[LR_SCOPE_CUDA] == 1,
 	      "cudart is a CUDA module, the program is not; the stub told 1 CUDA range");
 
 	/* The driver is loaded. */
 	present[M_CUDA] = true;
-	probes_refresh(t);
+	probes_refresh(tracee, t);
 	check(jump_armed("cuLaunchKernel", LR_STUB_LAUNCH) && jump_armed("cuLaunchKernelEx", LR_STUB_LAUNCH_EX) &&
 		      jump_armed("cuGraphLaunch", LR_STUB_LAUNCH),
 	      "the driver's launches: jumps to the launch stub (cuLaunchKernelEx to its variant)");
 	check(jump_armed("cuMemAlloc_v2", LR_STUB_CALL) && jump_armed("cuModuleGetFunction", LR_STUB_CALL) &&
-		      probes_func_get_name() == mods[M_CUDA].start + CU_FUNC_GET_NAME_OFF,
+		      probes_func_get_name(tracee) == mods[M_CUDA].start + CU_FUNC_GET_NAME_OFF,
 	      "cuMemAlloc_v2 and cuModuleGetFunction (cuFuncGetName found): the call stub");
-	struct bp *rt_launch = bp_find(fn("cudaLaunchKernel")), *rt_graph = bp_find(fn("cudaGraphLaunch"));
+	struct bp *rt_launch = bp_find(tracee, fn("cudaLaunchKernel")), *rt_graph = bp_find(tracee, fn("cudaGraphLaunch"));
 	check(rt_launch && !rt_launch->armed && pristine_at(fn("cudaLaunchKernel")) && rt_graph && !rt_graph->armed &&
 		      pristine_at(fn("cudaGraphLaunch")),
 	      "with the driver's launches probed, the runtime's jumps go out: the program's bytes back");
 	check(jump_armed("cudaMalloc", LR_STUB_CALL), "cudaMalloc keeps its jump");
-	check(scope_n[LR_SCOPE_CUDA] == 2 && probes_in_scope(NULL, fn("cuMemAlloc_v2")), "2 CUDA modules in scope");
+	check(scope_n[LR_SCOPE_CUDA] == 2 && probes_in_scope(tracee, NULL, fn("cuMemAlloc_v2")), "2 CUDA modules in scope");
 
 	/* NCCL. */
 	present[M_NCCL] = true;
-	probes_refresh(t);
+	probes_refresh(tracee, t);
 	const struct api_spec *nccl = cuda_api_get(row("ncclAllReduce"));
-	check(jump_armed("ncclAllReduce", LR_STUB_CALL) && probes_in_scope(nccl, fn("ncclAllReduce")) &&
-		      !probes_in_scope(NULL, fn("ncclAllReduce")) && !probes_in_scope(nccl, fn("cudaMalloc")) &&
+	check(jump_armed("ncclAllReduce", LR_STUB_CALL) && probes_in_scope(tracee, nccl, fn("ncclAllReduce")) &&
+		      !probes_in_scope(tracee, NULL, fn("ncclAllReduce")) && !probes_in_scope(tracee, nccl, fn("cudaMalloc")) &&
 		      scope_n[LR_SCOPE_NCCL] == 1 && scope_n[LR_SCOPE_CUDA] == 2,
 	      "libnccl with NCCL functions only: NCCL's scope, not CUDA's");
 	check(n_rescue_armed == 3, "the rescue table holds the 3 int3s (the two hooks, cudaStreamBeginCapture), no jump");
@@ -469,25 +469,25 @@ static void stubs_and_int3s(void)
 	/* Removal. */
 	int slots_before = slots_freed, live_before = ring_live, writes_before = fake_code_writes();
 	present[M_CUDA] = false;
-	probes_refresh(t);
-	check(!bp_find(fn("cuLaunchKernel")) && !bp_find(fn("cuMemAlloc_v2")) && bp_find(fn("cudaMalloc")),
+	probes_refresh(tracee, t);
+	check(!bp_find(tracee, fn("cuLaunchKernel")) && !bp_find(tracee, fn("cuMemAlloc_v2")) && bp_find(tracee, fn("cudaMalloc")),
 	      "libcuda gone: its probes forgotten, the runtime's kept");
 	check(fake_code_writes() == writes_before, "nothing written where its code was (it is gone)");
 	check(slots_freed - slots_before == 5 && live_before - ring_live == 5 && forgotten_modules == 1,
 	      "its 5 slots and ring indexes let go, its kernels forgotten");
-	check(!probes_in_scope(NULL, fn("cuMemAlloc_v2")) && scope_n[LR_SCOPE_CUDA] == 1 && probes_func_get_name() == 0,
+	check(!probes_in_scope(tracee, NULL, fn("cuMemAlloc_v2")) && scope_n[LR_SCOPE_CUDA] == 1 && probes_func_get_name(tracee) == 0,
 	      "its range out of scope (the stub told), cuFuncGetName no more");
 
-	check(bp_disarm_all() == 0 && all_pristine() && n_rescue_armed == 0,
+	check(bp_disarm_all(tracee) == 0 && all_pristine() && n_rescue_armed == 0,
 	      "every probe disarmed: every byte of every function as the program had it, nothing left to rescue");
 	uint32_t it = 0;
 	int armed = 0;
-	for (struct bp *b; (b = bp_iter(&it));)
+	for (struct bp *b; (b = bp_iter(tracee, &it));)
 		armed += b->armed;
 	check(armed == 0, "no probe says it is armed");
 
-	probes_reset();
-	check(!bp_find(fn("cudaMalloc")) && !probes_cuda_seen() && probes_rtld_state_addr() == 0 && all_pristine(),
+	probes_reset(tracee);
+	check(!bp_find(tracee, fn("cudaMalloc")) && !probes_cuda_seen(tracee) && probes_rtld_state_addr(tracee) == 0 && all_pristine(),
 	      "exec: every probe forgotten, nothing written");
 }
 
@@ -497,36 +497,36 @@ static void tracing(void)
 	struct thread *t = fresh(302);
 	config.tracing = true;
 	present[M_CUDART] = present[M_CUDA] = true;
-	probes_refresh(t);
+	probes_refresh(tracee, t);
 	check(int3_armed(fn("cudaMalloc")) && int3_armed(fn("cuLaunchKernel")) && int3_armed(fn("cuMemAlloc_v2")) &&
 		      ring_n == 0,
 	      "--trace: an int3 on every function, no jump");
 	check(stops_per_call("cudaMalloc") == 1, "cudaMalloc: one stop a call (its return through the return stub)");
 	retfast_is_ready = false;
 	present[M_NCCL] = true;
-	probes_refresh(t);
+	probes_refresh(tracee, t);
 	check(stops_per_call("ncclAllReduce") == 2, "without the return stub, a call with a return costs 2 stops");
-	struct bp *rt = bp_find(fn("cudaLaunchKernel"));
+	struct bp *rt = bp_find(tracee, fn("cudaLaunchKernel"));
 	check(rt && !rt->armed && pristine_at(fn("cudaLaunchKernel")) && int3_armed(fn("cuLaunchKernel")),
 	      "launches counted at the driver: the runtime's int3 out, the driver's in");
 
-	probes_set_launches_armed(false);
-	struct bp *drv = bp_find(fn("cuLaunchKernel"));
+	probes_set_launches_armed(tracee, false);
+	struct bp *drv = bp_find(tracee, fn("cuLaunchKernel"));
 	check(drv && !drv->armed && pristine_at(fn("cuLaunchKernel")) && int3_armed(fn("cuGraphLaunch")),
 	      "--max-overhead sheds the kernel launches' int3s; graph launches stay exact");
-	probes_set_launches_armed(true);
+	probes_set_launches_armed(tracee, true);
 	check(int3_armed(fn("cuLaunchKernel")), "and arms them again");
 
 	config.launch_layer = LAUNCH_LAYER_RUNTIME;
-	probes_apply_launch_policy();
-	drv = bp_find(fn("cuLaunchKernel"));
+	probes_apply_launch_policy(tracee);
+	drv = bp_find(tracee, fn("cuLaunchKernel"));
 	check(int3_armed(fn("cudaLaunchKernel")) && drv && !drv->armed && pristine_at(fn("cuLaunchKernel")),
 	      "GPUTOP_LAUNCH_LAYER=runtime: the runtime's launches in, the driver's out");
 	config.launch_layer = LAUNCH_LAYER_BOTH;
-	probes_apply_launch_policy();
+	probes_apply_launch_policy(tracee);
 	check(int3_armed(fn("cudaLaunchKernel")) && int3_armed(fn("cuLaunchKernel")), "=both: both in");
 
-	check(bp_disarm_all() == 0 && all_pristine() && n_rescue_armed == 0, "disarmed: every byte back");
+	check(bp_disarm_all(tracee) == 0 && all_pristine() && n_rescue_armed == 0, "disarmed: every byte back");
 }
 
 /* --no-int3: jumps only. */
@@ -535,14 +535,14 @@ static void no_int3(void)
 	struct thread *t = fresh(303);
 	config.no_int3 = true;
 	present[M_CUDART] = present[M_RTLD] = present[M_LIBC] = true;
-	probes_refresh(t);
-	check(jump_armed("cudaMalloc", LR_STUB_CALL) && !bp_find(fn("cudaStreamBeginCapture")) &&
+	probes_refresh(tracee, t);
+	check(jump_armed("cudaMalloc", LR_STUB_CALL) && !bp_find(tracee, fn("cudaStreamBeginCapture")) &&
 		      pristine_at(fn("cudaStreamBeginCapture")),
 	      "--no-int3: cudaMalloc's jump in, cudaStreamBeginCapture (it would need an int3) not probed");
-	check(!bp_find(mods[M_RTLD].start + DL_DEBUG_STATE_OFF) && !bp_find(mods[M_LIBC].start + EXECVE_OFF) &&
+	check(!bp_find(tracee, mods[M_RTLD].start + DL_DEBUG_STATE_OFF) && !bp_find(tracee, mods[M_LIBC].start + EXECVE_OFF) &&
 		      n_rescue_armed == 0,
 	      "no int3 on the dynamic linker's hook nor on execve");
-	bp_disarm_all();
+	bp_disarm_all(tracee);
 	check(all_pristine(), "disarmed: every byte back");
 }
 
@@ -550,28 +550,28 @@ static void no_int3(void)
 static void thread_inside(void)
 {
 	struct thread *t = fresh(304);
-	probes_defer_inside(true);
+	probes_defer_inside(tracee, true);
 	stopped_regs.rip = fn("cudaMalloc") + 1;	/* inside the jump's 5 bytes, past the int3's */
 	present[M_CUDART] = true;
-	probes_refresh(t);
-	check(!bp_find(fn("cudaMalloc")) && pristine_at(fn("cudaMalloc")) && probes_inside_left() == 1 &&
+	probes_refresh(tracee, t);
+	check(!bp_find(tracee, fn("cudaMalloc")) && pristine_at(fn("cudaMalloc")) && probes_inside_left(tracee) == 1 &&
 		      int3_armed(fn("cudaStreamBeginCapture")),
 	      "a stopped thread inside cudaMalloc's first bytes: its jump waits, nothing written there");
-	probes_retry_inside(t, false);
-	check(!bp_find(fn("cudaMalloc")) && probes_inside_left() == 1, "still inside at the retry: it waits again");
+	probes_retry_inside(tracee, t, false);
+	check(!bp_find(tracee, fn("cudaMalloc")) && probes_inside_left(tracee) == 1, "still inside at the retry: it waits again");
 	stopped_regs.rip = 0x401000;
-	probes_retry_inside(t, false);
-	check(jump_armed("cudaMalloc", LR_STUB_CALL) && probes_inside_left() == 0, "the thread moved on: the jump goes in");
+	probes_retry_inside(tracee, t, false);
+	check(jump_armed("cudaMalloc", LR_STUB_CALL) && probes_inside_left(tracee) == 0, "the thread moved on: the jump goes in");
 
 	t = fresh(305);
-	probes_defer_inside(true);
+	probes_defer_inside(tracee, true);
 	stopped_regs.rip = fn("cudaMalloc") + 1;
 	present[M_CUDART] = true;
-	probes_refresh(t);
-	probes_retry_inside(t, true);
-	check(int3_armed(fn("cudaMalloc")) && probes_inside_left() == 0 && stops_per_call("cudaMalloc") == 1,
+	probes_refresh(tracee, t);
+	probes_retry_inside(tracee, t, true);
+	check(int3_armed(fn("cudaMalloc")) && probes_inside_left(tracee) == 0 && stops_per_call("cudaMalloc") == 1,
 	      "inside at the last try: an int3 instead (one byte, before the thread's pc)");
-	bp_disarm_all();
+	bp_disarm_all(tracee);
 	check(all_pristine(), "disarmed: every byte back");
 }
 

@@ -161,17 +161,17 @@ void session_set_cuda_seen(void)
 	told.cuda_seen_told++;
 }
 
-uint64_t probes_rtld_state_addr(void)
+uint64_t probes_rtld_state_addr(const struct tracee *p)
 {
 	return told.rtld_state_addr;
 }
 
-bool probes_cuda_seen(void)
+bool probes_cuda_seen(const struct tracee *p)
 {
 	return told.cuda_seen;
 }
 
-int probes_refresh(struct thread *t)
+int probes_refresh(struct tracee *p, struct thread *t)
 {
 	(void)t;
 	told.refreshes++;
@@ -179,23 +179,23 @@ int probes_refresh(struct thread *t)
 	return 0;
 }
 
-bool xol_ready(void)
+bool xol_ready(const struct tracee *p)
 {
 	return true;
 }
 
-uint64_t retfast_fallback_trap(void)
+uint64_t retfast_fallback_trap(const struct tracee *p)
 {
 	return FALLBACK_TRAP;
 }
 
-bool launchring_is_trap(uint64_t addr, bool *ex)
+bool launchring_is_trap(const struct tracee *p, uint64_t addr, bool *ex)
 {
 	*ex = false;
 	return addr == LAUNCH_TRAP;
 }
 
-bool launchring_is_call_trap(uint64_t addr, uint64_t record, int *index)
+bool launchring_is_call_trap(const struct tracee *p, uint64_t addr, uint64_t record, int *index)
 {
 	(void)record;
 	*index = 0;
@@ -235,7 +235,7 @@ static struct thread *process(pid_t pid)
 {
 	fake_tracee_init(pid);
 	fake_cuda_module(CUDA_LO, CUDA_HI);
-	hit_init(0, 0);
+	hit_init(tracee, 0, 0);
 	tracee->stats_id = stats_process_new(pid, 1, "test");
 	struct thread *t = threads_add(pid);
 	t->device = -1;
@@ -293,7 +293,7 @@ static void entry_and_return(void)
 	fake.r.rdi = OUT;
 	fake.r.rsi = 4096;
 	*fake_word(SP) = APP_RET;
-	bool ours = tracer_on_trap(t, now_ns());
+	bool ours = tracer_on_trap(tracee, t, now_ns());
 	check(ours && fake.r.rip == b.slot,
 	      "a probe's int3: ours, the thread goes on in the out-of-line slot (the int3 stepped over)");
 	check(fake.first_pc == b.slot, "the first register write already leaves the int3 (before anything slow)");
@@ -309,7 +309,7 @@ static void entry_and_return(void)
 	*fake_word(OUT) = 0x10000000;
 	stand_after(FAKE_TRAMPOLINE, SP + 8);
 	fake.r.rax = 0;
-	ours = tracer_on_trap(t, now_ns());
+	ours = tracer_on_trap(tracee, t, now_ns());
 	check(ours && fake.r.rip == APP_RET && t->depth == 0,
 	      "the trampoline: ours, the thread goes back to the real return address, the frame gone");
 	struct stats_snapshot s = snap(201);
@@ -326,9 +326,9 @@ static void entry_and_return(void)
 	fake.r.rdi = OUT;
 	fake.r.rsi = 64;
 	*fake_word(SP) = APP_RET + 4;
-	tracer_on_trap(t, now_ns());
+	tracer_on_trap(tracee, t, now_ns());
 	stand_after(FALLBACK_TRAP, SP + 8);
-	ours = tracer_on_trap(t, now_ns());
+	ours = tracer_on_trap(tracee, t, now_ns());
 	check(ours && fake.r.rip == APP_RET + 4 && t->depth == 0 && n_seen == 2,
 	      "the return stub's int3 is a return like the trampoline's: back to the caller, counted");
 	check(tracee->stops == 4 && told.released == 4, "each of the two stops counted once");
@@ -342,7 +342,7 @@ static void entry_only(void)
 	struct bp b = { .addr = 0x602000, .slot = 0x603000, .kind = BP_PROBE, .armed = true, .ring = -1,
 			.api = (int16_t)launch_row, .patch_len = 1 };
 	fake_bp(&b);
-	kernels_learn_name(0xabc, "k");
+	kernels_learn_name(tracee, 0xabc, "k");
 
 	/* A cudaFree the call stub recorded before this stop. */
 	struct lr_call rec = { .key = 1, .ret = APP_RET, .probe = (uint64_t)row("cudaFree") + 1, .thread = TP,
@@ -352,7 +352,7 @@ static void entry_only(void)
 	fake.r.rdi = 0xabc, fake.r.rsi = 8, fake.r.rdx = 1, fake.r.rcx = 1, fake.r.r8 = 32, fake.r.r9 = 1;
 	*fake_word(SP) = APP_RET;
 	*fake_word(SP + 8) = 1;	/* blockDimZ */
-	bool ours = tracer_on_trap(t, now_ns());
+	bool ours = tracer_on_trap(tracee, t, now_ns());
 	check(ours && fake.r.rip == b.slot && t->depth == 0 && *fake_word(SP) == APP_RET,
 	      "an entry-only probe: on into the slot, no frame, the return address left alone");
 	check(n_seen == 2 && seen[0].op == OP_FREE && seen[1].op == OP_LAUNCH && seen[1].launch.grid[0] == 8 &&
@@ -367,7 +367,7 @@ static void entry_only(void)
 	config.crash_at = 2;
 	stand_after(b.addr, SP);
 	fake.r.rdi = 0xabc;
-	tracer_on_trap(t, now_ns());
+	tracer_on_trap(tracee, t, now_ns());
 	check(told.crashes == 1 && tracee->stops == 2, "GPUTOP_TEST_CRASH=2: the crash asked for at the 2nd stop");
 }
 
@@ -382,14 +382,14 @@ static void not_a_hit(void)
 	fake_bp(&b);
 
 	stand_after(0x650000, SP);
-	bool ours = tracer_on_trap(t, now_ns());
+	bool ours = tracer_on_trap(tracee, t, now_ns());
 	check(!ours && fake.sets == 0 && tracee->stops == 0 && told.released == 0 && told.budgeted == 0,
 	      "a trap where gputop has no breakpoint: not ours (delivered), nothing written, not counted");
 
 	b.armed = false;
 	stand_after(b.addr, SP);
 	*fake_word(SP) = APP_RET;
-	ours = tracer_on_trap(t, now_ns());
+	ours = tracer_on_trap(tracee, t, now_ns());
 	check(ours && fake.r.rip == b.addr && t->depth == 0 && *fake_word(SP) == APP_RET,
 	      "a probe disarmed since it trapped: the program's instruction runs again, no call begins");
 	check(tracee->stops == 0 && told.released == 1 && n_seen == 0, "not counted as a stop; the thread let go");
@@ -398,7 +398,7 @@ static void not_a_hit(void)
 	tracee->stopping_world = true;
 	t->want_stop = true;
 	stand_after(b.addr, SP);
-	ours = tracer_on_trap(t, now_ns());
+	ours = tracer_on_trap(tracee, t, now_ns());
 	check(ours && fake.r.rip == b.addr && fake.sets == 1 && t->depth == 0 && tracee->stops == 0,
 	      "a hit while detaching: back to the instruction, never into the slot; no call, no stop");
 	tracee->stopping_world = false;
@@ -408,20 +408,20 @@ static void not_a_hit(void)
 	b.ambiguous = true;
 	fake.si_code = SI_USER;	/* kill(pid, SIGTRAP) of the program's own */
 	stand_after(b.addr, SP);
-	ours = tracer_on_trap(t, now_ns());
+	ours = tracer_on_trap(tracee, t, now_ns());
 	check(!ours && fake.sets == 0 && t->depth == 0 && tracee->stops == 0,
 	      "an ambiguous probe, a SIGTRAP someone sent: not ours, nothing written");
 	fake.si_code = SI_KERNEL;
 	stand_after(b.addr, SP);
 	fake.r.rdi = OUT;
-	ours = tracer_on_trap(t, now_ns());
+	ours = tracer_on_trap(tracee, t, now_ns());
 	check(ours && fake.r.rip == b.slot && t->depth == 1 && tracee->stops == 1,
 	      "an ambiguous probe, an int3's trap (SI_KERNEL): a hit");
 	check(fake.other_ptrace == 0, "no ptrace request but PTRACE_GETSIGINFO made by the stops");
 
 	fake.gone = true;
 	int released = told.released;
-	check(tracer_on_trap(t, now_ns()) && tracee->stops == 1 && told.released == released,
+	check(tracer_on_trap(tracee, t, now_ns()) && tracee->stops == 1 && told.released == released,
 	      "a thread gone before its registers are read: handled, not counted, not let go");
 }
 
@@ -438,7 +438,7 @@ static void rtld_and_exec(void)
 
 	*(int32_t *)(void *)fake_word(RTLD_STATE) = 1;	/* RT_ADD: the list is changing */
 	stand_after(rtld.addr, SP);
-	bool ours = tracer_on_trap(t, now_ns());
+	bool ours = tracer_on_trap(tracee, t, now_ns());
 	check(ours && fake.r.rip == rtld.slot && told.refreshes == 0,
 	      "_dl_debug_state while a library is being added: on into the slot, modules not looked at yet");
 	check(tracee->stops == 1 && told.kind == STOP_OTHER && told.gputime_stops == 0 && told.released == 1,
@@ -446,18 +446,18 @@ static void rtld_and_exec(void)
 
 	*(int32_t *)(void *)fake_word(RTLD_STATE) = 0;	/* RT_CONSISTENT */
 	stand_after(rtld.addr, SP);
-	tracer_on_trap(t, now_ns());
+	tracer_on_trap(tracee, t, now_ns());
 	check(told.refreshes == 1 && told.cuda_seen_told == 1 && fake.r.rip == rtld.slot,
 	      "once the list is consistent: the modules looked at again; CUDA found is told to the session");
 	stand_after(rtld.addr, SP);
-	tracer_on_trap(t, now_ns());
+	tracer_on_trap(tracee, t, now_ns());
 	check(told.refreshes == 2 && told.cuda_seen_told == 1, "CUDA seen before: told once only");
 
 	/* Launches still in the ring are counted before the image goes. */
 	int launch_row = row("cuLaunchKernel");
 	fake_ring(launch_row, (uint64_t[8]){ (uint64_t)launch_row + 1, 0xabc, 1, 1, 1, 1, 1, 1 }, 3, 0, 0);
 	stand_after(exec.addr, SP);
-	ours = tracer_on_trap(t, now_ns());
+	ours = tracer_on_trap(tracee, t, now_ns());
 	struct stats_snapshot s = snap(204);
 	check(ours && fake.r.rip == exec.slot && told.gputime_execs == 1 && s.launches == 3 && tracee->stops == 4,
 	      "execve's hook: the ring's 3 launches counted first, --gpu-time told, on into the slot");
@@ -473,7 +473,7 @@ static void stub_waits(void)
 	struct bp b = { .addr = 0x630000, .slot = 0x631000, .kind = BP_PROBE, .armed = true, .ring = (int16_t)launch_row,
 			.api = (int16_t)launch_row, .patch_len = 5 };
 	fake_bp(&b);
-	kernels_learn_name(0xdef, "first");
+	kernels_learn_name(tracee, 0xdef, "first");
 
 	/* At the stub's wait: rcx, rdx, rax pushed at sp (x86_64_launch.S), the call's own stack
 	 * 32 bytes above: the return address, then the 7th argument. */
@@ -487,7 +487,7 @@ static void stub_waits(void)
 	*fake_word(sp + 8) = 1;		/* gridDimY (rdx) */
 	*fake_word(SP) = APP_RET;
 	*fake_word(SP + 8) = 1;		/* blockDimZ */
-	bool ours = tracer_on_stub_wait(t, &r, LAUNCH_TRAP, now_ns());
+	bool ours = tracer_on_stub_wait(tracee, t, &r, LAUNCH_TRAP, now_ns());
 	check(ours && n_seen == 1 && seen[0].op == OP_LAUNCH && seen[0].launch.grid[0] == 4 &&
 		      seen[0].launch.block[0] == 128,
 	      "the launch stub's wait: the launch counted from its entry's registers, grid 4, block 128");
@@ -496,11 +496,11 @@ static void stub_waits(void)
 	check(told.released == 0 && fake.sets == 0,
 	      "the thread is not let go, its registers not written (park.c answers the slot)");
 
-	ours = tracer_on_stub_wait(t, &r, CALL_TRAP, now_ns());
+	ours = tracer_on_stub_wait(tracee, t, &r, CALL_TRAP, now_ns());
 	check(ours && tracee->stops == 2 && told.released == 0 && n_seen == 1,
 	      "the call stub's wait for a stack: one stop, no call counted there (its record is)");
 
-	ours = tracer_on_stub_wait(t, &r, 0x7400, now_ns());
+	ours = tracer_on_stub_wait(tracee, t, &r, 0x7400, now_ns());
 	check(!ours && tracee->stops == 2, "a wait that is neither: not one, not counted");
 }
 
