@@ -233,7 +233,7 @@ static int swap_return(struct tracee *p, struct thread *t, struct frame *f, cons
 		       const struct bp *b, arch_regs_t *r)
 {
 	struct hit_state *st = p->hit;
-	if (retfast_ready(p) && s->name_src != NAME_FROM_STRING && !(s->flags & API_STOPS)) {
+	if (retfast_records_return(p, s)) {
 		uint64_t out, out2;
 		decode_call_outs(&f->call, &out, &out2);
 		f->rec = retfast_begin(p, t->tid, arch_sp_after_return(f->entry_sp), f->ret_addr, out, out2,

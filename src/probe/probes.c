@@ -392,7 +392,7 @@ static void on_new_module(struct module *m, void *arg)
 			err = bp_create(p, t, addr, BP_PROBE, api, m->id, &b, &why);
 		if (err == 0)
 			stats_set_stops_per_call(p->stats_id, api, b->ring >= 0 ? stack_trap :
-						 !(spec->flags & API_RETURN) || retfast_ready(p) ? 1 : 2);
+						 !(spec->flags & API_RETURN) || retfast_records_return(p, spec) ? 1 : 2);
 		if (err == -EPERM && config.no_int3) {	/* asked for: named once for all, below */
 			int3_refused++;
 			log_debug("not probing %s in %s: %s", spec->name, m->base, why);
@@ -475,7 +475,7 @@ static int plant_waiting(struct tracee *p, struct thread *t, const struct inside
 			  probes_stops_for_stack(spec) && launchring_set_stack_trap(p, b->ring, true) == 0;
 	if (err == 0)
 		stats_set_stops_per_call(p->stats_id, w->api,
-					 b->ring >= 0 ? stack_trap : !(spec->flags & API_RETURN) || retfast_ready(p) ? 1 : 2);
+					 b->ring >= 0 ? stack_trap : !(spec->flags & API_RETURN) || retfast_records_return(p, spec) ? 1 : 2);
 	if (err == 0 && int3)
 		log_info("%s stops at each call: a thread stood inside its first bytes at every try", spec->name);
 	else if (err < 0 && err != -EBUSY)

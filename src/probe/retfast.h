@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cuda_api.h"
 #include "stub_layout.h"
 
 struct thread;
@@ -45,6 +46,14 @@ struct ret_record {
  * or GPUTOP_RETFAST=0. 0 or -errno. */
 int retfast_init(struct tracee *p, struct thread *t);
 bool retfast_ready(const struct tracee *p);
+/* Whether the return of a call of row s, probed by an int3 at its entry, is recorded by the
+ * return stub (one stop a call) rather than trapped at the trampoline (a second stop): not for
+ * a name string read at the return while the caller's buffer surely lives, nor for rows whose
+ * return must stop (API_STOPS). hit.c swaps the return by it; probes.c counts the stops. */
+static inline bool retfast_records_return(const struct tracee *p, const struct api_spec *s)
+{
+	return retfast_ready(p) && s->name_src != NAME_FROM_STRING && !(s->flags & API_STOPS);
+}
 bool retfast_used(const struct tracee *p);		/* it was ready at some time in this session */
 void retfast_forget(struct tracee *p);		/* exec: the mappings went with the old image */
 int retfast_unmap(struct tracee *p, struct thread *t);	/* detach */

@@ -436,7 +436,8 @@ static void stubs_and_int3s(void)
 	      "cudaMalloc: a jump to the call stub, no stop per call");
 	check(jump_armed("cudaLaunchKernel", LR_STUB_CALL) && jump_armed("cudaGraphLaunch", LR_STUB_CALL),
 	      "cudaLaunchKernel, cudaGraphLaunch without libcuda: the call stub records them whole");
-	check(int3_armed(fn("cudaStreamBeginCapture")), "cudaStreamBeginCapture (its return stops): an int3");
+	check(int3_armed(fn("cudaStreamBeginCapture")) && stops_per_call("cudaStreamBeginCapture") == 2,
+	      "cudaStreamBeginCapture (its return stops): an int3, 2 stops a call");
 	check(probes_in_scope(tracee, NULL, fn("cudaMalloc") + 3) && !probes_in_scope(tracee, NULL, 0x401000) && scope_n[LR_SCOPE_CUDA] == 1,
 	      "cudart is a CUDA module, the program is not; the stub told 1 CUDA range");
 
@@ -502,6 +503,8 @@ static void tracing(void)
 		      ring_n == 0,
 	      "--trace: an int3 on every function, no jump");
 	check(stops_per_call("cudaMalloc") == 1, "cudaMalloc: one stop a call (its return through the return stub)");
+	check(stops_per_call("cudaStreamBeginCapture") == 2,
+	      "cudaStreamBeginCapture: 2 stops a call (its return stops at the trampoline, not the stub)");
 	retfast_is_ready = false;
 	present[M_NCCL] = true;
 	probes_refresh(tracee, t);
