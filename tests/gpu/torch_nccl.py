@@ -97,10 +97,13 @@ for step in range(steps):
         checksum += float(recv.sum())
     checksum += float(t.sum()) + float(out.float().sum()) + float(rs_out.sum()) + float(b.float().sum())
 torch.cuda.synchronize()
-print("RESULT " + json.dumps({
+# One write(2) for the whole line: the ranks share torchrun's stdout, and a line print() wrote
+# in pieces (longer than its buffer) lost one rank's RESULT to the other's now and then.
+sys.stdout.flush()
+os.write(1, ("RESULT " + json.dumps({
     "pid": os.getpid(), "rank": rank, "nranks": world, "local_rank": local, "collectives": issued,
     "p2p": [{"src_device": s, "dst_device": d, **v} for (s, d), v in sorted(p2p.items())],
-    "checksum": round(checksum, 3)}), flush=True)
+    "checksum": round(checksum, 3)}) + "\n").encode())
 if end:
     wait_for(end)
 dist.destroy_process_group()
