@@ -282,7 +282,7 @@ static int stub_for(const struct tracee *p, const struct api_spec *spec)
 	if (!retfast_ready(p) || !config.call_stub)
 		return -1;
 	/* A kernel handle module loading returns is named at its first launch, by the driver
-	 * (hit.c, on_name_return): where the driver cannot say, the int3 reads the caller's. */
+	 * (engine/kernel_names.c): where the driver cannot say, the int3 reads the caller's. */
 	if (spec->name_src == NAME_FROM_STRING && !p->probes->func_get_name)
 		return -1;
 	if (!(spec->flags & API_RETURN) && spec->name_src != NAME_REGISTER)
