@@ -18,6 +18,7 @@
 #include "frame.h"
 #include "hit.h"
 #include "kernels.h"
+#include "lookup.h"
 #include "stats.h"
 #include "stats_calls.h"
 #include "threads.h"
@@ -57,16 +58,6 @@ static void record_lost(struct tracee *p, int api, uint64_t n)
 static const struct cuda_consumer recorder = { .name = "test", .call = record, .lost = record_lost };
 
 /* ---- the sources --------------------------------------------------------------------------------- */
-
-static int row(const char *name)
-{
-	int i = cuda_api_find(name);
-	if (i < 0) {
-		printf("not ok - the API table has %s\n", name);
-		exit(1);
-	}
-	return i;
-}
 
 /* A fresh process pid with one thread (tid pid), figures of its own, nothing seen yet. */
 static struct thread *process(pid_t pid)
@@ -120,16 +111,6 @@ static struct lr_call recorded(const char *name, uint64_t ret, uint64_t entry_ts
 			     .out_value = out_value };
 	memcpy(c.arg, args, sizeof c.arg);
 	return c;
-}
-
-static struct stats_snapshot snap(pid_t pid)
-{
-	struct stats_snapshot s;
-	if (stats_snapshot_of(pid, &s) < 0) {
-		printf("not ok - stats_snapshot_of failed\n");
-		exit(1);
-	}
-	return s;
 }
 
 static const struct stats_kernel *kernel_named(const struct stats_snapshot *s, const char *name)

@@ -26,6 +26,7 @@
 #include "fake_memory.h"
 #include "kernels.h"
 #include "launchring.h"
+#include "lookup.h"
 #include "module_scan.h"
 #include "probes.h"
 #include "rescue.h"
@@ -92,16 +93,6 @@ static uint64_t fn(const char *name)
 				return mods[m].start + (uint64_t)i * FUNC_GAP;
 	printf("not ok - test_probes has no function %s\n", name);
 	exit(1);
-}
-
-static int row(const char *name)
-{
-	int i = cuda_api_find(name);
-	if (i < 0) {
-		printf("not ok - the API table has %s\n", name);
-		exit(1);
-	}
-	return i;
 }
 
 static void make_modules(void)

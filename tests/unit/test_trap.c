@@ -29,6 +29,7 @@
 #include "hit.h"
 #include "kernels.h"
 #include "launchring.h"
+#include "lookup.h"
 #include "probes.h"
 #include "seccomp_watch.h"
 #include "session_state.h"
@@ -220,16 +221,6 @@ static const struct cuda_consumer recorder = { .name = "test", .call = record };
 
 /* ---- helpers ------------------------------------------------------------------------------------ */
 
-static int row(const char *name)
-{
-	int i = cuda_api_find(name);
-	if (i < 0) {
-		printf("not ok - the API table has %s\n", name);
-		exit(1);
-	}
-	return i;
-}
-
 /* A fresh process pid with one thread (tid pid) and its figures; nothing told yet. */
 static struct thread *process(pid_t pid)
 {
@@ -266,16 +257,6 @@ static uint64_t stops_in_figures(pid_t pid)
 	uint64_t n = s.stops;
 	stats_snapshot_free(&s);
 	return n;
-}
-
-static struct stats_snapshot snap(pid_t pid)
-{
-	struct stats_snapshot s;
-	if (stats_snapshot_of(pid, &s) < 0) {
-		printf("not ok - stats_snapshot_of failed\n");
-		exit(1);
-	}
-	return s;
 }
 
 /* ---- the cases ------------------------------------------------------------------------------------ */
