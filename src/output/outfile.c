@@ -62,12 +62,7 @@ static int probe_write(int fd)
 static int refuse(struct outfile *o, const char *why)
 {
 	log_error("cannot write %s file '%s': %s", o->what, o->path, why);
-	if (o->fd >= 0)
-		close(o->fd);
-	if (o->created)
-		unlink(o->path);
-	o->fd = -1;
-	o->created = false;
+	outfile_discard(o);
 	return -1;
 }
 
