@@ -9,20 +9,18 @@
 # same length, K = 15 intervals of 100 ms (1.5 s): the window that starts with the first
 # progress line written after gputop was stopped, against the median of the 3 windows just
 # before the stop, with gputop running (the median: one window that a loaded machine slowed
-# down or sped up decides nothing). The freeze window's rate must be at least 0.8 of it.
+# down or sped up decides nothing). The freeze window's rate must be at least half of it (the
+# issue's bar: "≥ 50% of the rate").
 #
-# Why 0.8 holds (it is not a bound luck decides): with gputop running, every call takes a call
-# record (128 of them) that gputop frees at its drain, every 10 ms; a thread that finds none
-# waits for the next drain (the stub yields the CPU meanwhile), so a loop as fast as this one
-# runs at the pace of gputop's drains. A stopped gputop writes no heartbeat (the time stamp of
-# its last drain): the stub waits for a free record only while the heartbeat is younger than
-# 250 ms (LR_FRESH_NS), and never on a stale one; the call then runs untraced and is counted as
-# lost. So in the freeze window at most the first 250 ms (plus the 10 ms since the last drain)
-# can be spent waiting, and the rest (at least 1.24 s of the 1.5 s) runs with no wait at all,
-# at least as fast as with gputop draining (where calls wait for drains and gputop takes CPU):
-# at least 1.24 / 1.5 = 0.83 of the running rate even if the program ran no faster unthrottled;
-# in practice it runs some 20 times faster. A stub that waited on a stale heartbeat (or a call
-# that stopped at an int3) would stall the program for the whole freeze: a rate near 0.
+# Why half, and why it is not a bound luck decides: since issue 23 no stub ever waits for
+# gputop — a call's record goes into the calls' ring, or is dropped and counted when the ring
+# is full — and a first launch parks only while gputop's heartbeat is younger than 250 ms. So
+# the freeze window holds no wait on gputop at all; what it measures is the program's own pace
+# with a full ring, on a 2-CPU machine shared with the test itself. Measured: 0.73-0.95 of the
+# running rate; the runtime-only case (rt) ran slower frozen than running in 2 of the last
+# runs (a dip in the first ~0.5 s of the freeze, then near the running pace): not explained yet.
+# A stub that waited on a stopped gputop (or a call that stopped at an int3) stalls the
+# program for the whole freeze: a rate near 0, far below half.
 #
 # After SIGCONT, gputop traces on; SIGTERM then detaches it cleanly (status 0, "detached
 # from"), the program runs on and ends with exactly the output it has without gputop; gputop's
@@ -141,10 +139,10 @@ frozen() {
 		start=$(awk -v a="$((a - 1))" 'NR == a { n = $3 } NR > a && NR <= a + 6 { printf " %d", $3 - n; n = $3 }' "$P")
 		note "$name: freeze window, lines $((a + 1))..$((a + 1 + K)): $fr rounds/s;" \
 			"running median $median rounds/s; rounds per interval around the stop:$start"
-		if awk -v f="$fr" -v m="$median" 'BEGIN { exit !(m > 0 && f >= 0.8 * m) }'; then
-			ok "$name: while gputop is stopped the program goes on at least 0.8 of its rate with gputop running ($fr vs $median rounds/s)"
+		if awk -v f="$fr" -v m="$median" 'BEGIN { exit !(m > 0 && f >= 0.5 * m) }'; then
+			ok "$name: while gputop is stopped the program goes on at least half its rate with gputop running ($fr vs $median rounds/s)"
 		else
-			not_ok "$name: while gputop is stopped the program goes on at least 0.8 of its rate with gputop running ($fr vs $median rounds/s)"
+			not_ok "$name: while gputop is stopped the program goes on at least half its rate with gputop running ($fr vs $median rounds/s)"
 			awk -v a="$((a - 5))" -v b="$((b + 2))" 'NR >= a && NR <= b' "$P" | sed 's/^/#   progress: /'
 		fi
 	fi
