@@ -159,8 +159,11 @@ def check(args):
             and top.get("live_bytes", 0) >= s["big_bytes"],
             "top Python line by live bytes: line %s, the big tensor's" % s["big_line"],
             "gputop's top: %s:%s %s bytes" % (site.get("file"), site.get("line"), top.get("live_bytes")))
-    verdict(tm.get("unknown_frees") == 0 and tm.get("unread_blocks") == 0,
-            "every free of a known block, every block read",
+    # A block handed out while the calls' ring was full is dropped and counted (lost), never
+    # waited for: its free is then unknown. Nothing else may be: 0 where nothing was lost.
+    lost = sum(r.get("lost", 0) for r in g.get("api", []) if r.get("layer") == "torch")
+    verdict(tm.get("unknown_frees", 1) <= lost and tm.get("unread_blocks") == 0,
+            "every free of a known block but for blocks the full ring dropped (%d, counted), every block read" % lost,
             "unknown frees %s, unread %s" % (tm.get("unknown_frees"), tm.get("unread_blocks")))
     if any(b.get("line") for b in s["blocks"]):
         verdict(s["blocks"][0]["line"] == s["big_line"], "(the oracle) _snapshot()'s history: the largest block made "
