@@ -71,12 +71,13 @@ void torch_mem_set_state(pid_t pid, enum torch_status state, const char *why)
 	pthread_mutex_unlock(&lock);
 }
 
-void torch_mem_set_before(pid_t pid, enum torch_before before, const char *why)
+void torch_mem_set_before(pid_t pid, enum torch_before before, const char *why, uint32_t read_threads)
 {
 	pthread_mutex_lock(&lock);
 	struct proc *p = proc_of(pid, true);
 	if (p) {
 		p->info.before = (uint8_t)before;
+		p->info.read_threads = read_threads;
 		if (why && *why)
 			snprintf(p->info.why, sizeof p->info.why, "%s", why);
 	}

@@ -84,6 +84,10 @@ struct torch_process {
 				 * the time since) */
 	uint64_t allocs, frees;	/* blocks handed out and taken back since gputop came */
 	uint64_t unknown_frees;	/* frees of blocks gputop never saw handed out */
+	uint32_t read_threads;	/* threads held while the blocks before were read: each may
+				 * have stood inside a free (its block gone from the table) or
+				 * an allocation (not in it yet), that block's free then unknown:
+				 * at most one unknown free a thread comes of the attach */
 	uint64_t unread;	/* blocks handed out whose Block could not be read */
 	char why[160];		/* state or before: what went wrong, "" if nothing */
 };
@@ -103,7 +107,7 @@ struct torch_snapshot {
 
 /* Feeding (the tracer thread); pid is the traced process. */
 void torch_mem_set_state(pid_t pid, enum torch_status state, const char *why);
-void torch_mem_set_before(pid_t pid, enum torch_before before, const char *why);
+void torch_mem_set_before(pid_t pid, enum torch_before before, const char *why, uint32_t read_threads);
 void torch_mem_set_attach(pid_t pid, uint64_t now_ns);
 /* A block handed out (b->block != 0); an old record of the same Block is replaced. */
 void torch_mem_on_alloc(pid_t pid, const struct torch_block *b);

@@ -308,6 +308,7 @@ static void process_rows(struct torch_rows *r, const struct torch_snapshot *s)
 		r->before_blocks += p->before_blocks;
 		r->before_bytes += p->before_bytes;
 		r->unknown_frees += p->unknown_frees;
+		r->read_threads += p->read_threads;
 		r->unread += p->unread;
 		r->allocs += p->allocs;
 		r->frees += p->frees;

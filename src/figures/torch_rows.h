@@ -57,6 +57,7 @@ struct torch_rows {
 	uint8_t before;				/* enum torch_before: unknown if any is */
 	const char *why;
 	uint64_t before_blocks, before_bytes, unknown_frees, unread;
+	uint64_t read_threads;			/* struct torch_process's, summed */
 	uint64_t allocs, frees;			/* blocks handed out and taken back, seen */
 	uint64_t leak_age_ns;
 	size_t n_device;

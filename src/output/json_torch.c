@@ -141,6 +141,8 @@ void json_torch(struct jw *w, const struct rows *rs)
 	jw_u64(w, r->frees);
 	jw_key(w, "unknown_frees");
 	jw_u64(w, r->unknown_frees);
+	jw_key(w, "threads_at_read");
+	jw_u64(w, r->read_threads);
 	jw_key(w, "unread_blocks");
 	jw_u64(w, r->unread);
 	jw_key(w, "leak_age_s");

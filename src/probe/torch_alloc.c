@@ -37,6 +37,7 @@
 #include "memory.h"
 #include "stacks.h"
 #include "symbols.h"
+#include "threads.h"
 #include "torch_mem.h"
 #include "tracee.h"
 
@@ -789,12 +790,12 @@ void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT]
 		return;
 	torch_mem_set_attach(pid, now_ns());
 	if (!before_gputop) {
-		torch_mem_set_before(pid, TORCH_BEFORE_NONE, NULL);
+		torch_mem_set_before(pid, TORCH_BEFORE_NONE, NULL, 0);
 		return;
 	}
 	const char *why;
 	read_before(st->native, &why);
-	torch_mem_set_before(pid, why ? TORCH_BEFORE_UNKNOWN : TORCH_BEFORE_READ, why);
+	torch_mem_set_before(pid, why ? TORCH_BEFORE_UNKNOWN : TORCH_BEFORE_READ, why, (uint32_t)threads_count());
 	if (why)
 		log_info("%d: PyTorch's caching allocator: %s", pid, why);
 	read_all_stats();

@@ -23,6 +23,7 @@ for mode in default expandable; do
 	spawn "$TMP/prog-$mode" "$BIN/torch_blocks" --go "$TMP/go-$mode" --hold "$TMP/hold-$mode"
 	PROG=$SPAWNED_PID
 	wait_for_line "$TMP/prog-$mode.out" '^ready [0-9]+$' 30 || bail "$mode: the program said ready"
+	threads=$(ls "/proc/$PROG/task" | wc -l)
 	spawn "$TMP/gputop-$mode" env --default-signal=INT "$GPUTOP" -p "$PROG" --json "$TMP/$mode.json" -b -d 0.2
 	GPUTOP_PID=$SPAWNED_PID
 	wait_for_line "$TMP/gputop-$mode.err" 'attached' 30 || bail "$mode: gputop attached"
@@ -51,6 +52,7 @@ for mode in default expandable; do
 		"[[104857600,false],[12582912,true],[3146240,true],[350208,false],[210432,false],[70144,false]]" \
 		"$mode: the blocks, largest first; those from before the attach say so"
 	jq_eq "$F" "$TM | [.allocs, .frees, .unknown_frees]" '[7,4,0]' "$mode: 7 handed out, 4 taken back (one from before the attach), each known"
+	jq_eq "$F" "$TM.threads_at_read" "$threads" "$mode: the threads held while they were read: the program's"
 	if [ "$mode" = default ]; then
 		jq_eq "$F" "$TM.devices[0].empty_cache_bytes" "$freed" "$mode: empty_cache() would give back what it then gave ($freed)"
 		expect_eq "$freed" $((20 * MiB)) "$mode: the program's empty_cache() gave back 20 MiB"

@@ -160,10 +160,14 @@ def check(args):
             "top Python line by live bytes: line %s, the big tensor's" % s["big_line"],
             "gputop's top: %s:%s %s bytes" % (site.get("file"), site.get("line"), top.get("live_bytes")))
     # A block handed out while the calls' ring was full is dropped and counted (lost), never
-    # waited for: its free is then unknown. Nothing else may be: 0 where nothing was lost.
+    # waited for: its free is then unknown. So is the block of a thread held inside a free or
+    # an allocation while the blocks before the attach were read (one at most a thread held
+    # then, threads_at_read). Nothing else may be.
     lost = sum(r.get("lost", 0) for r in g.get("api", []) if r.get("layer") == "torch")
-    verdict(tm.get("unknown_frees", 1) <= lost and tm.get("unread_blocks") == 0,
-            "every free of a known block but for blocks the full ring dropped (%d, counted), every block read" % lost,
+    held = tm.get("threads_at_read", 0) if tm.get("blocks_before_attach") == "read" else 0
+    verdict(tm.get("unknown_frees", 1) <= lost + held and tm.get("unread_blocks") == 0,
+            "every free of a known block but for blocks the full ring dropped (%d, counted) or in flight at "
+            "the attach (at most %d threads held), every block read" % (lost, held),
             "unknown frees %s, unread %s" % (tm.get("unknown_frees"), tm.get("unread_blocks")))
     if any(b.get("line") for b in s["blocks"]):
         verdict(s["blocks"][0]["line"] == s["big_line"], "(the oracle) _snapshot()'s history: the largest block made "

@@ -69,7 +69,7 @@ static void figures(void)
 	const char *native[] = { "alloc_found_block", "malloc" };
 	uint32_t s_model = stack_of(1, py_model, 3), s_native = stack_of(2, native, 2);
 	torch_mem_set_state(pid, TORCH_TRACKING, NULL);
-	torch_mem_set_before(pid, TORCH_BEFORE_READ, NULL);
+	torch_mem_set_before(pid, TORCH_BEFORE_READ, NULL, 3);
 	torch_mem_set_attach(pid, now - 100000000000ull);	/* 100 s ago */
 	/* A segment of 20 MiB with two blocks; one of 10 MiB emptied; an expandable one of 1 GiB
 	 * with 20 MiB pages. */
@@ -105,6 +105,7 @@ static void figures(void)
 	check(r.device[0].agrees, "the allocator's count agrees");
 	check(r.device[0].free_in_segments == 155 * MiB, "free in segments: reserved - allocated");
 	check(r.unknown_frees == 1, "one unknown free");
+	check(r.read_threads == 3, "the threads held while the blocks before were read");
 	/* Held: the 20 MiB segment, 3 pages of the expandable one; the 10 MiB segment goes. */
 	check(r.device[0].empty_cache_known && r.device[0].empty_cache == 170 * MiB - 20 * MiB - 60 * MiB,
 	      "empty_cache(): reserved - held segments - touched pages (90 MiB)");
@@ -130,7 +131,7 @@ static void figures(void)
 
 	/* A second process: one whose blocks before are unknown; merged rows say unknown. */
 	torch_mem_set_state(200, TORCH_TRACKING, NULL);
-	torch_mem_set_before(200, TORCH_BEFORE_UNKNOWN, "blocks before attach unknown: test");
+	torch_mem_set_before(200, TORCH_BEFORE_UNKNOWN, "blocks before attach unknown: test", 2);
 	torch_mem_set_state(300, TORCH_UNKNOWN, "not one gputop knows");
 	rows_of(0, &s, &r);
 	check(r.state == TORCH_TRACKING && r.before == TORCH_BEFORE_UNKNOWN, "several: tracking, before unknown");
