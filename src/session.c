@@ -40,7 +40,6 @@
 #include "rescue.h"
 #include "rescue_cycle.h"
 #include "seccomp.h"
-#include "seccomp_watch.h"
 #include "session_state.h"
 #include "retfast.h"
 #include "stats.h"
@@ -425,7 +424,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 		return EXIT_FAILURE_;
 	if (!opt->pid && exited)
 		return exit_code;
-	return seccomp_watch_refused() ? EXIT_SECCOMP : EXIT_OK;	/* --gpu-time refused */
+	return gputime_refused() ? EXIT_SECCOMP : EXIT_OK;	/* --gpu-time refused */
 }
 
 /* One session, acquired in order and released in reverse on one path: the outputs first (a
@@ -485,7 +484,7 @@ int session_run(const struct options *opt)
 	proc_command(pid, command, sizeof command);
 	session_set_started(pid, !opt->pid, start_ns, command);
 	open_live_outputs(opt, files, pid);
-	tracer_set_follow(opt->pid ? opt->children : !opt->no_follow);
+	config.follow = opt->pid ? opt->children : !opt->no_follow;
 	int err = tracer_start(!opt->pid, opt->max_overhead);
 	if (err < 0) {
 		code = start_failed(opt, pid, err);

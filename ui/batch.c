@@ -35,8 +35,10 @@ struct batch {
 	struct session_status st;
 };
 
-/* Where the tables go: stdout for -b, stderr for the summary of a session without a UI. */
-static FILE *out;
+static struct {
+	FILE *out;	/* where the tables go: stdout for -b, stderr for a summary without a UI */
+	bool estimated;	/* --max-overhead: launch figures are extrapolated, each printed with "~" */
+} batch;
 
 /* ---- cells and rows ---- */
 
@@ -50,12 +52,12 @@ static void batch_row(const struct batch_col *col, int n, const char *const *cel
 		fmt_truncate(buf, sizeof(buf), cell[i], col[i].width);
 		pad = col[i].width - fmt_width(buf);
 		if (col[i].right)
-			fprintf(out, "%*s%s", pad, "", buf);
+			fprintf(batch.out, "%*s%s", pad, "", buf);
 		else if (i + 1 < n)
-			fprintf(out, "%s%*s", buf, pad, "");
+			fprintf(batch.out, "%s%*s", buf, pad, "");
 		else
-			fputs(buf, out);	/* no trailing blanks */
-		fputs(i + 1 < n ? "  " : "\n", out);
+			fputs(buf, batch.out);	/* no trailing blanks */
+		fputs(i + 1 < n ? "  " : "\n", batch.out);
 	}
 }
 
@@ -68,9 +70,6 @@ static void batch_titles(const struct batch_col *col, int n)
 	batch_row(col, n, cell);
 }
 
-/* --max-overhead: launch figures are extrapolated; each one is printed with a "~". */
-static bool estimated;
-
 /* ---- tables (the rows of a summary cover the whole session) ---- */
 
 static const struct batch_col api_cols[] = {
@@ -81,14 +80,14 @@ static const struct batch_col api_cols[] = {
 static void batch_api(const struct rows *rs, size_t max)
 {
 	if (!rs->n_api) {
-		fprintf(out, "%s\n", "API: (none)");
+		fprintf(batch.out, "%s\n", "API: (none)");
 		return;
 	}
 	batch_titles(api_cols, 5);
 	for (size_t i = 0; i < rs->n_api && i < max; i++) {
 		struct cells_api c;
 
-		cells_api(&c, &rs->api[i], rs, estimated);
+		cells_api(&c, &rs->api[i], rs, batch.estimated);
 		batch_row(api_cols, 5, (const char *[]){ c.name, c.calls, c.errors, c.time, c.avg });
 	}
 }
@@ -136,7 +135,7 @@ static void batch_kernel_row(const struct row_kernel *k, const struct rows *rs)
 	struct batch_col col[KC_COUNT];
 	const char *cell[KC_COUNT];
 
-	cells_kernel(&c, k, rs, estimated);
+	cells_kernel(&c, k, rs, batch.estimated);
 	int n = batch_kernel_cells(rs, &c, col, cell);
 	batch_row(col, n, cell);
 }
@@ -147,7 +146,7 @@ static void batch_gpu_busy(const struct rows *rs)
 	char line[256];
 	cells_gpu_busy(line, sizeof line, rs);
 	if (line[0])
-		fprintf(out, "%s\n", line);
+		fprintf(batch.out, "%s\n", line);
 }
 
 static void batch_gpu_copies(const struct rows *rs)
@@ -155,7 +154,7 @@ static void batch_gpu_copies(const struct rows *rs)
 	char line[512];
 	cells_gpu_copies(line, sizeof line, rs);
 	if (line[0])
-		fprintf(out, "%s\n", line);
+		fprintf(batch.out, "%s\n", line);
 }
 
 /* The busiest of the interval first. */
@@ -183,7 +182,7 @@ static void batch_kernels_interval(const struct rows *rs)
 		k[i] = &rs->kernel[i];
 	qsort(k, n, sizeof(*k), batch_kernel_cmp);
 	if (!n)
-		fprintf(out, "%s\n", "Kernels: (none)");
+		fprintf(batch.out, "%s\n", "Kernels: (none)");
 	else
 		batch_kernel_titles(rs);
 	for (size_t i = 0; i < n && i < BATCH_TOP; i++)
@@ -195,7 +194,7 @@ static void batch_kernels_interval(const struct rows *rs)
 static void batch_kernels_all(const struct rows *rs)
 {
 	if (!rs->n_kernel)
-		fprintf(out, "%s\n", "Kernels: (none)");
+		fprintf(batch.out, "%s\n", "Kernels: (none)");
 	else
 		batch_kernel_titles(rs);
 	for (size_t i = 0; i < rs->n_kernel; i++)
@@ -224,7 +223,7 @@ static void batch_transfers(const struct rows *rs, bool interval)
 	for (int d = 0; d < DIR_COUNT; d++)
 		any |= rs->dir[d].total.calls != 0 || rs->graph_copy[d].total.calls != 0;
 	if (!any) {
-		fprintf(out, "%s\n", "Transfers: (none)");
+		fprintf(batch.out, "%s\n", "Transfers: (none)");
 		return;
 	}
 	batch_titles(xfer_cols, interval ? 5 : 4);
@@ -255,7 +254,7 @@ static void batch_unseen(const struct devices_snapshot *d, const struct stats_sn
 		return;
 	device_rows_unseen(&u, d, pid, s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
 	meters_unseen_text(line, sizeof(line), &u);
-	fprintf(out, "%s\n", line);
+	fprintf(batch.out, "%s\n", line);
 }
 
 static void batch_memory(const struct stats_snapshot *s, const struct rows *rs, size_t max,
@@ -266,11 +265,11 @@ static void batch_memory(const struct stats_snapshot *s, const struct rows *rs, 
 	fmt_bytes(live, sizeof(live), s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
 	fmt_bytes(peak, sizeof(peak), s->peak_device_bytes);
 	fmt_bytes(host, sizeof(host), s->live_bytes[MEM_HOST]);
-	fprintf(out, "Memory: %s live on device, peak %s, %" PRIu64 " live allocations, %s pinned host\n",
+	fprintf(batch.out, "Memory: %s live on device, peak %s, %" PRIu64 " live allocations, %s pinned host\n",
 	       live, peak, s->live_count, host);
 	batch_unseen(d, s, pid);
 	if (!rs->n_alloc) {
-		fprintf(out, "%s\n", "Live allocations: (none)");
+		fprintf(batch.out, "%s\n", "Live allocations: (none)");
 		return;
 	}
 	batch_titles(leak_cols, 6);
@@ -282,7 +281,7 @@ static void batch_memory(const struct stats_snapshot *s, const struct rows *rs, 
 			  (const char *[]){ c.address, c.size, c.kind, c.api, c.thread, c.age });
 	}
 	if (rs->n_alloc > max)
-		fprintf(out, "... and %zu more\n", rs->n_alloc - max);
+		fprintf(batch.out, "... and %zu more\n", rs->n_alloc - max);
 }
 
 /* PyTorch's blocks (the Memory view's figures): nothing where no process has PyTorch's CUDA
@@ -299,10 +298,10 @@ static void batch_torch(const struct rows *rs, size_t max)
 	if (t->state == TORCH_ABSENT)
 		return;
 	cells_torch_state(line, sizeof line, t);
-	fprintf(out, "%s\n", line);
+	fprintf(batch.out, "%s\n", line);
 	for (size_t i = 0; i < t->n_device; i++) {
 		cells_torch_device(line, sizeof line, &t->device[i], rs);
-		fprintf(out, "%s\n", line);
+		fprintf(batch.out, "%s\n", line);
 	}
 	if (t->state != TORCH_TRACKING || !t->n_block)
 		return;
@@ -313,18 +312,18 @@ static void batch_torch(const struct rows *rs, size_t max)
 		batch_row(torch_cols, 6, (const char *[]){ c.address, c.size, c.requested, c.device, c.age, c.site });
 	}
 	if (t->n_block > max)
-		fprintf(out, "... and %zu more\n", t->n_block - max);
+		fprintf(batch.out, "... and %zu more\n", t->n_block - max);
 	if (t->n_site && (t->site[0].site || t->n_site > 1)) {
-		fprintf(out, "%s\n", "Live blocks by line:");
+		fprintf(batch.out, "%s\n", "Live blocks by line:");
 		for (size_t i = 0; i < t->n_site && i < max; i++) {
 			char bytes[FMT_LEN];
 			fmt_bytes(bytes, sizeof bytes, t->site[i].live_bytes);
 			cells_torch_site(line, sizeof line, t->site[i].site, t->site[i].before);
-			fprintf(out, "  %10s in %" PRIu64 " block%s: %s\n", bytes, t->site[i].live_blocks,
+			fprintf(batch.out, "  %10s in %" PRIu64 " block%s: %s\n", bytes, t->site[i].live_blocks,
 				t->site[i].live_blocks == 1 ? "" : "s", line);
 		}
 	}
-	fputc('\n', out);
+	fputc('\n', batch.out);
 }
 
 /* Per GPU, where a program used more than one (or one gputop could not tell), and NCCL's
@@ -346,11 +345,11 @@ static void batch_comm(const struct rows *rs, bool interval)
 		batch_titles(gpu_cols, 8);
 		for (size_t i = 0; i < rs->n_device; i++) {
 			struct cells_device c;
-			cells_device(&c, &rs->device[i], rs, estimated);
+			cells_device(&c, &rs->device[i], rs, batch.estimated);
 			batch_row(gpu_cols, 8, (const char *[]){ c.device, c.live, c.allocs, c.launches, c.copies,
 								 c.copy_bytes, c.syncs, c.sync_time });
 		}
-		fputc('\n', out);
+		fputc('\n', batch.out);
 	}
 	if (!rs->n_coll && !rs->n_p2p)
 		return;
@@ -367,9 +366,9 @@ static void batch_comm(const struct rows *rs, bool interval)
 		cells_gpu(src, sizeof(src), rs->p2p[i].src);
 		cells_gpu(dst, sizeof(dst), rs->p2p[i].dst);
 		fmt_bytes(bytes, sizeof(bytes), rs->p2p[i].total.bytes);
-		fprintf(out, "P2P GPU%s -> GPU%s: %" PRIu64 " calls, %s\n", src, dst, rs->p2p[i].total.calls, bytes);
+		fprintf(batch.out, "P2P GPU%s -> GPU%s: %" PRIu64 " calls, %s\n", src, dst, rs->p2p[i].total.calls, bytes);
 	}
-	fputc('\n', out);
+	fputc('\n', batch.out);
 }
 
 /* ---- blocks ---- */
@@ -382,7 +381,7 @@ static void batch_header(const struct batch *b, const struct stats_snapshot *s)
 
 	fmt_truncate(cmd, sizeof(cmd), b->st.command, 40);
 	fmt_duration(elapsed, sizeof(elapsed), s->t_ns >= start ? s->t_ns - start : 0);
-	fprintf(out, "gputop %s PID %d %s %s %s %s %d threads\n", dash, (int)b->st.pid, cmd, dash, elapsed,
+	fprintf(batch.out, "gputop %s PID %d %s %s %s %s %d threads\n", dash, (int)b->st.pid, cmd, dash, elapsed,
 	       dash, s->threads);
 }
 
@@ -393,24 +392,24 @@ static void batch_block(struct batch *b, const struct stats_snapshot *s)
 
 	rows_build(&rs, s, &b->prev);	/* on failure empty: the tables say "(none)" */
 	devices_snapshot(&d);
-	estimated = s->launches_estimated;
+	batch.estimated = s->launches_estimated;
 	batch_header(b, s);
-	meters_print(out, &d, b->st.pid);
-	fputc('\n', out);
+	meters_print(batch.out, &d, b->st.pid);
+	fputc('\n', batch.out);
 	batch_api(&rs, BATCH_TOP);
-	fputc('\n', out);
+	fputc('\n', batch.out);
 	batch_kernels_interval(&rs);
 	batch_gpu_busy(&rs);
-	fputc('\n', out);
+	fputc('\n', batch.out);
 	batch_transfers(&rs, true);
 	batch_gpu_copies(&rs);
-	fputc('\n', out);
+	fputc('\n', batch.out);
 	batch_comm(&rs, true);
 	batch_memory(s, &rs, BATCH_TOP, &d, b->st.pid);
-	fputc('\n', out);
+	fputc('\n', batch.out);
 	batch_torch(&rs, BATCH_TOP);
-	stack_text_sites(out, &rs, BATCH_TOP, 8);
-	fflush(out);
+	stack_text_sites(batch.out, &rs, BATCH_TOP, 8);
+	fflush(batch.out);
 	rows_free(&rs);
 }
 
@@ -432,37 +431,37 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 
 	rows_build(&rs, s, NULL);	/* the whole session */
 	devices_snapshot(&d);
-	estimated = s->launches_estimated;
-	fprintf(out, "%s\n", "gputop: summary");
+	batch.estimated = s->launches_estimated;
+	fprintf(batch.out, "%s\n", "gputop: summary");
 	batch_header(b, s);
 	batch_outcome(&b->st, outcome, sizeof(outcome));
 	fmt_duration(cpu, sizeof(cpu), s->tracer_cpu_ns);
 	fmt_duration(sync, sizeof(sync), s->sync_ns);
-	fprintf(out, "%s; %" PRIu64 " launches%s", outcome, s->launches, s->launches_estimated ? " (estimated)" : "");
+	fprintf(batch.out, "%s; %" PRIu64 " launches%s", outcome, s->launches, s->launches_estimated ? " (estimated)" : "");
 	if (s->graph_launches)
-		fprintf(out, ", %" PRIu64 " kernel runs in %" PRIu64 " graph launches", s->graph_kernel_runs,
+		fprintf(batch.out, ", %" PRIu64 " kernel runs in %" PRIu64 " graph launches", s->graph_kernel_runs,
 			s->graph_launches);
-	fprintf(out, "; %" PRIu64 " stops, tracer CPU %s\n", s->stops, cpu);
-	meters_print(out, &d, b->st.pid);
+	fprintf(batch.out, "; %" PRIu64 " stops, tracer CPU %s\n", s->stops, cpu);
+	meters_print(batch.out, &d, b->st.pid);
 	if (s->lost)
-		fprintf(out, "lost events: %" PRIu64 " calls counted but not recorded (gputop fell behind)\n",
+		fprintf(batch.out, "lost events: %" PRIu64 " calls counted but not recorded (gputop fell behind)\n",
 			s->lost);
-	fputc('\n', out);
+	fputc('\n', batch.out);
 	batch_api(&rs, SIZE_MAX);
-	fputc('\n', out);
+	fputc('\n', batch.out);
 	batch_kernels_all(&rs);
 	batch_gpu_busy(&rs);
-	fputc('\n', out);
+	fputc('\n', batch.out);
 	batch_transfers(&rs, false);
 	batch_gpu_copies(&rs);
-	fprintf(out, "Synchronize: %" PRIu64 " calls, %s blocked\n", s->sync_calls, sync);
-	fputc('\n', out);
+	fprintf(batch.out, "Synchronize: %" PRIu64 " calls, %s blocked\n", s->sync_calls, sync);
+	fputc('\n', batch.out);
 	batch_comm(&rs, false);
 	batch_memory(s, &rs, BATCH_LEAKS_MAX, &d, b->st.pid);
-	fputc('\n', out);
+	fputc('\n', batch.out);
 	batch_torch(&rs, BATCH_LEAKS_MAX);
-	stack_text_sites(out, &rs, BATCH_LEAKS_MAX, SIZE_MAX);
-	fflush(out);
+	stack_text_sites(batch.out, &rs, BATCH_LEAKS_MAX, SIZE_MAX);
+	fflush(batch.out);
 	rows_free(&rs);
 }
 
@@ -513,7 +512,7 @@ void batch_print_final(FILE *f)
 	struct batch b = { 0 };
 	struct stats_snapshot s;
 
-	out = f;
+	batch.out = f;
 	fmt_set_ascii(fmt_ascii() || !fmt_locale_utf8());
 	session_status_get(&b.st);
 	if (stats_snapshot(&s) == 0) {
@@ -529,7 +528,7 @@ int batch_run(const struct ui_options *opt)
 	uint64_t step = (uint64_t)(delay * 1e9), next = now_ns() + step;
 	struct stats_snapshot s;
 
-	out = stdout;
+	batch.out = stdout;
 	fmt_set_ascii(fmt_ascii() || !fmt_locale_utf8());
 	b.prev.t_ns = now_ns();
 	for (long done = 0; opt->iterations < 0 || done < opt->iterations; done++) {

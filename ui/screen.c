@@ -19,16 +19,18 @@
 #define TUI_SAY_NS	3000000000ull	/* ... and an answer to a key this long */
 
 /* Messages from gputop's own modules while the TUI owns the terminal (log_set_sink). */
-static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
-static char msg_text[256];
-static uint64_t msg_ns;
+static struct {
+	pthread_mutex_t msg_lock;
+	char msg_text[256];
+	uint64_t msg_ns;
+} status_line = { .msg_lock = PTHREAD_MUTEX_INITIALIZER };
 
 void screen_log_sink(const char *msg)
 {
-	pthread_mutex_lock(&msg_lock);
-	snprintf(msg_text, sizeof(msg_text), "%s", msg);
-	msg_ns = now_ns();
-	pthread_mutex_unlock(&msg_lock);
+	pthread_mutex_lock(&status_line.msg_lock);
+	snprintf(status_line.msg_text, sizeof(status_line.msg_text), "%s", msg);
+	status_line.msg_ns = now_ns();
+	pthread_mutex_unlock(&status_line.msg_lock);
 }
 
 void screen_say(struct tui *t, const char *what)
@@ -108,13 +110,13 @@ static void screen_exit_note(const struct session_status *st, char *buf, size_t 
 int screen_status_text(const struct tui *t, char *buf, size_t n)
 {
 	uint64_t now = now_ns();
-	char msg[sizeof(msg_text)];
+	char msg[sizeof(status_line.msg_text)];
 	uint64_t msg_at;
 
-	pthread_mutex_lock(&msg_lock);
-	snprintf(msg, sizeof(msg), "%s", msg_text);
-	msg_at = msg_ns;
-	pthread_mutex_unlock(&msg_lock);
+	pthread_mutex_lock(&status_line.msg_lock);
+	snprintf(msg, sizeof(msg), "%s", status_line.msg_text);
+	msg_at = status_line.msg_ns;
+	pthread_mutex_unlock(&status_line.msg_lock);
 
 	if (t->mode == MODE_FILTER) {
 		snprintf(buf, n, "Filter %s: %s_   (Enter applies, Esc clears)",

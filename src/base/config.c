@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct config config = { .launch_ring = true, .retfast = true, .call_stub = true, .spin_us = -1,
+struct config config = { .follow = true, .launch_ring = true, .retfast = true, .call_stub = true, .spin_us = -1,
 			  .stack_depth = CONFIG_STACK_DEPTH_DEFAULT, .stacks = 0 };
 
 static bool is_off(const char *name)

@@ -28,6 +28,9 @@ struct config {
 	bool tracing;			/* --trace is on: every call is wanted, in order */
 	bool no_int3;			/* --no-int3: no int3 is planted in the program's code */
 	bool gpu_time;			/* --gpu-time: its library is loaded at a held thread */
+	bool follow;			/* launch mode, and attach mode with --children: the
+					 * program's descendants are followed (fork, vfork, exec),
+					 * those that load CUDA probed (engine/follow.c) */
 	/* Call stacks (set from the command line): frames kept (--stack-depth, 0 = none) and
 	 * which calls stop for one (--stacks, CONFIG_STACKS_* bits). */
 	int stack_depth;

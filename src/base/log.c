@@ -9,39 +9,55 @@
 
 #include "clock.h"
 
-static void (*log_sink)(const char *msg);
-static int quiet;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	void (*log_sink)(const char *msg);
+	int quiet;
+	pthread_mutex_t lock;
+	uint64_t first_ns;	/* of the first message, GPUTOP_DEBUG's times count from */
+	const char *said[16];	/* log_first's subjects seen */
+	int n_said;
+} logs = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+bool log_first(const char *subject)
+{
+	bool first = true;
+	pthread_mutex_lock(&logs.lock);
+	for (int i = 0; i < logs.n_said && first; i++)
+		first = logs.said[i] != subject;
+	if (first && logs.n_said < (int)(sizeof logs.said / sizeof logs.said[0]))
+		logs.said[logs.n_said++] = subject;
+	pthread_mutex_unlock(&logs.lock);
+	return first;
+}
 
 void log_set_sink(void (*sink)(const char *msg))
 {
-	pthread_mutex_lock(&lock);
-	log_sink = sink;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&logs.lock);
+	logs.log_sink = sink;
+	pthread_mutex_unlock(&logs.lock);
 }
 
 void log_set_quiet(int q)
 {
-	quiet = q;
+	logs.quiet = q;
 }
 
 /* GPUTOP_DEBUG: every message on stderr says when, in seconds since the first one (as
  * strace -r does), so that a slow start, attach or exit shows where its time went. */
 static void emit(const char *prefix, const char *fmt, va_list ap)
 {
-	static uint64_t first_ns;
 	char msg[1024];
 	vsnprintf(msg, sizeof msg, fmt, ap);
-	pthread_mutex_lock(&lock);
-	if (!first_ns)
-		first_ns = now_ns();
+	pthread_mutex_lock(&logs.lock);
+	if (!logs.first_ns)
+		logs.first_ns = now_ns();
 	if (config.debug)	/* also under the TUI: GPUTOP_DEBUG=1 gputop ... 2>FILE */
-		fprintf(stderr, "%9.3f %s%s\n", (double)(now_ns() - first_ns) / 1e9, prefix, msg);
-	if (log_sink && !(config.debug && prefix[6] == '['))
-		log_sink(msg);
+		fprintf(stderr, "%9.3f %s%s\n", (double)(now_ns() - logs.first_ns) / 1e9, prefix, msg);
+	if (logs.log_sink && !(config.debug && prefix[6] == '['))
+		logs.log_sink(msg);
 	else if (!config.debug)
 		fprintf(stderr, "%s%s\n", prefix, msg);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&logs.lock);
 }
 
 #define EMIT(prefix)                       \
@@ -64,7 +80,7 @@ void log_warn(const char *fmt, ...)
 
 void log_info(const char *fmt, ...)
 {
-	if (!quiet)
+	if (!logs.quiet)
 		EMIT("gputop: ");
 }
 

@@ -99,11 +99,13 @@ void proc_job(pid_t pid, struct proc_job *job)
 int proc_descendants(pid_t pid, pid_t *out, int max)
 {
 	enum { SCAN_MAX = 65536 };
-	static pid_t procs[SCAN_MAX], parents[SCAN_MAX];
+	pid_t *procs = malloc(2 * SCAN_MAX * sizeof *procs), *parents = procs + SCAN_MAX;	/* once at start */
 	int n = 0, found = 0;
-	DIR *d = opendir("/proc");
-	if (!d)
+	DIR *d = procs ? opendir("/proc") : NULL;
+	if (!d) {
+		free(procs);
 		return 0;
+	}
 	for (struct dirent *e; n < SCAN_MAX && (e = readdir(d));) {
 		pid_t p = (pid_t)atoi(e->d_name);
 		long pp;
@@ -126,6 +128,7 @@ int proc_descendants(pid_t pid, pid_t *out, int max)
 	}
 	found = total - 1;
 	memmove(out, out + 1, (size_t)found * sizeof *out);
+	free(procs);
 	return found;
 }
 

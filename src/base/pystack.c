@@ -29,8 +29,6 @@ struct pystack_state {
 	const char *module;		/* its module's file name (interned by symbols.c) */
 };
 
-static bool said;	/* why Python frames are left out, said once for all processes */
-
 struct pystack_state *pystack_state_new(void)
 {
 	return calloc(1, sizeof(struct pystack_state));
@@ -54,9 +52,8 @@ bool pystack_is_eval_function(const char *name)
 /* Says once why Python frames are left out. */
 static void say_once(const char *fmt, const char *arg)
 {
-	if (said)
+	if (!log_first("pystack: Python frames left out"))	/* once for all processes */
 		return;
-	said = true;
 	char msg[256];
 	snprintf(msg, sizeof msg, fmt, arg);
 	log_warn("%s: call stacks show native frames only", msg);

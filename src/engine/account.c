@@ -8,27 +8,29 @@
 #include "kernel_names.h"
 #include "log.h"
 
-static const struct cuda_consumer *consumers[ACCOUNT_MAX_CONSUMERS];
-static int n_consumers;
+static struct {
+	const struct cuda_consumer *consumers[ACCOUNT_MAX_CONSUMERS];
+	int n_consumers;
+} account;
 
 void account_add(const struct cuda_consumer *c)
 {
-	if (n_consumers == ACCOUNT_MAX_CONSUMERS) {
+	if (account.n_consumers == ACCOUNT_MAX_CONSUMERS) {
 		log_error("no room for the consumer of calls '%s'", c->name);
 		return;
 	}
-	consumers[n_consumers++] = c;
+	account.consumers[account.n_consumers++] = c;
 }
 
 void account_clear(void)
 {
-	n_consumers = 0;
+	account.n_consumers = 0;
 }
 
 static bool held(struct tracee *p, const struct cuda_call *c)
 {
-	for (int i = 0; i < n_consumers; i++)
-		if (consumers[i]->hold && consumers[i]->hold(p, c))
+	for (int i = 0; i < account.n_consumers; i++)
+		if (account.consumers[i]->hold && account.consumers[i]->hold(p, c))
 			return true;
 	return false;
 }
@@ -43,16 +45,16 @@ void account_call(struct tracee *p, struct thread *t, struct cuda_call *c)
 	if (!c->counted)
 		return;
 	c->held = cuda_call_ok(c) && held(p, c);
-	for (int i = 0; i < n_consumers; i++)
-		if (consumers[i]->call)
-			consumers[i]->call(p, c);
+	for (int i = 0; i < account.n_consumers; i++)
+		if (account.consumers[i]->call)
+			account.consumers[i]->call(p, c);
 	if (t && cuda_call_ok(c))
 		hit_devices_follow(p, t, c);
 }
 
 void account_lost(struct tracee *p, int api, uint64_t n)
 {
-	for (int i = 0; i < n_consumers; i++)
-		if (consumers[i]->lost)
-			consumers[i]->lost(p, api, n);
+	for (int i = 0; i < account.n_consumers; i++)
+		if (account.consumers[i]->lost)
+			account.consumers[i]->lost(p, api, n);
 }

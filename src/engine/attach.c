@@ -63,12 +63,16 @@ static int seize(pid_t tid)
 }
 
 /* The last attach's stop: when it began (0 once it ended), when the process ran again, and how
- * long it was held. */
-static uint64_t stop_began_ns, stop_ended_ns, stop_ns;
+ * long it was held; and what a stop costs, measured in the first process, used for all. */
+static struct {
+	uint64_t stop_began_ns, stop_ended_ns, stop_ns;
+	uint64_t stop_cost_ns;
+} last_attach;
 
 uint64_t tracer_next_attach_due(void)
 {
-	return stop_ended_ns && stop_ns < 1000000000u ? stop_ended_ns + 2 * stop_ns : 0;
+	uint64_t ended = last_attach.stop_ended_ns, held = last_attach.stop_ns;
+	return ended && held < 1000000000u ? ended + 2 * held : 0;
 }
 
 int tracer_attach(pid_t p)
@@ -77,7 +81,7 @@ int tracer_attach(pid_t p)
 	if (err < 0)
 		return err;
 	probes_prepare(tracee);	/* the slow part, while it runs */
-	stop_began_ns = now_ns();
+	last_attach.stop_began_ns = now_ns();
 	/* Hold every thread as it reports, until tracer_start. */
 	tracee->stopping_world = true;
 	err = seize(p);
@@ -285,8 +289,6 @@ int tracer_settle_event_stops(void)
 
 /* ---- start ---------------------------------------------------------------------------------- */
 
-static uint64_t stop_cost_ns;	/* measured in the first process, used for all */
-
 /* Every thread stopped, the image set up: lets the process run. */
 static void start_running(void)
 {
@@ -315,10 +317,10 @@ static void start_running(void)
 		tracee_release(t);
 	}
 	stats_set_threads(tracee->stats_id, threads_count());
-	if (stop_began_ns) {	/* an attach's stop */
-		stop_ended_ns = now_ns();
-		stop_ns = stop_ended_ns - stop_began_ns;
-		stop_began_ns = 0;
+	if (last_attach.stop_began_ns) {	/* an attach's stop */
+		last_attach.stop_ended_ns = now_ns();
+		last_attach.stop_ns = last_attach.stop_ended_ns - last_attach.stop_began_ns;
+		last_attach.stop_began_ns = 0;
 	}
 	kernels_scan_pending(tracee, tracee->pid);	/* the handles' values, read while it runs */
 }
@@ -374,7 +376,7 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	 * with every stop, which the budget must not take for the program's own work. */
 	uint64_t stop_cpu = (tracee_thread_cpu_ns(first) - cpu0) / (2 * XOL_CALIBRATION_STOPS);	/* two stops each */
 	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
-	stop_cost_ns = cost;
+	last_attach.stop_cost_ns = cost;
 	hit_init(tracee, cost, was_launched ? 0 : -1);
 	budget_init(max_overhead_pct, cost, stop_cpu, tracee_cpu_ns);
 	start_running();
@@ -383,7 +385,7 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 
 void tracer_init_hit(int default_device)
 {
-	hit_init(tracee, stop_cost_ns, default_device);
+	hit_init(tracee, last_attach.stop_cost_ns, default_device);
 }
 
 int tracer_start_followed(int default_device)
@@ -394,7 +396,7 @@ int tracer_start_followed(int default_device)
 	struct thread *first = tracer_injectable_thread();
 	int err = first ? tracer_setup_image(first) : -EAGAIN;
 	if (err == 0) {
-		hit_init(tracee, stop_cost_ns, default_device);
+		hit_init(tracee, last_attach.stop_cost_ns, default_device);
 		log_info("probing %d (%s)", tracee->pid, probes_cuda_seen(tracee) ? "CUDA loaded" : "no CUDA yet");
 	}
 	start_running();

@@ -20,67 +20,70 @@
  * launches it extrapolates are those of the figures (figures/stats) budget_poll names. The
  * program's CPU time and stops come in through budget_init's callback and budget_poll. */
 
-static bool active, armed = true;
-static double share;		/* e.g. 0.05 for --max-overhead 5 */
-static uint64_t calibrated_cost;	/* round trip of a stop, from xol_calibrate */
-static uint64_t cpu_per_stop;	/* CPU the kernel charges a thread for one stop */
-static uint64_t (*program_cpu)(void);
-static double avg_held_ns;	/* tracer's own time per stop, averaged */
-static double duty = 1.0, fixed_duty = -1;
-static uint64_t last_stops, launch_stops, work_stops;
-/* Over recent armed time (older periods weigh less and less): launch stops and work stops
- * (allocations, copies, synchronize calls: always armed, always exact). */
-static double armed_launches, armed_works;
+/* Where a period started, and where its armed part ended. */
+struct mark {
+	uint64_t t, cpu, stops, launch_stops, work_stops;
+};
+
+static struct {
+	bool active, armed;
+	double share;		/* e.g. 0.05 for --max-overhead 5 */
+	uint64_t calibrated_cost;	/* round trip of a stop, from xol_calibrate */
+	uint64_t cpu_per_stop;	/* CPU the kernel charges a thread for one stop */
+	uint64_t (*program_cpu)(void);
+	double avg_held_ns;	/* tracer's own time per stop, averaged */
+	double duty, fixed_duty;
+	uint64_t last_stops, launch_stops, work_stops;
+	/* Over recent armed time (older periods weigh less and less): launch stops and work
+	 * stops (allocations, copies, synchronize calls: always armed, always exact). */
+	double armed_launches, armed_works;
+	struct mark start, disarm;	/* of the current period */
+} budget = { .armed = true, .duty = 1.0, .fixed_duty = -1 };
 #define DECAY 0.8	/* per period: the ratio follows the program within a second or so */
 #define MIN_WORKS 20	/* fewer work stops than this while armed: rate by CPU time instead */
-
-/* Where the current period started, and where its armed part ended. */
-static struct mark {
-	uint64_t t, cpu, stops, launch_stops, work_stops;
-} start, disarm;
 
 void budget_init(double max_overhead_pct, uint64_t stop_cost_ns, uint64_t stop_cpu_ns,
 		 uint64_t (*cpu_ns)(void))
 {
-	active = max_overhead_pct > 0;
-	share = max_overhead_pct / 100.0;
-	calibrated_cost = stop_cost_ns;
-	cpu_per_stop = stop_cpu_ns;
-	fixed_duty = config.duty;
-	program_cpu = cpu_ns;
+	budget.active = max_overhead_pct > 0;
+	budget.share = max_overhead_pct / 100.0;
+	budget.calibrated_cost = stop_cost_ns;
+	budget.cpu_per_stop = stop_cpu_ns;
+	budget.fixed_duty = config.duty;
+	budget.program_cpu = cpu_ns;
 }
 
 bool budget_active(void)
 {
-	return active;
+	return budget.active;
 }
 
 double budget_share(void)
 {
-	return active ? share : 0;
+	return budget.active ? budget.share : 0;
 }
 
 void budget_on_stop(uint64_t held_ns, enum budget_stop what)
 {
-	avg_held_ns = avg_held_ns ? avg_held_ns * 0.99 + (double)held_ns * 0.01 : (double)held_ns;
+	budget.avg_held_ns = budget.avg_held_ns ? budget.avg_held_ns * 0.99 + (double)held_ns * 0.01 : (double)held_ns;
 	if (what == STOP_LAUNCH)
-		launch_stops++;
+		budget.launch_stops++;
 	else if (what == STOP_WORK)
-		work_stops++;
+		budget.work_stops++;
 }
 
 static struct mark mark_now(uint64_t now)
 {
-	return (struct mark){ now, program_cpu(), last_stops, launch_stops, work_stops };
+	return (struct mark){ now, budget.program_cpu(), budget.last_stops, budget.launch_stops, budget.work_stops };
 }
 
 static void set_armed(bool on, uint64_t now)
 {
-	if (armed && !on)
-		disarm = mark_now(now);
-	if (armed != on)
+	if (budget.armed && !on)
+		budget.disarm = mark_now(now);
+	if (budget.armed != on)
 		probes_set_launches_armed(tracee, on);
-	armed = on;
+	budget.armed = on;
 }
 
 /* The program's own CPU time between two marks: its threads' CPU time less what the kernel
@@ -88,7 +91,7 @@ static void set_armed(bool on, uint64_t now)
  * program did, whatever our stops did to its wall-clock speed. */
 static double own_cpu(const struct mark *a, const struct mark *b)
 {
-	double cpu = (double)(b->cpu - a->cpu) - (double)(b->stops - a->stops) * (double)cpu_per_stop;
+	double cpu = (double)(b->cpu - a->cpu) - (double)(b->stops - a->stops) * (double)budget.cpu_per_stop;
 	double floor = 0.25 * (double)(b->cpu - a->cpu);	/* bound the error of the charge */
 	return cpu > floor ? cpu : floor;
 }
@@ -110,22 +113,22 @@ static double works(const struct mark *a, const struct mark *b)
  * time while disarmed. */
 static double launches_missed(const struct mark *armed_end, const struct mark *end)
 {
-	double counted = (double)(armed_end->launch_stops - start.launch_stops);
-	armed_launches = armed_launches * DECAY + counted;
-	armed_works = armed_works * DECAY + works(&start, armed_end);
-	if (armed || armed_launches <= 0)
+	double counted = (double)(armed_end->launch_stops - budget.start.launch_stops);
+	budget.armed_launches = budget.armed_launches * DECAY + counted;
+	budget.armed_works = budget.armed_works * DECAY + works(&budget.start, armed_end);
+	if (budget.armed || budget.armed_launches <= 0)
 		return 0;
-	if (armed_works >= MIN_WORKS)
-		return works(&disarm, end) * armed_launches / armed_works;
-	double armed_own = own_cpu(&start, armed_end);
-	return counted > 0 && armed_own > 0 ? counted * own_cpu(&disarm, end) / armed_own : 0;
+	if (budget.armed_works >= MIN_WORKS)
+		return works(&budget.disarm, end) * budget.armed_launches / budget.armed_works;
+	double armed_own = own_cpu(&budget.start, armed_end);
+	return counted > 0 && armed_own > 0 ? counted * own_cpu(&budget.disarm, end) / armed_own : 0;
 }
 
 static void end_period(uint64_t now, int proc)
 {
 	struct mark end = mark_now(now);
-	const struct mark *armed_end = armed ? &end : &disarm;
-	double counted = (double)(armed_end->launch_stops - start.launch_stops);
+	const struct mark *armed_end = budget.armed ? &end : &budget.disarm;
+	double counted = (double)(armed_end->launch_stops - budget.start.launch_stops);
 	double missed = launches_missed(armed_end, &end);
 	double factor = counted > 0 ? 1 + missed / counted : 1.0;
 	stats_extrapolate_launches(proc, factor);
@@ -134,46 +137,46 @@ static void end_period(uint64_t now, int proc)
 
 	/* Next duty: what would arming all period cost? Launch stops scale with armed time;
 	 * the other stops happen anyway. */
-	double len = (double)(now - start.t);
-	double armed_len = (double)(armed_end->t - start.t);
-	double cost = (double)calibrated_cost + avg_held_ns;
-	double other = others(&start, &end);
+	double len = (double)(now - budget.start.t);
+	double armed_len = (double)(armed_end->t - budget.start.t);
+	double cost = (double)budget.calibrated_cost + budget.avg_held_ns;
+	double other = others(&budget.start, &end);
 	/* Aim at 80% of the budget: a stop also costs the program caches and wake-ups our
 	 * per-stop figure does not see (on the H100, +5% measured where 5% was planned). */
-	double allowed = 0.8 * share * len / cost - (other > 0 ? other : 0);
+	double allowed = 0.8 * budget.share * len / cost - (other > 0 ? other : 0);
 	double wanted = armed_len > 0 ? counted / armed_len * len : 0;
 	double next = wanted <= 0 ? 1.0 : allowed / wanted;
 	next = next > 1 ? 1 : next < MIN_DUTY ? MIN_DUTY : next;
-	if (fixed_duty >= 0)
-		next = fixed_duty;	/* GPUTOP_DUTY, for experiments */
-	if ((next < 1) != (duty < 1))
+	if (budget.fixed_duty >= 0)
+		next = budget.fixed_duty;	/* GPUTOP_DUTY, for experiments */
+	if ((next < 1) != (budget.duty < 1))
 		log_debug("--max-overhead: launch probes armed %.0f%% of the time", next * 100);
-	duty = next;
+	budget.duty = next;
 
-	start = end;
+	budget.start = end;
 	set_armed(true, now);
 }
 
 void budget_poll(uint64_t now, uint64_t stops, int proc)
 {
-	if (!active)
+	if (!budget.active)
 		return;
-	last_stops = stops;
-	if (!start.t) {
-		start = mark_now(now);
+	budget.last_stops = stops;
+	if (!budget.start.t) {
+		budget.start = mark_now(now);
 		return;
 	}
-	if (armed && duty < 1 && now >= start.t + (uint64_t)(duty * (double)PERIOD_NS))
+	if (budget.armed && budget.duty < 1 && now >= budget.start.t + (uint64_t)(budget.duty * (double)PERIOD_NS))
 		set_armed(false, now);
-	if (!armed && duty == 0)
+	if (!budget.armed && budget.duty == 0)
 		return;	/* GPUTOP_DUTY=0: launches never armed again, no period ends */
-	if (now - start.t >= PERIOD_NS)
+	if (now - budget.start.t >= PERIOD_NS)
 		end_period(now, proc);
 }
 
 void budget_finish(uint64_t now, uint64_t stops, int proc)
 {
-	last_stops = stops;
-	if (active && start.t && now > start.t)
+	budget.last_stops = stops;
+	if (budget.active && budget.start.t && now > budget.start.t)
 		end_period(now, proc);
 }

@@ -31,13 +31,15 @@ bool tracer_shares_memory(pid_t child)
 /* Forked children already cleaned (at the parent's fork event, or at their own first stop,
  * whichever came first): a small ring is enough, the two come close together. gputop-wide,
  * not in struct tracee: a pid names one child whichever traced process forked it. */
-static pid_t cleaned_children[64];
-static unsigned cleaned_next;
+static struct {
+	pid_t pids[64];
+	unsigned next;
+} cleaned;
 
 static bool child_cleaned(pid_t child)
 {
-	for (size_t i = 0; i < sizeof cleaned_children / sizeof cleaned_children[0]; i++)
-		if (cleaned_children[i] == child)
+	for (size_t i = 0; i < sizeof cleaned.pids / sizeof cleaned.pids[0]; i++)
+		if (cleaned.pids[i] == child)
 			return true;
 	return false;
 }
@@ -52,7 +54,7 @@ void tracer_clean_child(pid_t child)
 	char path[64];
 	if (child_cleaned(child))
 		return;
-	cleaned_children[cleaned_next++ % (sizeof cleaned_children / sizeof cleaned_children[0])] = child;
+	cleaned.pids[cleaned.next++ % (sizeof cleaned.pids / sizeof cleaned.pids[0])] = child;
 	snprintf(path, sizeof path, "/proc/%d/mem", child);
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {

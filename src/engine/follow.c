@@ -18,18 +18,13 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "log.h"
 #include "probes.h"
 #include "procfs.h"
 #include "rescue.h"
 #include "threads.h"
 
-bool tracer_follow = true;
-
-void tracer_set_follow(bool follow)
-{
-	tracer_follow = follow;
-}
 
 static bool names_cuda(const char *s)
 {
@@ -106,8 +101,8 @@ struct thread *follow_fork(struct tracee *parent, pid_t child)
 		tracer_clean_child(child);
 		parent_cuda = parent->set_up && probes_cuda_seen(parent);
 	}
-	if (!tracer_follow || tracee_open(child, false) < 0) {
-		if (tracer_follow)
+	if (!config.follow || tracee_open(child, false) < 0) {
+		if (config.follow)
 			log_warn("not following process %d: gputop traces %d processes already", child,
 				 RESCUE_SLOTS);
 		tracee_select(was);
@@ -133,7 +128,7 @@ struct thread *follow_guest_exec(struct thread *guest)
 	pid_t tid = guest->tid;
 	pid_t parent = tracee->pid;
 	threads_remove(tid);
-	if (!tracer_follow || tracee_open(tid, false) < 0) {
+	if (!config.follow || tracee_open(tid, false) < 0) {
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		return NULL;
 	}

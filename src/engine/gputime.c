@@ -45,11 +45,14 @@
 #define START_WAIT_NS 15000000000ull	/* CUPTI's set-up: loading a 100 MB library included */
 #define STOP_WAIT_NS 10000000000ull
 
-static char lib_path[PATH_MAX];	/* gputop-wide: set once */
+static struct {
+	char lib_path[PATH_MAX];	/* set once */
+	bool refused;		/* a seccomp filter refused it somewhere: gputop's exit status says so */
+} gpu_time;	/* gputop-wide */
 
 void gputime_enable(const char *lib)
 {
-	snprintf(lib_path, sizeof lib_path, "%s", lib);
+	snprintf(gpu_time.lib_path, sizeof gpu_time.lib_path, "%s", lib);
 }
 
 void gputime_forget(void)
@@ -107,7 +110,7 @@ static void say_dlerror(struct thread *t, const struct dl_fns *dl)
 	char text[512] = "(no message)";
 	if (dl->error && call(t, dl->error, 0, 0, 0, &msg) == 0 && msg)
 		mem_read_string(t->tid, msg, text, sizeof text);
-	log_warn("--gpu-time: %d could not load %s: %s: no GPU time", tracee->pid, lib_path, text);
+	log_warn("--gpu-time: %d could not load %s: %s: no GPU time", tracee->pid, gpu_time.lib_path, text);
 }
 
 /* Loads the library and starts it; its handle and shared block, or -1 (said why). */
@@ -119,7 +122,7 @@ static int load(struct thread *t, const char *cupti, uint64_t *handle, uint64_t 
 		log_warn("--gpu-time: no dlopen in %d's C library: no GPU time", tracee->pid);
 		return -1;
 	}
-	if (xol_scratch(tracee, t, &scratch) < 0 || write_str(t->tid, scratch + AT_LIB, lib_path) < 0 ||
+	if (xol_scratch(tracee, t, &scratch) < 0 || write_str(t->tid, scratch + AT_LIB, gpu_time.lib_path) < 0 ||
 	    write_str(t->tid, scratch + AT_START, "gputop_gpu_start") < 0 ||
 	    write_str(t->tid, scratch + AT_SHARED, "gputop_gpu_shared") < 0 ||
 	    write_str(t->tid, scratch + AT_FLUSH, "gputop_gpu_flush") < 0 ||
@@ -136,14 +139,12 @@ static int load(struct thread *t, const char *cupti, uint64_t *handle, uint64_t 
 	    call(t, dl.sym, *handle, scratch + AT_SHARED, 0, shared) < 0 || !*shared ||
 	    call(t, dl.sym, *handle, scratch + AT_FLUSH, 0, flush) < 0 || !*flush ||
 	    call(t, start, scratch + AT_CUPTI, FLUSH_PERIOD_MS, *handle, &ret) < 0 || (int)ret != 0) {
-		static bool said_forked;	/* once a session: a program may fork many */
-		if ((int)ret == GT_ERR_FORKED && !said_forked)
+		if ((int)ret != GT_ERR_FORKED)
+			log_warn("--gpu-time: %s did not start in %d (%s): no GPU time", gpu_time.lib_path, tracee->pid,
+				 (int)ret == GT_ERR_THREAD ? "it could not make its thread" : "not gputop's library?");
+		else if (log_first("--gpu-time: forked"))	/* once a session: a program may fork many */
 			log_info("--gpu-time: %d and other children forked from a process where CUPTI runs get no "
 				 "GPU time (their CUPTI is their parent's copy)", tracee->pid);
-		else if ((int)ret != GT_ERR_FORKED)
-			log_warn("--gpu-time: %s did not start in %d (%s): no GPU time", lib_path, tracee->pid,
-				 (int)ret == GT_ERR_THREAD ? "it could not make its thread" : "not gputop's library?");
-		said_forked |= (int)ret == GT_ERR_FORKED;
 		call(t, dl.close, *handle, 0, 0, &ret);
 		return -1;
 	}
@@ -187,9 +188,9 @@ static void wait_started(struct thread *t, struct gputime_state *st, const char 
 	pid_t tid = t->tid;
 	uint64_t deadline = now_ns() + START_WAIT_NS;
 	while (gputime_ring_header(st->ring, &st->last) == 0 && st->last.state == GT_STARTING) {
-		if (now_ns() > deadline || tracer_stop_signal) {
+		if (now_ns() > deadline || tracer_stop_signal()) {
 			log_warn("--gpu-time: CUPTI did not start %s in %d: no GPU time (gputop's library "
-				 "unloads itself once it is done)", tracer_stop_signal ? "before gputop was told to go"
+				 "unloads itself once it is done)", tracer_stop_signal() ? "before gputop was told to go"
 				 : "within 15 s", tracee->pid);
 			gputime_ring_ask_stop(st->ring);
 			gputime_ring_release(st->ring);
@@ -228,7 +229,7 @@ static void wait_started(struct thread *t, struct gputime_state *st, const char 
 void gputime_at_stop(struct thread *t)
 {
 	struct gputime_state *st = tracee->gputime;
-	if (!hit_take_top_entry(tracee, t) || !lib_path[0] || st->phase != GPUTIME_WAITING || !xol_ready(tracee))
+	if (!hit_take_top_entry(tracee, t) || !gpu_time.lib_path[0] || st->phase != GPUTIME_WAITING || !xol_ready(tracee))
 		return;
 	st->phase = GPUTIME_LOADING;
 	char cupti[PATH_MAX];
@@ -240,15 +241,25 @@ void gputime_at_stop(struct thread *t)
 		st->phase = GPUTIME_DONE;
 		return;
 	}
-	if (seccomp_watch_gpu_time(t) < 0 || load(t, cupti, &handle, &shared, &flush) < 0 ||
+	if (seccomp_watch_gpu_time(t) < 0) {
+		gpu_time.refused = true;
+		st->phase = GPUTIME_DONE;
+		return;
+	}
+	if (load(t, cupti, &handle, &shared, &flush) < 0 ||
 	    !(st->ring = gputime_ring_new(tracee->pid, tracee->stats_id, shared))) {
 		st->phase = GPUTIME_DONE;
 		return;
 	}
 	st->handle = handle;
 	st->flush = flush;
-	log_debug("--gpu-time: %s loaded in %d, CUPTI %s", lib_path, tracee->pid, cupti);
+	log_debug("--gpu-time: %s loaded in %d, CUPTI %s", gpu_time.lib_path, tracee->pid, cupti);
 	wait_started(t, st, cupti);
+}
+
+bool gputime_refused(void)
+{
+	return gpu_time.refused;
 }
 
 /* ---- reading and stopping --------------------------------------------------------------- */

@@ -27,5 +27,7 @@ void gputime_before_exec(struct thread *t);
 /* Before a detach: asks every process's library to flush and unload, and waits for it (at most
  * a few seconds, handling the program's stops meanwhile). */
 void gputime_stop_all(void);
+/* Whether a seccomp filter refused --gpu-time's library in some process. */
+bool gputime_refused(void);
 
 #endif

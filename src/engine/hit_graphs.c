@@ -132,13 +132,21 @@ static bool device_side(int proc, uint32_t memory_type, uint64_t addr)
 	return memory_type == 2 || memory_type == 3 || (memory_type == 4 && stats_is_device_ptr(proc, addr));
 }
 
+/* Scratch, off the stack (the tracer thread only), and the hook that catches up with a
+ * graph's launches. */
+static struct {
+	struct graph_query_node q[GQ_MAX_NODES];
+	struct stats_graph_node nodes[GQ_MAX_NODES];
+	void (*catch_up_fn)(struct tracee *p, uint64_t now);
+} graphs_state;
+
 /* graph's nodes, asked of the driver in the stopped thread t of process p, as the figures keep
  * them. */
 static int learn_nodes(struct tracee *p, struct thread *t, uint64_t graph, const struct stats_graph_node **out,
 		       uint32_t *n)
 {
-	static struct graph_query_node q[GQ_MAX_NODES];	/* scratch, off the stack */
-	static struct stats_graph_node nodes[GQ_MAX_NODES];
+	struct graph_query_node *q = graphs_state.q;
+	struct stats_graph_node *nodes = graphs_state.nodes;
 	int err = graph_query_nodes(p, t, probes_graph_fns(p), graph, q, n);
 	if (err < 0) {
 		log_debug("cannot list the nodes of graph %#llx: %s", (unsigned long long)graph, strerror(-err));
@@ -176,19 +184,17 @@ static int learn_nodes(struct tracee *p, struct thread *t, uint64_t graph, const
 	return 0;
 }
 
-static void (*catch_up_fn)(struct tracee *p, uint64_t now);
-
 void graphs_set_catch_up(void (*catch_up)(struct tracee *p, uint64_t now))
 {
-	catch_up_fn = catch_up;
+	graphs_state.catch_up_fn = catch_up;
 }
 
 /* The stubs' records up to this stop are counted (or held) before a capture begins or ends:
  * the calls made before it, on this thread, are all in them. */
 static void catch_up(struct tracee *p, uint64_t now)
 {
-	if (catch_up_fn)
-		catch_up_fn(p, now);
+	if (graphs_state.catch_up_fn)
+		graphs_state.catch_up_fn(p, now);
 }
 
 static void on_capture_end(struct tracee *p, const struct cuda_call *c)

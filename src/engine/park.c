@@ -20,16 +20,18 @@
 #define PARK_HOT_NS 1000000000ull	/* that long after the last park found, and after the first
 					 * poll (right after an attach every kernel is new) */
 
-static uint64_t hot_until, last_poll;
+static struct {
+	uint64_t hot_until, last_poll;
+} parks;
 
 void park_poll(struct tracee *p, uint64_t now)
 {
 	struct lr_parked parked[LR_PARK_SLOTS];
 	seccomp_watch_sweep(now);	/* may the stubs park at all */
 	int n = launchpark_waiting(p, parked);
-	if (n || (!last_poll && launchring_base(p)))
-		hot_until = now + PARK_HOT_NS;
-	last_poll = now;
+	if (n || (!parks.last_poll && launchring_base(p)))
+		parks.hot_until = now + PARK_HOT_NS;
+	parks.last_poll = now;
 	for (int i = 0; i < n && !p->stopping_world; i++) {
 		struct thread *t = threads_find(parked[i].tid);
 		if (!t || t->guest || t->park_asked || t->state == TS_STOPPED)
@@ -41,12 +43,12 @@ void park_poll(struct tracee *p, uint64_t now)
 
 bool park_hot(uint64_t now)
 {
-	return now < hot_until;
+	return now < parks.hot_until;
 }
 
 bool park_due(uint64_t now)
 {
-	return now < hot_until && now - last_poll >= PARK_POLL_NS;
+	return now < parks.hot_until && now - parks.last_poll >= PARK_POLL_NS;
 }
 
 bool park_on_stop(struct tracee *p, struct thread *t, uint64_t now)

@@ -70,22 +70,26 @@ static int reap_others(pid_t pid)
 	return reaped;
 }
 
+/* The thread last found dead in an interrupted wait, and how many ticks it has been. */
+static struct {
+	pid_t dead_tid;
+	int dead_ticks;
+} interrupted;
+
 bool reap_after_interrupted_wait(pid_t pid, pid_t tid, bool stop_asked)
 {
-	static pid_t dead_tid;
-	static int dead_ticks;
 	if (!thread_exited(tid)) {
-		dead_tid = 0;
+		interrupted.dead_tid = 0;
 		return false;	/* alive: running the call it was given */
 	}
 	int n = reap_others(pid);
 	if (n)
 		log_debug("%d died while gputop waited for its thread %d: reaped %d other threads", pid, tid, n);
-	if (dead_tid != tid) {
-		dead_tid = tid;
-		dead_ticks = 0;
+	if (interrupted.dead_tid != tid) {
+		interrupted.dead_tid = tid;
+		interrupted.dead_ticks = 0;
 	}
-	return stop_asked || ++dead_ticks > DEAD_WAIT_TICKS;
+	return stop_asked || ++interrupted.dead_ticks > DEAD_WAIT_TICKS;
 }
 
 bool reap_dead_program(pid_t pid, int *exit_code, int *term_signal, int wait_ms)

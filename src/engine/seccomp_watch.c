@@ -21,12 +21,6 @@ enum parks {
 	PARKS_OFF,	/* a thread's filter refuses them (or cannot be shown): never again */
 };
 
-static bool gpu_time_refused;
-
-bool seccomp_watch_refused(void)
-{
-	return gpu_time_refused;
-}
 
 /* The stubs may park, or not: the ring's `present` word (a dead or detaching gputop's is 0). */
 static void parks_allow(bool on)
@@ -157,6 +151,5 @@ int seccomp_watch_gpu_time(struct thread *t)
 	if (v == SECCOMP_UNKNOWN)
 		log_hint("--trust-seccomp loads them anyway (a filter that kills one of their calls then "
 			 "kills the program)");
-	gpu_time_refused = true;
 	return -1;
 }

@@ -30,7 +30,5 @@ void seccomp_watch_on_stop(struct thread *t, uint64_t now);
 /* Before --gpu-time loads into the process through the held thread t: 0 to go on, or -1 after
  * saying why not. */
 int seccomp_watch_gpu_time(struct thread *t);
-/* A feature asked for (--gpu-time) was refused in some process (for the exit status). */
-bool seccomp_watch_refused(void);
 
 #endif

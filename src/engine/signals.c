@@ -10,11 +10,17 @@
 #include <time.h>
 #include <unistd.h>
 
-volatile sig_atomic_t tracer_stop_signal;	/* SIGINT/SIGTERM/SIGHUP/SIGQUIT received */
-volatile sig_atomic_t tracer_stop_from_terminal;	/* ... sent by the terminal driver */
-static pthread_t tracer_thread;
-static timer_t tick_timer;
-static bool tick_armed;
+static struct {
+	volatile sig_atomic_t stop_signal;	/* SIGINT/SIGTERM/SIGHUP/SIGQUIT received */
+	volatile sig_atomic_t stop_from_terminal;	/* ... sent by the terminal driver */
+	pthread_t tracer_thread;
+	timer_t tick_timer;
+	bool tick_armed;
+	uint64_t now_every;		/* the tick's period */
+	/* The signal state gputop started with (save_signal_state). */
+	bool own_ignored[10], rtmin_ignored, signal_state_saved;
+	sigset_t original_mask;
+} signals = { .now_every = 10000000 };
 
 static void on_stop_signal(int sig, siginfo_t *si, void *ctx)
 {
@@ -30,8 +36,23 @@ static void on_stop_signal(int sig, siginfo_t *si, void *ctx)
 		kill(tr->pid, SIGHUP);
 		kill(tr->pid, SIGCONT);
 	}
-	tracer_stop_from_terminal = from_terminal;
-	tracer_stop_signal = sig;
+	signals.stop_from_terminal = from_terminal;
+	signals.stop_signal = sig;
+}
+
+int tracer_stop_signal(void)
+{
+	return signals.stop_signal;
+}
+
+bool tracer_stop_from_terminal(void)
+{
+	return signals.stop_from_terminal;
+}
+
+void tracer_stop_clear(void)
+{
+	signals.stop_signal = 0;
 }
 
 static void on_tick(int sig)
@@ -45,34 +66,33 @@ static void on_tick(int sig)
 static const int own_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGSEGV, SIGBUS,
 				   SIGABRT, SIGFPE, SIGILL };
 #define N_OWN_SIGNALS (sizeof own_signals / sizeof own_signals[0])
-static bool own_ignored[N_OWN_SIGNALS], rtmin_ignored, signal_state_saved;
-static sigset_t original_mask;
+_Static_assert(N_OWN_SIGNALS == sizeof signals.own_ignored, "own_ignored: one for each own signal");
 
 static void save_signal_state(void)
 {
 	struct sigaction old;
 	for (size_t i = 0; i < N_OWN_SIGNALS; i++)
-		own_ignored[i] = sigaction(own_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN;
-	rtmin_ignored = sigaction(SIGRTMIN, NULL, &old) == 0 && old.sa_handler == SIG_IGN;
-	sigprocmask(SIG_SETMASK, NULL, &original_mask);
-	signal_state_saved = true;
+		signals.own_ignored[i] = sigaction(own_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+	signals.rtmin_ignored = sigaction(SIGRTMIN, NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+	sigprocmask(SIG_SETMASK, NULL, &signals.original_mask);
+	signals.signal_state_saved = true;
 }
 
 void tracer_restore_signal_state(void)
 {
-	if (!signal_state_saved)
+	if (!signals.signal_state_saved)
 		return;
 	for (size_t i = 0; i < N_OWN_SIGNALS; i++)
-		signal(own_signals[i], own_ignored[i] ? SIG_IGN : SIG_DFL);
-	signal(SIGRTMIN, rtmin_ignored ? SIG_IGN : SIG_DFL);
-	sigprocmask(SIG_SETMASK, &original_mask, NULL);
+		signal(own_signals[i], signals.own_ignored[i] ? SIG_IGN : SIG_DFL);
+	signal(SIGRTMIN, signals.rtmin_ignored ? SIG_IGN : SIG_DFL);
+	sigprocmask(SIG_SETMASK, &signals.original_mask, NULL);
 }
 
 static bool was_ignored(int sig)
 {
 	for (size_t i = 0; i < N_OWN_SIGNALS; i++)
 		if (own_signals[i] == sig)
-			return own_ignored[i];
+			return signals.own_ignored[i];
 	return false;
 }
 
@@ -93,7 +113,7 @@ void tracer_install_signal_handlers(void)
 	sa.sa_handler = on_tick;
 	sigaction(SIGRTMIN, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	tracer_thread = pthread_self();
+	signals.tracer_thread = pthread_self();
 
 	/* A tick every 10 ms to this thread, so requests and timeouts are seen while the
 	 * program sleeps and nothing else wakes waitpid, and the launch ring is drained. */
@@ -101,24 +121,23 @@ void tracer_install_signal_handlers(void)
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = SIGRTMIN;
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (timer_create(CLOCK_MONOTONIC, &sev, &tick_timer) == 0) {
+	if (timer_create(CLOCK_MONOTONIC, &sev, &signals.tick_timer) == 0) {
 		struct itimerspec its = { { 0, 10000000 }, { 0, 10000000 } };
-		timer_settime(tick_timer, 0, &its, NULL);
-		tick_armed = true;
+		timer_settime(signals.tick_timer, 0, &its, NULL);
+		signals.tick_armed = true;
 	}
 }
 
 void tracer_tick_every(uint64_t ns)
 {
-	static uint64_t now_every = 10000000;
-	if (!tick_armed || ns == now_every)
+	if (!signals.tick_armed || ns == signals.now_every)
 		return;
 	struct itimerspec its = { { 0, (long)ns }, { 0, (long)ns } };
-	if (timer_settime(tick_timer, 0, &its, NULL) == 0)
-		now_every = ns;
+	if (timer_settime(signals.tick_timer, 0, &its, NULL) == 0)
+		signals.now_every = ns;
 }
 
 void tracer_wake(void)
 {
-	pthread_kill(tracer_thread, SIGRTMIN);
+	pthread_kill(signals.tracer_thread, SIGRTMIN);
 }

@@ -43,14 +43,23 @@ struct stack_capture_state {
 	double avg_cost_ns;
 };
 
-static uint64_t images;	/* image ids given so far */
+static struct {
+	uint64_t images;	/* image ids given so far */
+	/* Scratch, off the stack (the tracer thread only). */
+	uint64_t pcs[CONFIG_STACK_DEPTH_MAX];
+	struct py_frame py[CONFIG_STACK_DEPTH_MAX];
+	uint64_t key[1 + 3 * CONFIG_STACK_DEPTH_MAX];
+	struct stack_frame frames[CONFIG_STACK_DEPTH_MAX];
+	char names[CONFIG_STACK_DEPTH_MAX][64];
+	char files[CONFIG_STACK_DEPTH_MAX][sizeof ((struct sym_place *)0)->file_whole];	/* whole names */
+} capture;
 
 struct stack_capture_state *stack_capture_state_new(void)
 {
 	struct stack_capture_state *st = calloc(1, sizeof *st);
 	if (!st)
 		return NULL;
-	st->image = ++images;
+	st->image = ++capture.images;
 	if (hashmap_init(&st->last_sample, sizeof(struct due_entry), 16, 0) < 0 ||
 	    hashmap_init(&st->handles, sizeof(uint64_t), 16, 0) < 0) {
 		stack_capture_state_free(st);
@@ -72,20 +81,12 @@ void stack_capture_state_free(struct stack_capture_state *st)
 void stack_capture_forget(struct tracee *p)
 {
 	struct stack_capture_state *st = p->stack_capture;
-	st->image = ++images;
+	st->image = ++capture.images;
 	hashmap_clear(&st->last_sample);
 	hashmap_clear(&st->handles);
 	st->n_handles = st->next_handle = 0;
 	pystack_forget();
 }
-
-/* Scratch, off the stack (the tracer thread only). */
-static uint64_t pcs[CONFIG_STACK_DEPTH_MAX];
-static struct py_frame py[CONFIG_STACK_DEPTH_MAX];
-static uint64_t key[1 + 3 * CONFIG_STACK_DEPTH_MAX];
-static struct stack_frame frames[CONFIG_STACK_DEPTH_MAX];
-static char names[CONFIG_STACK_DEPTH_MAX][64];
-static char files[CONFIG_STACK_DEPTH_MAX][sizeof ((struct sym_place *)0)->file_whole];	/* whole names */
 
 /* One native frame, named: demangled function, or module+offset where no symbol names it.
  * Names that need freeing go to *owned. */
@@ -95,23 +96,23 @@ static void name_native(uint64_t pc, int i, struct stack_frame *f, char **owned)
 	*owned = NULL;
 	*f = (struct stack_frame){ 0 };
 	if (sym_describe(pc, &p) < 0) {
-		snprintf(names[i], sizeof names[i], "0x%" PRIx64, pc);
-		f->function = names[i];
+		snprintf(capture.names[i], sizeof capture.names[i], "0x%" PRIx64, pc);
+		f->function = capture.names[i];
 		return;
 	}
 	f->module = p.module;
 	f->file = p.file;
 	if (p.file == p.file_whole) {	/* the place's own: kept for the frame until stacks_add copies it */
-		memcpy(files[i], p.file_whole, sizeof files[i]);
-		f->file = files[i];
+		memcpy(capture.files[i], p.file_whole, sizeof capture.files[i]);
+		f->file = capture.files[i];
 	}
 	f->line = p.line > 0 ? (uint32_t)p.line : 0;
 	if (p.function) {
 		*owned = kernels_demangle(p.function);
 		f->function = *owned ? *owned : p.function;
 	} else {
-		snprintf(names[i], sizeof names[i], "%s+0x%" PRIx64, p.module ? p.module : "?", p.module_offset);
-		f->function = names[i];
+		snprintf(capture.names[i], sizeof capture.names[i], "%s+0x%" PRIx64, p.module ? p.module : "?", p.module_offset);
+		f->function = capture.names[i];
 	}
 }
 
@@ -129,11 +130,11 @@ static uint32_t build(int depth, int n_native, int n_py, char **owned)
 	uint32_t n = 0;
 	int k = 0;
 	for (int i = 0; i < n_native && n < (uint32_t)depth; i++) {
-		if (n_py && k < n_py && in_eval_loop(pcs[i])) {
+		if (n_py && k < n_py && in_eval_loop(capture.pcs[i])) {
 			while (k < n_py && n < (uint32_t)depth) {
-				bool entry = py[k].entry;
-				frames[n++] = (struct stack_frame){ .function = py[k].function, .file = py[k].file,
-								    .line = py[k].line, .module = py[k].module,
+				bool entry = capture.py[k].entry;
+				capture.frames[n++] = (struct stack_frame){ .function = capture.py[k].function, .file = capture.py[k].file,
+								    .line = capture.py[k].line, .module = capture.py[k].module,
 								    .python = true };
 				k++;
 				if (entry)
@@ -141,13 +142,13 @@ static uint32_t build(int depth, int n_native, int n_py, char **owned)
 			}
 		}
 		if (n < (uint32_t)depth)
-			name_native(pcs[i], (int)n, &frames[n], &owned[n]), n++;
+			name_native(capture.pcs[i], (int)n, &capture.frames[n], &owned[n]), n++;
 	}
 	/* No native frame of the eval loop was seen (unwinding stopped short, or its symbol is
 	 * not there): the Python frames still go in, outermost. */
 	for (; k < n_py && n < (uint32_t)depth; k++)
-		frames[n++] = (struct stack_frame){ .function = py[k].function, .file = py[k].file,
-						    .line = py[k].line, .module = py[k].module, .python = true };
+		capture.frames[n++] = (struct stack_frame){ .function = capture.py[k].function, .file = capture.py[k].file,
+						    .line = capture.py[k].line, .module = capture.py[k].module, .python = true };
 	return n;
 }
 
@@ -157,27 +158,27 @@ uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)
 	int depth = config.stack_depth > CONFIG_STACK_DEPTH_MAX ? CONFIG_STACK_DEPTH_MAX : config.stack_depth;
 	if (depth <= 0)
 		return STACK_NONE;
-	int n = unwind_stack(t->tid, r, pcs, depth, &truncated);
+	int n = unwind_stack(t->tid, r, capture.pcs, depth, &truncated);
 	if (n <= 0)
 		return STACK_NONE;
-	int n_py = pystack_read(t->tid, t->thread_pointer, py, depth);
+	int n_py = pystack_read(t->tid, t->thread_pointer, capture.py, depth);
 	/* The key: the process image, the pcs, then each Python frame's code object and line. */
 	uint32_t nk = 0;
-	key[nk++] = p->stack_capture->image;
+	capture.key[nk++] = p->stack_capture->image;
 	for (int i = 0; i < n; i++)
-		key[nk++] = pcs[i];
+		capture.key[nk++] = capture.pcs[i];
 	for (int i = 0; i < n_py; i++) {
-		key[nk++] = py[i].code;
-		key[nk++] = py[i].line;
+		capture.key[nk++] = capture.py[i].code;
+		capture.key[nk++] = capture.py[i].line;
 	}
-	uint32_t id = stacks_find(key, nk);
+	uint32_t id = stacks_find(capture.key, nk);
 	if (id != STACK_NONE)
 		return id;
 	for (int i = 0; i < n_py; i++)
-		pystack_describe(t->tid, &py[i]);
+		pystack_describe(t->tid, &capture.py[i]);
 	char *owned[CONFIG_STACK_DEPTH_MAX] = { 0 };
 	uint32_t nf = build(depth, n, n_py, owned);
-	id = stacks_add(p->pid, key, nk, frames, nf, truncated || nf < (uint32_t)(n + n_py));
+	id = stacks_add(p->pid, capture.key, nk, capture.frames, nf, truncated || nf < (uint32_t)(n + n_py));
 	for (uint32_t i = 0; i < nf; i++)
 		free(owned[i]);
 	return id;

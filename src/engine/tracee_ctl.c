@@ -33,11 +33,12 @@
 #include "tracer_internal.h"
 #include "xol.h"
 
-static void (*dispatch)(const struct trace_stop *e, uint64_t now);
-
-/* The traced processes: few (one per rescue table), scanned whole. */
-static struct tracee *list[RESCUE_SLOTS];
-static uint32_t n_list;
+static struct {
+	void (*dispatch)(const struct trace_stop *e, uint64_t now);
+	/* The traced processes: few (one per rescue table), scanned whole. */
+	struct tracee *list[RESCUE_SLOTS];
+	uint32_t n_list;
+} tracees;
 
 static void tracee_free(struct tracee *t)
 {
@@ -91,7 +92,7 @@ static void command_of(pid_t pid, char *buf, size_t size)
 
 int tracee_open(pid_t pid, bool launched)
 {
-	if (n_list == RESCUE_SLOTS)
+	if (tracees.n_list == RESCUE_SLOTS)
 		return -EMFILE;
 	struct tracee *t = calloc(1, sizeof *t);
 	if (!t)
@@ -124,7 +125,7 @@ int tracee_open(pid_t pid, bool launched)
 		tracee_free(t);
 		return -ENOMEM;
 	}
-	list[n_list++] = t;
+	tracees.list[tracees.n_list++] = t;
 	tracee_select(t);
 	return 0;
 }
@@ -136,15 +137,15 @@ void tracee_select(struct tracee *t)
 
 struct tracee *tracee_owner(pid_t tid)
 {
-	for (uint32_t i = 0; i < n_list; i++)
-		if (threads_find_in(list[i]->threads, tid))
-			return list[i];
+	for (uint32_t i = 0; i < tracees.n_list; i++)
+		if (threads_find_in(tracees.list[i]->threads, tid))
+			return tracees.list[i];
 	return NULL;
 }
 
 struct tracee *tracee_next(uint32_t *it)
 {
-	return *it < n_list ? list[(*it)++] : NULL;
+	return *it < tracees.n_list ? tracees.list[(*it)++] : NULL;
 }
 
 void tracee_close(void)
@@ -153,9 +154,9 @@ void tracee_close(void)
 	if (!t)
 		return;
 	stats_process_ended(t->stats_id, t->exited && !t->term_signal, t->exit_status, t->term_signal);
-	for (uint32_t i = 0; i < n_list; i++)
-		if (list[i] == t) {
-			memmove(&list[i], &list[i + 1], (--n_list - i) * sizeof list[0]);
+	for (uint32_t i = 0; i < tracees.n_list; i++)
+		if (tracees.list[i] == t) {
+			memmove(&tracees.list[i], &tracees.list[i + 1], (--tracees.n_list - i) * sizeof tracees.list[0]);
 			break;
 		}
 	tracee_free(t);
@@ -166,8 +167,8 @@ int tracee_live_count(void)
 {
 	struct tracee *was = tracee;
 	int n = 0;
-	for (uint32_t i = 0; i < n_list; i++) {
-		tracee_select(list[i]);
+	for (uint32_t i = 0; i < tracees.n_list; i++) {
+		tracee_select(tracees.list[i]);
 		n += threads_count_all() > 0;
 	}
 	tracee_select(was);
@@ -176,7 +177,7 @@ int tracee_live_count(void)
 
 void tracee_set_dispatcher(void (*d)(const struct trace_stop *e, uint64_t now))
 {
-	dispatch = d;
+	tracees.dispatch = d;
 }
 
 void tracee_resume(struct thread *t, int sig)
@@ -275,7 +276,7 @@ static int next_stop(struct thread *t, struct trace_stop *e)
 	for (;;) {
 		pid_t w = event_wait(t->tid, 0, e);
 		if (w == -EINTR) {
-			if (reap_after_interrupted_wait(tracee->pid, t->tid, tracer_stop_signal))
+			if (reap_after_interrupted_wait(tracee->pid, t->tid, tracer_stop_signal()))
 				return -ESRCH;
 			continue;
 		}
@@ -396,7 +397,7 @@ int tracee_dispatch_pending(void)
 	int n = 0;
 	struct trace_stop e;
 	for (pid_t tid; (tid = event_wait(-1, WNOHANG, &e)) > 0; n++)
-		dispatch(&e, now_ns());
+		tracees.dispatch(&e, now_ns());
 	return n;
 }
 
@@ -432,7 +433,7 @@ int tracee_wait_all_stopped(void)
 		}
 		if (tid < 0)
 			return (int)tid;
-		dispatch(&e, now_ns());
+		tracees.dispatch(&e, now_ns());
 	}
 }
 

@@ -205,31 +205,34 @@ void tracer_init(void)
 
 /* The first process: the one gputop launched or the first -p. Its end ends the session's
  * exit status; the others' go to their figures. */
-static struct tracee *root;
+static struct {
+	struct tracee *root;
+	long spin_ns;	/* wait_event's poll, -1 until chosen */
+} tracer = { .spin_ns = -1 };
 
 /* Before the loop, the first process taken. */
 static struct tracee *first_process(void)
 {
 	uint32_t it = 0;
-	if (!root)
-		root = tracee_next(&it);
-	return root;
+	if (!tracer.root)
+		tracer.root = tracee_next(&it);
+	return tracer.root;
 }
 
 bool tracer_exited(int *status, int *sig)
 {
 	first_process();
-	if (root && root->exited) {
-		*status = root->exit_status;
-		*sig = root->term_signal;
+	if (tracer.root && tracer.root->exited) {
+		*status = tracer.root->exit_status;
+		*sig = tracer.root->term_signal;
 	}
-	return root && root->exited;
+	return tracer.root && tracer.root->exited;
 }
 
 bool tracer_timed_out_without_cuda(void)
 {
 	first_process();
-	return root && root->no_cuda_timeout;
+	return tracer.root && tracer.root->no_cuda_timeout;
 }
 
 /* Calls the stubs recorded and launches in the rings, of every probed process. Whether a ring
@@ -275,13 +278,13 @@ static void close_ended(void)
 	struct tracee *was = tracee;
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		tracee_select(p);
-		if (p == root || threads_count_all() > 0)
+		if (p == tracer.root || threads_count_all() > 0)
 			continue;
 		if (p->exited)
 			log_info("%d %s %d", p->pid, p->term_signal ? "was killed by signal" : "exited with status",
 				 p->term_signal ? p->term_signal : p->exit_status);
 		if (was == p)
-			was = root;
+			was = tracer.root;
 		tracee_close();
 		it = 0;	/* the list moved */
 	}
@@ -357,7 +360,7 @@ int tracer_detach_all(void)
 	uint32_t it = 0;
 	first_process();
 	for (struct tracee *p; (p = tracee_next(&it));) {
-		if (p == root)
+		if (p == tracer.root)
 			continue;
 		tracee_select(p);
 		if (threads_count_all() > 0) {
@@ -365,8 +368,8 @@ int tracer_detach_all(void)
 			err = err ? err : e;
 		}
 	}
-	tracee_select(root);
-	if (root && threads_count_all() > 0) {
+	tracee_select(tracer.root);
+	if (tracer.root && threads_count_all() > 0) {
 		int e = tracer_detach();
 		err = err ? err : e;
 	}
@@ -378,14 +381,13 @@ int tracer_detach_all(void)
  * on an idle many-core host costs more than the poll (GPUTOP_SPIN_US, default below). */
 static pid_t wait_event(struct trace_stop *e)
 {
-	static long spin_ns = -1;
-	if (spin_ns < 0) {
+	if (tracer.spin_ns < 0) {
 		/* Only where a core can be spared: on two cores the poll takes the program's. */
-		spin_ns = (config.spin_us >= 0 ? config.spin_us
+		tracer.spin_ns = (config.spin_us >= 0 ? config.spin_us
 					       : sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? SPIN_US_DEFAULT : 0) * 1000;
 	}
-	if (spin_ns > 0) {
-		uint64_t until = now_ns() + (uint64_t)spin_ns;
+	if (tracer.spin_ns > 0) {
+		uint64_t until = now_ns() + (uint64_t)tracer.spin_ns;
 		do {
 			pid_t tid = event_wait(-1, WNOHANG, e);
 			if (tid != 0)
@@ -402,7 +404,7 @@ static pid_t wait_event(struct trace_stop *e)
 static void wait_for_launched(void)
 {
 	struct trace_stop e;
-	tracer_stop_signal = 0;
+	tracer_stop_clear();
 	log_info("waiting for %d, which got the same signal from the terminal", tracee->pid);
 	for (;;) {
 		pid_t w = event_wait(tracee->pid, 0, &e);
@@ -412,7 +414,7 @@ static void wait_for_launched(void)
 		}
 		if (w < 0 && w != -EINTR)
 			return;
-		if ((tracer_stop_signal && !tracer_stop_from_terminal) ||
+		if ((tracer_stop_signal() && !tracer_stop_from_terminal()) ||
 		    session_take_request() != REQ_NONE)
 			return;	/* kill(1), or q in the TUI: stop waiting */
 	}
@@ -427,7 +429,7 @@ static int loop(double timeout_s, bool need_cuda)
 	bool killing = false;
 
 	while (tracee_live_count() > 0) {
-		tracee_select(root);
+		tracee_select(tracer.root);
 		uint64_t now = now_ns();
 		if (now - last_house > 100000000u) {
 			housekeeping();
@@ -442,10 +444,10 @@ static int loop(double timeout_s, bool need_cuda)
 		}
 		tracer_tick_every(park_hot(now) ? PARK_POLL_NS : drain_every);
 		enum session_request req = session_take_request();
-		if (tracer_stop_signal) {
-			log_info("%s: detaching from %d", strsignal(tracer_stop_signal),
+		if (tracer_stop_signal()) {
+			log_info("%s: detaching from %d", strsignal(tracer_stop_signal()),
 				 tracee->pid);
-			tracer_stop_signal = 0;
+			tracer_stop_clear();
 			req = REQ_DETACH;
 		}
 		if (deadline && now >= deadline) {
@@ -456,10 +458,10 @@ static int loop(double timeout_s, bool need_cuda)
 		if (req == REQ_DETACH) {
 			gputime_stop_all();	/* its library flushes and unloads itself first */
 			housekeeping();
-			tracee_select(root);
+			tracee_select(tracer.root);
 			budget_finish(now_ns(), tracee->stops, tracee->stats_id);
 			int err = tracer_detach_all();
-			if (tracee->launched && !tracee->exited && tracer_stop_from_terminal)
+			if (tracee->launched && !tracee->exited && tracer_stop_from_terminal())
 				wait_for_launched();
 			return err;
 		}
@@ -485,7 +487,7 @@ static int loop(double timeout_s, bool need_cuda)
 		slow_note(t0, "a stop", e.tid);
 	}
 	housekeeping();
-	tracee_select(root);
+	tracee_select(tracer.root);
 	budget_finish(now_ns(), tracee->stops, tracee->stats_id);
 	return 0;
 }

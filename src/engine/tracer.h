@@ -26,10 +26,6 @@ int tracer_launch(pid_t child, int exec_status_fd, int *child_errno);
  * loaded, and lets the program run. */
 int tracer_start(bool launched, double max_overhead_pct);
 
-/* Launch mode, and attach mode with --children: follow the program's descendants (fork, vfork,
- * exec), probing those that load CUDA (follow.c). On by default. */
-void tracer_set_follow(bool follow);
-
 /* Another process attached (tracer_attach): probes it with what tracer_start measured, and
  * lets it run. 0 or -errno. */
 int tracer_start_another(void);

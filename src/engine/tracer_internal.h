@@ -32,7 +32,6 @@ int tracer_start_followed(int default_device);
 void tracer_init_hit(int default_device);	/* with the stop cost measured at the start */
 
 /* follow.c: descendants followed. */
-extern bool tracer_follow;
 struct thread *follow_fork(struct tracee *parent, pid_t child);
 struct thread *follow_guest_exec(struct thread *guest);
 bool follow_wants_setup_at_exec(void);
@@ -67,8 +66,9 @@ void tracer_release_child(pid_t child);
 struct thread *tracer_adopt(const struct trace_stop *e);
 
 /* signals.c: set by the handler of gputop's own signals, read and cleared by the loop. */
-extern volatile sig_atomic_t tracer_stop_signal;
-extern volatile sig_atomic_t tracer_stop_from_terminal;
+int tracer_stop_signal(void);		/* SIGINT/SIGTERM/SIGHUP/SIGQUIT received, or 0 */
+bool tracer_stop_from_terminal(void);	/* ... sent by the terminal driver */
+void tracer_stop_clear(void);
 /* The loop's tick (10 ms unless parks want it sooner); the timer is set only on a change. */
 void tracer_tick_every(uint64_t ns);
 

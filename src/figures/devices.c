@@ -15,36 +15,37 @@
 
 #define DEVICES_PROCS_READ	256	/* processes read per device */
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake;		/* on CLOCK_MONOTONIC: devices_start */
-static struct devices_snapshot shown;	/* under lock: the last poll */
-static struct device_process watched[DEVICES_WATCH_MAX];	/* under lock */
-static int n_watched;
-static bool running, stopping;
-static pthread_t poller;
-static unsigned interval;
-
-/* The poller's own (one thread): what NVML said about each device's processes. */
-static struct nvml_process_reading procs[DEVICES_MAX][DEVICES_PROCS_READ];
-static int n_procs[DEVICES_MAX];
-static unsigned long long last_sample_us[DEVICES_MAX];
-static struct nvml_device_reading last_reading[DEVICES_MAX];	/* for the NVLink rates */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;		/* on CLOCK_MONOTONIC: devices_start */
+	struct devices_snapshot shown;	/* under lock: the last poll */
+	struct device_process watched[DEVICES_WATCH_MAX];	/* under lock */
+	int n_watched;
+	bool running, stopping;
+	pthread_t poller;
+	unsigned interval;
+	/* The poller's own (one thread): what NVML said about each device's processes. */
+	struct nvml_process_reading procs[DEVICES_MAX][DEVICES_PROCS_READ];
+	int n_procs[DEVICES_MAX];
+	unsigned long long last_sample_us[DEVICES_MAX];
+	struct nvml_device_reading last_reading[DEVICES_MAX];	/* for the NVLink rates */
+} devices = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void devices_watch(pid_t pid, bool from_start)
 {
-	pthread_mutex_lock(&lock);
-	if (n_watched < DEVICES_WATCH_MAX)
-		watched[n_watched++] = (struct device_process){ .pid = pid, .from_start = from_start,
+	pthread_mutex_lock(&devices.lock);
+	if (devices.n_watched < DEVICES_WATCH_MAX)
+		devices.watched[devices.n_watched++] = (struct device_process){ .pid = pid, .from_start = from_start,
 								.sm_util = -1 };
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&devices.lock);
 }
 
 /* Adds to p the processes of this poll that NVML names by one of ids; whether any did. */
 static bool collect(struct device_process *p, int n_dev, const pid_t *ids, int n_ids)
 {
 	for (int d = 0; d < n_dev; d++) {
-		for (int k = 0; k < n_procs[d]; k++) {
-			const struct nvml_process_reading *r = &procs[d][k];
+		for (int k = 0; k < devices.n_procs[d]; k++) {
+			const struct nvml_process_reading *r = &devices.procs[d][k];
 			bool mine = false;
 
 			for (int j = 0; j < n_ids && !mine; j++)
@@ -66,8 +67,8 @@ static bool collect(struct device_process *p, int n_dev, const pid_t *ids, int n
 static bool foreign_pids(int n_dev)
 {
 	for (int d = 0; d < n_dev; d++)
-		for (int k = 0; k < n_procs[d]; k++)
-			if (!nspid_visible((pid_t)procs[d][k].pid))
+		for (int k = 0; k < devices.n_procs[d]; k++)
+			if (!nspid_visible((pid_t)devices.procs[d][k].pid))
 				return true;
 	return false;
 }
@@ -122,20 +123,20 @@ static void poll_once(struct devices_snapshot *s)
 
 		m->index = d;
 		m->readable = nvml_read_device(d, &m->r, why, sizeof(why)) == 0;
-		nvlink_rates(m, &last_reading[d]);
-		n_procs[d] = m->readable ? nvml_read_processes(d, procs[d], DEVICES_PROCS_READ,
-							       &last_sample_us[d], why, sizeof(why)) : 0;
-		if (n_procs[d] < 0)
-			n_procs[d] = 0;
+		nvlink_rates(m, &devices.last_reading[d]);
+		devices.n_procs[d] = m->readable ? nvml_read_processes(d, devices.procs[d], DEVICES_PROCS_READ,
+							       &devices.last_sample_us[d], why, sizeof(why)) : 0;
+		if (devices.n_procs[d] < 0)
+			devices.n_procs[d] = 0;
 	}
-	pthread_mutex_lock(&lock);
-	for (int i = 0; i < n_watched; i++)
-		match_process(&watched[i], n);
-	s->n_proc = n_watched;
-	memcpy(s->proc, watched, sizeof(watched[0]) * (size_t)n_watched);
+	pthread_mutex_lock(&devices.lock);
+	for (int i = 0; i < devices.n_watched; i++)
+		match_process(&devices.watched[i], n);
+	s->n_proc = devices.n_watched;
+	memcpy(s->proc, devices.watched, sizeof(devices.watched[0]) * (size_t)devices.n_watched);
 	s->t_ns = now_ns();
-	shown = *s;
-	pthread_mutex_unlock(&lock);
+	devices.shown = *s;
+	pthread_mutex_unlock(&devices.lock);
 }
 
 static bool wait_interval(void)
@@ -143,15 +144,15 @@ static bool wait_interval(void)
 	struct timespec until;
 
 	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += interval / 1000;
-	until.tv_nsec += (long)(interval % 1000) * 1000000L;
+	until.tv_sec += devices.interval / 1000;
+	until.tv_nsec += (long)(devices.interval % 1000) * 1000000L;
 	if (until.tv_nsec >= 1000000000L)
 		until.tv_sec++, until.tv_nsec -= 1000000000L;
-	pthread_mutex_lock(&lock);
-	while (!stopping && pthread_cond_timedwait(&wake, &lock, &until) != ETIMEDOUT)
+	pthread_mutex_lock(&devices.lock);
+	while (!devices.stopping && pthread_cond_timedwait(&devices.wake, &devices.lock, &until) != ETIMEDOUT)
 		;
-	bool go_on = !stopping;
-	pthread_mutex_unlock(&lock);
+	bool go_on = !devices.stopping;
+	pthread_mutex_unlock(&devices.lock);
 	return go_on;
 }
 
@@ -162,9 +163,9 @@ static void *poll_loop(void *arg)
 
 	if (n < 0) {
 		log_info("no GPU meters: %s", s.why);
-		pthread_mutex_lock(&lock);
-		memcpy(shown.why, s.why, sizeof(shown.why));
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_lock(&devices.lock);
+		memcpy(devices.shown.why, s.why, sizeof(devices.shown.why));
+		pthread_mutex_unlock(&devices.lock);
 		return NULL;
 	}
 	s.available = true;
@@ -183,44 +184,44 @@ int devices_start(unsigned interval_ms)
 	int err;
 
 	if (config.nvml_off) {
-		snprintf(shown.why, sizeof(shown.why), "GPUTOP_NVML=0");
+		snprintf(devices.shown.why, sizeof(devices.shown.why), "GPUTOP_NVML=0");
 		return 0;
 	}
-	interval = interval_ms ? interval_ms : 500;
+	devices.interval = interval_ms ? interval_ms : 500;
 	pthread_condattr_t attr;
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&wake, &attr);
+	pthread_cond_init(&devices.wake, &attr);
 	pthread_condattr_destroy(&attr);
 	/* Signals to gputop belong to the tracer thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&poller, NULL, poll_loop, NULL);
+	err = pthread_create(&devices.poller, NULL, poll_loop, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	running = err == 0;
+	devices.running = err == 0;
 	return -err;
 }
 
 void devices_stop(void)
 {
-	if (!running)
+	if (!devices.running)
 		return;
-	pthread_mutex_lock(&lock);
-	stopping = true;
-	pthread_cond_signal(&wake);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&devices.lock);
+	devices.stopping = true;
+	pthread_cond_signal(&devices.wake);
+	pthread_mutex_unlock(&devices.lock);
 	/* A driver that hangs must not keep gputop from ending: the last poll gets 3 s. */
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 3;
-	if (pthread_timedjoin_np(poller, NULL, &until) != 0)
+	if (pthread_timedjoin_np(devices.poller, NULL, &until) != 0)
 		log_warn("NVML did not answer within 3 s: the GPU meters are from an earlier poll");
-	running = false;
+	devices.running = false;
 }
 
 void devices_snapshot(struct devices_snapshot *out)
 {
-	pthread_mutex_lock(&lock);
-	*out = shown;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&devices.lock);
+	*out = devices.shown;
+	pthread_mutex_unlock(&devices.lock);
 }

@@ -214,7 +214,7 @@ static void rows_xfers(struct rows *r, const struct stats_snapshot *cur,
 	snprintf(r->memset_.name, sizeof(r->memset_.name), "memset");
 	xfer_row(&r->memset_, &cur->memset_, prev ? &prev->memset_ : NULL);
 	for (int d = 0; d < DIR_COUNT; d++) {
-		snprintf(r->graph_copy[d].name, sizeof(r->graph_copy[d].name), "%s graph", copy_dir_name[d]);
+		snprintf(r->graph_copy[d].name, sizeof(r->graph_copy[d].name), "%.3s graph", copy_dir_name[d]);
 		xfer_row(&r->graph_copy[d], &cur->graph_xfer[d], prev ? &prev->graph_xfer[d] : NULL);
 	}
 	snprintf(r->graph_memset.name, sizeof(r->graph_memset.name), "memset graph");

@@ -42,14 +42,20 @@ struct kept {
 	struct stack stack;	/* last: its frames follow */
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct kept *table[STACKS_MAX];	/* table[0] stays NULL: STACK_NONE */
-static _Atomic uint32_t n_table = 1;
-static struct hashmap by_hash = HASHMAP_INIT(sizeof(struct stack_entry), 64, 0);
-static struct hashmap strings = HASHMAP_INIT(sizeof(struct string_entry), 64, 0);
-static struct hashmap counts = HASHMAP_INIT(sizeof(struct counts_entry), 64, 0);
-static struct hashmap launches = HASHMAP_INIT(sizeof(struct launch_entry), 64, 0);
-static struct hashmap errors = HASHMAP_INIT(sizeof(struct error_entry), 64, 0);
+static struct {
+	pthread_mutex_t lock;
+	struct kept *table[STACKS_MAX];	/* table[0] stays NULL: STACK_NONE */
+	_Atomic uint32_t n_table;
+	struct hashmap by_hash, strings, counts, launches, errors;
+} stacks = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.n_table = 1,
+	.by_hash = HASHMAP_INIT(sizeof(struct stack_entry), 64, 0),
+	.strings = HASHMAP_INIT(sizeof(struct string_entry), 64, 0),
+	.counts = HASHMAP_INIT(sizeof(struct counts_entry), 64, 0),
+	.launches = HASHMAP_INIT(sizeof(struct launch_entry), 64, 0),
+	.errors = HASHMAP_INIT(sizeof(struct error_entry), 64, 0),
+};
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -81,22 +87,22 @@ static uint64_t hash_string(const char *s)
 
 void stacks_free(void)
 {
-	pthread_mutex_lock(&lock);
-	for (uint32_t i = 1; i < n_table; i++) {
-		free((void *)table[i]->key);
-		free(table[i]);
-		table[i] = NULL;
+	pthread_mutex_lock(&stacks.lock);
+	for (uint32_t i = 1; i < stacks.n_table; i++) {
+		free((void *)stacks.table[i]->key);
+		free(stacks.table[i]);
+		stacks.table[i] = NULL;
 	}
-	atomic_store(&n_table, 1);
+	atomic_store(&stacks.n_table, 1);
 	size_t it = 0;
-	for (struct string_entry *e; (e = hashmap_next(&strings, &it));)
+	for (struct string_entry *e; (e = hashmap_next(&stacks.strings, &it));)
 		free((char *)e->s);
-	hashmap_clear(&strings);
-	hashmap_clear(&by_hash);
-	hashmap_clear(&counts);
-	hashmap_clear(&launches);
-	hashmap_clear(&errors);
-	pthread_mutex_unlock(&lock);
+	hashmap_clear(&stacks.strings);
+	hashmap_clear(&stacks.by_hash);
+	hashmap_clear(&stacks.counts);
+	hashmap_clear(&stacks.launches);
+	hashmap_clear(&stacks.errors);
+	pthread_mutex_unlock(&stacks.lock);
 }
 
 /* The interned copy of s (NULL stays NULL; a string that cannot be kept reads "?"). Collisions
@@ -107,7 +113,7 @@ static const char *intern(const char *s)
 		return NULL;
 	for (uint64_t h = hash_string(s);; h = nonzero(h + 1)) {
 		bool added;
-		struct string_entry *e = hashmap_insert(&strings, h, &added);
+		struct string_entry *e = hashmap_insert(&stacks.strings, h, &added);
 		if (!e)
 			return "?";
 		if (!added) {
@@ -117,7 +123,7 @@ static const char *intern(const char *s)
 		}
 		e->s = strdup(s);
 		if (!e->s) {
-			hashmap_remove(&strings, h, NULL);
+			hashmap_remove(&stacks.strings, h, NULL);
 			return "?";
 		}
 		return e->s;
@@ -133,12 +139,12 @@ static bool same_key(const struct kept *k, const uint64_t *key, uint32_t n)
 static struct stack_entry *lookup(const uint64_t *key, uint32_t n, uint64_t *free_hash)
 {
 	for (uint64_t h = hash_key(key, n);; h = nonzero(h + 1)) {
-		struct stack_entry *e = hashmap_find(&by_hash, h);
+		struct stack_entry *e = hashmap_find(&stacks.by_hash, h);
 		if (!e) {
 			*free_hash = h;
 			return NULL;
 		}
-		if (same_key(table[e->id], key, n))
+		if (same_key(stacks.table[e->id], key, n))
 			return e;
 	}
 }
@@ -146,10 +152,10 @@ static struct stack_entry *lookup(const uint64_t *key, uint32_t n, uint64_t *fre
 uint32_t stacks_find(const uint64_t *key, uint32_t n)
 {
 	uint64_t h;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&stacks.lock);
 	struct stack_entry *e = lookup(key, n, &h);
 	uint32_t id = e ? e->id : STACK_NONE;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&stacks.lock);
 	return id;
 }
 
@@ -158,18 +164,18 @@ uint32_t stacks_add(pid_t pid, const uint64_t *key, uint32_t n_key, const struct
 {
 	uint64_t h;
 	uint32_t id = STACK_NONE;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&stacks.lock);
 	struct stack_entry *e = lookup(key, n_key, &h);
 	if (e) {
 		id = e->id;
 		goto out;
 	}
-	uint32_t next = atomic_load(&n_table);
+	uint32_t next = atomic_load(&stacks.n_table);
 	if (next >= STACKS_MAX)
 		goto out;
 	struct kept *k = malloc(sizeof *k + n_frames * sizeof(struct stack_frame));
 	uint64_t *kc = malloc(n_key * sizeof *kc + 1);
-	if (!k || !kc || !(e = hashmap_insert(&by_hash, h, NULL))) {
+	if (!k || !kc || !(e = hashmap_insert(&stacks.by_hash, h, NULL))) {
 		free(k);
 		free(kc);
 		goto out;
@@ -187,19 +193,19 @@ uint32_t stacks_add(pid_t pid, const uint64_t *key, uint32_t n_key, const struct
 		f->file = intern(frames[i].file);
 		f->module = intern(frames[i].module);
 	}
-	table[next] = k;
+	stacks.table[next] = k;
 	e->id = id = next;
-	atomic_store_explicit(&n_table, next + 1, memory_order_release);
+	atomic_store_explicit(&stacks.n_table, next + 1, memory_order_release);
 out:
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&stacks.lock);
 	return id;
 }
 
 const struct stack *stacks_get(uint32_t id)
 {
-	if (id == STACK_NONE || id >= atomic_load_explicit(&n_table, memory_order_acquire))
+	if (id == STACK_NONE || id >= atomic_load_explicit(&stacks.n_table, memory_order_acquire))
 		return NULL;
-	return &table[id]->stack;
+	return &stacks.table[id]->stack;
 }
 
 bool stacks_in_process(uint32_t id, pid_t pid)
@@ -210,7 +216,7 @@ bool stacks_in_process(uint32_t id, pid_t pid)
 
 static struct stack_counts *counts_of(uint32_t id)
 {
-	struct counts_entry *e = hashmap_insert(&counts, id, NULL);
+	struct counts_entry *e = hashmap_insert(&stacks.counts, id, NULL);
 	if (e)
 		e->c.stack = id;
 	return e ? &e->c : NULL;
@@ -220,36 +226,36 @@ void stacks_on_alloc(uint32_t id, uint64_t bytes)
 {
 	if (id == STACK_NONE)
 		return;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&stacks.lock);
 	struct stack_counts *c = counts_of(id);
 	if (c) {
 		c->allocations++;
 		c->allocated_bytes += bytes;
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&stacks.lock);
 }
 
 void stacks_on_call_time(uint32_t id, uint64_t ns)
 {
 	if (id == STACK_NONE)
 		return;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&stacks.lock);
 	struct stack_counts *c = counts_of(id);
 	if (c)
 		c->ns += ns;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&stacks.lock);
 }
 
 void stacks_on_launch(uint32_t id, const char *kernel)
 {
 	if (id == STACK_NONE || !kernel)
 		return;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&stacks.lock);
 	uint64_t key = nonzero(mix(mix(0, (uint64_t)(uintptr_t)kernel), id));
 	for (;; key = nonzero(key + 1)) {
-		struct launch_entry *e = hashmap_find(&launches, key);
+		struct launch_entry *e = hashmap_find(&stacks.launches, key);
 		if (!e) {
-			if (hashmap_count(&launches) >= STACK_SITES_MAX || !(e = hashmap_insert(&launches, key, NULL)))
+			if (hashmap_count(&stacks.launches) >= STACK_SITES_MAX || !(e = hashmap_insert(&stacks.launches, key, NULL)))
 				break;
 			e->site = (struct stack_launch_site){ .kernel = kernel, .stack = id };
 		}
@@ -258,19 +264,19 @@ void stacks_on_launch(uint32_t id, const char *kernel)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&stacks.lock);
 }
 
 void stacks_on_error(uint32_t id, int api, int err)
 {
 	if (id == STACK_NONE)
 		return;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&stacks.lock);
 	uint64_t key = nonzero(mix(mix(mix(0, (uint64_t)api), (uint64_t)(uint32_t)err), id));
 	for (;; key = nonzero(key + 1)) {
-		struct error_entry *e = hashmap_find(&errors, key);
+		struct error_entry *e = hashmap_find(&stacks.errors, key);
 		if (!e) {
-			if (hashmap_count(&errors) >= STACK_SITES_MAX || !(e = hashmap_insert(&errors, key, NULL)))
+			if (hashmap_count(&stacks.errors) >= STACK_SITES_MAX || !(e = hashmap_insert(&stacks.errors, key, NULL)))
 				break;
 			e->site = (struct stack_error_site){ .api = api, .err = err, .stack = id };
 		}
@@ -279,14 +285,14 @@ void stacks_on_error(uint32_t id, int api, int err)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&stacks.lock);
 }
 
 int stacks_snapshot(struct stacks_snapshot *out)
 {
 	*out = (struct stacks_snapshot){ 0 };
-	pthread_mutex_lock(&lock);
-	size_t nc = hashmap_count(&counts), nl = hashmap_count(&launches), ne = hashmap_count(&errors);
+	pthread_mutex_lock(&stacks.lock);
+	size_t nc = hashmap_count(&stacks.counts), nl = hashmap_count(&stacks.launches), ne = hashmap_count(&stacks.errors);
 	out->counts = malloc((nc + 1) * sizeof *out->counts);
 	out->launch = malloc((nl + 1) * sizeof *out->launch);
 	out->error = malloc((ne + 1) * sizeof *out->error);
@@ -296,16 +302,16 @@ int stacks_snapshot(struct stacks_snapshot *out)
 		goto out;
 	}
 	size_t it = 0;
-	for (struct counts_entry *e; (e = hashmap_next(&counts, &it));)
+	for (struct counts_entry *e; (e = hashmap_next(&stacks.counts, &it));)
 		out->counts[out->n_counts++] = e->c;
 	it = 0;
-	for (struct launch_entry *e; (e = hashmap_next(&launches, &it));)
+	for (struct launch_entry *e; (e = hashmap_next(&stacks.launches, &it));)
 		out->launch[out->n_launch++] = e->site;
 	it = 0;
-	for (struct error_entry *e; (e = hashmap_next(&errors, &it));)
+	for (struct error_entry *e; (e = hashmap_next(&stacks.errors, &it));)
 		out->error[out->n_error++] = e->site;
 out:
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&stacks.lock);
 	if (err)
 		stacks_snapshot_free(out);
 	return err;

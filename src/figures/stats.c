@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const copy_dir_name[DIR_COUNT] = { "H2H", "H2D", "D2H", "D2D" };
-const char *const mem_kind_name[MEM_KIND_COUNT] = { "device", "managed", "host" };
+const char copy_dir_name[DIR_COUNT][4] = { "H2H", "H2D", "D2H", "D2D" };
+const char mem_kind_name[MEM_KIND_COUNT][8] = { "device", "managed", "host" };
 
 struct counters {
 	struct stats_xfer xfer[COPY_MODE_COUNT][DIR_COUNT];
@@ -60,11 +60,20 @@ struct stats_state {
 	uint32_t n_kernel_marks;
 };
 
-static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct stats_state *procs[STATS_MAX_PROCESSES];
-static size_t n_procs;
-static uint64_t cpu_ns, cpu_base_ns;	/* gputop's own; reset keeps the absolute as a base */
-static uint64_t start_ns;		/* of the session, or the last reset */
+#define CALLERS_MAX 256
+
+static struct {
+	pthread_mutex_t lock;
+	struct stats_state *procs[STATS_MAX_PROCESSES];
+	size_t n_procs;
+	uint64_t cpu_ns, cpu_base_ns;	/* gputop's own; reset keeps the absolute as a base */
+	uint64_t start_ns;		/* of the session, or the last reset */
+	/* Caller module names: few (the libraries that allocate), kept for the life of the
+	 * module so snapshots can point at them. Bounded: past CALLERS_MAX names, "(other)". */
+	char *callers[CALLERS_MAX];
+	int n_callers;
+	const struct stats_comm *all_comm[STATS_MAX_PROCESSES];	/* a snapshot's, under the lock */
+} stats = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- allocations ---- */
 
@@ -148,102 +157,102 @@ static struct stats_state *state_new(void)
 
 static void stats_release(void)
 {
-	for (size_t i = 0; i < n_procs; i++)
-		state_free(procs[i]);
-	n_procs = 0;
-	cpu_ns = cpu_base_ns = 0;
+	for (size_t i = 0; i < stats.n_procs; i++)
+		state_free(stats.procs[i]);
+	stats.n_procs = 0;
+	stats.cpu_ns = stats.cpu_base_ns = 0;
 }
 
 int stats_init(void)
 {
 	int err = 0;
 
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	stats_release();
 	/* One process from the start, with no pid yet: the first stats_process_new takes it. */
-	if ((procs[0] = state_new())) {
-		n_procs = 1;
+	if ((stats.procs[0] = state_new())) {
+		stats.n_procs = 1;
 	} else {
 		err = -ENOMEM;
 	}
-	start_ns = now_ns();
-	pthread_mutex_unlock(&stats_lock);
+	stats.start_ns = now_ns();
+	pthread_mutex_unlock(&stats.lock);
 	return err;
 }
 
 void stats_free(void)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	stats_release();
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 int stats_process_new(pid_t pid, pid_t ppid, const char *command)
 {
 	int id = -1;
 
-	pthread_mutex_lock(&stats_lock);
-	if (n_procs == 1 && procs[0]->info.pid == 0) {
+	pthread_mutex_lock(&stats.lock);
+	if (stats.n_procs == 1 && stats.procs[0]->info.pid == 0) {
 		id = 0;
-	} else if (n_procs < STATS_MAX_PROCESSES && (procs[n_procs] = state_new())) {
-		id = (int)n_procs++;
+	} else if (stats.n_procs < STATS_MAX_PROCESSES && (stats.procs[stats.n_procs] = state_new())) {
+		id = (int)stats.n_procs++;
 	}
 	if (id >= 0) {
-		struct stats_process_info *i = &procs[id]->info;
+		struct stats_process_info *i = &stats.procs[id]->info;
 		i->pid = pid;
 		i->ppid = ppid;
 		snprintf(i->command, sizeof i->command, "%s", command ? command : "");
-		procs[id]->start_ns = now_ns();
+		stats.procs[id]->start_ns = now_ns();
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 	return id;
 }
 
 void stats_process_set_command(int id, const char *command)
 {
-	pthread_mutex_lock(&stats_lock);
-	if (id >= 0 && (size_t)id < n_procs)
-		snprintf(procs[id]->info.command, sizeof procs[id]->info.command, "%s", command);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
+	if (id >= 0 && (size_t)id < stats.n_procs)
+		snprintf(stats.procs[id]->info.command, sizeof stats.procs[id]->info.command, "%s", command);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_process_set_rank(int id, int rank, int local_rank)
 {
-	pthread_mutex_lock(&stats_lock);
-	if (id >= 0 && (size_t)id < n_procs) {
-		procs[id]->info.rank = rank;
-		procs[id]->info.local_rank = local_rank;
+	pthread_mutex_lock(&stats.lock);
+	if (id >= 0 && (size_t)id < stats.n_procs) {
+		stats.procs[id]->info.rank = rank;
+		stats.procs[id]->info.local_rank = local_rank;
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_process_set_job_id(int id, const char *job_id)
 {
-	pthread_mutex_lock(&stats_lock);
-	if (id >= 0 && (size_t)id < n_procs)
-		snprintf(procs[id]->info.job_id, sizeof procs[id]->info.job_id, "%s", job_id);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
+	if (id >= 0 && (size_t)id < stats.n_procs)
+		snprintf(stats.procs[id]->info.job_id, sizeof stats.procs[id]->info.job_id, "%s", job_id);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_process_ended(int id, bool exited, int exit_status, int term_signal)
 {
-	pthread_mutex_lock(&stats_lock);
-	if (id >= 0 && (size_t)id < n_procs) {
-		struct stats_process_info *i = &procs[id]->info;
+	pthread_mutex_lock(&stats.lock);
+	if (id >= 0 && (size_t)id < stats.n_procs) {
+		struct stats_process_info *i = &stats.procs[id]->info;
 		i->ended = true;
 		i->exited = exited;
 		i->exit_status = exit_status;
 		i->term_signal = term_signal;
-		procs[id]->threads = 0;
+		stats.procs[id]->threads = 0;
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_reset(void)
 {
-	pthread_mutex_lock(&stats_lock);
-	for (size_t p = 0; p < n_procs; p++) {
-		struct stats_state *st = procs[p];
+	pthread_mutex_lock(&stats.lock);
+	for (size_t p = 0; p < stats.n_procs; p++) {
+		struct stats_state *st = stats.procs[p];
 		struct stats_kernel *kernel = kernel_table_rows(st->kernels);
 
 		for (size_t i = 0; i < st->n_api; i++)	/* how each is probed stays */
@@ -264,9 +273,9 @@ void stats_reset(void)
 		st->peak = st->live_bytes[MEM_DEVICE] + st->live_bytes[MEM_MANAGED];
 		st->start_ns = now_ns();
 	}
-	start_ns = now_ns();
-	cpu_base_ns = cpu_ns;
-	pthread_mutex_unlock(&stats_lock);
+	stats.start_ns = now_ns();
+	stats.cpu_base_ns = stats.cpu_ns;
+	pthread_mutex_unlock(&stats.lock);
 }
 
 /* ---- feeding ---- */
@@ -274,12 +283,12 @@ void stats_reset(void)
 /* The figures of process proc (an id from stats_process_new); NULL for none. Under stats_lock. */
 static struct stats_state *process(int proc)
 {
-	return proc >= 0 && (size_t)proc < n_procs ? procs[proc] : NULL;
+	return proc >= 0 && (size_t)proc < stats.n_procs ? stats.procs[proc] : NULL;
 }
 
 void stats_on_call(int proc, int api, uint64_t ns, bool returned, int error)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st && api >= 0 && (size_t)api < st->n_api) {
 		struct stats_api *row = &st->api[api];
@@ -294,28 +303,22 @@ void stats_on_call(int proc, int api, uint64_t ns, bool returned, int error)
 			}
 		}
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
-
-/* Caller module names: few (the libraries that allocate), kept for the life of the module so
- * snapshots can point at them. Bounded: past CALLERS_MAX names, "(other)". */
-#define CALLERS_MAX 256
-static char *callers[CALLERS_MAX];
-static int n_callers;
 
 static const char *caller_intern(const char *name)
 {
 	if (!name || !*name)
 		return "";
-	for (int i = 0; i < n_callers; i++)
-		if (strcmp(callers[i], name) == 0)
-			return callers[i];
-	if (n_callers == CALLERS_MAX)
+	for (int i = 0; i < stats.n_callers; i++)
+		if (strcmp(stats.callers[i], name) == 0)
+			return stats.callers[i];
+	if (stats.n_callers == CALLERS_MAX)
 		return "(other)";
 	char *copy = strdup(name);
 	if (!copy)
 		return "";
-	callers[n_callers++] = copy;
+	stats.callers[stats.n_callers++] = copy;
 	return copy;
 }
 
@@ -330,7 +333,7 @@ void stats_on_alloc(int proc, int api, uint64_t addr, uint64_t bytes, enum mem_k
 
 	if ((unsigned)kind >= MEM_KIND_COUNT)
 		return;
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	a.caller = caller_intern(caller);
 	if (st) {
@@ -339,26 +342,26 @@ void stats_on_alloc(int proc, int api, uint64_t addr, uint64_t bytes, enum mem_k
 		if (addr)	/* NULL from a zero-byte allocation holds nothing */
 			alloc_record(st, &a);
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_set_alloc_stack(int proc, uint64_t addr, uint32_t stack)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	struct stats_alloc *a = st ? alloc_table_find(st->allocs, addr) : NULL;
 	if (a)
 		a->stack = stack;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 const char *stats_kernel_name(int proc, int kernel)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	const struct stats_kernel *k = st ? kernel_table_row(st->kernels, kernel) : NULL;
 	const char *name = k ? k->name : NULL;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 	return name;
 }
 
@@ -366,14 +369,14 @@ bool stats_on_free(int proc, uint64_t addr)
 {
 	bool known = false;
 
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	/* Only frees of known allocations count, so that allocs - frees tracks what we saw. */
 	if (st && addr && alloc_forget(st, addr)) {
 		st->c.frees++;
 		known = true;
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 	return known;
 }
 
@@ -381,12 +384,12 @@ bool stats_is_device_ptr(int proc, uint64_t addr)
 {
 	bool inside = false;
 
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st) {
 		inside = alloc_table_on_device(st->allocs, addr);
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 	return inside;
 }
 
@@ -396,17 +399,17 @@ int stats_kernel_id(int proc, const char *name)
 
 	if (!name)
 		return -1;
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		id = kernel_table_intern(st->kernels, name);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 	return id;
 }
 
 void stats_on_launch(int proc, int kernel, const uint32_t grid[3], const uint32_t block[3])
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st) {
 		struct stats_kernel *row = kernel_table_row(st->kernels, kernel);
@@ -420,7 +423,7 @@ void stats_on_launch(int proc, int kernel, const uint32_t grid[3], const uint32_
 			}
 		}
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 static void xfer_add(struct stats_xfer *x, uint64_t bytes, uint64_t ns)
@@ -433,18 +436,18 @@ static void xfer_add(struct stats_xfer *x, uint64_t bytes, uint64_t ns)
 void stats_graph_define(int proc, uint64_t exec, const struct stats_graph_node *nodes, uint32_t n, bool known,
 			bool keep_id)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		graph_table_define(st->graphs, exec, nodes, n, known, keep_id);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 /* Each node of the graph ran once: its kernels, copies and memsets (no time of their own: a
  * graph's copies are not calls). */
 void stats_on_graph_launch(int proc, uint64_t exec)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	struct graph_entry *e = st ? graph_table_get(st->graphs, exec) : NULL;
 	if (st)
@@ -468,54 +471,54 @@ void stats_on_graph_launch(int proc, uint64_t exec)
 		st->c.graph_memset.calls += e->memset_.calls;
 		st->c.graph_memset.bytes += e->memset_.bytes;
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_graph_forget(int proc, uint64_t exec)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		graph_table_forget(st->graphs, exec);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_on_copy(int proc, enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns)
 {
 	if ((unsigned)dir >= DIR_COUNT || (unsigned)mode >= COPY_MODE_COUNT)
 		return;
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		xfer_add(&st->c.xfer[mode][dir], bytes, ns);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_on_memset(int proc, uint64_t bytes, uint64_t ns)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		xfer_add(&st->c.memset_, bytes, ns);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_on_sync(int proc, uint64_t ns)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st) {
 		st->c.sync_calls++;
 		st->c.sync_ns += ns;
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 /* ---- --gpu-time ---- */
 
 void stats_on_gpu_kernel(int proc, int kernel, uint64_t ns)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	struct stats_kernel *row = st ? kernel_table_row(st->kernels, kernel) : NULL;
 	if (row) {
@@ -525,30 +528,30 @@ void stats_on_gpu_kernel(int proc, int kernel, uint64_t ns)
 		g->count++;
 		g->total_ns += ns;
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_on_gpu_copy(int proc, enum copy_dir dir, bool memset, uint64_t bytes, uint64_t ns)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st && (memset || (unsigned)dir < DIR_COUNT))
 		xfer_add(memset ? &st->gpu.memset_ : &st->gpu.xfer[dir], bytes, ns);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_on_gpu_busy(int proc, uint64_t ns)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		st->gpu.busy_ns += ns;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_set_gpu_time(int proc, bool on, uint64_t now, uint64_t dropped, uint64_t unnamed)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st) {
 		if (on && !st->gpu.on)
@@ -558,60 +561,60 @@ void stats_set_gpu_time(int proc, bool on, uint64_t now, uint64_t dropped, uint6
 		st->gpu.dropped = dropped;
 		st->gpu.unnamed = unnamed;
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_on_lost(int proc, int api, uint64_t n)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st && api >= 0 && (size_t)api < st->n_api) {
 		st->api[api].calls += n;
 		st->api[api].lost += n;
 		st->c.lost += n;
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_on_stop(int proc)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		st->c.stops++;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_on_device(int proc, int device, enum dev_event ev, uint64_t bytes, uint64_t ns)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		comm_table_on_device(&st->comm, device, ev, bytes, ns);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_on_p2p(int proc, int src_device, int dst_device, uint64_t bytes)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		comm_table_on_p2p(&st->comm, src_device, dst_device, bytes);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_on_collective(int proc, enum coll_op op, uint64_t bytes, uint64_t ns, uint64_t comm, int peer, int device)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		comm_table_on_coll(&st->comm, op, bytes, ns, comm, peer, device);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_comm_learn(int proc, uint64_t comm, int rank, int nranks, int device, bool names_rank)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	const struct stats_comm_info *e = st ? comm_table_learn(&st->comm, comm, rank, nranks, device) : NULL;
 	if (e && names_rank && e->rank >= 0 && st->info.rank < 0) {
@@ -620,44 +623,44 @@ void stats_comm_learn(int proc, uint64_t comm, int rank, int nranks, int device,
 	}
 	if (e && names_rank && e->nranks >= 0 && st->info.nranks < 0)
 		st->info.nranks = e->nranks;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 int stats_device_of_ptr(int proc, uint64_t addr)
 {
 	int dev = -1;
 
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		dev = alloc_table_device_at(st->allocs, addr);
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 	return dev;
 }
 
 void stats_set_stops_per_call(int proc, int api, int stops)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st && api >= 0 && (size_t)api < st->n_api)
 		st->api[api].stops_per_call = (int8_t)stops;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_set_threads(int proc, int n)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		st->threads = n;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_set_tracer_cpu(uint64_t ns)
 {
-	pthread_mutex_lock(&stats_lock);
-	cpu_ns = ns;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
+	stats.cpu_ns = ns;
+	pthread_mutex_unlock(&stats.lock);
 }
 
 
@@ -675,7 +678,7 @@ void stats_extrapolate_launches(int proc, double factor)
 	uint32_t n_kernels;
 	struct stats_kernel *kernel;
 
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (!st)
 		goto out;
@@ -699,16 +702,16 @@ void stats_extrapolate_launches(int proc, double factor)
 	if (factor != 1.0)
 		st->estimated = true;
 out:
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 void stats_set_launches_estimated(int proc, bool estimated)
 {
-	pthread_mutex_lock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st)
 		st->estimated = estimated;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 }
 
 /* ---- reading ---- */
@@ -926,32 +929,32 @@ int stats_snapshot_of(pid_t pid, struct stats_snapshot *out)
 	int err = -EINVAL;
 
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&stats_lock);
-	if (n_procs) {
+	pthread_mutex_lock(&stats.lock);
+	if (stats.n_procs) {
 		err = 0;
 		out->t_ns = now_ns();
-		out->start_ns = start_ns;
+		out->start_ns = stats.start_ns;
 		out->pid = pid;
 		/* Every process's communicators: an ncclSend's peer may be another's rank. */
-		static const struct stats_comm *all[STATS_MAX_PROCESSES];
+		const struct stats_comm **all = stats.all_comm;
 		struct hashmap by_name = HASHMAP_INIT(sizeof(struct kernel_by_name), 1024, 0);
-		for (size_t i = 0; i < n_procs; i++)
-			all[i] = &procs[i]->comm;
-		for (size_t i = 0; i < n_procs && !err; i++)
-			if (!pid || procs[i]->info.pid == pid) {
-				err = snapshot_add(out, procs[i], all, (int)n_procs, &by_name);
+		for (size_t i = 0; i < stats.n_procs; i++)
+			all[i] = &stats.procs[i]->comm;
+		for (size_t i = 0; i < stats.n_procs && !err; i++)
+			if (!pid || stats.procs[i]->info.pid == pid) {
+				err = snapshot_add(out, stats.procs[i], all, (int)stats.n_procs, &by_name);
 				if (pid)
-					out->start_ns = procs[i]->start_ns > start_ns ? procs[i]->start_ns : start_ns;
+					out->start_ns = stats.procs[i]->start_ns > stats.start_ns ? stats.procs[i]->start_ns : stats.start_ns;
 			}
-		if (!err && n_procs && !(out->proc = calloc(n_procs, sizeof(*out->proc))))
+		if (!err && stats.n_procs && !(out->proc = calloc(stats.n_procs, sizeof(*out->proc))))
 			err = -ENOMEM;
 		hashmap_clear(&by_name);
-		for (size_t i = 0; !err && i < n_procs; i++)
-			if (procs[i]->info.pid)
-				process_summary(&out->proc[out->n_proc++], procs[i]);
-		out->tracer_cpu_ns = cpu_ns >= cpu_base_ns ? cpu_ns - cpu_base_ns : cpu_ns;
+		for (size_t i = 0; !err && i < stats.n_procs; i++)
+			if (stats.procs[i]->info.pid)
+				process_summary(&out->proc[out->n_proc++], stats.procs[i]);
+		out->tracer_cpu_ns = stats.cpu_ns >= stats.cpu_base_ns ? stats.cpu_ns - stats.cpu_base_ns : stats.cpu_ns;
 	}
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_unlock(&stats.lock);
 	if (!err)	/* its own lock, never taken with this one */
 		err = torch_mem_snapshot(pid, &out->torch);
 	if (err)
@@ -979,9 +982,9 @@ size_t stats_debug_capacity(int proc)
 {
 	size_t cap;
 
-	pthread_mutex_lock(&stats_lock);
-	cap = proc >= 0 && (size_t)proc < n_procs ? alloc_table_capacity(procs[proc]->allocs) : 0;
-	pthread_mutex_unlock(&stats_lock);
+	pthread_mutex_lock(&stats.lock);
+	cap = proc >= 0 && (size_t)proc < stats.n_procs ? alloc_table_capacity(stats.procs[proc]->allocs) : 0;
+	pthread_mutex_unlock(&stats.lock);
 	return cap;
 }
 

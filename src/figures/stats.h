@@ -254,7 +254,7 @@ void stats_sort_allocs(const struct stats_snapshot *s, const struct stats_alloc 
 /* For tests: slots in the live-allocation hash map (shows that churn keeps it small). */
 size_t stats_debug_capacity(int proc);
 
-extern const char *const copy_dir_name[DIR_COUNT];	/* "H2H", "H2D", "D2H", "D2D" */
-extern const char *const mem_kind_name[MEM_KIND_COUNT];	/* "device", "managed", "host" */
+extern const char copy_dir_name[DIR_COUNT][4];	/* "H2H", "H2D", "D2H", "D2D" */
+extern const char mem_kind_name[MEM_KIND_COUNT][8];	/* "device", "managed", "host" */
 
 #endif

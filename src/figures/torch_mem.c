@@ -26,25 +26,27 @@ struct proc {
 	size_t n_seg, cap_seg;
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct proc *procs[TORCH_MAX_PROCESSES];
-static size_t n_procs;
-static uint64_t leak_age_ns = TORCH_LEAK_AGE_NS;
+static struct {
+	pthread_mutex_t lock;
+	struct proc *procs[TORCH_MAX_PROCESSES];
+	size_t n_procs;
+	uint64_t leak_age_ns;
+} torch_mem = { .lock = PTHREAD_MUTEX_INITIALIZER, .leak_age_ns = TORCH_LEAK_AGE_NS };
 
 /* The process's record, made when asked to (NULL when out of room or memory). Under lock. */
 static struct proc *proc_of(pid_t pid, bool make)
 {
-	for (size_t i = 0; i < n_procs; i++)
-		if (procs[i]->info.pid == pid)
-			return procs[i];
-	if (!make || n_procs == TORCH_MAX_PROCESSES)
+	for (size_t i = 0; i < torch_mem.n_procs; i++)
+		if (torch_mem.procs[i]->info.pid == pid)
+			return torch_mem.procs[i];
+	if (!make || torch_mem.n_procs == TORCH_MAX_PROCESSES)
 		return NULL;
 	struct proc *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
 	p->info.pid = pid;
 	p->blocks = (struct hashmap)HASHMAP_INIT(sizeof(struct torch_block), 256, HASHMAP_SHRINK);
-	procs[n_procs++] = p;
+	torch_mem.procs[torch_mem.n_procs++] = p;
 	return p;
 }
 
@@ -62,18 +64,18 @@ static struct torch_device *dev_of(struct proc *p, int d)
 
 void torch_mem_set_state(pid_t pid, enum torch_status state, const char *why)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	struct proc *p = proc_of(pid, true);
 	if (p) {
 		p->info.state = (uint8_t)state;
 		snprintf(p->info.why, sizeof p->info.why, "%s", why ? why : "");
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 }
 
 void torch_mem_set_before(pid_t pid, enum torch_before before, const char *why, uint32_t read_threads)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	struct proc *p = proc_of(pid, true);
 	if (p) {
 		p->info.before = (uint8_t)before;
@@ -81,16 +83,16 @@ void torch_mem_set_before(pid_t pid, enum torch_before before, const char *why, 
 		if (why && *why)
 			snprintf(p->info.why, sizeof p->info.why, "%s", why);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 }
 
 void torch_mem_set_attach(pid_t pid, uint64_t now_ns)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	struct proc *p = proc_of(pid, true);
 	if (p)
 		p->info.attach_ns = now_ns;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 }
 
 static void block_count(struct proc *p, const struct torch_block *b, int sign)
@@ -113,7 +115,7 @@ static void block_count(struct proc *p, const struct torch_block *b, int sign)
 
 void torch_mem_on_alloc(pid_t pid, const struct torch_block *b)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	struct proc *p = proc_of(pid, true);
 	bool added;
 	struct torch_block *e = p && b->block ? hashmap_insert(&p->blocks, b->block, &added) : NULL;
@@ -127,14 +129,14 @@ void torch_mem_on_alloc(pid_t pid, const struct torch_block *b)
 			p->info.before_bytes += b->size;
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 }
 
 bool torch_mem_on_free(pid_t pid, uint64_t block, uint64_t entry_ns)
 {
 	struct torch_block gone, *e;
 	bool found = false;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	struct proc *p = proc_of(pid, true);
 	if (p && (e = hashmap_find(&p->blocks, block)) && e->t_ns > entry_ns) {
 		found = true;	/* of its life before: this one goes on */
@@ -144,33 +146,33 @@ bool torch_mem_on_free(pid_t pid, uint64_t block, uint64_t entry_ns)
 	} else if (p) {
 		p->info.unknown_frees++;
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 	return found;
 }
 
 void torch_mem_on_unread(pid_t pid)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	struct proc *p = proc_of(pid, true);
 	if (p)
 		p->info.unread++;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 }
 
 void torch_mem_count(pid_t pid, uint64_t allocs, uint64_t frees)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	struct proc *p = proc_of(pid, true);
 	if (p) {
 		p->info.allocs += allocs;
 		p->info.frees += frees;
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 }
 
 void torch_mem_set_alloc_stats(pid_t pid, int device, const struct torch_alloc_stats *s)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	struct proc *p = proc_of(pid, true);
 	struct torch_device *d = p ? dev_of(p, device) : NULL;
 	if (d) {
@@ -178,17 +180,17 @@ void torch_mem_set_alloc_stats(pid_t pid, int device, const struct torch_alloc_s
 		d->alloc.known = true;
 		d->alloc.tracked_at_read = d->live_bytes;
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 }
 
 uint64_t torch_mem_live_bytes(pid_t pid, int device)
 {
 	uint64_t n = 0;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	struct proc *p = proc_of(pid, false);
 	if (p && device >= 0 && device < TORCH_MAX_DEVICES && (p->dev_used & (1ull << device)))
 		n = p->dev[device].live_bytes;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 	return n;
 }
 
@@ -223,16 +225,16 @@ static const struct torch_segment *segment_at(const struct proc *p, int device, 
 
 bool torch_mem_in_segment(pid_t pid, int device, uint64_t addr)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	struct proc *p = proc_of(pid, false);
 	bool in = p && segment_at(p, device, addr);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 	return in;
 }
 
 void torch_mem_add_segment(pid_t pid, const struct torch_segment *s)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	struct proc *p = proc_of(pid, true);
 	if (p && !segment_at(p, s->device, s->base)) {
 		if (p->n_seg == p->cap_seg) {
@@ -250,12 +252,12 @@ void torch_mem_add_segment(pid_t pid, const struct torch_segment *s)
 			p->n_seg++;
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 }
 
 void torch_mem_prune_segments(pid_t pid, int device)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	struct proc *p = proc_of(pid, false);
 	if (p) {
 		bool *used = calloc(p->n_seg ? p->n_seg : 1, sizeof *used);
@@ -272,7 +274,7 @@ void torch_mem_prune_segments(pid_t pid, int device)
 			p->n_seg = kept;
 		free(used);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 }
 
 static void proc_free(struct proc *p)
@@ -284,33 +286,33 @@ static void proc_free(struct proc *p)
 
 void torch_mem_forget(pid_t pid)
 {
-	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < n_procs; i++)
-		if (procs[i]->info.pid == pid) {
-			proc_free(procs[i]);
-			procs[i] = procs[--n_procs];
+	pthread_mutex_lock(&torch_mem.lock);
+	for (size_t i = 0; i < torch_mem.n_procs; i++)
+		if (torch_mem.procs[i]->info.pid == pid) {
+			proc_free(torch_mem.procs[i]);
+			torch_mem.procs[i] = torch_mem.procs[--torch_mem.n_procs];
 			break;
 		}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 }
 
 void torch_mem_free_all(void)
 {
-	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < n_procs; i++)
-		proc_free(procs[i]);
-	n_procs = 0;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
+	for (size_t i = 0; i < torch_mem.n_procs; i++)
+		proc_free(torch_mem.procs[i]);
+	torch_mem.n_procs = 0;
+	pthread_mutex_unlock(&torch_mem.lock);
 }
 
 void torch_mem_set_leak_age(uint64_t ns)
 {
-	leak_age_ns = ns;
+	torch_mem.leak_age_ns = ns;
 }
 
 uint64_t torch_mem_leak_age(void)
 {
-	return leak_age_ns;
+	return torch_mem.leak_age_ns;
 }
 
 /* ---- snapshots ---------------------------------------------------------------------------- */
@@ -324,15 +326,15 @@ int torch_mem_snapshot(pid_t pid, struct torch_snapshot *out)
 {
 	memset(out, 0, sizeof *out);
 	out->t_ns = now_ns();
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&torch_mem.lock);
 	size_t np = 0, nd = 0, nb = 0, ns = 0;
-	for (size_t i = 0; i < n_procs; i++) {
-		if (!take(procs[i], pid))
+	for (size_t i = 0; i < torch_mem.n_procs; i++) {
+		if (!take(torch_mem.procs[i], pid))
 			continue;
 		np++;
-		nd += (size_t)__builtin_popcountll(procs[i]->dev_used);
-		nb += hashmap_count(&procs[i]->blocks);
-		ns += procs[i]->n_seg;
+		nd += (size_t)__builtin_popcountll(torch_mem.procs[i]->dev_used);
+		nb += hashmap_count(&torch_mem.procs[i]->blocks);
+		ns += torch_mem.procs[i]->n_seg;
 	}
 	out->proc = calloc(np ? np : 1, sizeof *out->proc);
 	out->device = calloc(nd ? nd : 1, sizeof *out->device);
@@ -340,8 +342,8 @@ int torch_mem_snapshot(pid_t pid, struct torch_snapshot *out)
 	out->segment = malloc((ns ? ns : 1) * sizeof *out->segment);
 	out->seg_pid = malloc((ns ? ns : 1) * sizeof *out->seg_pid);
 	int err = out->proc && out->device && out->block && out->segment && out->seg_pid ? 0 : -ENOMEM;
-	for (size_t i = 0; !err && i < n_procs; i++) {
-		const struct proc *p = procs[i];
+	for (size_t i = 0; !err && i < torch_mem.n_procs; i++) {
+		const struct proc *p = torch_mem.procs[i];
 		if (!take(p, pid))
 			continue;
 		out->proc[out->n_proc++] = p->info;
@@ -358,7 +360,7 @@ int torch_mem_snapshot(pid_t pid, struct torch_snapshot *out)
 			out->segment[out->n_segment++] = p->seg[s];
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&torch_mem.lock);
 	if (err)
 		torch_mem_snapshot_free(out);
 	return err;

@@ -215,13 +215,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **req_cls)
 {
-	static int seen;
+	static const char seen = 1;	/* its address marks a request seen once */
 
 	(void)cls, (void)version, (void)upload_data;
 	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 
 	if (!*req_cls && get && strcmp(url, "/metrics") == 0 && !*upload_data_size) {
-		*req_cls = &seen;
+		*req_cls = (void *)&seen;
 		return MHD_YES;
 	}
 	if (strcmp(url, "/metrics") != 0)

@@ -10,9 +10,7 @@ struct mhd_lib mhd;
 
 int mhd_lib_load(char *why, size_t why_len)
 {
-	static void *lib;
-
-	if (lib)
+	if (mhd.lib)
 		return 0;
 	void *l = dlopen(MHD_LIB_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!l) {
@@ -34,6 +32,6 @@ int mhd_lib_load(char *why, size_t why_len)
 			dlclose(l);
 			return -ENOENT;
 		}
-	lib = l;
+	mhd.lib = l;
 	return 0;
 }

@@ -10,6 +10,7 @@
 #define MHD_LIB_SONAME "libmicrohttpd.so.12"
 
 struct mhd_lib {
+	void *lib;	/* dlopen's handle; NULL until loaded */
 	__typeof__(&MHD_start_daemon) start_daemon;
 	__typeof__(&MHD_stop_daemon) stop_daemon;
 	__typeof__(&MHD_lookup_connection_value) lookup_connection_value;

@@ -23,7 +23,10 @@ struct cached {
 	size_t ident_len;
 };
 
-static struct hashmap cache = HASHMAP_INIT(sizeof(struct cached), 64, 0);
+static struct {
+	struct hashmap cache;
+	uint64_t unnamed;	/* identities given to paths too long to be one */
+} scans = { .cache = HASHMAP_INIT(sizeof(struct cached), 64, 0) };
 static const struct module_scan empty;
 
 /* Whether m can hold a function of the API table, a kernel's handle variable or execve: only
@@ -169,25 +172,24 @@ static uint64_t fnv(const char *p, size_t n)
 
 const struct module_scan *module_scan(const struct module *m)
 {
-	static uint64_t unnamed;
 	char ident[4200];
 	size_t n = identity(m, ident, sizeof ident);
 	if (!n) {	/* a path too long: an identity of its own, never found again */
 		ident[0] = 'u';
-		unnamed++;
-		memcpy(ident + 1, &unnamed, sizeof unnamed);
-		n = 1 + sizeof unnamed;
+		scans.unnamed++;
+		memcpy(ident + 1, &scans.unnamed, sizeof scans.unnamed);
+		n = 1 + sizeof scans.unnamed;
 	}
 	/* Kept whatever happens: the kernels keep pointers to its names. Two identities of one
 	 * hash take the next keys. */
 	uint64_t key = fnv(ident, n);
 	struct cached *c;
-	for (; (c = hashmap_find(&cache, key)); key = key + 1 ? key + 1 : 1)
+	for (; (c = hashmap_find(&scans.cache, key)); key = key + 1 ? key + 1 : 1)
 		if (c->ident_len == n && memcmp(c->ident, ident, n) == 0)
 			return c->scan;
 	struct module_scan *s = walk(m);
 	char *copy = malloc(n);
-	if (!copy || !(c = hashmap_insert(&cache, key, NULL))) {
+	if (!copy || !(c = hashmap_insert(&scans.cache, key, NULL))) {
 		free(copy);
 		scan_free(s);	/* out of memory: nothing walked is used */
 		return &empty;

@@ -49,30 +49,37 @@ struct rescue_table {
 
 /* One table per traced process, in one shared mapping made at start (its pages cost nothing
  * until written); each with its own watchdog, which restores that process only. */
-static struct rescue_table *tables;
-static pid_t watchdog_pid[RESCUE_SLOTS];
-static int watchdog_pipe[RESCUE_SLOTS] = { [0 ... RESCUE_SLOTS - 1] = -1 };
-static bool slot_used[RESCUE_SLOTS];
-static void (*crash_detach)(void);
+static struct {
+	struct rescue_table *tables;
+	pid_t watchdog_pid[RESCUE_SLOTS];
+	int watchdog_pipe[RESCUE_SLOTS];
+	bool slot_used[RESCUE_SLOTS];
+	/* The crash handler's: gputop's own detach, the thread that may use ptrace, whether the
+	 * rescue was done and begun, the stack it runs on. */
+	void (*crash_detach)(void);
+	pid_t tracer_tid;
+	volatile sig_atomic_t rescued, once;
+	char altstack[64 * 1024];
+} rescue = { .watchdog_pipe = { [0 ... RESCUE_SLOTS - 1] = -1 } };
 
 int rescue_init(void)
 {
-	void *p = mmap(NULL, RESCUE_SLOTS * sizeof *tables, PROT_READ | PROT_WRITE,
+	void *p = mmap(NULL, RESCUE_SLOTS * sizeof *rescue.tables, PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	tables = p;
+	rescue.tables = p;
 	for (int i = 0; i < RESCUE_SLOTS; i++)
-		tables[i].mem_fd = -1;
+		rescue.tables[i].mem_fd = -1;
 	return 0;
 }
 
 int rescue_slot_new(void)
 {
-	for (int i = 0; tables && i < RESCUE_SLOTS; i++)
-		if (!slot_used[i]) {
-			slot_used[i] = true;
-			tables[i].mem_fd = -1;
+	for (int i = 0; rescue.tables && i < RESCUE_SLOTS; i++)
+		if (!rescue.slot_used[i]) {
+			rescue.slot_used[i] = true;
+			rescue.tables[i].mem_fd = -1;
 			return i;
 		}
 	return -1;
@@ -81,7 +88,7 @@ int rescue_slot_new(void)
 /* The table of slot; NULL for none. */
 static struct rescue_table *table(int slot)
 {
-	return tables && slot >= 0 && slot < RESCUE_SLOTS ? &tables[slot] : NULL;
+	return rescue.tables && slot >= 0 && slot < RESCUE_SLOTS ? &rescue.tables[slot] : NULL;
 }
 
 void rescue_slot_free(int slot)
@@ -92,7 +99,7 @@ void rescue_slot_free(int slot)
 	rescue_watchdog_stop(slot);
 	rescue_forget_all(slot);
 	tab->mem_fd = -1;
-	slot_used[slot] = false;
+	rescue.slot_used[slot] = false;
 }
 
 void rescue_set_target(int slot, int mem_fd, uint64_t trampoline)
@@ -232,9 +239,9 @@ static int restore_table(struct rescue_table *tab)
 int rescue_restore_all(void)
 {
 	int failed = 0;
-	for (int i = 0; tables && i < RESCUE_SLOTS; i++)
-		if (slot_used[i])
-			failed += restore_table(&tables[i]);
+	for (int i = 0; rescue.tables && i < RESCUE_SLOTS; i++)
+		if (rescue.slot_used[i])
+			failed += restore_table(&rescue.tables[i]);
 	return failed;
 }
 
@@ -283,7 +290,7 @@ int rescue_watchdog_start(int slot, pid_t traced)
 	struct rescue_table *tab = table(slot);
 	if (!tab)
 		return -ENOENT;
-	if (watchdog_pipe[slot] >= 0)
+	if (rescue.watchdog_pipe[slot] >= 0)
 		return 0;	/* this process has one */
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
@@ -297,15 +304,15 @@ int rescue_watchdog_start(int slot, pid_t traced)
 		/* Only this slot's pipe stays open here: another watchdog's end of gputop's pipes
 		 * must close when gputop dies, not live on in this one. */
 		for (int i = 0; i < RESCUE_SLOTS; i++)
-			if (watchdog_pipe[i] >= 0)
-				close(watchdog_pipe[i]);
+			if (rescue.watchdog_pipe[i] >= 0)
+				close(rescue.watchdog_pipe[i]);
 		rescue_cycle_forked();
 		close(fds[1]);
 		watchdog_main(fds[0], traced, tab);
 	}
 	close(fds[0]);
-	watchdog_pipe[slot] = fds[1];
-	watchdog_pid[slot] = p;
+	rescue.watchdog_pipe[slot] = fds[1];
+	rescue.watchdog_pid[slot] = p;
 	return 0;
 }
 
@@ -314,21 +321,21 @@ bool rescue_is_watchdog(pid_t pid)
 	if (rescue_cycle_is_guard(pid))
 		return true;
 	for (int i = 0; i < RESCUE_SLOTS; i++)
-		if (watchdog_pipe[i] >= 0 && watchdog_pid[i] == pid)
+		if (rescue.watchdog_pipe[i] >= 0 && rescue.watchdog_pid[i] == pid)
 			return true;
 	return false;
 }
 
 void rescue_watchdog_stop(int slot)
 {
-	if (!table(slot) || watchdog_pipe[slot] < 0)
+	if (!table(slot) || rescue.watchdog_pipe[slot] < 0)
 		return;
 	char bye = 1;
-	if (write(watchdog_pipe[slot], &bye, 1) < 0)
+	if (write(rescue.watchdog_pipe[slot], &bye, 1) < 0)
 		log_debug("watchdog: %s", strerror(errno));
-	close(watchdog_pipe[slot]);
-	watchdog_pipe[slot] = -1;
-	waitpid(watchdog_pid[slot], NULL, 0);
+	close(rescue.watchdog_pipe[slot]);
+	rescue.watchdog_pipe[slot] = -1;
+	waitpid(rescue.watchdog_pid[slot], NULL, 0);
 }
 
 /* ---- the crash handler -------------------------------------------------------------------- */
@@ -336,23 +343,21 @@ void rescue_watchdog_stop(int slot)
 /* ptrace belongs to the thread that attached (the tracer thread). A crash in another thread
  * (the UI's) hands the rescue to it with this signal, and waits for it to be done. */
 #define SIG_RESCUE (SIGRTMIN + 1)
-static pid_t tracer_tid;
-static volatile sig_atomic_t rescued;
 
 static void rescue_now(void)
 {
 	rescue_restore_all();
-	if (crash_detach)
-		crash_detach();
+	if (rescue.crash_detach)
+		rescue.crash_detach();
 	const char msg[] = "gputop: crashed; restored the traced program's code and detached\n";
 	ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
 	for (int i = 0; i < RESCUE_SLOTS; i++)
-		if (watchdog_pipe[i] >= 0) {	/* nothing left for the watchdogs to do */
+		if (rescue.watchdog_pipe[i] >= 0) {	/* nothing left for the watchdogs to do */
 			char bye = 1;
-			n = write(watchdog_pipe[i], &bye, 1);
+			n = write(rescue.watchdog_pipe[i], &bye, 1);
 		}
 	(void)n;
-	rescued = 1;
+	rescue.rescued = 1;
 }
 
 /* In the tracer thread, at another thread's crash: rescue, then stay here until the crashing
@@ -367,17 +372,16 @@ static void on_rescue_request(int sig)
 
 static void on_crash(int sig)
 {
-	static volatile sig_atomic_t once;
-	if (!once) {
-		once = 1;
-		if (tracer_tid && (pid_t)syscall(SYS_gettid) != tracer_tid &&
-		    syscall(SYS_tgkill, getpid(), tracer_tid, SIG_RESCUE) == 0) {
+	if (!rescue.once) {
+		rescue.once = 1;
+		if (rescue.tracer_tid && (pid_t)syscall(SYS_gettid) != rescue.tracer_tid &&
+		    syscall(SYS_tgkill, getpid(), rescue.tracer_tid, SIG_RESCUE) == 0) {
 			/* at most 3 s: the tracer thread may be unable to run the handler */
 			struct timespec nap = { 0, 1000000 };
-			for (int i = 0; i < 3000 && !rescued; i++)
+			for (int i = 0; i < 3000 && !rescue.rescued; i++)
 				nanosleep(&nap, NULL);
 		}
-		if (!rescued)
+		if (!rescue.rescued)
 			rescue_now();	/* this is the tracer thread, or it did not answer */
 	}
 	signal(sig, SIG_DFL);
@@ -386,11 +390,10 @@ static void on_crash(int sig)
 
 void rescue_install_crash_handler(void (*detach)(void))
 {
-	static char altstack[64 * 1024];
-	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
+	stack_t ss = { .ss_sp = rescue.altstack, .ss_size = sizeof rescue.altstack };
 	struct sigaction sa = { 0 };
-	crash_detach = detach;
-	tracer_tid = (pid_t)syscall(SYS_gettid);	/* called by the tracer thread */
+	rescue.crash_detach = detach;
+	rescue.tracer_tid = (pid_t)syscall(SYS_gettid);	/* called by the tracer thread */
 	sa.sa_handler = on_rescue_request;
 	sigfillset(&sa.sa_mask);
 	sigaction(SIG_RESCUE, &sa, NULL);

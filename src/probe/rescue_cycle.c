@@ -15,25 +15,27 @@
 
 #include "tracer_chain.h"
 
-static int *seen;	/* shared with the guard and the watchdogs: the loop was seen */
-static pid_t guard_pid;
-static int guard_pipe = -1;
+static struct {
+	int *seen;	/* shared with the guard and the watchdogs: the loop was seen */
+	pid_t guard_pid;
+	int guard_pipe;
+} cycle = { .guard_pipe = -1 };
 
 bool rescue_cycle_seen(void)
 {
-	return seen && __atomic_load_n(seen, __ATOMIC_ACQUIRE);
+	return cycle.seen && __atomic_load_n(cycle.seen, __ATOMIC_ACQUIRE);
 }
 
 void rescue_cycle_forked(void)
 {
-	if (guard_pipe >= 0)
-		close(guard_pipe);
-	guard_pipe = -1;
+	if (cycle.guard_pipe >= 0)
+		close(cycle.guard_pipe);
+	cycle.guard_pipe = -1;
 }
 
 bool rescue_cycle_is_guard(pid_t pid)
 {
-	return guard_pid > 0 && pid == guard_pid;
+	return cycle.guard_pid > 0 && pid == cycle.guard_pid;
 }
 
 static char *put_str(char *at, const char *end, const char *s)
@@ -89,7 +91,7 @@ static void guard_main(int pipe_rd, pid_t gputop)
 		if (r == 0 && tracer_chain_loops(gputop, &by))
 			break;
 	}
-	__atomic_store_n(seen, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(cycle.seen, 1, __ATOMIC_RELEASE);
 	/* The watchdogs look as often: two looks, and every one has put its program back. */
 	struct timespec nap = { 0, 2 * RESCUE_CYCLE_LOOK_MS * 1000000L };
 	while (nanosleep(&nap, &nap) < 0 && errno == EINTR)
@@ -103,11 +105,11 @@ static void guard_main(int pipe_rd, pid_t gputop)
 int rescue_cycle_guard_start(void)
 {
 	int fds[2];
-	if (!seen) {
-		void *p = mmap(NULL, sizeof *seen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!cycle.seen) {
+		void *p = mmap(NULL, sizeof *cycle.seen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return -errno;
-		seen = p;
+		cycle.seen = p;
 	}
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
@@ -124,21 +126,21 @@ int rescue_cycle_guard_start(void)
 		guard_main(fds[0], gputop);
 	}
 	close(fds[0]);
-	guard_pipe = fds[1];
-	guard_pid = p;
+	cycle.guard_pipe = fds[1];
+	cycle.guard_pid = p;
 	return 0;
 }
 
 void rescue_cycle_guard_stop(void)
 {
-	if (guard_pipe < 0)
+	if (cycle.guard_pipe < 0)
 		return;
 	char bye = 1;	/* a byte, not only EOF: a child forked since may hold the pipe too */
-	if (write(guard_pipe, &bye, 1) < 0)
+	if (write(cycle.guard_pipe, &bye, 1) < 0)
 		(void)0;
-	close(guard_pipe);
-	guard_pipe = -1;
-	while (waitpid(guard_pid, NULL, __WALL) < 0 && errno == EINTR)
+	close(cycle.guard_pipe);
+	cycle.guard_pipe = -1;
+	while (waitpid(cycle.guard_pid, NULL, __WALL) < 0 && errno == EINTR)
 		;
-	guard_pid = 0;
+	cycle.guard_pid = 0;
 }

@@ -53,7 +53,9 @@ void retfast_state_free(struct retfast_state *st)
 /* Two (time stamp, monotonic ns) points; conversion is linear between and beyond them.
  * gputop-wide: the counter's rate is the machine's, not a process's (each retfast_init
  * measures it again). */
-static uint64_t tsc0, ns0, tsc1, ns1;
+static struct {
+	uint64_t tsc0, ns0, tsc1, ns1;
+} clock_fit;
 
 bool retfast_ready(const struct tracee *p)
 {
@@ -117,9 +119,9 @@ static void update_rate(void)
 {
 	uint64_t t, n;
 	clock_pair(&t, &n);
-	if (n - ns1 > 100000000u) {
-		tsc1 = t;
-		ns1 = n;
+	if (n - clock_fit.ns1 > 100000000u) {
+		clock_fit.tsc1 = t;
+		clock_fit.ns1 = n;
 	}
 }
 
@@ -128,23 +130,23 @@ uint64_t retfast_ns_to_ticks(const struct tracee *p, uint64_t ns)
 	if (!p->retfast->table)
 		return 0;
 	update_rate();
-	if (ns1 <= ns0 || tsc1 <= tsc0)
+	if (clock_fit.ns1 <= clock_fit.ns0 || clock_fit.tsc1 <= clock_fit.tsc0)
 		return 0;
-	return (uint64_t)((double)ns * (double)(tsc1 - tsc0) / (double)(ns1 - ns0));
+	return (uint64_t)((double)ns * (double)(clock_fit.tsc1 - clock_fit.tsc0) / (double)(clock_fit.ns1 - clock_fit.ns0));
 }
 
 uint64_t retfast_ticks_to_ns(uint64_t ticks)
 {
 	update_rate();
-	return (uint64_t)((double)ticks * (double)(ns1 - ns0) / (double)(tsc1 - tsc0));
+	return (uint64_t)((double)ticks * (double)(clock_fit.ns1 - clock_fit.ns0) / (double)(clock_fit.tsc1 - clock_fit.tsc0));
 }
 
 uint64_t retfast_tsc_to_mono(uint64_t tsc)
 {
-	if (tsc >= tsc0)
-		return ns0 + retfast_ticks_to_ns(tsc - tsc0);
-	uint64_t back = retfast_ticks_to_ns(tsc0 - tsc);
-	return back < ns0 ? ns0 - back : 0;
+	if (tsc >= clock_fit.tsc0)
+		return clock_fit.ns0 + retfast_ticks_to_ns(tsc - clock_fit.tsc0);
+	uint64_t back = retfast_ticks_to_ns(clock_fit.tsc0 - tsc);
+	return back < clock_fit.ns0 ? clock_fit.ns0 - back : 0;
 }
 
 int retfast_init(struct tracee *p, struct thread *t)
@@ -168,11 +170,11 @@ int retfast_init(struct tracee *p, struct thread *t)
 	if (err < 0)
 		return err;
 	/* The counter's rate: two points 10 ms apart to start with. */
-	clock_pair(&tsc0, &ns0);
+	clock_pair(&clock_fit.tsc0, &clock_fit.ns0);
 	struct timespec ts = { 0, 10000000 };
 	nanosleep(&ts, NULL);
-	clock_pair(&tsc1, &ns1);
-	if (tsc1 <= tsc0)
+	clock_pair(&clock_fit.tsc1, &clock_fit.ns1);
+	if (clock_fit.tsc1 <= clock_fit.tsc0)
 		return -EINVAL;
 	st->table = (uint64_t)addr;
 	st->ever_ready = true;

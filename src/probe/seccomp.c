@@ -43,22 +43,24 @@ struct filter_set {
 	size_t len[MAX_FILTERS];
 };
 
-static bool trust, refused, trust_said;
-static int inject_warnings;
+static struct {
+	bool trust, refused, trust_said;
+	int inject_warnings;
+} seccomp;
 
 void seccomp_set_trust(bool t)
 {
-	trust = t;
+	seccomp.trust = t;
 }
 
 bool seccomp_trusted(void)
 {
-	return trust;
+	return seccomp.trust;
 }
 
 bool seccomp_refused(void)
 {
-	return refused;
+	return seccomp.refused;
 }
 
 /* ---- the filters themselves ------------------------------------------------------------------ */
@@ -246,16 +248,16 @@ static void say_unknown(pid_t pid, pid_t tid, const struct seccomp_state *s, con
 
 static void say_trusted(pid_t pid)
 {
-	if (trust_said)
+	if (seccomp.trust_said)
 		return;
-	trust_said = true;
+	seccomp.trust_said = true;
 	log_warn("--trust-seccomp: making %d run mmap and munmap under a seccomp filter gputop cannot read",
 		 pid);
 }
 
 static int refuse(void)
 {
-	refused = true;
+	seccomp.refused = true;
 	return EXIT_SECCOMP;
 }
 
@@ -292,7 +294,7 @@ int seccomp_check_target(pid_t pid)
 		} else if (seccomp_own_can_read_filters()) {
 			continue;	/* read and run once it is held: seccomp_check_stopped */
 		} else if (judge_unread(&s, SECCOMP_INJECT) == SECCOMP_UNKNOWN) {
-			if (trust) {
+			if (seccomp.trust) {
 				say_trusted(pid);
 				continue;
 			}
@@ -332,7 +334,7 @@ int seccomp_check_stopped(pid_t pid)
 			log_hint("gputop never makes a program run a call its filter refuses. Nothing was "
 				 "changed in %d: it runs on", pid);
 			code = refuse();
-		} else if (v == SECCOMP_UNKNOWN && trust) {
+		} else if (v == SECCOMP_UNKNOWN && seccomp.trust) {
 			say_trusted(pid);
 		} else if (v == SECCOMP_UNKNOWN) {
 			say_unknown(pid, tid, &s, NULL);
@@ -349,7 +351,7 @@ int seccomp_check_inject(pid_t tid, enum seccomp_feature f, long nr, const uint6
 	struct seccomp_state s;
 	if (seccomp_thread_state(tid, &s) < 0 || s.mode <= 0)
 		return 0;	/* no filter (or no thread: the call fails by itself) */
-	bool say = inject_warnings < 3;
+	bool say = seccomp.inject_warnings < 3;
 	char desc[96];
 	enum seccomp_verdict v;
 	if (s.mode == 1) {
@@ -369,7 +371,7 @@ int seccomp_check_inject(pid_t tid, enum seccomp_feature f, long nr, const uint6
 				 why.unreadable ? " (a filter gputop cannot evaluate)" : "");
 		if (v == SECCOMP_UNKNOWN)
 			v = judge_unread(&s, f);
-		if (v == SECCOMP_UNKNOWN && trust) {
+		if (v == SECCOMP_UNKNOWN && seccomp.trust) {
 			say_trusted(tid);
 			return 0;
 		}
@@ -378,7 +380,7 @@ int seccomp_check_inject(pid_t tid, enum seccomp_feature f, long nr, const uint6
 	}
 	if (v == SECCOMP_ALLOWED)
 		return 0;
-	inject_warnings++;
-	refused = true;
+	seccomp.inject_warnings++;
+	seccomp.refused = true;
 	return -EPERM;
 }

@@ -28,9 +28,12 @@
 #define CAP_SYS_ADMIN_BIT 21
 #define PROBE_TIMEOUT_NS 2000000000ull
 
-static struct seccomp_state own = { -2, 0 };	/* mode -2 until read */
-static int tried[SECCOMP_FEATURES];		/* 0 untried, 1 allowed, -1 not */
-static char why[SECCOMP_FEATURES][96];
+/* gputop's own seccomp state and what it found it may do. */
+static struct {
+	struct seccomp_state own;		/* mode -2 until read */
+	int tried[SECCOMP_FEATURES];		/* 0 untried, 1 allowed, -1 not */
+	char why[SECCOMP_FEATURES][96];
+} self = { .own = { -2, 0 } };
 
 static long status_number(const char *buf, const char *key)
 {
@@ -58,9 +61,9 @@ int seccomp_thread_state(pid_t tid, struct seccomp_state *s)
 
 const struct seccomp_state *seccomp_own_state(void)
 {
-	if (own.mode == -2 && read_state("/proc/self/status", &own) < 0)
-		own = (struct seccomp_state){ -1, -1 };
-	return &own;
+	if (self.own.mode == -2 && read_state("/proc/self/status", &self.own) < 0)
+		self.own = (struct seccomp_state){ -1, -1 };
+	return &self.own;
 }
 
 static bool has_cap_sys_admin(void)
@@ -160,12 +163,12 @@ bool seccomp_own_allows(enum seccomp_feature f)
 {
 	if (f >= SECCOMP_FEATURES)
 		return false;
-	if (tried[f])
-		return tried[f] > 0;
-	tried[f] = -1;
+	if (self.tried[f])
+		return self.tried[f] > 0;
+	self.tried[f] = -1;
 	pid_t c = fork();
 	if (c < 0) {
-		snprintf(why[f], sizeof why[f], "cannot fork to try: %s", strerror(errno));
+		snprintf(self.why[f], sizeof self.why[f], "cannot fork to try: %s", strerror(errno));
 		return false;
 	}
 	if (c == 0) {
@@ -187,24 +190,24 @@ bool seccomp_own_allows(enum seccomp_feature f)
 			kill(c, SIGKILL);
 			while (waitpid(c, &status, __WALL) < 0 && errno == EINTR)
 				;
-			snprintf(why[f], sizeof why[f], "a child of gputop making them never returned");
+			snprintf(self.why[f], sizeof self.why[f], "a child of gputop making them never returned");
 			return false;
 		}
 		nanosleep(&nap, NULL);
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		tried[f] = 1;
+		self.tried[f] = 1;
 		return true;
 	}
 	if (WIFSIGNALED(status))
-		snprintf(why[f], sizeof why[f], "a child of gputop making them was killed by SIG%s",
+		snprintf(self.why[f], sizeof self.why[f], "a child of gputop making them was killed by SIG%s",
 			 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "a signal");
 	else
-		snprintf(why[f], sizeof why[f], "a child of gputop making them got an error");
+		snprintf(self.why[f], sizeof self.why[f], "a child of gputop making them got an error");
 	return false;
 }
 
 const char *seccomp_own_why(enum seccomp_feature f)
 {
-	return f < SECCOMP_FEATURES ? why[f] : "";
+	return f < SECCOMP_FEATURES ? self.why[f] : "";
 }

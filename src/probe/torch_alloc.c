@@ -344,6 +344,12 @@ static void read_all_stats(void)
 	}
 }
 
+/* gputop-wide: the Blocks read at one system call (the tracer thread only; read_pending and
+ * record_before never nest). */
+static struct {
+	unsigned char raw[MEM_READV_MAX][BLOCK_READ];
+} torch_alloc;
+
 /* ---- segments ---------------------------------------------------------------------------- */
 
 static int read_block(uint64_t at, unsigned char raw[BLOCK_READ], struct block_view *b)
@@ -515,7 +521,7 @@ static void give_up(struct pending *p)
 static void read_pending(void)
 {
 	struct torch_state *st = tracee->torch;
-	static unsigned char raw[MEM_READV_MAX][BLOCK_READ];
+	unsigned char (*raw)[BLOCK_READ] = torch_alloc.raw;
 	struct mem_range r[MEM_READV_MAX];
 	uint64_t keys[MEM_READV_MAX];
 	size_t it = 0;
@@ -662,7 +668,7 @@ static void dca_from_pool(int device, uint64_t pool, uint64_t size)
 static long record_before(const struct entry_pair *pairs, size_t n)
 {
 	struct torch_state *st = tracee->torch;
-	static unsigned char raw[MEM_READV_MAX][BLOCK_READ];
+	unsigned char (*raw)[BLOCK_READ] = torch_alloc.raw;
 	struct mem_range r[MEM_READV_MAX];
 	size_t good = 0;
 	for (size_t at = 0; at < n; at += MEM_READV_MAX) {
@@ -765,7 +771,6 @@ void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT]
 		     bool before_gputop)
 {
 	struct torch_state *st = tracee->torch;
-	static bool said_unknown;
 	pid_t pid = tracee->pid;
 	unsigned all = (1u << (OP_TORCH_FREE - OP_TORCH_ALLOC + 1)) - 1;
 	if ((probed_ops & all) != all) {
@@ -774,10 +779,8 @@ void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT]
 					     : "PyTorch's caching allocator is not one gputop knows (its functions "
 					       "were not found by their names): memory by tensor not shown";
 		torch_mem_set_state(pid, TORCH_UNKNOWN, why);
-		if (!said_unknown) {
+		if (log_first("torch: allocator not known"))
 			log_info("%s: %s", m->base, why);
-			said_unknown = true;
-		}
 		return;
 	}
 	st->on = true;

@@ -65,13 +65,15 @@ struct area {
 
 
 /* The engine's, set once: gputop-wide. */
-static xol_runner run_to_trap;
-static xol_syscall_runner run_syscall;
+static struct {
+	xol_runner run_to_trap;
+	xol_syscall_runner run_syscall;
+} runners;
 
 void xol_set_runner(xol_runner run, xol_syscall_runner syscall_run)
 {
-	run_to_trap = run;
-	run_syscall = syscall_run;
+	runners.run_to_trap = run;
+	runners.run_syscall = syscall_run;
 }
 
 /* The process's part (p->xol). */
@@ -245,7 +247,7 @@ static long run_syscall_at(struct thread *t, uint64_t gadget, uint64_t save_at, 
 	arch_prepare_syscall(&r, gadget, nr, args);
 	if ((err = arch_set_regs(t->tid, &r)) < 0)
 		return err;
-	err = run_syscall(t, 0, &r);
+	err = runners.run_syscall(t, 0, &r);
 	if (err < 0)
 		return err;
 	long ret = arch_syscall_result(&r);
@@ -491,11 +493,11 @@ int xol_call(struct tracee *p, struct thread *t, uint64_t func, const uint64_t a
 	if ((err = arch_set_regs(t->tid, &r)) < 0)
 		return err;
 	if (resumes) {
-		err = run_syscall(t, arch_syscall_ip(base + OFF_RESUME), &r);
+		err = runners.run_syscall(t, arch_syscall_ip(base + OFF_RESUME), &r);
 		if (err == 0)
 			*ret = arch_call_resume_retval(&r);
 	} else {
-		err = run_to_trap(t, base + OFF_CALL_TRAP, &r);
+		err = runners.run_to_trap(t, base + OFF_CALL_TRAP, &r);
 		if (err == 0)
 			*ret = arch_retval(&r);
 	}
@@ -565,7 +567,7 @@ uint64_t xol_calibrate(struct tracee *p, struct thread *t)
 		if (arch_set_regs(t->tid, &r) < 0)
 			break;
 		uint64_t t0 = now_ns();
-		if (run_syscall(t, arch_syscall_ip(base + OFF_RESUME), &r) < 0)
+		if (runners.run_syscall(t, arch_syscall_ip(base + OFF_RESUME), &r) < 0)
 			break;
 		samples[n++] = (now_ns() - t0) / 2;
 	}
