@@ -12,7 +12,7 @@
 
 #include "tracee.h"
 
-/* The process's part (tracee->memory). */
+/* The process's part (p->memory). */
 struct memory_state {
 	int proc_mem_fd;
 };
@@ -34,27 +34,27 @@ void memory_state_free(struct memory_state *st)
 	free(st);
 }
 
-int mem_open(pid_t pid)
+int mem_open(struct tracee *p)
 {
-	struct memory_state *st = tracee->memory;
+	struct memory_state *st = p->memory;
 	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", pid);
-	mem_close();
+	snprintf(path, sizeof path, "/proc/%d/mem", p->pid);
+	mem_close(p);
 	st->proc_mem_fd = open(path, O_RDWR | O_CLOEXEC);
 	return st->proc_mem_fd < 0 ? -errno : 0;
 }
 
-void mem_close(void)
+void mem_close(struct tracee *p)
 {
-	struct memory_state *st = tracee->memory;
+	struct memory_state *st = p->memory;
 	if (st->proc_mem_fd >= 0)
 		close(st->proc_mem_fd);
 	st->proc_mem_fd = -1;
 }
 
-int mem_fd(void)
+int mem_fd(const struct tracee *p)
 {
-	struct memory_state *st = tracee->memory;
+	struct memory_state *st = p->memory;
 	return st->proc_mem_fd;
 }
 
@@ -119,9 +119,9 @@ int mem_write_fd(int fd, uint64_t addr, const void *buf, size_t len)
 	return (size_t)put == len ? 0 : -EFAULT;
 }
 
-int mem_write_code(uint64_t addr, const void *buf, size_t len)
+int mem_write_code(const struct tracee *p, uint64_t addr, const void *buf, size_t len)
 {
-	struct memory_state *st = tracee->memory;
+	struct memory_state *st = p->memory;
 	if (st->proc_mem_fd < 0)
 		return -EBADF;
 	return mem_write_fd(st->proc_mem_fd, addr, buf, len);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 struct memory_state;
+struct tracee;
 
 struct mem_range {
 	uint64_t addr;
@@ -16,14 +17,14 @@ struct mem_range {
 	size_t len;
 };
 
-/* The current process's part (tracee->memory, base/tracee.h): its /proc/PID/mem; made and
+/* A process's part (p->memory, base/tracee.h): its /proc/PID/mem; made and
  * freed (closed) with it. */
 struct memory_state *memory_state_new(void);
 void memory_state_free(struct memory_state *st);
 
-int mem_open(pid_t pid);	/* opens /proc/PID/mem for code writes; 0 or -errno */
-void mem_close(void);
-int mem_fd(void);		/* the open /proc/PID/mem, -1 if none (the watchdog inherits it) */
+int mem_open(struct tracee *p);	/* opens /proc/PID/mem for code writes; 0 or -errno */
+void mem_close(struct tracee *p);
+int mem_fd(const struct tracee *p);	/* the open /proc/PID/mem, -1 if none (the watchdog inherits it) */
 
 int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);	/* 0 or -errno (all or nothing) */
 /* n ranges (at most MEM_READV_MAX, the kernel's IOV_MAX) in one system call: 0 or -errno. */
@@ -34,7 +35,7 @@ int mem_read_string(pid_t pid, uint64_t addr, char *buf, size_t size);	/* NUL-te
 
 /* Writes through /proc/PID/mem: for code, and for memory of a process other than the traced
  * one (a forked child) when fd >= 0 is given. */
-int mem_write_code(uint64_t addr, const void *buf, size_t len);
+int mem_write_code(const struct tracee *p, uint64_t addr, const void *buf, size_t len);
 int mem_write_fd(int fd, uint64_t addr, const void *buf, size_t len);
 
 #endif

@@ -12,7 +12,7 @@ struct thread_slot {
 	struct thread *t;	/* its own allocation: callers keep pointers across inserts */
 };
 
-/* The process's part (tracee->threads). */
+/* The process's part (p->threads). */
 struct threads_state {
 	struct hashmap table;
 };
@@ -49,14 +49,14 @@ struct thread *threads_find_in(struct threads_state *st, pid_t tid)
 	return s ? s->t : NULL;
 }
 
-struct thread *threads_find(pid_t tid)
+struct thread *threads_find(const struct tracee *p, pid_t tid)
 {
-	return threads_find_in(tracee->threads, tid);
+	return threads_find_in(p->threads, tid);
 }
 
-struct thread *threads_add(pid_t tid)
+struct thread *threads_add(struct tracee *p, pid_t tid)
 {
-	struct threads_state *st = tracee->threads;
+	struct threads_state *st = p->threads;
 	bool added;
 	struct thread_slot *s = hashmap_insert(&st->table, (uint64_t)tid, &added);
 	if (!s || !added)
@@ -73,9 +73,9 @@ struct thread *threads_add(pid_t tid)
 	return t;
 }
 
-void threads_remove(pid_t tid)
+void threads_remove(struct tracee *p, pid_t tid)
 {
-	struct threads_state *st = tracee->threads;
+	struct threads_state *st = p->threads;
 	struct thread_slot gone;
 	if (!hashmap_remove(&st->table, (uint64_t)tid, &gone))
 		return;
@@ -83,29 +83,29 @@ void threads_remove(pid_t tid)
 	free(gone.t);
 }
 
-void threads_clear(void)
+void threads_clear(struct tracee *p)
 {
-	free_all(tracee->threads);
+	free_all(p->threads);
 }
 
-int threads_count_all(void)
+int threads_count_all(const struct tracee *p)
 {
-	struct threads_state *st = tracee->threads;
+	struct threads_state *st = p->threads;
 	return (int)hashmap_count(&st->table);
 }
 
-int threads_count(void)
+int threads_count(const struct tracee *p)
 {
 	int n = 0;
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));)
+	for (struct thread *t; (t = threads_iter(p, &it));)
 		n += !t->guest;
 	return n;
 }
 
-struct thread *threads_iter(uint32_t *cursor)
+struct thread *threads_iter(const struct tracee *p, uint32_t *cursor)
 {
-	struct threads_state *st = tracee->threads;
+	struct threads_state *st = p->threads;
 	size_t it = *cursor;
 	struct thread_slot *s = hashmap_next(&st->table, &it);
 	*cursor = (uint32_t)it;

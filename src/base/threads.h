@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 struct threads_state;
+struct tracee;
 
 enum thread_state {
 	TS_RUNNING,	/* resumed; a stop will be reported */
@@ -42,22 +43,22 @@ struct thread {
 	struct frame *frames;	/* its shadow stack of calls in flight: depth of cap */
 };
 
-/* The current process's table (tracee->threads, base/tracee.h); made and freed with it. */
+/* A process's table (p->threads, base/tracee.h); made and freed with it. */
 struct threads_state *threads_state_new(void);
 void threads_state_free(struct threads_state *st);
 
-struct thread *threads_find(pid_t tid);
-/* In the table st of any process, the current one or not (whose thread tid is). */
+struct thread *threads_find(const struct tracee *p, pid_t tid);
+/* In the table st (whose thread tid is, when only the table is at hand). */
 struct thread *threads_find_in(struct threads_state *st, pid_t tid);
-struct thread *threads_add(pid_t tid);	/* finds or adds */
-void threads_remove(pid_t tid);
-void threads_clear(void);
-int threads_count(void);		/* traced threads, guests excluded */
-int threads_count_all(void);
+struct thread *threads_add(struct tracee *p, pid_t tid);	/* finds or adds */
+void threads_remove(struct tracee *p, pid_t tid);
+void threads_clear(struct tracee *p);
+int threads_count(const struct tracee *p);		/* traced threads, guests excluded */
+int threads_count_all(const struct tracee *p);
 
-/* Iteration: uint32_t it = 0; for (struct thread *t; (t = threads_iter(&it));) ...
+/* Iteration: uint32_t it = 0; for (struct thread *t; (t = threads_iter(p, &it));) ...
  * Removing the current thread while iterating is allowed (hashmap_next's order makes it
  * safe); adding is not (the table may grow). */
-struct thread *threads_iter(uint32_t *cursor);
+struct thread *threads_iter(const struct tracee *p, uint32_t *cursor);
 
 #endif

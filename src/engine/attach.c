@@ -55,7 +55,7 @@ static int seize(pid_t tid)
 {
 	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)PTRACE_OPTIONS) < 0)
 		return -errno;
-	struct thread *t = threads_add(tid);
+	struct thread *t = threads_add(tracee, tid);
 	if (!t)
 		return -ENOMEM;
 	t->want_stop = true;
@@ -86,7 +86,7 @@ int tracer_attach(pid_t p)
 	tracee->stopping_world = true;
 	err = seize(p);
 	if (err < 0) {
-		threads_clear();
+		threads_clear(tracee);
 		return err;
 	}
 	/* Threads may be created while we attach: re-read the list until it holds no stranger
@@ -100,7 +100,7 @@ int tracer_attach(pid_t p)
 			return -ESRCH;
 		for (struct dirent *e; (e = readdir(d));) {
 			pid_t tid = (pid_t)atoi(e->d_name);
-			if (tid <= 0 || threads_find(tid))
+			if (tid <= 0 || threads_find(tracee, tid))
 				continue;
 			if (seize(tid) == 0)
 				again = true;
@@ -125,7 +125,7 @@ int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
 		return -ECHILD;
 	if (ptrace(PTRACE_SEIZE, child, 0, (void *)(long)PTRACE_OPTIONS) < 0)
 		return -errno;
-	struct thread *t = threads_add(child);
+	struct thread *t = threads_add(tracee, child);
 	if (!t)
 		return -ENOMEM;
 	kill(child, SIGCONT);
@@ -136,7 +136,7 @@ int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
 		if (w < 0)
 			return (int)w;
 		if (event_is_end(&e)) {
-			threads_remove(child);
+			threads_remove(tracee, child);
 			if (read(exec_status_fd, child_errno, sizeof *child_errno) != sizeof *child_errno)
 				*child_errno = 0;
 			return -ENOEXEC;
@@ -209,7 +209,7 @@ static void count_records(struct tracee *p, uint64_t now)
 int tracer_setup_image(struct thread *t)
 {
 	int err;
-	if ((err = mem_open(tracee->pid)) < 0) {
+	if ((err = mem_open(tracee)) < 0) {
 		log_error("cannot open /proc/%d/mem: %s", tracee->pid, strerror(-err));
 		return err;
 	}
@@ -220,7 +220,7 @@ int tracer_setup_image(struct thread *t)
 	/* The watchdog first: whatever gputop writes from here on, a gputop killed now leaves it
 	 * to the watchdog to take back (a runtime launch's int3 planted before the watchdog was
 	 * there stayed, and killed the program at its next launch). */
-	rescue_set_target(tracee->rescue_slot, mem_fd(), 0);
+	rescue_set_target(tracee->rescue_slot, mem_fd(tracee), 0);
 	rescue_watchdog_start(tracee->rescue_slot, tracee->pid);
 	if (config.no_int3)	/* libwatch.c compares later mappings with these */
 		tracee->maps_hash = proc_exec_maps_hash(tracee->pid);
@@ -232,7 +232,7 @@ int tracer_setup_image(struct thread *t)
 			  strerror(entry ? -err : ENOENT));
 		return entry ? err : -ENOENT;
 	}
-	rescue_set_target(tracee->rescue_slot, mem_fd(), xol_trampoline(tracee));
+	rescue_set_target(tracee->rescue_slot, mem_fd(tracee), xol_trampoline(tracee));
 	uint64_t lookup_table;
 	uint32_t lookup_entries;
 	uint64_t lookup = xol_return_lookup(tracee, &lookup_table, &lookup_entries);
@@ -262,7 +262,7 @@ static bool injectable(const struct thread *t)
 struct thread *tracer_injectable_thread(void)
 {
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));)
+	for (struct thread *t; (t = threads_iter(tracee, &it));)
 		if (injectable(t))
 			return t;
 	return NULL;
@@ -275,7 +275,7 @@ int tracer_settle_event_stops(void)
 {
 	bool any = false;
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));) {
+	for (struct thread *t; (t = threads_iter(tracee, &it));) {
 		if (t->state != TS_STOPPED ||
 		    (t->stop_event != TE_CLONE && t->stop_event != TE_FORK))
 			continue;
@@ -303,20 +303,20 @@ static void start_running(void)
 	if (budget_active() || retfast_ready(tracee)) {
 		/* A thread's last CPU figure (for the budget) and the returns the stub recorded just
 		 * before it ended can only be read at its exit stop. Clones inherit the options. */
-		for (struct thread *t; (t = threads_iter(&it));)
+		for (struct thread *t; (t = threads_iter(tracee, &it));)
 			ptrace(PTRACE_SETOPTIONS, t->tid, 0, (void *)(long)(PTRACE_OPTIONS | PTRACE_O_TRACEEXIT));
 		it = 0;
 	}
 	if (probes_cuda_seen(tracee))
 		session_set_cuda_seen();
 	tracee->stopping_world = false;
-	for (struct thread *t; (t = threads_iter(&it));) {
+	for (struct thread *t; (t = threads_iter(tracee, &it));) {
 		t->want_stop = false;
 		if (t->state != TS_STOPPED)
 			continue;
 		tracee_release(t);
 	}
-	stats_set_threads(tracee->stats_id, threads_count());
+	stats_set_threads(tracee->stats_id, threads_count(tracee));
 	if (last_attach.stop_began_ns) {	/* an attach's stop */
 		last_attach.stop_ended_ns = now_ns();
 		last_attach.stop_ns = last_attach.stop_ended_ns - last_attach.stop_began_ns;
@@ -335,7 +335,7 @@ static struct thread *plant_waiting_jumps(struct thread *first)
 		if (round <= INSIDE_ROUNDS) {
 			uint32_t it = 0;
 			tracee->stopping_world = false;
-			for (struct thread *t; (t = threads_iter(&it));) {
+			for (struct thread *t; (t = threads_iter(tracee, &it));) {
 				t->want_stop = false;
 				if (t->state == TS_STOPPED)
 					tracee_release(t);
@@ -366,7 +366,7 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	probes_defer_inside(tracee, true);
 	int err = tracer_setup_image(first);
 	if (err == 0 && !(first = plant_waiting_jumps(first)))
-		err = threads_count_all() ? -EAGAIN : -ESRCH;
+		err = threads_count_all(tracee) ? -EAGAIN : -ESRCH;
 	probes_defer_inside(tracee, false);
 	if (err < 0)
 		return err;

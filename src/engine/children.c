@@ -67,7 +67,7 @@ void tracer_clean_child(pid_t child)
 			mem_write_fd(fd, b->addr, b->orig, b->patch_len);
 	uint64_t tramp = xol_ready(tracee) ? xol_trampoline(tracee) : 0, cur;
 	it = 0;
-	for (struct thread *t; (t = threads_iter(&it));)
+	for (struct thread *t; (t = threads_iter(tracee, &it));)
 		for (uint32_t i = 0; i < t->depth; i++)
 			if (pread(fd, &cur, 8, (off_t)t->frames[i].ret_slot) == 8 && cur == tramp)
 				mem_write_fd(fd, t->frames[i].ret_slot, &t->frames[i].ret_addr, 8);

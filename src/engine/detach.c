@@ -147,7 +147,7 @@ static int take_pending_traps(void)
 	for (int round = 0; round < 4; round++) {
 		bool any = false;
 		uint32_t it = 0;
-		for (struct thread *t; (t = threads_iter(&it));) {
+		for (struct thread *t; (t = threads_iter(tracee, &it));) {
 			if (t->state != TS_STOPPED || t->group_stopped || t->pending_sig ||
 			    !(unblocked_pending(t->tid) & (1ull << (SIGTRAP - 1))))
 				continue;
@@ -173,7 +173,7 @@ int tracer_detach(void)
 		err = take_pending_traps();
 	if (err == 0)
 		err = tracer_settle_event_stops();
-	if (err == -ESRCH || !threads_count_all())
+	if (err == -ESRCH || !threads_count_all(tracee))
 		return 0;	/* it exited meanwhile */
 
 	launchring_say_absent(tracee);	/* a thread still in a stub must not trap once we are gone */
@@ -183,7 +183,7 @@ int tracer_detach(void)
 	torch_flush();	/* PyTorch's last blocks, and its allocator's totals with every thread held */
 	it = 0;
 	bool all_out = true;
-	for (struct thread *t; (t = threads_iter(&it));)
+	for (struct thread *t; (t = threads_iter(tracee, &it));)
 		if (!t->guest && !restore_thread(t))
 			all_out = false;
 	launchring_restore_calls(tracee);	/* calls in flight through the call stub: their returns back */
@@ -203,15 +203,15 @@ int tracer_detach(void)
 				 "never used again) stays mapped in %d", tracee->pid);
 	}
 	it = 0;
-	for (struct thread *t; (t = threads_iter(&it));) {
+	for (struct thread *t; (t = threads_iter(tracee, &it));) {
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig);
-		threads_remove(t->tid);
+		threads_remove(tracee, t->tid);
 	}
 	if (restore_err == 0) {
 		rescue_forget_all(tracee->rescue_slot);
 		rescue_watchdog_stop(tracee->rescue_slot);	/* goodbye: nothing of ours is left for it to restore */
 	}
-	mem_close();
+	mem_close(tracee);
 	log_debug("%d: detached in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
 	if (restore_err < 0) {
 		log_error("could not restore every breakpoint of %d: %s", tracee->pid,
@@ -300,7 +300,7 @@ static void emergency_detach_one(uint64_t deadline)
 {
 	uint32_t it = 0;
 	uint64_t tramp = xol_ready(tracee) ? xol_trampoline(tracee) : 0;
-	for (struct thread *t; (t = threads_iter(&it));) {
+	for (struct thread *t; (t = threads_iter(tracee, &it));) {
 		if (t->state != TS_STOPPED) {
 			emergency_catch(t, tramp, deadline);
 			continue;
@@ -324,7 +324,7 @@ static struct thread *emergency_owner(pid_t tid)
 	uint32_t it = 0;
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		tracee = p;
-		struct thread *t = threads_find(tid);
+		struct thread *t = threads_find(tracee, tid);
 		if (t)
 			return t;
 	}

@@ -112,7 +112,7 @@ struct thread *follow_fork(struct tracee *parent, pid_t child)
 	/* A fork of a process with CUDA loaded (multiprocessing, a worker pool) may call it at
 	 * once: probed at its first stop, before it runs a single instruction of its own. */
 	tracee->probe_at_first_stop = parent_cuda;
-	struct thread *t = threads_add(child);
+	struct thread *t = threads_add(tracee, child);
 	if (!t) {
 		tracee_close();
 		tracee_select(was);
@@ -127,13 +127,13 @@ struct thread *follow_guest_exec(struct thread *guest)
 {
 	pid_t tid = guest->tid;
 	pid_t parent = tracee->pid;
-	threads_remove(tid);
+	threads_remove(tracee, tid);
 	if (!config.follow || tracee_open(tid, false) < 0) {
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		return NULL;
 	}
 	tracee->followed = true;
-	struct thread *t = threads_add(tid);
+	struct thread *t = threads_add(tracee, tid);
 	if (t)
 		t->state = TS_STOPPED;
 	log_info("following %d, a child of %d", tid, parent);
@@ -164,7 +164,7 @@ struct thread *tracer_adopt(const struct trace_stop *e)
 	struct tracee *owner = tracee_of_pid(tgid);
 	if (owner) {
 		tracee_select(owner);
-		return threads_add(tid);
+		return threads_add(tracee, tid);
 	}
 	if (event_is_end(e) || tgid <= 0)
 		return NULL;
@@ -174,7 +174,7 @@ struct thread *tracer_adopt(const struct trace_stop *e)
 		if (p->pid > 0 && tracer_shares_memory(tid)) {
 			/* vfork/posix_spawn: it runs in our memory, over our breakpoints, until it
 			 * execs; step it through them without counting. */
-			struct thread *t = threads_add(tid);
+			struct thread *t = threads_add(tracee, tid);
 			if (t)
 				t->guest = true;
 			return t;
@@ -222,7 +222,7 @@ void follow_tick(void)
 		if (!p->followed || p->set_up)
 			continue;
 		tracee_select(p);
-		if (threads_count() == 0)
+		if (threads_count(tracee) == 0)
 			continue;
 		bool cuda = maps_have_cuda(p->pid);
 		if (!cuda && !p->exec_checked) {

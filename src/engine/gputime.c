@@ -207,7 +207,7 @@ static void wait_started(struct thread *t, struct gputime_state *st, const char 
 		tracee_select(was);
 		if (st->phase != GPUTIME_LOADING)
 			return;	/* it ran exec meanwhile (gputime_forget): loaded again in the new image */
-		if (!threads_find(tid)) {	/* the program ended meanwhile */
+		if (!threads_find(tracee, tid)) {	/* the program ended meanwhile */
 			st->phase = GPUTIME_DONE;
 			return;
 		}
@@ -306,12 +306,12 @@ static bool stop_step(struct gputime_state *st, uint64_t deadline)
 		note_counts(st, false);
 		/* Unloaded; its thread, back in glibc, ends (its exit reaches the dispatcher). */
 		pid_t helper = (pid_t)st->last.helper_tid;
-		return helper && threads_find(helper) && now_ns() < deadline;
+		return helper && threads_find(tracee, helper) && now_ns() < deadline;
 	}
 	st->last.helper_tid = h.helper_tid;
 	if (st->final_read && h.cupti_kept) {	/* both stay loaded: only its thread ends */
 		pid_t helper = (pid_t)h.helper_tid;
-		return helper && threads_find(helper) && now_ns() < deadline;
+		return helper && threads_find(tracee, helper) && now_ns() < deadline;
 	}
 	if (h.state == GT_FINAL && !st->final_read) {
 		gputime_ring_drain(st->ring);	/* every record there will be */
@@ -354,7 +354,7 @@ void gputime_stop_all(void)
 			if (p->gputime->phase != GPUTIME_ON)
 				continue;
 			tracee_select(p);
-			if (!p->exited && threads_count_all() > 0 && stop_step(p->gputime, deadline))
+			if (!p->exited && threads_count_all(tracee) > 0 && stop_step(p->gputime, deadline))
 				asked++;
 			else
 				p->gputime->phase = GPUTIME_DONE;

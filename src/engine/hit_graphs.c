@@ -200,7 +200,7 @@ static void catch_up(struct tracee *p, uint64_t now)
 static void on_capture_end(struct tracee *p, const struct cuda_call *c)
 {
 	struct hit_state *st = p->hit;
-	struct thread *t = threads_find(c->tid);
+	struct thread *t = threads_find(p, c->tid);
 	const struct stats_graph_node *nodes;
 	uint32_t n;
 	catch_up(p, c->seen_ns);
@@ -218,7 +218,7 @@ static void on_capture_end(struct tracee *p, const struct cuda_call *c)
 static void define_exec(struct tracee *p, const struct cuda_call *c, bool update)
 {
 	const struct stats_graph_node *nodes = NULL;
-	struct thread *t = threads_find(c->tid);
+	struct thread *t = threads_find(p, c->tid);
 	uint32_t n = 0;
 	catch_up(p, c->seen_ns);	/* the launches recorded so far ran the nodes it had until now */
 	bool known = t && c->graph.graph && learn_nodes(p, t, c->graph.graph, &nodes, &n) == 0;

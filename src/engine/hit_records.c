@@ -65,7 +65,7 @@ static int by_time(const void *a, const void *b)
 static struct thread *thread_with_pointer(uint64_t tp)
 {
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));)
+	for (struct thread *t; (t = threads_iter(tracee, &it));)
 		if (t->thread_pointer == tp)
 			return t;
 	return NULL;
@@ -202,7 +202,7 @@ void hit_collect_returns(struct tracee *p, uint64_t now)
 		return;
 	}
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));) {
+	for (struct thread *t; (t = threads_iter(p, &it));) {
 		for (uint32_t i = 0; i < t->depth; i++) {
 			if (t->frames[i].rec < 0)
 				continue;

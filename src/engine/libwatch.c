@@ -34,7 +34,7 @@ static void refresh_held(void)
 	tracee->stopping_world = false;
 	seccomp_watch_review(now_ns());	/* a ring made now: its threads, still held, looked at */
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));) {
+	for (struct thread *t; (t = threads_iter(tracee, &it));) {
 		t->want_stop = false;
 		if (t->state == TS_STOPPED)
 			tracee_release(t);
@@ -43,7 +43,7 @@ static void refresh_held(void)
 
 void libwatch_tick(void)
 {
-	if (!config.no_int3 || !tracee->set_up || tracee->exited || threads_count() == 0)
+	if (!config.no_int3 || !tracee->set_up || tracee->exited || threads_count(tracee) == 0)
 		return;
 	uint64_t h = proc_exec_maps_hash(tracee->pid);
 	if (!h || h == tracee->maps_hash)

@@ -33,7 +33,7 @@ void park_poll(struct tracee *p, uint64_t now)
 		parks.hot_until = now + PARK_HOT_NS;
 	parks.last_poll = now;
 	for (int i = 0; i < n && !p->stopping_world; i++) {
-		struct thread *t = threads_find(parked[i].tid);
+		struct thread *t = threads_find(p, parked[i].tid);
 		if (!t || t->guest || t->park_asked || t->state == TS_STOPPED)
 			continue;
 		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)

@@ -16,6 +16,8 @@
 #include "event.h"
 #include "log.h"
 #include "threads.h"
+#include "tracee.h"
+#include "tracee_ctl.h"
 
 #define DEAD_WAIT_TICKS 100	/* interrupted waits (10 ms ticks) on a dead leader: ~1 s */
 
@@ -50,8 +52,9 @@ static bool take_exit(pid_t tid, int *status)
 	return true;
 }
 
-/* Reaps every dead thread of pid but the leader; returns how many. */
-static int reap_others(pid_t pid)
+/* Reaps every dead thread of pid but the leader, and forgets it in p's table (NULL: none);
+ * returns how many. */
+static int reap_others(struct tracee *p, pid_t pid)
 {
 	char path[64];
 	int reaped = 0;
@@ -63,7 +66,8 @@ static int reap_others(pid_t pid)
 		pid_t tid = (pid_t)atoi(e->d_name);
 		if (tid <= 0 || tid == pid || !thread_exited(tid) || !take_exit(tid, NULL))
 			continue;
-		threads_remove(tid);
+		if (p)
+			threads_remove(p, tid);
 		reaped++;
 	}
 	closedir(d);
@@ -76,15 +80,15 @@ static struct {
 	int dead_ticks;
 } interrupted;
 
-bool reap_after_interrupted_wait(pid_t pid, pid_t tid, bool stop_asked)
+bool reap_after_interrupted_wait(struct tracee *p, pid_t tid, bool stop_asked)
 {
 	if (!thread_exited(tid)) {
 		interrupted.dead_tid = 0;
 		return false;	/* alive: running the call it was given */
 	}
-	int n = reap_others(pid);
+	int n = reap_others(p, p->pid);
 	if (n)
-		log_debug("%d died while gputop waited for its thread %d: reaped %d other threads", pid, tid, n);
+		log_debug("%d died while gputop waited for its thread %d: reaped %d other threads", p->pid, tid, n);
 	if (interrupted.dead_tid != tid) {
 		interrupted.dead_tid = tid;
 		interrupted.dead_ticks = 0;
@@ -92,8 +96,19 @@ bool reap_after_interrupted_wait(pid_t pid, pid_t tid, bool stop_asked)
 	return stop_asked || ++interrupted.dead_ticks > DEAD_WAIT_TICKS;
 }
 
+/* The traced process pid; NULL where gputop never took it. */
+static struct tracee *process_of(pid_t pid)
+{
+	uint32_t it = 0;
+	for (struct tracee *p; (p = tracee_next(&it));)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
 bool reap_dead_program(pid_t pid, int *exit_code, int *term_signal, int wait_ms)
 {
+	struct tracee *p = process_of(pid);
 	struct timespec nap = { 0, 5000000 };
 	for (int waited = 0;; waited += 5) {
 		if (waited > wait_ms)
@@ -104,14 +119,15 @@ bool reap_dead_program(pid_t pid, int *exit_code, int *term_signal, int wait_ms)
 			nanosleep(&nap, NULL);
 			continue;	/* it may be on its way out */
 		}
-		reap_others(pid);
+		reap_others(p, pid);
 		int status;
 		if (take_exit(pid, &status)) {
 			struct trace_stop e;
 			event_decode(pid, status, &e);
 			*term_signal = e.event == TE_KILLED ? e.sig : 0;
 			*exit_code = e.event == TE_KILLED ? 128 + e.sig : e.code;
-			threads_remove(pid);
+			if (p)
+				threads_remove(p, pid);
 			return true;
 		}
 		char path[64];

@@ -8,13 +8,15 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* A wait for thread tid of program pid was interrupted (the 10 ms tick, or a signal to gputop).
+struct tracee;
+
+/* A wait for thread tid of program p was interrupted (the 10 ms tick, or a signal to gputop).
  * If tid has exited but cannot be reported yet (the group's leader, its other threads dead and
- * not reaped), reaps every other dead thread of pid (__WALL), so that tid's exit comes next.
+ * not reaped), reaps every other dead thread of p (__WALL), so that tid's exit comes next.
  * True when the wait should end now: the program is dead and tid's exit has not come within
  * a second, or it is dead and gputop was asked to stop (stop_asked). A live thread is waited
  * for: it is running a single call gputop gave it. */
-bool reap_after_interrupted_wait(pid_t pid, pid_t tid, bool stop_asked);
+bool reap_after_interrupted_wait(struct tracee *p, pid_t tid, bool stop_asked);
 
 /* After an attach or start that failed: if pid dies within wait_ms (0: has died), reaps what is
  * left of it (every thread) and says how the leader ended: *exit_code (128 + signal if killed),

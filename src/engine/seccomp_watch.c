@@ -69,12 +69,12 @@ void seccomp_watch_review(uint64_t now)
 	 * its maker's (a filter installed since shows as one more there). */
 	uint64_t shown = 0;
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));)
+	for (struct thread *t; (t = threads_iter(tracee, &it));)
 		if (t->seccomp_ok > 0 && t->seccomp_ok <= 64)
 			shown |= 1ull << (t->seccomp_ok - 1);
 	bool held = false;
 	it = 0;
-	for (struct thread *t; (t = threads_iter(&it));) {
+	for (struct thread *t; (t = threads_iter(tracee, &it));) {
 		struct seccomp_state s;
 		struct seccomp_refusal why;
 		if (t->guest || seccomp_thread_state(t->tid, &s) < 0)

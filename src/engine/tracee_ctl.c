@@ -169,7 +169,7 @@ int tracee_live_count(void)
 	int n = 0;
 	for (uint32_t i = 0; i < tracees.n_list; i++) {
 		tracee_select(tracees.list[i]);
-		n += threads_count_all() > 0;
+		n += threads_count_all(tracee) > 0;
 	}
 	tracee_select(was);
 	return n;
@@ -227,17 +227,17 @@ bool tracee_thread_vanished(pid_t tid)
 void tracee_forget_vanished_threads(void)
 {
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));)
+	for (struct thread *t; (t = threads_iter(tracee, &it));)
 		if (t->state != TS_STOPPED && tracee_thread_vanished(t->tid)) {
 			log_debug("thread %d vanished", t->tid);
 			hit_forget_frames(tracee, t, 0);
-			threads_remove(t->tid);
+			threads_remove(tracee, t->tid);
 		}
 }
 
 void tracee_on_exit(const struct trace_stop *e)
 {
-	struct thread *gone = threads_find(e->tid);
+	struct thread *gone = threads_find(tracee, e->tid);
 	if (gone && !gone->guest)
 		tracee->exited_threads_cpu += gone->cpu_ns;
 	if (gone)
@@ -254,7 +254,7 @@ void tracee_on_exit(const struct trace_stop *e)
 		stats_process_ended(tracee->stats_id, !tracee->term_signal, tracee->exit_status, tracee->term_signal);
 		log_debug("%d ended (status %d)", tracee->pid, tracee->exit_status);
 	}
-	threads_remove(e->tid);
+	threads_remove(tracee, e->tid);
 }
 
 /* ---- one thread to a trap of ours ------------------------------------------------------- */
@@ -276,7 +276,7 @@ static int next_stop(struct thread *t, struct trace_stop *e)
 	for (;;) {
 		pid_t w = event_wait(t->tid, 0, e);
 		if (w == -EINTR) {
-			if (reap_after_interrupted_wait(tracee->pid, t->tid, tracer_stop_signal()))
+			if (reap_after_interrupted_wait(tracee, t->tid, tracer_stop_signal()))
 				return -ESRCH;
 			continue;
 		}
@@ -405,7 +405,7 @@ int tracee_stop_world(void)
 {
 	uint32_t it = 0;
 	tracee->stopping_world = true;
-	for (struct thread *t; (t = threads_iter(&it));) {
+	for (struct thread *t; (t = threads_iter(tracee, &it));) {
 		t->want_stop = true;
 		if (t->state != TS_STOPPED)
 			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
@@ -418,11 +418,11 @@ int tracee_wait_all_stopped(void)
 	for (;;) {
 		bool all = true;
 		uint32_t it = 0;
-		for (struct thread *t; (t = threads_iter(&it));)
+		for (struct thread *t; (t = threads_iter(tracee, &it));)
 			if (t->state != TS_STOPPED)
 				all = false;
 		if (all)
-			return threads_count_all() ? 0 : -ESRCH;
+			return threads_count_all(tracee) ? 0 : -ESRCH;
 		struct trace_stop e;
 		pid_t tid = event_wait(-1, 0, &e);
 		if (tid == -EINTR) {
@@ -462,7 +462,7 @@ uint64_t tracee_cpu_ns(void)
 {
 	uint64_t sum = tracee->exited_threads_cpu;
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(&it));)
+	for (struct thread *t; (t = threads_iter(tracee, &it));)
 		if (!t->guest)
 			sum += tracee_thread_cpu_ns(t);
 	return sum;

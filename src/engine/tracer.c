@@ -56,12 +56,12 @@ static void on_exec(struct thread *t)
 	/* Every other thread is gone and the exec'ing one now has the group's id. The old image
 	 * took breakpoints and trampoline page with it: nothing to restore, everything to redo. */
 	uint32_t it = 0;
-	for (struct thread *o; (o = threads_iter(&it));)
+	for (struct thread *o; (o = threads_iter(tracee, &it));)
 		if (o->tid != tracee->pid && !o->guest)
-			threads_remove(o->tid);
+			threads_remove(tracee, o->tid);
 	if (t->tid != tracee->pid) {
-		threads_remove(t->tid);
-		t = threads_add(tracee->pid);
+		threads_remove(tracee, t->tid);
+		t = threads_add(tracee, tracee->pid);
 	}
 	t->depth = 0;
 	t->state = TS_STOPPED;
@@ -75,7 +75,7 @@ static void on_exec(struct thread *t)
 	torch_forget();
 	rescue_forget_all(tracee->rescue_slot);
 	rescue_watchdog_stop(tracee->rescue_slot);	/* it holds the old image's /proc/PID/mem */
-	mem_close();
+	mem_close(tracee);
 	char command[256];
 	proc_command(tracee->pid, command, sizeof command);
 	stats_process_set_command(tracee->stats_id, command);
@@ -130,7 +130,7 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 		 * first): if it has even exited and been reaped since, adding it now would make a
 		 * thread that never reports, and a detach that waits for it forever. */
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 && !tracee_thread_vanished((pid_t)msg)) {
-			struct thread *n = threads_add((pid_t)msg);
+			struct thread *n = threads_add(p, (pid_t)msg);
 			if (n && t->guest)
 				n->guest = true;
 			if (n && p->stopping_world)
@@ -178,7 +178,7 @@ static void dispatch(const struct trace_stop *e, uint64_t now)
 	struct tracee *was = tracee, *owner = tracee_owner(e->tid);
 	if (owner)
 		tracee_select(owner);
-	struct thread *t = owner ? threads_find(e->tid) : tracer_adopt(e);
+	struct thread *t = owner ? threads_find(tracee, e->tid) : tracer_adopt(e);
 	struct tracee *p = tracee;	/* owner, or the process tracer_adopt made current */
 	if (t && event_is_end(e))
 		tracee_on_exit(e);
@@ -278,7 +278,7 @@ static void close_ended(void)
 	struct tracee *was = tracee;
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		tracee_select(p);
-		if (p == tracer.root || threads_count_all() > 0)
+		if (p == tracer.root || threads_count_all(tracee) > 0)
 			continue;
 		if (p->exited)
 			log_info("%d %s %d", p->pid, p->term_signal ? "was killed by signal" : "exited with status",
@@ -303,8 +303,8 @@ static void housekeeping(void)
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		tracee_select(p);
 		tracee_forget_vanished_threads();
-		if (threads_count())
-			stats_set_threads(tracee->stats_id, threads_count());	/* the last count stays once it ended */
+		if (threads_count(p))	/* the last count stays once it ended */
+			stats_set_threads(p->stats_id, threads_count(p));
 		stack_capture_sample_launches(p);
 		libwatch_tick();
 	}
@@ -363,13 +363,13 @@ int tracer_detach_all(void)
 		if (p == tracer.root)
 			continue;
 		tracee_select(p);
-		if (threads_count_all() > 0) {
+		if (threads_count_all(tracee) > 0) {
 			int e = tracer_detach();
 			err = err ? err : e;
 		}
 	}
 	tracee_select(tracer.root);
-	if (tracer.root && threads_count_all() > 0) {
+	if (tracer.root && threads_count_all(tracee) > 0) {
 		int e = tracer_detach();
 		err = err ? err : e;
 	}

@@ -74,7 +74,7 @@ static void reclaim_leftover(struct thread *t, uint64_t addr, uint8_t *code)
 	if (!target || mem_read(t->tid, target, slot, sizeof slot) < 0 ||
 	    arch_jump_leftover(slot, sizeof slot, target, addr, orig) < 0)
 		return;
-	if (mem_write_code(addr, orig, sizeof orig) == 0) {
+	if (mem_write_code(tracee, addr, orig, sizeof orig) == 0) {
 		memcpy(code, orig, sizeof orig);
 		log_info("put back the entry at %#llx that an earlier gputop left", (unsigned long long)addr);
 	}
@@ -117,7 +117,7 @@ int bp_create(struct tracee *p, struct thread *t, uint64_t addr, enum bp_kind ki
 		xol_slot_free(p, slot);
 		return -ENOEXEC;
 	}
-	if ((err = mem_write_code(slot, slot_code, slot_len)) < 0) {
+	if ((err = mem_write_code(p, slot, slot_code, slot_len)) < 0) {
 		xol_slot_free(p, slot);
 		return err;
 	}
@@ -142,7 +142,7 @@ static bool thread_inside(uint64_t lo, uint64_t hi)
 {
 	uint32_t it = 0;
 	arch_regs_t r;
-	for (struct thread *t; (t = threads_iter(&it));)
+	for (struct thread *t; (t = threads_iter(tracee, &it));)
 		if (t->state == TS_STOPPED && arch_get_regs(t->tid, &r) == 0 && arch_pc(&r) > lo &&
 		    arch_pc(&r) < hi)
 			return true;
@@ -199,7 +199,7 @@ int bp_create_jump(struct tracee *p, struct thread *t, uint64_t addr, uint64_t s
 			  .displaced = (uint8_t)displaced, .kind = BP_PROBE, .api = (int16_t)api,
 			  .module = module, .patch_len = ARCH_JUMP_LEN, .ring = (int16_t)ring };
 	memcpy(b->orig, code, sizeof b->orig);
-	if ((err = mem_write_code(slot, slot_code, slot_len)) < 0 || (err = insert(p, b)) < 0) {
+	if ((err = mem_write_code(p, slot, slot_code, slot_len)) < 0 || (err = insert(p, b)) < 0) {
 		free(b);
 		goto free_slot;
 	}
@@ -225,13 +225,13 @@ static int write_jump_bytes(const struct tracee *p, struct bp *b, const uint8_t 
 	 * behind it whole again: a gputop dying between two writes leaves no int3 behind (the
 	 * watchdog writes that byte), only the old or the new instruction. */
 	rescue_code_armed(p->rescue_slot, b->addr, from[0]);
-	int err = mem_write_code(b->addr, arch_breakpoint, arch_breakpoint_len);
+	int err = mem_write_code(p, b->addr, arch_breakpoint, arch_breakpoint_len);
 	if (err == 0)
-		err = mem_write_code(b->addr + 1, bytes + 1, ARCH_JUMP_LEN - 1);
+		err = mem_write_code(p, b->addr + 1, bytes + 1, ARCH_JUMP_LEN - 1);
 	if (err == 0)
 		rescue_code_armed(p->rescue_slot, b->addr, bytes[0]);
 	if (err == 0)
-		err = mem_write_code(b->addr, bytes, 1);
+		err = mem_write_code(p, b->addr, bytes, 1);
 	rescue_code_disarmed(p->rescue_slot, b->addr);
 	return err;
 }
@@ -249,12 +249,12 @@ int bp_arm(const struct tracee *p, struct bp *b)
 		if (err == 0)
 			b->armed = true;
 		else
-			mem_write_code(b->addr, b->orig, ARCH_JUMP_LEN);
+			mem_write_code(p, b->addr, b->orig, ARCH_JUMP_LEN);
 		return err;
 	}
 
 	rescue_code_armed(p->rescue_slot, b->addr, b->orig[0]);	/* before: a crash right after must find it */
-	int err = mem_write_code(b->addr, arch_breakpoint, arch_breakpoint_len);
+	int err = mem_write_code(p, b->addr, arch_breakpoint, arch_breakpoint_len);
 	if (err == 0)
 		b->armed = true;
 	else
@@ -274,7 +274,7 @@ int bp_disarm(const struct tracee *p, struct bp *b)
 			b->armed = false;
 		return err;
 	}
-	int err = mem_write_code(b->addr, b->orig, arch_breakpoint_len);
+	int err = mem_write_code(p, b->addr, b->orig, arch_breakpoint_len);
 	if (err == 0) {
 		b->armed = false;
 		rescue_code_disarmed(p->rescue_slot, b->addr);

@@ -357,7 +357,7 @@ int launchring_io(uint64_t addr, void *buf, size_t len, bool write)
 {
 	uint32_t it = 0;
 	int err = -ESRCH;
-	for (struct thread *t; err && (t = threads_iter(&it));)
+	for (struct thread *t; err && (t = threads_iter(tracee, &it));)
 		if (!t->guest)
 			err = write ? mem_write(t->tid, addr, buf, len) : mem_read(t->tid, addr, buf, len);
 	return err;

@@ -166,7 +166,7 @@ int retfast_init(struct tracee *p, struct thread *t)
 	uint8_t code[256];
 	memcpy(code, arch_ret_stub, size);
 	memcpy(code + (arch_ret_stub_table - arch_ret_stub), &addr, sizeof addr);
-	int err = mem_write_code(at, code, size);
+	int err = mem_write_code(p, at, code, size);
 	if (err < 0)
 		return err;
 	/* The counter's rate: two points 10 ms apart to start with. */

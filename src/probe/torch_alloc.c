@@ -798,7 +798,7 @@ void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT]
 	}
 	const char *why;
 	read_before(st->native, &why);
-	torch_mem_set_before(pid, why ? TORCH_BEFORE_UNKNOWN : TORCH_BEFORE_READ, why, (uint32_t)threads_count());
+	torch_mem_set_before(pid, why ? TORCH_BEFORE_UNKNOWN : TORCH_BEFORE_READ, why, (uint32_t)threads_count(tracee));
 	if (why)
 		log_info("%d: PyTorch's caching allocator: %s", pid, why);
 	read_all_stats();

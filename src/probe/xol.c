@@ -136,7 +136,7 @@ int xol_set_shared_code(struct tracee *p, const uint8_t *code, size_t len)
 	memcpy(st->shared, code, len);
 	st->shared_len = len;
 	for (int i = 0; i < st->n_areas; i++) {
-		int err = mem_write_code(st->areas[i].base + OFF_SHARED, st->shared, st->shared_len);
+		int err = mem_write_code(p, st->areas[i].base + OFF_SHARED, st->shared, st->shared_len);
 		if (err < 0)
 			return err;
 	}
@@ -185,24 +185,24 @@ static int area_fill_header(struct tracee *p, uint64_t base)
 					base + OFF_CALL_RESUME, SYS_getpid, base + OFF_RESUME_SP,
 					base + OFF_RESUME) ? 0 : -ENOSPC;
 	if (!err)
-		err = mem_write_code(base, head, sizeof head);
+		err = mem_write_code(p, base, head, sizeof head);
 	uint8_t resume[OFF_RESUME_SAVE - OFF_RESUME];
 	size_t n = arch_syscall_resume_code(resume, sizeof resume, base + OFF_RESUME, base + OFF_RESUME_SAVE);
 	if (!err && !n)
 		err = -ENOSPC;
 	if (!err)
-		err = mem_write_code(base + OFF_RESUME, resume, n);
+		err = mem_write_code(p, base + OFF_RESUME, resume, n);
 	if (!err && !p->xol->n_areas) {	/* area 0: the trampoline's */
 		uint8_t lookup[OFF_SHARED - OFF_LOOKUP], jump[ARCH_JUMP_LEN];
 		n = arch_return_lookup_code(lookup, sizeof lookup, base + OFF_LOOKUP,
 					    base + AREA_SIZE - LOOKUP_BYTES, LOOKUP_ENTRIES);
-		err = n ? mem_write_code(base + OFF_LOOKUP, lookup, n) : -ENOSPC;
+		err = n ? mem_write_code(p, base + OFF_LOOKUP, lookup, n) : -ENOSPC;
 		/* Right after the trampoline's int3, a jump to the lookup: where a thread stopped at
 		 * the int3 when gputop died resumes (the kernel drops the trap), and where the rescue's
 		 * one-byte no-op over the int3 sends every later return. */
 		arch_jump_encode(jump, base + OFF_TRAMP + arch_breakpoint_len, base + OFF_LOOKUP);
 		if (!err)
-			err = mem_write_code(base + OFF_TRAMP + arch_breakpoint_len, jump, sizeof jump);
+			err = mem_write_code(p, base + OFF_TRAMP + arch_breakpoint_len, jump, sizeof jump);
 	}
 	return err;
 }
@@ -240,7 +240,7 @@ static long run_syscall_at(struct thread *t, uint64_t gadget, uint64_t save_at, 
 	if (save_at) {
 		uint64_t words[ARCH_SYSCALL_SAVE_WORDS];
 		arch_syscall_resume_save(&saved, words);
-		if ((err = mem_write_code(save_at, words, sizeof words)) < 0)
+		if ((err = mem_write_code(tracee, save_at, words, sizeof words)) < 0)
 			return err;
 	}
 	r = saved;
@@ -293,7 +293,7 @@ static int add_area(struct tracee *p, uint64_t base)
 	struct xol_state *st = p->xol;
 	int err = area_fill_header(p, base);
 	if (err == 0 && st->shared_len)
-		err = mem_write_code(base + OFF_SHARED, st->shared, st->shared_len);
+		err = mem_write_code(p, base + OFF_SHARED, st->shared, st->shared_len);
 	if (err < 0)
 		return err;
 	st->areas[st->n_areas++] = (struct area){ .base = base, .next_slot = OFF_SLOTS };
@@ -316,13 +316,13 @@ static long syscall_from_tail(struct thread *t, long nr, const uint64_t args[6])
 	uint8_t orig[ROOM], code[SAVE_AT];
 	uint64_t at = sym_exec_tail(ROOM);
 	size_t n = at ? arch_syscall_resume_code(code, sizeof code, at, at + SAVE_AT) : 0;
-	if (!n || mem_read(t->tid, at, orig, sizeof orig) < 0 || mem_write_code(at, code, n) < 0) {
+	if (!n || mem_read(t->tid, at, orig, sizeof orig) < 0 || mem_write_code(tracee, at, code, n) < 0) {
 		log_debug("no spare bytes at the end of an executable segment for a gadget");
 		return -ENOSPC;
 	}
 	log_debug("system call %ld from a copy of the gadget at %#" PRIx64, nr, at);
 	long r = run_syscall_at(t, at, at + SAVE_AT, nr, args);
-	if (mem_write_code(at, orig, sizeof orig) < 0)
+	if (mem_write_code(tracee, at, orig, sizeof orig) < 0)
 		log_warn("could not put back %d bytes at %#" PRIx64 " (the unused end of an executable "
 			 "segment; never run by the program)", ROOM, at);
 	return r;
@@ -351,10 +351,10 @@ int xol_init(struct tracee *p, struct thread *t, uint64_t scratch)
 	int err = mem_read(t->tid, scratch, saved, arch_syscall_gadget_len);
 	if (err < 0)
 		return err;
-	if ((err = mem_write_code(scratch, arch_syscall_gadget, arch_syscall_gadget_len)) < 0)
+	if ((err = mem_write_code(p, scratch, arch_syscall_gadget, arch_syscall_gadget_len)) < 0)
 		return err;
 	addr = map_area(t, scratch, 0, 0);
-	int restore = mem_write_code(scratch, saved, arch_syscall_gadget_len);
+	int restore = mem_write_code(p, scratch, saved, arch_syscall_gadget_len);
 	if (addr < 0 && addr > -4096)
 		return (int)addr;
 	if (restore < 0)
@@ -541,7 +541,7 @@ static int save_for_resume(struct tracee *p, const arch_regs_t *saved)
 	uint64_t words[ARCH_SYSCALL_SAVE_WORDS + 1];
 	arch_syscall_resume_save(saved, words);
 	words[ARCH_SYSCALL_SAVE_WORDS] = arch_sp(saved);
-	return mem_write_code(st->areas[0].base + OFF_RESUME_SAVE, words, sizeof words);
+	return mem_write_code(p, st->areas[0].base + OFF_RESUME_SAVE, words, sizeof words);
 }
 
 uint64_t xol_calibrate(struct tracee *p, struct thread *t)

@@ -71,7 +71,7 @@ int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return 0;
 }
 
-int mem_write_code(uint64_t addr, const void *buf, size_t len)
+int mem_write_code(const struct tracee *p, uint64_t addr, const void *buf, size_t len)
 {
 	code_writes++;
 	return mem_write(0, addr, buf, len);

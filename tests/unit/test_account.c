@@ -66,7 +66,7 @@ static struct thread *process(pid_t pid)
 	fake_cuda_module(CUDA_LO, CUDA_HI);
 	hit_init(tracee, STOP_COST, 0);
 	tracee->stats_id = stats_process_new(pid, 1, "test");
-	struct thread *t = threads_add(pid);
+	struct thread *t = threads_add(tracee, pid);
 	t->device = -1;
 	t->thread_pointer = TP;
 	n_seen = 0;

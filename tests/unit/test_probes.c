@@ -349,7 +349,7 @@ static struct thread *fresh(pid_t pid)
 	memset(&stopped_regs, 0, sizeof stopped_regs);
 	stopped_regs.rip = 0x401000;
 	tracee->stats_id = stats_process_new(pid, 1, "test");
-	struct thread *t = threads_add(pid);
+	struct thread *t = threads_add(tracee, pid);
 	t->state = TS_STOPPED;
 	return t;
 }
