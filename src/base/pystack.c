@@ -20,7 +20,7 @@
 
 enum { MAX_INTERPRETERS = 64, MAX_THREADS = 4096, MAX_TABLE = 1 << 16 };
 
-/* The process's part (tracee->pystack): what was found of its interpreter. */
+/* The process's part (p->pystack): what was found of its interpreter. */
 struct pystack_state {
 	bool looked;
 	const struct py_layout *L;	/* &layout once the interpreter is known */
@@ -39,9 +39,9 @@ void pystack_state_free(struct pystack_state *st)
 	free(st);
 }
 
-void pystack_forget(void)
+void pystack_forget(struct tracee *p)
 {
-	*tracee->pystack = (struct pystack_state){ 0 };
+	*p->pystack = (struct pystack_state){ 0 };
 }
 
 bool pystack_is_eval_function(const char *name)
@@ -64,14 +64,14 @@ static bool is_interpreter(const char *base, int *minor)
 	return sscanf(base, "libpython3.%d", minor) == 1 || sscanf(base, "python3.%d", minor) == 1;
 }
 
-static void find_interpreter(pid_t tid)
+static void find_interpreter(const struct tracee *p, pid_t tid)
 {
-	struct pystack_state *py = tracee->pystack;
+	struct pystack_state *py = p->pystack;
 	size_t cursor = 0;
 	const struct module *m;
 	py->looked = true;
 	py->L = NULL;
-	while ((m = sym_module_next(&cursor))) {
+	while ((m = sym_module_next(p, &cursor))) {
 		int minor = 0;
 		uint64_t runtime;
 		if (!is_interpreter(m->base, &minor) || !(runtime = sym_find(m, "_PyRuntime")))
@@ -119,15 +119,14 @@ static uint64_t read_ptr(pid_t tid, uint64_t addr)
 	return v;
 }
 
-static bool has_type(pid_t tid, uint64_t obj, uint64_t type)
+static bool has_type(const struct pystack_state *py, pid_t tid, uint64_t obj, uint64_t type)
 {
-	return obj && type && read_ptr(tid, obj + (uint64_t)tracee->pystack->L->ob_type) == type;
+	return obj && type && read_ptr(tid, obj + (uint64_t)py->L->ob_type) == type;
 }
 
 /* The thread state of the thread (native id tid, or pthread_self() == tp before 3.11). */
-static uint64_t thread_state(pid_t tid, uint64_t tp)
+static uint64_t thread_state(const struct pystack_state *py, pid_t tid, uint64_t tp)
 {
-	struct pystack_state *py = tracee->pystack;
 	const struct py_layout *L = py->L;
 	uint64_t interp = read_ptr(tid, py->runtime + L->runtime_interp_head);
 	for (int i = 0; interp && i < MAX_INTERPRETERS; i++, interp = read_ptr(tid, interp + L->interp_next)) {
@@ -211,9 +210,8 @@ static int line_310(const uint8_t *p, const uint8_t *end, int line, int64_t addr
 	return 0;
 }
 
-static uint32_t line_of(pid_t tid, uint64_t code, int64_t unit)
+static uint32_t line_of(const struct pystack_state *py, pid_t tid, uint64_t code, int64_t unit)
 {
-	struct pystack_state *py = tracee->pystack;
 	const struct py_layout *L = py->L;
 	int32_t first = 0;
 	uint64_t table = read_ptr(tid, code + L->code_linetable), size = 0;
@@ -230,14 +228,13 @@ static uint32_t line_of(pid_t tid, uint64_t code, int64_t unit)
 }
 
 /* The frame's code object and its instruction, as a code unit index (-1 if not started). */
-static bool frame_code(pid_t tid, uint64_t frame, uint64_t *code, int64_t *unit)
+static bool frame_code(const struct pystack_state *py, pid_t tid, uint64_t frame, uint64_t *code, int64_t *unit)
 {
-	struct pystack_state *py = tracee->pystack;
 	const struct py_layout *L = py->L;
 	*code = read_ptr(tid, frame + L->frame_code);
 	if (L->stackref)
 		*code &= ~(uint64_t)3;	/* a _PyStackRef's tag bits (Py_TAG_BITS) */
-	if (!has_type(tid, *code, py->code_type))
+	if (!has_type(py, tid, *code, py->code_type))
 		return false;
 	if (L->version == 10) {
 		int32_t lasti = -1;
@@ -250,15 +247,15 @@ static bool frame_code(pid_t tid, uint64_t frame, uint64_t *code, int64_t *unit)
 	return true;
 }
 
-int pystack_read(pid_t tid, uint64_t tp, struct py_frame *out, int max)
+int pystack_read(const struct tracee *p, pid_t tid, uint64_t tp, struct py_frame *out, int max)
 {
-	struct pystack_state *py = tracee->pystack;
+	struct pystack_state *py = p->pystack;
 	if (!py->looked)
-		find_interpreter(tid);
+		find_interpreter(p, tid);
 	if (!py->L || !py->code_type || max <= 0)
 		return 0;
 	const struct py_layout *L = py->L;
-	uint64_t ts = thread_state(tid, tp);
+	uint64_t ts = thread_state(py, tid, tp);
 	uint64_t frame = read_ptr(tid, ts + L->tstate_frame);
 	if (L->cframe_frame >= 0)
 		frame = read_ptr(tid, frame + L->cframe_frame);
@@ -274,7 +271,7 @@ int pystack_read(pid_t tid, uint64_t tp, struct py_frame *out, int max)
 		}
 		uint64_t code;
 		int64_t unit;
-		if (!frame_code(tid, frame, &code, &unit)) {
+		if (!frame_code(py, tid, frame, &code, &unit)) {
 			if (L->version < 13)	/* 3.13 keeps other executables there too */
 				say_once("the CPython %s frames do not look as gputop expects", "3.x");
 			if (L->version < 13)
@@ -288,7 +285,7 @@ int pystack_read(pid_t tid, uint64_t tp, struct py_frame *out, int max)
 			continue;	/* not started yet: no line of its own */
 		if (L->frame_is_entry >= 0)
 			mem_read(tid, frame + L->frame_is_entry, &is_entry, 1);
-		out[n] = (struct py_frame){ .code = code, .line = line_of(tid, code, unit),
+		out[n] = (struct py_frame){ .code = code, .line = line_of(py, tid, code, unit),
 					    .entry = L->version == 10 || (L->frame_is_entry >= 0 && is_entry) };
 		n++;
 	}
@@ -296,14 +293,13 @@ int pystack_read(pid_t tid, uint64_t tp, struct py_frame *out, int max)
 }
 
 /* A str object as UTF-8 into buf (size n); "?" where it cannot be read. */
-static void read_str(pid_t tid, uint64_t obj, char *buf, size_t n)
+static void read_str(const struct pystack_state *py, pid_t tid, uint64_t obj, char *buf, size_t n)
 {
-	struct pystack_state *py = tracee->pystack;
 	const struct py_layout *L = py->L;
 	uint32_t state = 0;
 	int64_t len = 0;
 	snprintf(buf, n, "?");
-	if (!has_type(tid, obj, py->unicode_type) || mem_read(tid, obj + L->unicode_state, &state, sizeof state) < 0 ||
+	if (!has_type(py, tid, obj, py->unicode_type) || mem_read(tid, obj + L->unicode_state, &state, sizeof state) < 0 ||
 	    mem_read(tid, obj + (uint64_t)L->unicode_length, &len, sizeof len) < 0 || len < 0)
 		return;
 	unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
@@ -331,15 +327,15 @@ static void read_str(pid_t tid, uint64_t obj, char *buf, size_t n)
 	buf[k] = 0;
 }
 
-int pystack_describe(pid_t tid, struct py_frame *f)
+int pystack_describe(const struct tracee *p, pid_t tid, struct py_frame *f)
 {
-	struct pystack_state *py = tracee->pystack;
+	struct pystack_state *py = p->pystack;
 	const struct py_layout *L = py->L;
 	if (!L)
 		return -1;
 	f->module = py->module;
-	read_str(tid, read_ptr(tid, f->code + (uint64_t)(L->code_qualname >= 0 ? L->code_qualname : L->code_name)),
+	read_str(py, tid, read_ptr(tid, f->code + (uint64_t)(L->code_qualname >= 0 ? L->code_qualname : L->code_name)),
 		 f->function, sizeof f->function);
-	read_str(tid, read_ptr(tid, f->code + L->code_filename), f->file, sizeof f->file);
+	read_str(py, tid, read_ptr(tid, f->code + L->code_filename), f->file, sizeof f->file);
 	return 0;
 }

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct tracee;
+
 struct py_frame {
 	uint64_t code;		/* the code object's address */
 	uint32_t line;		/* 0 where unknown */
@@ -28,9 +30,9 @@ struct py_frame {
 /* Up to max Python frames of the stopped thread tid (thread pointer tp) of the traced
  * process, innermost first, with code and line only; 0 when it runs no Python code or the
  * interpreter is not one gputop can read. */
-int pystack_read(pid_t tid, uint64_t tp, struct py_frame *out, int max);
+int pystack_read(const struct tracee *p, pid_t tid, uint64_t tp, struct py_frame *out, int max);
 /* Names a frame of pystack_read: function, file, module. 0, or -1 when unreadable. */
-int pystack_describe(pid_t tid, struct py_frame *f);
+int pystack_describe(const struct tracee *p, pid_t tid, struct py_frame *f);
 
 /* Whether a native function (symbol name) is the eval loop, where Python frames run. */
 bool pystack_is_eval_function(const char *name);
@@ -39,6 +41,6 @@ bool pystack_is_eval_function(const char *name);
 struct pystack_state *pystack_state_new(void);
 void pystack_state_free(struct pystack_state *st);
 /* Looks for the interpreter again (a new process image). */
-void pystack_forget(void);
+void pystack_forget(struct tracee *p);
 
 #endif

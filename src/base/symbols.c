@@ -16,7 +16,7 @@
 
 #include "tracee.h"
 
-/* The process's part (tracee->symbols). */
+/* The process's part (p->symbols). */
 struct symbols_state {
 	Dwfl *dwfl;
 	pid_t traced_pid;
@@ -65,23 +65,24 @@ void symbols_state_free(struct symbols_state *st)
 	free(st);
 }
 
-int sym_open(pid_t pid)
+int sym_open(const struct tracee *p)
 {
-	struct symbols_state *st = tracee->symbols;
-	sym_close();
+	struct symbols_state *st = p->symbols;
+	sym_close(p);
 	st->dwfl = dwfl_begin(&callbacks);
 	if (!st->dwfl)
 		return -ENOMEM;
-	st->traced_pid = pid;
+	st->traced_pid = p->pid;
 	return 0;
 }
 
-void sym_close(void)
+void sym_close(const struct tracee *p)
 {
-	close_state(tracee->symbols);
+	close_state(p->symbols);
 }
 
 struct refresh_ctx {
+	struct symbols_state *st;
 	bool *seen;
 	struct module **added;
 	size_t n_added;
@@ -90,8 +91,8 @@ struct refresh_ctx {
 static int visit_module(Dwfl_Module *dm, void **userdata, const char *name, Dwarf_Addr start,
 			void *arg)
 {
-	struct symbols_state *st = tracee->symbols;
 	struct refresh_ctx *ctx = arg;
+	struct symbols_state *st = ctx->st;
 	Dwarf_Addr end;
 	dwfl_module_info(dm, NULL, NULL, &end, NULL, NULL, NULL, NULL);
 	for (size_t i = 0; i < st->n_mods; i++)
@@ -124,10 +125,10 @@ static int visit_module(Dwfl_Module *dm, void **userdata, const char *name, Dwar
 	return DWARF_CB_OK;
 }
 
-int sym_refresh(void (*on_new)(struct module *m, void *arg),
+int sym_refresh(const struct tracee *p, void (*on_new)(struct module *m, void *arg),
 		void (*on_gone)(struct module *m, void *arg), void *arg)
 {
-	struct symbols_state *st = tracee->symbols;
+	struct symbols_state *st = p->symbols;
 	if (!st->dwfl)
 		return -EINVAL;
 	dwfl_report_begin(st->dwfl);
@@ -136,7 +137,7 @@ int sym_refresh(void (*on_new)(struct module *m, void *arg),
 	if (r != 0)
 		return r > 0 ? -r : -ESRCH;
 
-	struct refresh_ctx ctx = { .seen = calloc(st->n_mods + 1, sizeof(bool)) };
+	struct refresh_ctx ctx = { .st = st, .seen = calloc(st->n_mods + 1, sizeof(bool)) };
 	if (!ctx.seen)
 		return -ENOMEM;
 	dwfl_getmodules(st->dwfl, visit_module, &ctx, 0);
@@ -201,24 +202,24 @@ int sym_foreach(const struct module *m,
 	return 0;
 }
 
-const struct module *sym_module_next(size_t *cursor)
+const struct module *sym_module_next(const struct tracee *p, size_t *cursor)
 {
-	struct symbols_state *st = tracee->symbols;
+	struct symbols_state *st = p->symbols;
 	return *cursor < st->n_mods ? st->mods[(*cursor)++] : NULL;
 }
 
-const struct module *sym_module_at(uint64_t addr)
+const struct module *sym_module_at(const struct tracee *p, uint64_t addr)
 {
-	struct symbols_state *st = tracee->symbols;
+	struct symbols_state *st = p->symbols;
 	for (size_t i = 0; i < st->n_mods; i++)
 		if (addr >= st->mods[i]->start && addr < st->mods[i]->end)
 			return st->mods[i];
 	return NULL;
 }
 
-const char *sym_lookup(uint64_t addr, uint64_t *offset, const struct module **mod)
+const char *sym_lookup(const struct tracee *p, uint64_t addr, uint64_t *offset, const struct module **mod)
 {
-	const struct module *m = sym_module_at(addr);
+	const struct module *m = sym_module_at(p, addr);
 	if (mod)
 		*mod = m;
 	if (!m)
@@ -279,10 +280,10 @@ static uint64_t exec_tail_of(Elf *elf, size_t room, uint64_t page, uint64_t *fir
 }
 
 /* Whether [at, at + len) lies in one executable mapping of the process, as the kernel says. */
-static bool mapped_executable(uint64_t at, size_t len)
+static bool mapped_executable(pid_t pid, uint64_t at, size_t len)
 {
 	char path[64], line[512];
-	snprintf(path, sizeof path, "/proc/%d/maps", tracee->pid);
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
 	FILE *f = fopen(path, "re");
 	bool yes = false;
 	if (!f)
@@ -300,11 +301,11 @@ static bool mapped_executable(uint64_t at, size_t len)
 /* From /proc/PID/maps, not from libdw's modules: it is needed before they are reported (the
  * first mmap of an attach). Each ELF file is read through /proc/PID/map_files, as the process
  * sees it (its mount namespace), at its first mapping (file offset 0). */
-uint64_t sym_exec_tail(size_t room)
+uint64_t sym_exec_tail(const struct tracee *p, size_t room)
 {
 	char path[64], line[512];
 	long page = sysconf(_SC_PAGESIZE);
-	snprintf(path, sizeof path, "/proc/%d/maps", tracee->pid);
+	snprintf(path, sizeof path, "/proc/%d/maps", p->pid);
 	FILE *f = fopen(path, "re");
 	uint64_t found = 0;
 	if (!f || elf_version(EV_CURRENT) == EV_NONE) {
@@ -319,13 +320,13 @@ uint64_t sym_exec_tail(size_t room)
 		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &lo, &hi, &off, &at_path) != 3 || off != 0 ||
 		    line[at_path] != '/')
 			continue;
-		snprintf(file, sizeof file, "/proc/%d/map_files/%lx-%lx", tracee->pid, lo, hi);
+		snprintf(file, sizeof file, "/proc/%d/map_files/%lx-%lx", p->pid, lo, hi);
 		int fd = open(file, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {	/* map_files wants CAP_SYS_ADMIN on older kernels: the path, then */
 			char *nl = strchr(line + at_path, '\n'), root[4200];
 			if (nl)
 				*nl = 0;
-			snprintf(root, sizeof root, "/proc/%d/root%s", tracee->pid, line + at_path);
+			snprintf(root, sizeof root, "/proc/%d/root%s", p->pid, line + at_path);
 			fd = open(root, O_RDONLY | O_CLOEXEC);
 		}
 		if (fd < 0)
@@ -334,7 +335,7 @@ uint64_t sym_exec_tail(size_t room)
 		uint64_t first, tail = elf ? exec_tail_of(elf, room, page > 0 ? (uint64_t)page : 4096, &first) : 0;
 		if (tail) {
 			uint64_t at = tail - (first & ~((uint64_t)page - 1)) + lo;
-			if (mapped_executable(at, room))
+			if (mapped_executable(p->pid, at, room))
 				found = at;
 		}
 		if (elf)
@@ -390,14 +391,14 @@ uint64_t sym_find(const struct module *m, const char *name)
 	return f.addr;
 }
 
-void *sym_dwfl(void)
+void *sym_dwfl(const struct tracee *p)
 {
-	return tracee && tracee->symbols ? tracee->symbols->dwfl : NULL;
+	return p && p->symbols ? p->symbols->dwfl : NULL;
 }
 
-int sym_describe(uint64_t pc, struct sym_place *out)
+int sym_describe(const struct tracee *p, uint64_t pc, struct sym_place *out)
 {
-	Dwfl *dwfl = sym_dwfl();
+	Dwfl *dwfl = sym_dwfl(p);
 	Dwfl_Module *dm = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
 	*out = (struct sym_place){ 0 };
 	if (!dm)

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 struct symbols_state;
+struct tracee;
 
 struct module {
 	uint32_t id;		/* stable for the module's life, never reused */
@@ -20,17 +21,17 @@ struct module {
 
 enum sym_type { SYM_FUNC, SYM_OBJECT };
 
-/* The current process's part (tracee->symbols, base/tracee.h): libdw's view of it and its
+/* A process's part (p->symbols, base/tracee.h): libdw's view of it and its
  * modules; made and freed with it. */
 struct symbols_state *symbols_state_new(void);
 void symbols_state_free(struct symbols_state *st);
 
-int sym_open(pid_t pid);
-void sym_close(void);
+int sym_open(const struct tracee *p);
+void sym_close(const struct tracee *p);
 
 /* Re-reads the module list. Calls on_gone for each module that disappeared (before it is
  * freed) and on_new for each module that appeared. 0 or -errno. */
-int sym_refresh(void (*on_new)(struct module *m, void *arg),
+int sym_refresh(const struct tracee *p, void (*on_new)(struct module *m, void *arg),
 		void (*on_gone)(struct module *m, void *arg), void *arg);
 
 /* Calls cb for every defined function and object symbol of m, with its run-time address;
@@ -41,8 +42,8 @@ int sym_foreach(const struct module *m,
 
 /* The symbol an address lies in and the module holding it; NULL name when none.
  * *offset is addr - symbol start. */
-const char *sym_lookup(uint64_t addr, uint64_t *offset, const struct module **mod);
-const struct module *sym_module_at(uint64_t addr);
+const char *sym_lookup(const struct tracee *p, uint64_t addr, uint64_t *offset, const struct module **mod);
+const struct module *sym_module_at(const struct tracee *p, uint64_t addr);
 
 /* Where a code address is, for a call stack: its function (the symbol table's name, not
  * demangled), source file and line (where DWARF line tables have them), module. Any field is
@@ -57,20 +58,20 @@ struct sym_place {
 	uint64_t module_offset;	/* pc from the module's load address */
 	char file_whole[512];
 };
-int sym_describe(uint64_t pc, struct sym_place *out);
+int sym_describe(const struct tracee *p, uint64_t pc, struct sym_place *out);
 
 /* libdw's session for the current process (a Dwfl *), NULL before sym_open: the unwinder
  * (unwind.c) works on the same modules. */
-void *sym_dwfl(void);
+void *sym_dwfl(const struct tracee *p);
 
 /* The modules, one after another: size_t cursor = 0; while ((m = sym_module_next(&cursor))). */
-const struct module *sym_module_next(size_t *cursor);
+const struct module *sym_module_next(const struct tracee *p, size_t *cursor);
 
 /* Room for a few bytes of code that the program never runs: the unused end of the last page
  * of an executable segment (past p_vaddr + p_memsz, up to the page's end, where no other
  * segment lies). Mapped executable with the segment, never used by the program. The run-time
  * address of `room` such bytes (16-aligned), or 0 if no module has them. */
-uint64_t sym_exec_tail(size_t room);
+uint64_t sym_exec_tail(const struct tracee *p, size_t room);
 
 /* m's ELF file has a section of that name (from its section headers: no symbol is read). */
 bool sym_has_section(const struct module *m, const char *name);

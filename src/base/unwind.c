@@ -98,14 +98,15 @@ static int on_frame(Dwfl_Frame *frame, void *arg)
 	return DWARF_CB_OK;
 }
 
-int unwind_stack(pid_t tid, const arch_regs_t *regs, uint64_t *pcs, int max, bool *truncated)
+int unwind_stack(const struct tracee *p, pid_t tid, const arch_regs_t *regs, uint64_t *pcs, int max,
+		 bool *truncated)
 {
-	Dwfl *dwfl = sym_dwfl();
+	Dwfl *dwfl = sym_dwfl(p);
 	*truncated = false;
 	if (!dwfl || max <= 0)
 		return 0;
 	/* Once per libdw session (a new one after exec): the process's threads are ours. */
-	if (dwfl_pid(dwfl) <= 0 && !dwfl_attach_state(dwfl, NULL, tracee->pid, &thread_callbacks, NULL))
+	if (dwfl_pid(dwfl) <= 0 && !dwfl_attach_state(dwfl, NULL, p->pid, &thread_callbacks, NULL))
 		return 0;
 	req.tid = tid;
 	req.regs = regs;

@@ -9,11 +9,14 @@
 
 #include "arch.h"
 
-/* Writes the pcs of up to max frames of the stopped thread tid of the traced process,
+struct tracee;
+
+/* Writes the pcs of up to max frames of the stopped thread tid of process p,
  * innermost first, unwinding from regs (its registers now, or those it entered a function
  * with). Each pc but the first is a return address less one, so that it lies inside the call
  * instruction (the line of the call, not of the next statement). Returns how many (0 when
  * none); *truncated is set when frames beyond max were left out. Memory reads only. */
-int unwind_stack(pid_t tid, const arch_regs_t *regs, uint64_t *pcs, int max, bool *truncated);
+int unwind_stack(const struct tracee *p, pid_t tid, const arch_regs_t *regs, uint64_t *pcs, int max,
+		 bool *truncated);
 
 #endif

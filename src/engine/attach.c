@@ -214,7 +214,7 @@ int tracer_setup_image(struct thread *t)
 		return err;
 	}
 	uint64_t t0 = now_ns();
-	if ((err = sym_open(tracee->pid)) < 0)
+	if ((err = sym_open(tracee)) < 0)
 		return err;
 	log_debug("%d: modules reported in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
 	/* The watchdog first: whatever gputop writes from here on, a gputop killed now leaves it

@@ -180,7 +180,7 @@ int tracer_detach(void)
 	int restore_err = bp_disarm_all(tracee);
 	hit_collect_returns(tracee, now_ns());	/* what the stub recorded before everyone stopped */
 	hit_drain_launches(tracee);	/* a thread waiting for room in the ring gets it */
-	torch_flush();	/* PyTorch's last blocks, and its allocator's totals with every thread held */
+	torch_flush(tracee);	/* PyTorch's last blocks, and its allocator's totals with every thread held */
 	it = 0;
 	bool all_out = true;
 	for (struct thread *t; (t = threads_iter(tracee, &it));)

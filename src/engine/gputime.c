@@ -70,7 +70,7 @@ struct dl_fns { uint64_t open, sym, error, close; };
 static bool find_dl(struct dl_fns *dl)
 {
 	size_t cursor = 0;
-	for (const struct module *m; (m = sym_module_next(&cursor));) {
+	for (const struct module *m; (m = sym_module_next(tracee, &cursor));) {
 		if (strncmp(m->base, "libc.so", 7) != 0 && strncmp(m->base, "libdl.so", 8) != 0)
 			continue;
 		struct dl_fns f = { sym_find(m, "dlopen"), sym_find(m, "dlsym"), sym_find(m, "dlerror"),

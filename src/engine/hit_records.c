@@ -62,10 +62,10 @@ static int by_time(const void *a, const void *b)
 	return x->rec.tsc < y->rec.tsc ? -1 : x->rec.tsc > y->rec.tsc;
 }
 
-static struct thread *thread_with_pointer(uint64_t tp)
+static struct thread *thread_with_pointer(struct tracee *p, uint64_t tp)
 {
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(tracee, &it));)
+	for (struct thread *t; (t = threads_iter(p, &it));)
 		if (t->thread_pointer == tp)
 			return t;
 	return NULL;
@@ -105,7 +105,7 @@ static void on_call_record(struct tracee *p, const struct lr_call *c, const stru
 								 * the default) */
 	int api = launchring_probe_api(p, (int)c->probe - 1);
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
-	struct thread *t = thread_with_pointer(c->thread);
+	struct thread *t = thread_with_pointer(p, c->thread);
 	struct thread *who = t ? t : &nobody;
 	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 };
 	struct cuda_call call;

@@ -26,7 +26,7 @@ enum parks {
 static void parks_allow(bool on)
 {
 	uint64_t flag = launchring_present_flag(tracee), v = on;
-	if (flag && launchring_io(flag, &v, sizeof v, true) < 0)
+	if (flag && launchring_io(tracee, flag, &v, sizeof v, true) < 0)
 		log_debug("%d: cannot write the ring's present word", tracee->pid);
 }
 

@@ -85,52 +85,52 @@ void stack_capture_forget(struct tracee *p)
 	hashmap_clear(&st->last_sample);
 	hashmap_clear(&st->handles);
 	st->n_handles = st->next_handle = 0;
-	pystack_forget();
+	pystack_forget(p);
 }
 
 /* One native frame, named: demangled function, or module+offset where no symbol names it.
  * Names that need freeing go to *owned. */
-static void name_native(uint64_t pc, int i, struct stack_frame *f, char **owned)
+static void name_native(const struct tracee *p, uint64_t pc, int i, struct stack_frame *f, char **owned)
 {
-	struct sym_place p;
+	struct sym_place place;
 	*owned = NULL;
 	*f = (struct stack_frame){ 0 };
-	if (sym_describe(pc, &p) < 0) {
+	if (sym_describe(p, pc, &place) < 0) {
 		snprintf(capture.names[i], sizeof capture.names[i], "0x%" PRIx64, pc);
 		f->function = capture.names[i];
 		return;
 	}
-	f->module = p.module;
-	f->file = p.file;
-	if (p.file == p.file_whole) {	/* the place's own: kept for the frame until stacks_add copies it */
-		memcpy(capture.files[i], p.file_whole, sizeof capture.files[i]);
+	f->module = place.module;
+	f->file = place.file;
+	if (place.file == place.file_whole) {	/* the place's own: kept for the frame until stacks_add copies it */
+		memcpy(capture.files[i], place.file_whole, sizeof capture.files[i]);
 		f->file = capture.files[i];
 	}
-	f->line = p.line > 0 ? (uint32_t)p.line : 0;
-	if (p.function) {
-		*owned = kernels_demangle(p.function);
-		f->function = *owned ? *owned : p.function;
+	f->line = place.line > 0 ? (uint32_t)place.line : 0;
+	if (place.function) {
+		*owned = kernels_demangle(place.function);
+		f->function = *owned ? *owned : place.function;
 	} else {
-		snprintf(capture.names[i], sizeof capture.names[i], "%s+0x%" PRIx64, p.module ? p.module : "?", p.module_offset);
+		snprintf(capture.names[i], sizeof capture.names[i], "%s+0x%" PRIx64, place.module ? place.module : "?", place.module_offset);
 		f->function = capture.names[i];
 	}
 }
 
 /* Whether pc lies in the interpreter's eval loop, where Python frames are run. */
-static bool in_eval_loop(uint64_t pc)
+static bool in_eval_loop(const struct tracee *p, uint64_t pc)
 {
-	struct sym_place p;
-	return sym_describe(pc, &p) == 0 && p.function && pystack_is_eval_function(p.function);
+	struct sym_place place;
+	return sym_describe(p, pc, &place) == 0 && place.function && pystack_is_eval_function(place.function);
 }
 
 /* The frames, innermost first: at each native frame of the eval loop, the Python frames it
  * runs go in just above it (each eval call runs Python frames up to an entry frame). */
-static uint32_t build(int depth, int n_native, int n_py, char **owned)
+static uint32_t build(struct tracee *p, int depth, int n_native, int n_py, char **owned)
 {
 	uint32_t n = 0;
 	int k = 0;
 	for (int i = 0; i < n_native && n < (uint32_t)depth; i++) {
-		if (n_py && k < n_py && in_eval_loop(capture.pcs[i])) {
+		if (n_py && k < n_py && in_eval_loop(p, capture.pcs[i])) {
 			while (k < n_py && n < (uint32_t)depth) {
 				bool entry = capture.py[k].entry;
 				capture.frames[n++] = (struct stack_frame){ .function = capture.py[k].function, .file = capture.py[k].file,
@@ -142,7 +142,7 @@ static uint32_t build(int depth, int n_native, int n_py, char **owned)
 			}
 		}
 		if (n < (uint32_t)depth)
-			name_native(capture.pcs[i], (int)n, &capture.frames[n], &owned[n]), n++;
+			name_native(p, capture.pcs[i], (int)n, &capture.frames[n], &owned[n]), n++;
 	}
 	/* No native frame of the eval loop was seen (unwinding stopped short, or its symbol is
 	 * not there): the Python frames still go in, outermost. */
@@ -158,10 +158,10 @@ uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)
 	int depth = config.stack_depth > CONFIG_STACK_DEPTH_MAX ? CONFIG_STACK_DEPTH_MAX : config.stack_depth;
 	if (depth <= 0)
 		return STACK_NONE;
-	int n = unwind_stack(t->tid, r, capture.pcs, depth, &truncated);
+	int n = unwind_stack(p, t->tid, r, capture.pcs, depth, &truncated);
 	if (n <= 0)
 		return STACK_NONE;
-	int n_py = pystack_read(t->tid, t->thread_pointer, capture.py, depth);
+	int n_py = pystack_read(p, t->tid, t->thread_pointer, capture.py, depth);
 	/* The key: the process image, the pcs, then each Python frame's code object and line. */
 	uint32_t nk = 0;
 	capture.key[nk++] = p->stack_capture->image;
@@ -175,9 +175,9 @@ uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)
 	if (id != STACK_NONE)
 		return id;
 	for (int i = 0; i < n_py; i++)
-		pystack_describe(t->tid, &capture.py[i]);
+		pystack_describe(p, t->tid, &capture.py[i]);
 	char *owned[CONFIG_STACK_DEPTH_MAX] = { 0 };
-	uint32_t nf = build(depth, n, n_py, owned);
+	uint32_t nf = build(p, depth, n, n_py, owned);
 	id = stacks_add(p->pid, capture.key, nk, capture.frames, nf, truncated || nf < (uint32_t)(n + n_py));
 	for (uint32_t i = 0; i < nf; i++)
 		free(owned[i]);

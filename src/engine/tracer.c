@@ -72,7 +72,7 @@ static void on_exec(struct thread *t)
 	hit_reset(tracee);
 	gputime_forget();
 	stack_capture_forget(tracee);
-	torch_forget();
+	torch_forget(tracee);
 	rescue_forget_all(tracee->rescue_slot);
 	rescue_watchdog_stop(tracee->rescue_slot);	/* it holds the old image's /proc/PID/mem */
 	mem_close(tracee);
@@ -159,7 +159,7 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 		tracee_cpu_ns();
 		hit_collect_returns(p, now);
 		hit_drain_launches(p);
-		torch_flush();
+		torch_flush(p);
 		gputime_drain();	/* the GPU records its exit flushed */
 		hit_forget_frames(p, t, 0);	/* its calls in flight never return */
 		tracee_release(t);
@@ -248,7 +248,7 @@ static bool drain_all(uint64_t now)
 		tracee_select(p);
 		hit_collect_returns(p, now);	/* calls recorded whole: no stop brings them */
 		hit_drain_launches(p);
-		torch_flush();	/* PyTorch's blocks those calls handed out */
+		torch_flush(tracee);	/* PyTorch's blocks those calls handed out */
 		park_poll(p, now);	/* threads the stubs hold for gputop */
 		gputime_drain();	/* --gpu-time's records */
 		filling |= launchring_filling(tracee, now);

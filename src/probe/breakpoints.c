@@ -67,14 +67,14 @@ static int insert(struct tracee *p, struct bp *b)
 /* A jump probe an earlier gputop left at addr when it died (its page, slot and stub stay in
  * the program and work without it): the program's own bytes are put back, in code[] and in
  * the program, before anything is planted there. Every thread is stopped (attach). */
-static void reclaim_leftover(struct thread *t, uint64_t addr, uint8_t *code)
+static void reclaim_leftover(const struct tracee *p, struct thread *t, uint64_t addr, uint8_t *code)
 {
 	uint8_t slot[ARCH_XOL_SLOT], orig[ARCH_JUMP_LEN];
 	uint64_t target = arch_jump_target(code, addr);
 	if (!target || mem_read(t->tid, target, slot, sizeof slot) < 0 ||
 	    arch_jump_leftover(slot, sizeof slot, target, addr, orig) < 0)
 		return;
-	if (mem_write_code(tracee, addr, orig, sizeof orig) == 0) {
+	if (mem_write_code(p, addr, orig, sizeof orig) == 0) {
 		memcpy(code, orig, sizeof orig);
 		log_info("put back the entry at %#llx that an earlier gputop left", (unsigned long long)addr);
 	}
@@ -102,7 +102,7 @@ int bp_create(struct tracee *p, struct thread *t, uint64_t addr, enum bp_kind ki
 		n /= 2;
 	if (err < 0)
 		return err;
-	reclaim_leftover(t, addr, code);
+	reclaim_leftover(p, t, addr, code);
 	if ((err = xol_slot_alloc(p, t, 0, &slot)) < 0)
 		return err;
 	int displaced = arch_xol_build(code, n, addr, slot, slot_code, &slot_len, why, &ambiguous);
@@ -138,11 +138,11 @@ int bp_create(struct tracee *p, struct thread *t, uint64_t addr, enum bp_kind ki
 }
 
 /* A stopped thread standing inside the bytes a jump would cover. */
-static bool thread_inside(uint64_t lo, uint64_t hi)
+static bool thread_inside(const struct tracee *p, uint64_t lo, uint64_t hi)
 {
 	uint32_t it = 0;
 	arch_regs_t r;
-	for (struct thread *t; (t = threads_iter(tracee, &it));)
+	for (struct thread *t; (t = threads_iter(p, &it));)
 		if (t->state == TS_STOPPED && arch_get_regs(t->tid, &r) == 0 && arch_pc(&r) > lo &&
 		    arch_pc(&r) < hi)
 			return true;
@@ -170,7 +170,7 @@ int bp_create_jump(struct tracee *p, struct thread *t, uint64_t addr, uint64_t s
 		return -ENOMEM;
 	if ((err = mem_read(t->tid, addr, code, size)) < 0)
 		goto out;
-	reclaim_leftover(t, addr, code);
+	reclaim_leftover(p, t, addr, code);
 	if ((ring = launchring_add_probe(p, api)) < 0) {
 		*why = "no launch ring";
 		err = -ENOEXEC;
@@ -185,7 +185,7 @@ int bp_create_jump(struct tracee *p, struct thread *t, uint64_t addr, uint64_t s
 		displaced = -1;
 	}
 	bool inside = false;
-	if (displaced > 0 && thread_inside(addr, addr + (uint64_t)displaced)) {
+	if (displaced > 0 && thread_inside(p, addr, addr + (uint64_t)displaced)) {
 		*why = "a thread stands inside its first bytes";
 		displaced = -1;
 		inside = true;

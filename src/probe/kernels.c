@@ -160,7 +160,7 @@ static int id_for_stub(struct tracee *p, uint64_t stub, bool *unknown)
 {
 	uint64_t off = 0;
 	const struct module *m = NULL;
-	const char *sym = sym_lookup(stub, &off, &m);
+	const char *sym = sym_lookup(p, stub, &off, &m);
 	char buf[512];
 	*unknown = false;
 	if (sym && off == 0)

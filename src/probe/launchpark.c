@@ -25,7 +25,7 @@ static int read_slots(const struct tracee *p, struct park_slot s[LR_PARK_SLOTS])
 	uint64_t ring = launchring_base(p);
 	if (!ring)
 		return -ENOENT;
-	return launchring_io(ring + LR_OFF_PARK, s, LR_PARK_SLOTS * sizeof *s, false);
+	return launchring_io(p, ring + LR_OFF_PARK, s, LR_PARK_SLOTS * sizeof *s, false);
 }
 
 int launchpark_waiting(struct tracee *p, struct lr_parked out[])
@@ -58,7 +58,7 @@ int launchpark_answer(struct tracee *p, int slot, bool served)
 	uint64_t ring = launchring_base(p), state = served ? PARK_SERVED : PARK_GO_ON;
 	if (!ring || slot < 0 || slot >= LR_PARK_SLOTS)
 		return -EINVAL;
-	return launchring_io(ring + LR_OFF_PARK + (uint64_t)slot * LR_PARK_SIZE, &state, sizeof state, true);
+	return launchring_io(p, ring + LR_OFF_PARK + (uint64_t)slot * LR_PARK_SIZE, &state, sizeof state, true);
 }
 
 bool launchpark_in(const struct tracee *p, uint64_t pc)

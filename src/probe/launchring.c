@@ -100,7 +100,7 @@ uint64_t launchring_present_flag(const struct tracee *p)
 	return st->ring ? st->ring + OFF_PRESENT : 0;
 }
 
-static int ring_write(uint64_t addr, const void *buf, size_t len);
+static int ring_write(const struct tracee *p, uint64_t addr, const void *buf, size_t len);
 
 uint64_t launchring_base(const struct tracee *p)
 {
@@ -112,7 +112,7 @@ void launchring_say_absent(struct tracee *p)
 	struct launchring_state *st = p->launchring;
 	static const uint64_t zero;
 	if (st->ring)
-		ring_write(st->ring + OFF_PRESENT, &zero, sizeof zero);
+		ring_write(p, st->ring + OFF_PRESENT, &zero, sizeof zero);
 }
 
 void launchring_forget(struct tracee *p)
@@ -130,7 +130,7 @@ void launchring_forget(struct tracee *p)
 static void heartbeat(const struct tracee *p)
 {
 	uint64_t hb[2] = { arch_timestamp(), retfast_ns_to_ticks(p, LR_FRESH_NS) };
-	ring_write(p->launchring->ring + LR_OFF_HEARTBEAT, hb, sizeof hb);
+	ring_write(p, p->launchring->ring + LR_OFF_HEARTBEAT, hb, sizeof hb);
 }
 
 int launchring_init(struct tracee *p, struct thread *t)
@@ -236,8 +236,8 @@ int launchring_add_probe(struct tracee *p, int api)
 	int i = claim_probe(p, api);
 	uint8_t pos[2], scope = nested_scope(api);
 	out_positions(api, pos);
-	if (i >= 0 && (ring_write(st->ring + LR_OFF_OUTS + 2 * (uint64_t)i, pos, sizeof pos) < 0 ||
-		       ring_write(st->ring + LR_OFF_SCOPE + (uint64_t)i, &scope, 1) < 0)) {
+	if (i >= 0 && (ring_write(p, st->ring + LR_OFF_OUTS + 2 * (uint64_t)i, pos, sizeof pos) < 0 ||
+		       ring_write(p, st->ring + LR_OFF_SCOPE + (uint64_t)i, &scope, 1) < 0)) {
 		st->api_of[i] = -1;
 		return -1;
 	}
@@ -256,10 +256,10 @@ void launchring_set_scope_ranges(struct tracee *p, int scope, const uint64_t (*r
 	 * (an empty list), the rest is written, then the first pair, hi before lo. */
 	at = st->ring + LR_OFF_RANGES + (uint64_t)(scope - 1) * sizeof table;
 	static const uint64_t zero;
-	ring_write(at, &zero, 8);
-	ring_write(at + sizeof table[0], table[1], sizeof table - sizeof table[0]);
-	ring_write(at + 8, &table[0][1], 8);
-	ring_write(at, &table[0][0], 8);
+	ring_write(p, at, &zero, 8);
+	ring_write(p, at + sizeof table[0], table[1], sizeof table - sizeof table[0]);
+	ring_write(p, at + 8, &table[0][1], 8);
+	ring_write(p, at, &table[0][0], 8);
 }
 
 void launchring_drop_probe(struct tracee *p, int probe)
@@ -326,7 +326,7 @@ int launchring_set_stack_trap(struct tracee *p, int probe, bool on)
 	uint8_t flag = on;
 	if (!st->ring || probe < 0 || probe >= LR_PROBES)
 		return -EINVAL;
-	return ring_write(st->ring + LR_OFF_STACKS + (uint64_t)probe, &flag, 1);
+	return ring_write(p, st->ring + LR_OFF_STACKS + (uint64_t)probe, &flag, 1);
 }
 
 /* As the stub computes it (arch/x86_64_launch.S). Not hashmap.h: the filter lives in the
@@ -341,7 +341,7 @@ void launchring_seen(struct tracee *p, uint64_t handle)
 	struct launchring_state *st = p->launchring;
 	uint32_t i = filter_slot(handle);
 	uint64_t pair[2];
-	if (!st->ring || launchring_io(st->ring + OFF_FILTER + 8 * (i & ~1u), pair, sizeof pair, false) < 0)
+	if (!st->ring || launchring_io(p, st->ring + OFF_FILTER + 8 * (i & ~1u), pair, sizeof pair, false) < 0)
 		return;
 	if (pair[0] == handle || pair[1] == handle)
 		return;	/* there already */
@@ -349,15 +349,15 @@ void launchring_seen(struct tracee *p, uint64_t handle)
 	 * parks once more, at its next launch). */
 	if (pair[i & 1] && !pair[(i & 1) ^ 1])
 		i ^= 1;
-	launchring_io(st->ring + OFF_FILTER + 8 * i, &handle, 8, true);
+	launchring_io(p, st->ring + OFF_FILTER + 8 * i, &handle, 8, true);
 }
 
 /* Memory access through a thread that has some: the group leader may be a zombie. */
-int launchring_io(uint64_t addr, void *buf, size_t len, bool write)
+int launchring_io(const struct tracee *p, uint64_t addr, void *buf, size_t len, bool write)
 {
 	uint32_t it = 0;
 	int err = -ESRCH;
-	for (struct thread *t; err && (t = threads_iter(tracee, &it));)
+	for (struct thread *t; err && (t = threads_iter(p, &it));)
 		if (!t->guest)
 			err = write ? mem_write(t->tid, addr, buf, len) : mem_read(t->tid, addr, buf, len);
 	return err;
@@ -368,28 +368,28 @@ void launchring_unsee(struct tracee *p, uint64_t handle)
 	struct launchring_state *st = p->launchring;
 	uint32_t i = filter_slot(handle) & ~1u;
 	uint64_t pair[2], none = 0;
-	if (!st->ring || launchring_io(st->ring + OFF_FILTER + 8 * i, pair, sizeof pair, false) < 0)
+	if (!st->ring || launchring_io(p, st->ring + OFF_FILTER + 8 * i, pair, sizeof pair, false) < 0)
 		return;
 	for (int k = 0; k < 2; k++)	/* the stub only reads the filter: a word written whole */
 		if (pair[k] == handle)
-			launchring_io(st->ring + OFF_FILTER + 8 * (i + (uint32_t)k), &none, sizeof none, true);
+			launchring_io(p, st->ring + OFF_FILTER + 8 * (i + (uint32_t)k), &none, sizeof none, true);
 }
 
-static int ring_read(uint64_t addr, void *buf, size_t len)
+static int ring_read(const struct tracee *p, uint64_t addr, void *buf, size_t len)
 {
-	return launchring_io(addr, buf, len, false);
+	return launchring_io(p, addr, buf, len, false);
 }
 
-static int ring_write(uint64_t addr, const void *buf, size_t len)
+static int ring_write(const struct tracee *p, uint64_t addr, const void *buf, size_t len)
 {
-	return launchring_io(addr, (void *)buf, len, true);
+	return launchring_io(p, addr, (void *)buf, len, true);
 }
 
 static void drain_lost(struct tracee *p, void (*on_lost)(int, uint64_t, void *), void *arg)
 {
 	struct launchring_state *st = p->launchring;
 	uint64_t lost[LR_PROBES];
-	if (!st->n_probes || ring_read(st->ring + OFF_LOST, lost, 8 * (size_t)st->n_probes) < 0)
+	if (!st->n_probes || ring_read(p, st->ring + OFF_LOST, lost, 8 * (size_t)st->n_probes) < 0)
 		return;
 	for (int i = 0; i < st->n_probes; i++)
 		if (lost[i] != st->lost_seen[i]) {
@@ -409,7 +409,7 @@ static size_t ring_take(struct tracee *p, const struct ring_desc *d, struct ring
 	static const uint64_t zero[BATCH * LR_RECORD_SIZE / 8];
 	uint64_t head, start = pos->tail;
 	size_t got = 0, words = d->size / 8;
-	if (!st->ring || ring_read(st->ring + d->off_head, &head, 8) < 0)
+	if (!st->ring || ring_read(p, st->ring + d->off_head, &head, 8) < 0)
 		return 0;
 	while (pos->tail != head && got < max) {
 		uint64_t at = pos->tail & (d->cap - 1), n = head - pos->tail;
@@ -418,7 +418,7 @@ static size_t ring_take(struct tracee *p, const struct ring_desc *d, struct ring
 		n = n > max - got ? max - got : n;
 		uint64_t addr = st->ring + d->off_records + at * d->size;
 		uint64_t *w = (uint64_t *)out + got * words;
-		if (ring_read(addr, w, n * d->size) < 0)
+		if (ring_read(p, addr, w, n * d->size) < 0)
 			break;
 		uint64_t k = 0;
 		while (k < n && (d->sequenced ? w[k * words + d->commit] == pos->tail + k + 1 : w[k * words + d->commit] != 0))
@@ -434,7 +434,7 @@ static size_t ring_take(struct tracee *p, const struct ring_desc *d, struct ring
 				pos->stuck_since = now;
 			}
 		}
-		if (k && !d->sequenced && ring_write(addr, zero, k * d->size) < 0)
+		if (k && !d->sequenced && ring_write(p, addr, zero, k * d->size) < 0)
 			break;
 		pos->tail += k;
 		got += k;
@@ -444,7 +444,7 @@ static size_t ring_take(struct tracee *p, const struct ring_desc *d, struct ring
 			break;
 	}
 	if (pos->tail != start)
-		ring_write(st->ring + d->off_tail, &pos->tail, 8);	/* after the records are cleared */
+		ring_write(p, st->ring + d->off_tail, &pos->tail, 8);	/* after the records are cleared */
 	if (pos->tail - start > d->cap / 16)
 		st->filling_until = now_ns() + 100000000u;
 	return got;
@@ -489,7 +489,7 @@ int launchring_take_calls(struct tracee *p, struct lr_call *out, struct lr_call 
 	struct launchring_state *st = p->launchring;
 	struct lr_call all[LR_CALL_RECORDS];	/* 16 KiB */
 	*n_in_flight = 0;
-	if (!launchring_has_calls(p) || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
+	if (!launchring_has_calls(p) || ring_read(p, st->ring + OFF_CALLS, all, sizeof all) < 0)
 		return 0;
 	/* The calls in flight first: one that returns after this look is in the ring below, so a
 	 * call made inside it always finds it in one or the other. */
@@ -503,14 +503,14 @@ void launchring_restore_calls(struct tracee *p)
 {
 	struct launchring_state *st = p->launchring;
 	struct lr_call all[LR_CALL_RECORDS];	/* 16 KiB */
-	if (!launchring_has_calls(p) || ring_read(st->ring + OFF_CALLS, all, sizeof all) < 0)
+	if (!launchring_has_calls(p) || ring_read(p, st->ring + OFF_CALLS, all, sizeof all) < 0)
 		return;
 	for (int i = 0; i < LR_CALL_RECORDS; i++) {
 		uint64_t slot = all[i].key - 8, cur = 0;
 		if (!all[i].key || all[i].state != LR_CALL_IN_FLIGHT)
 			continue;
 		/* Only where the return stub's address still is: the call may have been left. */
-		if (ring_read(slot, &cur, sizeof cur) == 0 && launchring_in_stub(p, cur))
-			ring_write(slot, &all[i].ret, sizeof all[i].ret);
+		if (ring_read(p, slot, &cur, sizeof cur) == 0 && launchring_in_stub(p, cur))
+			ring_write(p, slot, &all[i].ret, sizeof all[i].ret);
 	}
 }

@@ -48,7 +48,7 @@ void launchring_forget(struct tracee *p);	/* exec: the mapping went with the old
 int launchring_unmap(struct tracee *p, struct thread *t);	/* detach; after the last drain */
 uint64_t launchring_base(const struct tracee *p);	/* the ring's address in the program, 0 if none */
 /* Reads or writes the program's memory through a thread that has some (0 or -errno). */
-int launchring_io(uint64_t addr, void *buf, size_t len, bool write);
+int launchring_io(const struct tracee *p, uint64_t addr, void *buf, size_t len, bool write);
 uint64_t launchring_present_flag(const struct tracee *p);	/* the word the rescue clears: no more parks */
 void launchring_say_absent(struct tracee *p);	/* detach: the stubs park no more, from now on */
 

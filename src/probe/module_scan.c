@@ -136,7 +136,7 @@ static struct module_scan *walk(const struct module *m)
 		scan_free(s);
 		return (struct module_scan *)&empty;
 	}
-	log_debug("%d: %s: symbols walked in %.1f ms (%zu functions, %zu kernel handles)", tracee->pid, m->base,
+	log_debug("%s: symbols walked in %.1f ms (%zu functions, %zu kernel handles)", m->base,
 		  (double)(now_ns() - t0) / 1e6, s->n_funcs, s->n_handles);
 	return s;
 }

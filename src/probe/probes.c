@@ -418,7 +418,7 @@ static void on_new_module(struct module *m, void *arg)
 		uint64_t sym[TORCH_SYM_COUNT];
 		for (int i = 0; i < TORCH_SYM_COUNT; i++)
 			sym[i] = module_scan_addr(m, ms->torch_sym[i]);
-		torch_on_module(m, sym, torch_ops, !st->refreshed);
+		torch_on_module(p, m, sym, torch_ops, !st->refreshed);
 	}
 	if (planted > nccl + torch && st->n_cuda_modules < CUDA_MODULES_MAX)
 		st->cuda_modules[st->n_cuda_modules++] = (struct range){ m->start, m->end, m->id };
@@ -450,7 +450,7 @@ static void on_gone_module(struct module *m, void *arg)
 		memset(st->graph_fn, 0, sizeof st->graph_fn);
 	bp_forget_module(p, m->id);
 	kernels_forget_module(p, m);
-	torch_on_module_gone(m);
+	torch_on_module_gone(p, m);
 }
 
 void probes_defer_inside(struct tracee *p, bool on)
@@ -507,16 +507,16 @@ static void prepare_module(struct module *m, void *arg)
 void probes_prepare(const struct tracee *p)
 {
 	uint64_t t0 = now_ns();
-	if (sym_open(p->pid) == 0)
-		sym_refresh(prepare_module, NULL, NULL);
-	sym_close();
+	if (sym_open(p) == 0)
+		sym_refresh(p, prepare_module, NULL, NULL);
+	sym_close(p);
 	log_debug("%d: modules read before the stop in %.1f ms", p->pid, (double)(now_ns() - t0) / 1e6);
 }
 
 int probes_refresh(struct tracee *p, struct thread *t)
 {
 	struct refresh rf = { p, t };
-	int err = sym_refresh(on_new_module, on_gone_module, &rf);
+	int err = sym_refresh(p, on_new_module, on_gone_module, &rf);
 	probes_apply_launch_policy(p);
 	p->probes->refreshed = true;
 	return err;

@@ -135,7 +135,7 @@ struct block_view {
 	bool allocated, mapped, expandable;
 };
 
-static bool check_backend(void);
+static bool check_backend(struct tracee *p);
 
 struct torch_state *torch_state_new(void)
 {
@@ -156,10 +156,10 @@ void torch_state_free(struct torch_state *st)
 	free(st);
 }
 
-void torch_forget(void)
+void torch_forget(struct tracee *p)
 {
-	struct torch_state *st = tracee->torch;
-	torch_mem_forget(tracee->pid);	/* an allocator gputop did not know included */
+	struct torch_state *st = p->torch;
+	torch_mem_forget(p->pid);	/* an allocator gputop did not know included */
 	hashmap_clear(&st->pending);
 	free(st->want);
 	*st = (struct torch_state){ .layout = -1, .pending = st->pending };
@@ -206,9 +206,9 @@ static void parse_with(const unsigned char *raw, const struct block_layout *L, s
 	};
 }
 
-static void block_parse(const unsigned char *raw, int l, struct block_view *b)
+static void block_parse(struct tracee *p, const unsigned char *raw, int l, struct block_view *b)
 {
-	parse_with(raw, l < N_LAYOUTS ? &layouts[l] : &tracee->torch->found, b);
+	parse_with(raw, l < N_LAYOUTS ? &layouts[l] : &p->torch->found, b);
 }
 
 /* Whether b reads as a block handed out: allocated and mapped, on a device, its size rounded to
@@ -225,11 +225,11 @@ static bool fits(const struct block_view *b, uint64_t requested, uint64_t key)
 }
 
 /* The layout in which raw is a live block asked for `requested` bytes (or handing out key). */
-static int layout_that_fits(const unsigned char *raw, uint64_t requested, uint64_t key)
+static int layout_that_fits(struct tracee *p, const unsigned char *raw, uint64_t requested, uint64_t key)
 {
 	struct block_view b;
 	for (int l = 0; l < N_LAYOUTS; l++) {
-		block_parse(raw, l, &b);
+		block_parse(p, raw, l, &b);
 		if (fits(&b, requested, key))
 			return l;
 	}
@@ -239,18 +239,18 @@ static int layout_that_fits(const unsigned char *raw, uint64_t requested, uint64
 					  (uint16_t)(off + 32), (uint16_t)(off + 40), (uint16_t)(off + FOUND_EXPANDABLE) };
 		parse_with(raw, &L, &b);
 		if (fits(&b, requested, key)) {
-			tracee->torch->found = L;
+			p->torch->found = L;
 			return N_LAYOUTS;
 		}
 	}
 	return -1;
 }
 
-static void choose_layout(struct torch_state *st, int l)
+static void choose_layout(struct tracee *p, struct torch_state *st, int l)
 {
 	st->layout = l;
 	if (!st->said_layout) {
-		log_debug("%d: PyTorch's caching allocator: Blocks laid out as in %s (requested_size at %u)", tracee->pid,
+		log_debug("%d: PyTorch's caching allocator: Blocks laid out as in %s (requested_size at %u)", p->pid,
 			  l < N_LAYOUTS ? layouts[l].what : st->found.what,
 			  l < N_LAYOUTS ? layouts[l].requested : st->found.requested);
 		st->said_layout = true;
@@ -286,15 +286,15 @@ static bool stats_check(const int64_t *s)
 	       stat_cur(s, ST_ALLOCATED_BYTES, 0) % 512 == 0;
 }
 
-static int read_stats(uint64_t dca, int64_t s[STATS_BYTES / 8])
+static int read_stats(struct tracee *p, uint64_t dca, int64_t s[STATS_BYTES / 8])
 {
-	int err = mem_read(tracee->pid, dca + STATS_AT, s, STATS_BYTES);
+	int err = mem_read(p->pid, dca + STATS_AT, s, STATS_BYTES);
 	return err < 0 ? err : stats_check(s) ? 0 : -EINVAL;
 }
 
-static void feed_stats(int device, const int64_t *s)
+static void feed_stats(struct tracee *p, int device, const int64_t *s)
 {
-	struct torch_state *st = tracee->torch;
+	struct torch_state *st = p->torch;
 	struct torch_alloc_stats a = {
 		.read_ns = now_ns(),
 		.allocated = stat_cur(s, ST_ALLOCATED_BYTES, 0),
@@ -308,15 +308,15 @@ static void feed_stats(int device, const int64_t *s)
 		.ooms = s[9 * STAT_ARRAY / 8 + 1],
 	};
 	if (st->last_reserved[device] > a.reserved)	/* memory given back: segments may be gone */
-		torch_mem_prune_segments(tracee->pid, device);
+		torch_mem_prune_segments(p->pid, device);
 	st->last_reserved[device] = a.reserved;
-	torch_mem_set_alloc_stats(tracee->pid, device, &a);
+	torch_mem_set_alloc_stats(p->pid, device, &a);
 }
 
 /* The DeviceCachingAllocator of device d is dca, as a probed call's `this` says. */
-static void learn_dca(int d, uint64_t dca)
+static void learn_dca(struct tracee *p, int d, uint64_t dca)
 {
-	struct torch_state *st = tracee->torch;
+	struct torch_state *st = p->torch;
 	if (d < 0 || d >= TORCH_MAX_DEVICES || !dca || st->dca[d] == dca)
 		return;
 	st->dca[d] = dca;
@@ -324,16 +324,16 @@ static void learn_dca(int d, uint64_t dca)
 	st->stats_failed[d] = 0;
 }
 
-static void read_all_stats(void)
+static void read_all_stats(struct tracee *p)
 {
-	struct torch_state *st = tracee->torch;
+	struct torch_state *st = p->torch;
 	for (int d = 0; d < TORCH_MAX_DEVICES; d++) {
 		int64_t s[STATS_BYTES / 8];
 		if (!st->dca[d] || st->bad_stats[d])
 			continue;
-		int err = read_stats(st->dca[d], s);
+		int err = read_stats(p, st->dca[d], s);
 		if (err == 0) {
-			feed_stats(d, s);
+			feed_stats(p, d, s);
 			st->stats_read[d] = true;
 			st->stats_failed[d] = 0;
 		} else if (err == -EINVAL && !st->stats_read[d] && ++st->stats_failed[d] >= BAD_STATS_IN_A_ROW) {
@@ -352,26 +352,26 @@ static struct {
 
 /* ---- segments ---------------------------------------------------------------------------- */
 
-static int read_block(uint64_t at, unsigned char raw[BLOCK_READ], struct block_view *b)
+static int read_block(struct tracee *p, uint64_t at, unsigned char raw[BLOCK_READ], struct block_view *b)
 {
-	int err = mem_read(tracee->pid, at, raw, BLOCK_READ);
+	int err = mem_read(p->pid, at, raw, BLOCK_READ);
 	if (err == 0)
-		block_parse(raw, tracee->torch->layout, b);
+		block_parse(p, raw, p->torch->layout, b);
 	return err;
 }
 
 /* The segment holding live block at `at`, from its neighbours: back to the first (no prev), on
  * to the last; each neighbour must border the one before and point back at it. -EAGAIN: the
  * chain changed under the walk (the program runs), to try again; *steps counts the reads. */
-static int walk_segment(uint64_t at, int device, struct torch_segment *seg, int *steps)
+static int walk_segment(struct tracee *p, uint64_t at, int device, struct torch_segment *seg, int *steps)
 {
 	unsigned char raw[BLOCK_READ];
 	struct block_view b, n;
-	if (read_block(at, raw, &b) < 0 || !block_live(&b) || b.device != device)
+	if (read_block(p, at, raw, &b) < 0 || !block_live(&b) || b.device != device)
 		return -ENOENT;	/* taken back meanwhile */
 	uint64_t first = b.ptr, end = b.ptr + b.size, cur = at, ptr = b.ptr;
 	for (uint64_t prev = b.prev; prev; prev = n.prev) {
-		if (++*steps > WALK_STEPS_PER_FLUSH || read_block(prev, raw, &n) < 0 || n.next != cur ||
+		if (++*steps > WALK_STEPS_PER_FLUSH || read_block(p, prev, raw, &n) < 0 || n.next != cur ||
 		    n.ptr + n.size != ptr || n.device != device)
 			return -EAGAIN;
 		cur = prev;
@@ -379,7 +379,7 @@ static int walk_segment(uint64_t at, int device, struct torch_segment *seg, int 
 	}
 	cur = at;
 	for (uint64_t next = b.next; next; next = n.next) {
-		if (++*steps > WALK_STEPS_PER_FLUSH || read_block(next, raw, &n) < 0 || n.prev != cur ||
+		if (++*steps > WALK_STEPS_PER_FLUSH || read_block(p, next, raw, &n) < 0 || n.prev != cur ||
 		    n.ptr != end || n.device != device)
 			return -EAGAIN;
 		cur = next;
@@ -391,9 +391,9 @@ static int walk_segment(uint64_t at, int device, struct torch_segment *seg, int 
 	return 0;
 }
 
-static void want_segment(uint64_t block, int device)
+static void want_segment(struct tracee *p, uint64_t block, int device)
 {
-	struct torch_state *st = tracee->torch;
+	struct torch_state *st = p->torch;
 	if (st->n_want == st->cap_want) {
 		size_t cap = st->cap_want ? 2 * st->cap_want : 256;
 		struct want_segment *w = realloc(st->want, cap * sizeof *w);
@@ -406,9 +406,9 @@ static void want_segment(uint64_t block, int device)
 }
 
 /* Segments of the blocks read lately, as many as the flush's reads allow; the rest wait. */
-static void find_segments(void)
+static void find_segments(struct tracee *p)
 {
-	struct torch_state *st = tracee->torch;
+	struct torch_state *st = p->torch;
 	int steps = 0;
 	size_t kept = 0, i = 0;
 	for (; i < st->n_want && steps < WALK_STEPS_PER_FLUSH; i++) {
@@ -417,13 +417,13 @@ static void find_segments(void)
 		struct block_view b;
 		struct torch_segment seg;
 		steps++;
-		if (read_block(w->block, raw, &b) < 0 || !block_live(&b))
+		if (read_block(p, w->block, raw, &b) < 0 || !block_live(&b))
 			continue;	/* taken back */
-		if (torch_mem_in_segment(tracee->pid, w->device, b.ptr))
+		if (torch_mem_in_segment(p->pid, w->device, b.ptr))
 			continue;
-		int err = walk_segment(w->block, w->device, &seg, &steps);
+		int err = walk_segment(p, w->block, w->device, &seg, &steps);
 		if (err == 0)
-			torch_mem_add_segment(tracee->pid, &seg);
+			torch_mem_add_segment(p->pid, &seg);
 		else if (err == -EAGAIN)
 			st->want[kept++] = *w;	/* again at the next flush */
 	}
@@ -475,52 +475,52 @@ const struct cuda_consumer torch_consumer = {
 	.call = torch_on_call,
 };
 
-static void block_read(struct pending *p, const unsigned char *raw)
+static void block_read(struct tracee *p, struct pending *pend, const unsigned char *raw)
 {
-	struct torch_state *st = tracee->torch;
+	struct torch_state *st = p->torch;
 	struct block_view b;
 	if (st->layout < 0) {
-		int l = layout_that_fits(raw, p->requested, 0);
+		int l = layout_that_fits(p, raw, pend->requested, 0);
 		if (l >= 0)
-			choose_layout(st, l);
+			choose_layout(p, st, l);
 	}
 	if (st->layout >= 0)
-		block_parse(raw, st->layout, &b);
-	if (st->layout < 0 || !block_live(&b) || b.requested != p->requested) {
-		p->tries++;	/* taken back and reused while it was read? Again later */
+		block_parse(p, raw, st->layout, &b);
+	if (st->layout < 0 || !block_live(&b) || b.requested != pend->requested) {
+		pend->tries++;	/* taken back and reused while it was read? Again later */
 		return;
 	}
-	struct torch_block tb = { .block = p->block, .ptr = b.ptr, .size = b.size, .requested = b.requested,
-				  .stream = b.stream, .t_ns = p->t_ns, .stack = p->stack, .device = (int8_t)b.device,
+	struct torch_block tb = { .block = pend->block, .ptr = b.ptr, .size = b.size, .requested = b.requested,
+				  .stream = b.stream, .t_ns = pend->t_ns, .stack = pend->stack, .device = (int8_t)b.device,
 				  .expandable = b.expandable };
-	learn_dca(b.device, p->dca);
-	torch_mem_on_alloc(tracee->pid, &tb);
-	if (!torch_mem_in_segment(tracee->pid, b.device, b.ptr))
-		want_segment(p->block, b.device);
+	learn_dca(p, b.device, pend->dca);
+	torch_mem_on_alloc(p->pid, &tb);
+	if (!torch_mem_in_segment(p->pid, b.device, b.ptr))
+		want_segment(p, pend->block, b.device);
 	st->bad_in_a_row = 0;
-	p->done = true;
+	pend->done = true;
 }
 
 /* A block that could not be read right TRIES times: counted unread; many in a row say that
  * the Block is not laid out as gputop knows it, once. */
-static void give_up(struct pending *p)
+static void give_up(struct tracee *p, struct pending *pend)
 {
-	struct torch_state *st = tracee->torch;
-	(void)p;
-	torch_mem_on_unread(tracee->pid);
+	struct torch_state *st = p->torch;
+	(void)pend;
+	torch_mem_on_unread(p->pid);
 	if (++st->bad_in_a_row >= BAD_IN_A_ROW && !st->said_bad) {
 		st->said_bad = true;
 		const char *why = "its Blocks do not read as in the PyTorch versions gputop knows: blocks not shown";
-		log_warn("PyTorch's caching allocator in %d: %s", tracee->pid, why);
-		torch_mem_set_state(tracee->pid, TORCH_NOT_READ, why);
+		log_warn("PyTorch's caching allocator in %d: %s", p->pid, why);
+		torch_mem_set_state(p->pid, TORCH_NOT_READ, why);
 	}
 }
 
 /* Reads the pending Blocks, up to MEM_READV_MAX at a system call; those read, and those tried
  * TRIES times, leave the table. */
-static void read_pending(void)
+static void read_pending(struct tracee *p)
 {
-	struct torch_state *st = tracee->torch;
+	struct torch_state *st = p->torch;
 	unsigned char (*raw)[BLOCK_READ] = torch_alloc.raw;
 	struct mem_range r[MEM_READV_MAX];
 	uint64_t keys[MEM_READV_MAX];
@@ -528,44 +528,44 @@ static void read_pending(void)
 	for (bool more = true; more;) {
 		int n = 0;
 		more = false;
-		for (struct pending *p; (p = hashmap_next(&st->pending, &it));) {
-			keys[n] = p->block;
-			r[n] = (struct mem_range){ p->block, raw[n], BLOCK_READ };
+		for (struct pending *pend; (pend = hashmap_next(&st->pending, &it));) {
+			keys[n] = pend->block;
+			r[n] = (struct mem_range){ pend->block, raw[n], BLOCK_READ };
 			if (++n == MEM_READV_MAX) {
 				more = true;
 				break;
 			}
 		}
-		bool all = n && mem_readv(tracee->pid, r, n) == 0;
+		bool all = n && mem_readv(p->pid, r, n) == 0;
 		for (int i = 0; i < n; i++) {
-			struct pending *p = hashmap_find(&st->pending, keys[i]);
-			if (all || mem_read(tracee->pid, r[i].addr, raw[i], BLOCK_READ) == 0)
-				block_read(p, raw[i]);
+			struct pending *pend = hashmap_find(&st->pending, keys[i]);
+			if (all || mem_read(p->pid, r[i].addr, raw[i], BLOCK_READ) == 0)
+				block_read(p, pend, raw[i]);
 			else
-				p->tries++;
+				pend->tries++;
 		}
 	}
 	it = 0;
-	for (struct pending *p; (p = hashmap_next(&st->pending, &it));) {
-		if (p->tries <= TRIES && !p->done)
+	for (struct pending *pend; (pend = hashmap_next(&st->pending, &it));) {
+		if (pend->tries <= TRIES && !pend->done)
 			continue;	/* again at the next flush */
-		if (!p->done)
-			give_up(p);
-		hashmap_remove(&st->pending, p->block, NULL);
+		if (!pend->done)
+			give_up(p, pend);
+		hashmap_remove(&st->pending, pend->block, NULL);
 	}
 }
 
-void torch_flush(void)
+void torch_flush(struct tracee *p)
 {
-	struct torch_state *st = tracee->torch;
-	if (!st || !st->on || !check_backend())
+	struct torch_state *st = p->torch;
+	if (!st || !st->on || !check_backend(p))
 		return;
 	if (st->allocs || st->frees)
-		torch_mem_count(tracee->pid, st->allocs, st->frees);
+		torch_mem_count(p->pid, st->allocs, st->frees);
 	st->allocs = st->frees = 0;
-	read_pending();
-	find_segments();
-	read_all_stats();
+	read_pending(p);
+	find_segments(p);
+	read_all_stats(p);
 }
 
 /* ---- blocks live before gputop came -------------------------------------------------------- */
@@ -615,7 +615,7 @@ struct entry_pair {
 };
 
 /* The (pointer, Block) pairs of one table (header at h). */
-static int map_entries(const unsigned char *h, struct entry_pair **pairs, size_t *n, size_t *cap)
+static int map_entries(struct tracee *p, const unsigned char *h, struct entry_pair **pairs, size_t *n, size_t *cap)
 {
 	uint64_t elements = u64_at(h, 24), slots = u64_at(h, 8) + (uint64_t)(int8_t)h[17];
 	if (!elements)
@@ -623,7 +623,7 @@ static int map_entries(const unsigned char *h, struct entry_pair **pairs, size_t
 	unsigned char *e = malloc(slots * ENTRY_SIZE);
 	if (!e)
 		return -ENOMEM;
-	int err = mem_read(tracee->pid, u64_at(h, 0), e, slots * ENTRY_SIZE);
+	int err = mem_read(p->pid, u64_at(h, 0), e, slots * ENTRY_SIZE);
 	uint64_t found = 0;
 	for (uint64_t i = 0; err == 0 && i < slots; i++) {
 		const unsigned char *x = e + i * ENTRY_SIZE;
@@ -631,12 +631,12 @@ static int map_entries(const unsigned char *h, struct entry_pair **pairs, size_t
 			continue;
 		if (*n == *cap) {
 			size_t c = *cap ? 2 * *cap : 1024;
-			struct entry_pair *p = realloc(*pairs, c * sizeof *p);
-			if (!p) {
+			struct entry_pair *grown = realloc(*pairs, c * sizeof *grown);
+			if (!grown) {
 				err = -ENOMEM;
 				break;
 			}
-			*pairs = p;
+			*pairs = grown;
 			*cap = c;
 		}
 		(*pairs)[(*n)++] = (struct entry_pair){ u64_at(x, 8), u64_at(x, 16) };
@@ -649,25 +649,25 @@ static int map_entries(const unsigned char *h, struct entry_pair **pairs, size_t
 /* A device's DeviceCachingAllocator from a block's pool (one of its two default pools, whose
  * owner says which device it is): checked by its statistics, which must count at least the
  * block's bytes allocated (zeros would check: a CUDA graph's pool is elsewhere). */
-static void dca_from_pool(int device, uint64_t pool, uint64_t size)
+static void dca_from_pool(struct tracee *p, int device, uint64_t pool, uint64_t size)
 {
-	struct torch_state *st = tracee->torch;
+	struct torch_state *st = p->torch;
 	static const uint64_t pools[] = { LARGE_POOL_AT, SMALL_POOL_AT };
 	for (size_t i = 0; i < 2 && device >= 0 && device < TORCH_MAX_DEVICES && !st->dca[device]; i++) {
 		uint64_t dca = pool - pools[i];
 		int8_t id;
 		int64_t s[STATS_BYTES / 8];
-		if (pool > pools[i] && mem_read(tracee->pid, dca + DEVICE_ID_AT, &id, 1) == 0 && id == device &&
-		    read_stats(dca, s) == 0 && stat_cur(s, ST_ALLOCATED_BYTES, 0) >= (int64_t)size)
-			learn_dca(device, dca);
+		if (pool > pools[i] && mem_read(p->pid, dca + DEVICE_ID_AT, &id, 1) == 0 && id == device &&
+		    read_stats(p, dca, s) == 0 && stat_cur(s, ST_ALLOCATED_BYTES, 0) >= (int64_t)size)
+			learn_dca(p, device, dca);
 	}
 }
 
 /* Reads the blocks of `pairs` and records those that check (with layout l, or the first that
  * fits). The number recorded; -EINVAL when too few of them check. */
-static long record_before(const struct entry_pair *pairs, size_t n)
+static long record_before(struct tracee *p, const struct entry_pair *pairs, size_t n)
 {
-	struct torch_state *st = tracee->torch;
+	struct torch_state *st = p->torch;
 	unsigned char (*raw)[BLOCK_READ] = torch_alloc.raw;
 	struct mem_range r[MEM_READV_MAX];
 	size_t good = 0;
@@ -675,29 +675,29 @@ static long record_before(const struct entry_pair *pairs, size_t n)
 		int k = n - at < MEM_READV_MAX ? (int)(n - at) : MEM_READV_MAX;
 		for (int i = 0; i < k; i++)
 			r[i] = (struct mem_range){ pairs[at + i].block, raw[i], BLOCK_READ };
-		if (mem_readv(tracee->pid, r, k) < 0)
+		if (mem_readv(p->pid, r, k) < 0)
 			for (int i = 0; i < k; i++)
-				if (mem_read(tracee->pid, r[i].addr, raw[i], BLOCK_READ) < 0)
+				if (mem_read(p->pid, r[i].addr, raw[i], BLOCK_READ) < 0)
 					memset(raw[i], 0, BLOCK_READ);
 		for (int i = 0; i < k; i++) {
 			const struct entry_pair *e = &pairs[at + i];
 			struct block_view b;
 			if (st->layout < 0) {
-				int l = layout_that_fits(raw[i], 0, e->ptr);
+				int l = layout_that_fits(p, raw[i], 0, e->ptr);
 				if (l >= 0)
-					choose_layout(st, l);
+					choose_layout(p, st, l);
 			}
 			if (st->layout < 0)
 				continue;
-			block_parse(raw[i], st->layout, &b);
+			block_parse(p, raw[i], st->layout, &b);
 			if (!block_live(&b) || b.ptr != e->ptr)
 				continue;	/* caught in the middle of a change: left out */
 			struct torch_block tb = { .block = e->block, .ptr = b.ptr, .size = b.size,
 						  .requested = b.requested, .stream = b.stream, .stack = STACK_NONE,
 						  .device = (int8_t)b.device, .expandable = b.expandable };
-			torch_mem_on_alloc(tracee->pid, &tb);
-			want_segment(e->block, b.device);
-			dca_from_pool(b.device, b.pool, b.size);
+			torch_mem_on_alloc(p->pid, &tb);
+			want_segment(p, e->block, b.device);
+			dca_from_pool(p, b.device, b.pool, b.size);
 			good++;
 		}
 	}
@@ -707,7 +707,7 @@ static long record_before(const struct entry_pair *pairs, size_t n)
 
 /* The blocks live in the allocator's table of allocated blocks, read while every thread is held
  * (the attach's stop). Why not, when they cannot be: said in the figures. */
-static void read_before(uint64_t native, const char **why)
+static void read_before(struct tracee *p, uint64_t native, const char **why)
 {
 	unsigned char obj[NATIVE_READ];
 	size_t len = sizeof obj;
@@ -718,8 +718,8 @@ static void read_before(uint64_t native, const char **why)
 		*why = "blocks before attach unknown: the allocator's object has no symbol in libc10_cuda.so";
 		return;
 	}
-	if (mem_read(tracee->pid, native, obj, len) < 0 &&	/* at the end of its mapping? */
-	    mem_read(tracee->pid, native, obj, len = MAPS_AT + SHARDS * MAP_SIZE) < 0) {
+	if (mem_read(p->pid, native, obj, len) < 0 &&	/* at the end of its mapping? */
+	    mem_read(p->pid, native, obj, len = MAPS_AT + SHARDS * MAP_SIZE) < 0) {
 		*why = "blocks before attach unknown: the allocator's object cannot be read";
 		return;
 	}
@@ -730,15 +730,15 @@ static void read_before(uint64_t native, const char **why)
 	}
 	int err = 0;
 	for (int i = 0; i < SHARDS && err == 0; i++)
-		err = map_entries(obj + at + i * MAP_SIZE, &pairs, &n, &cap);
-	long got = err == 0 ? record_before(pairs, n) : err;
+		err = map_entries(p, obj + at + i * MAP_SIZE, &pairs, &n, &cap);
+	long got = err == 0 ? record_before(p, pairs, n) : err;
 	free(pairs);
 	if (got < 0) {
 		*why = err == -ENOMEM ? "blocks before attach unknown: out of memory"
 				      : "blocks before attach unknown: the allocator's table did not read consistently";
 		return;
 	}
-	log_debug("%d: PyTorch's caching allocator: %ld blocks live before gputop came (table at +%ld)", tracee->pid,
+	log_debug("%d: PyTorch's caching allocator: %ld blocks live before gputop came (table at +%ld)", p->pid,
 		  got, at);
 }
 
@@ -748,11 +748,11 @@ static void read_before(uint64_t native, const char **why)
  * API's rows show): false says so and stops following. Its pointer is set by a static
  * initializer: a library just loaded has not run it yet (0, or not relocated yet: an offset in
  * the library), it is asked again at each flush. */
-static bool check_backend(void)
+static bool check_backend(struct tracee *p)
 {
-	struct torch_state *st = tracee->torch;
+	struct torch_state *st = p->torch;
 	uint64_t in_use = 0;
-	if (!st->backend || mem_read(tracee->pid, st->backend, &in_use, sizeof in_use) < 0 ||
+	if (!st->backend || mem_read(p->pid, st->backend, &in_use, sizeof in_use) < 0 ||
 	    in_use < st->module_size)
 		return true;
 	st->backend = 0;	/* asked */
@@ -760,18 +760,18 @@ static bool check_backend(void)
 		st->native = in_use;
 	if (in_use == st->native)
 		return true;
-	torch_mem_set_state(tracee->pid, TORCH_UNKNOWN, "PyTorch uses another allocator backend "
+	torch_mem_set_state(p->pid, TORCH_UNKNOWN, "PyTorch uses another allocator backend "
 			    "(PYTORCH_CUDA_ALLOC_CONF backend:cudaMallocAsync?): its memory shows as "
 			    "cudaMallocAsync allocations");
 	st->on = false;
 	return false;
 }
 
-void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT], unsigned probed_ops,
+void torch_on_module(struct tracee *p, const struct module *m, const uint64_t sym[TORCH_SYM_COUNT], unsigned probed_ops,
 		     bool before_gputop)
 {
-	struct torch_state *st = tracee->torch;
-	pid_t pid = tracee->pid;
+	struct torch_state *st = p->torch;
+	pid_t pid = p->pid;
 	unsigned all = (1u << (OP_TORCH_FREE - OP_TORCH_ALLOC + 1)) - 1;
 	if ((probed_ops & all) != all) {
 		const char *why = probed_ops ? "not every function of PyTorch's caching allocator that gputop probes "
@@ -789,7 +789,7 @@ void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT]
 	st->backend = sym[TORCH_SYM_BACKEND];
 	st->module_size = m->end - m->start;
 	torch_mem_set_state(pid, TORCH_TRACKING, NULL);
-	if (!check_backend())
+	if (!check_backend(p))
 		return;
 	torch_mem_set_attach(pid, now_ns());
 	if (!before_gputop) {
@@ -797,18 +797,18 @@ void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT]
 		return;
 	}
 	const char *why;
-	read_before(st->native, &why);
-	torch_mem_set_before(pid, why ? TORCH_BEFORE_UNKNOWN : TORCH_BEFORE_READ, why, (uint32_t)threads_count(tracee));
+	read_before(p, st->native, &why);
+	torch_mem_set_before(pid, why ? TORCH_BEFORE_UNKNOWN : TORCH_BEFORE_READ, why, (uint32_t)threads_count(p));
 	if (why)
 		log_info("%d: PyTorch's caching allocator: %s", pid, why);
-	read_all_stats();
+	read_all_stats(p);
 }
 
-void torch_on_module_gone(const struct module *m)
+void torch_on_module_gone(struct tracee *p, const struct module *m)
 {
-	struct torch_state *st = tracee->torch;
+	struct torch_state *st = p->torch;
 	if (!st->on || st->module != m->id)
 		return;
-	torch_forget();
-	torch_mem_set_state(tracee->pid, TORCH_ABSENT, NULL);
+	torch_forget(p);
+	torch_mem_set_state(p->pid, TORCH_ABSENT, NULL);
 }

@@ -21,7 +21,7 @@ struct torch_state;
 /* The process's part (tracee->torch, base/tracee.h), made and freed with it. */
 struct torch_state *torch_state_new(void);
 void torch_state_free(struct torch_state *st);
-void torch_forget(void);	/* exec: the old image's allocator is gone */
+void torch_forget(struct tracee *p);	/* exec: the old image's allocator is gone */
 
 /* Data symbols of libc10_cuda.so that gputop reads (module_scan.c keeps their offsets). */
 enum torch_sym {
@@ -37,9 +37,9 @@ bool torch_is_allocator_module(const struct module *m);	/* libc10_cuda.so */
  * OP_TORCH_* rows got a probe (bit op - OP_TORCH_ALLOC), and whether it was there when gputop
  * came (the first look at the process's modules, every thread held): then the blocks live
  * already are read now. Says once when the allocator is not one gputop knows. */
-void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT], unsigned probed_ops,
+void torch_on_module(struct tracee *p, const struct module *m, const uint64_t sym[TORCH_SYM_COUNT], unsigned probed_ops,
 		     bool before_gputop);
-void torch_on_module_gone(const struct module *m);
+void torch_on_module_gone(struct tracee *p, const struct module *m);
 
 /* The calls of the OP_TORCH_* rows (cuda/cuda_call.h), as a consumer of calls: a Block handed
  * out (when: the call's return) or freed (when the free began), with the call's stack. Calls
@@ -48,6 +48,6 @@ void torch_on_module_gone(const struct module *m);
 extern const struct cuda_consumer torch_consumer;
 /* After each drain of the recorded calls: the Blocks handed out meanwhile are read (those taken
  * back in the same drain are never read), segments are found, the statistics read. */
-void torch_flush(void);
+void torch_flush(struct tracee *p);
 
 #endif

@@ -227,7 +227,7 @@ static uint32_t area_end(int i)
  * the gadget's next instruction. save_at: the save area of a self-resuming gadget (arch.h),
  * filled first so that a thread whose tracer dies meanwhile goes back where it was; 0 for the
  * one-off gadget of xol_init (syscall; int3). */
-static long run_syscall_at(struct thread *t, uint64_t gadget, uint64_t save_at, long nr,
+static long run_syscall_at(const struct tracee *p, struct thread *t, uint64_t gadget, uint64_t save_at, long nr,
 			   const uint64_t args[6])
 {
 	arch_regs_t saved, r;
@@ -240,7 +240,7 @@ static long run_syscall_at(struct thread *t, uint64_t gadget, uint64_t save_at, 
 	if (save_at) {
 		uint64_t words[ARCH_SYSCALL_SAVE_WORDS];
 		arch_syscall_resume_save(&saved, words);
-		if ((err = mem_write_code(tracee, save_at, words, sizeof words)) < 0)
+		if ((err = mem_write_code(p, save_at, words, sizeof words)) < 0)
 			return err;
 	}
 	r = saved;
@@ -263,7 +263,7 @@ long xol_syscall(struct tracee *p, struct thread *t, long nr, const uint64_t arg
 	struct xol_state *st = p->xol;
 	if (!st->n_areas)
 		return -ENOEXEC;
-	return run_syscall_at(t, st->areas[0].base + OFF_RESUME, st->areas[0].base + OFF_RESUME_SAVE,
+	return run_syscall_at(p, t, st->areas[0].base + OFF_RESUME, st->areas[0].base + OFF_RESUME_SAVE,
 			      nr, args);
 }
 
@@ -280,12 +280,12 @@ int xol_munmap(struct tracee *p, struct thread *t, uint64_t addr, size_t size)
 	return r < 0 ? (int)r : 0;
 }
 
-static long map_area(struct thread *t, uint64_t gadget, uint64_t save_at, uint64_t hint)
+static long map_area(const struct tracee *p, struct thread *t, uint64_t gadget, uint64_t save_at, uint64_t hint)
 {
 	uint64_t args[6] = { hint, AREA_SIZE, PROT_READ | PROT_EXEC,
 			     MAP_PRIVATE | MAP_ANONYMOUS | (hint ? MAP_FIXED_NOREPLACE : 0),
 			     (uint64_t)-1, 0 };
-	return run_syscall_at(t, gadget, save_at, SYS_mmap, args);
+	return run_syscall_at(p, t, gadget, save_at, SYS_mmap, args);
 }
 
 static int add_area(struct tracee *p, uint64_t base)
@@ -310,19 +310,19 @@ static int add_area(struct tracee *p, uint64_t base)
  * the bytes back after the call; a gputop killed meanwhile leaves them, and so does the
  * watchdog (the thread may still be about to run them: a copy over the program's entry point,
  * tried before and restored by the watchdog, raced the thread). -ENOSPC without such a tail. */
-static long syscall_from_tail(struct thread *t, long nr, const uint64_t args[6])
+static long syscall_from_tail(const struct tracee *p, struct thread *t, long nr, const uint64_t args[6])
 {
 	enum { SAVE_AT = 96, ROOM = SAVE_AT + 8 * ARCH_SYSCALL_SAVE_WORDS };
 	uint8_t orig[ROOM], code[SAVE_AT];
-	uint64_t at = sym_exec_tail(ROOM);
+	uint64_t at = sym_exec_tail(p, ROOM);
 	size_t n = at ? arch_syscall_resume_code(code, sizeof code, at, at + SAVE_AT) : 0;
-	if (!n || mem_read(t->tid, at, orig, sizeof orig) < 0 || mem_write_code(tracee, at, code, n) < 0) {
+	if (!n || mem_read(t->tid, at, orig, sizeof orig) < 0 || mem_write_code(p, at, code, n) < 0) {
 		log_debug("no spare bytes at the end of an executable segment for a gadget");
 		return -ENOSPC;
 	}
 	log_debug("system call %ld from a copy of the gadget at %#" PRIx64, nr, at);
-	long r = run_syscall_at(t, at, at + SAVE_AT, nr, args);
-	if (mem_write_code(tracee, at, orig, sizeof orig) < 0)
+	long r = run_syscall_at(p, t, at, at + SAVE_AT, nr, args);
+	if (mem_write_code(p, at, orig, sizeof orig) < 0)
 		log_warn("could not put back %d bytes at %#" PRIx64 " (the unused end of an executable "
 			 "segment; never run by the program)", ROOM, at);
 	return r;
@@ -332,7 +332,7 @@ static int save_for_resume(struct tracee *p, const arch_regs_t *saved);
 
 static long unmap_last(struct tracee *p, struct thread *t, const uint64_t args[6])
 {
-	long r = syscall_from_tail(t, SYS_munmap, args);
+	long r = syscall_from_tail(p, t, SYS_munmap, args);
 	return r == -ENOSPC ? xol_syscall(p, t, SYS_munmap, args) : r;
 }
 
@@ -341,7 +341,7 @@ int xol_init(struct tracee *p, struct thread *t, uint64_t scratch)
 	/* The first mapping: from a copy of the resuming gadget (syscall_from_tail), else from
 	 * `syscall; int3` written over the program's entry point for that one call. */
 	uint64_t args[6] = { 0, AREA_SIZE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
-	long addr = syscall_from_tail(t, SYS_mmap, args);
+	long addr = syscall_from_tail(p, t, SYS_mmap, args);
 	if (addr != -ENOSPC) {
 		if (addr < 0 && addr > -4096)
 			return (int)addr;
@@ -353,7 +353,7 @@ int xol_init(struct tracee *p, struct thread *t, uint64_t scratch)
 		return err;
 	if ((err = mem_write_code(p, scratch, arch_syscall_gadget, arch_syscall_gadget_len)) < 0)
 		return err;
-	addr = map_area(t, scratch, 0, 0);
+	addr = map_area(p, t, scratch, 0, 0);
 	int restore = mem_write_code(p, scratch, saved, arch_syscall_gadget_len);
 	if (addr < 0 && addr > -4096)
 		return (int)addr;
@@ -384,7 +384,7 @@ static int area_near(struct tracee *p, struct thread *t, uint64_t near)
 	int n_gaps = near ? proc_free_ranges_near(p->pid, near, AREA_SIZE, AREA_SIZE,
 						  (1ull << 31) - 2 * AREA_SIZE, gaps, 8) : 0;
 	for (int k = 0; k < n_gaps; k++) {
-		long addr = map_area(t, st->areas[0].base + OFF_RESUME, st->areas[0].base + OFF_RESUME_SAVE, gaps[k]);
+		long addr = map_area(p, t, st->areas[0].base + OFF_RESUME, st->areas[0].base + OFF_RESUME_SAVE, gaps[k]);
 		if (addr > 0 && within_2g((uint64_t)addr, near)) {
 			int err = add_area(p, (uint64_t)addr);
 			return err < 0 ? err : st->n_areas - 1;
@@ -395,7 +395,7 @@ static int area_near(struct tracee *p, struct thread *t, uint64_t near)
 	for (uint64_t step = 16u << 20; step < (1u << 30); step *= 2) {
 		uint64_t tries[2] = { (near - step) & ~0xffffull, (near + step) & ~0xffffull };
 		for (int k = 0; k < 2; k++) {
-			long addr = map_area(t, st->areas[0].base + OFF_RESUME,
+			long addr = map_area(p, t, st->areas[0].base + OFF_RESUME,
 					     st->areas[0].base + OFF_RESUME_SAVE, tries[k]);
 			if (addr > 0 && within_2g((uint64_t)addr, near)) {
 				int err = add_area(p, (uint64_t)addr);

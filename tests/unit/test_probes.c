@@ -252,14 +252,15 @@ uint64_t module_scan_addr(const struct module *m, uint64_t off_plus_1)
 	return off_plus_1 ? m->start + off_plus_1 - 1 : 0;
 }
 
-int sym_open(pid_t pid)
+int sym_open(const struct tracee *p)
 {
-	(void)pid;
+	(void)p;
 	return 0;
 }
 
-void sym_close(void)
+void sym_close(const struct tracee *p)
 {
+	(void)p;
 }
 
 uint64_t sym_find(const struct module *m, const char *name)
@@ -271,7 +272,8 @@ uint64_t sym_find(const struct module *m, const char *name)
 						     : 0;
 }
 
-int sym_refresh(void (*on_new)(struct module *m, void *arg), void (*on_gone)(struct module *m, void *arg), void *arg)
+int sym_refresh(const struct tracee *p, void (*on_new)(struct module *m, void *arg),
+		void (*on_gone)(struct module *m, void *arg), void *arg)
 {
 	for (int m = 0; m < M_COUNT; m++)
 		if (known[m] && !present[m]) {
@@ -311,14 +313,15 @@ bool torch_is_allocator_module(const struct module *m)
 	return false;
 }
 
-void torch_on_module(const struct module *m, const uint64_t sym[TORCH_SYM_COUNT], unsigned probed_ops, bool at_start)
+void torch_on_module(struct tracee *p, const struct module *m, const uint64_t sym[TORCH_SYM_COUNT], unsigned probed_ops,
+		     bool at_start)
 {
-	(void)m, (void)sym, (void)probed_ops, (void)at_start;
+	(void)p, (void)m, (void)sym, (void)probed_ops, (void)at_start;
 }
 
-void torch_on_module_gone(const struct module *m)
+void torch_on_module_gone(struct tracee *p, const struct module *m)
 {
-	(void)m;
+	(void)p, (void)m;
 }
 
 /* ---- the process --------------------------------------------------------------------------------- */
