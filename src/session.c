@@ -49,7 +49,7 @@
 #include "timeline.h"
 #include "torch_alloc.h"
 #include "torch_mem.h"
-#include "tracee.h"
+#include "tracee_ctl.h"
 #include "tracer.h"
 #include "ui.h"
 
@@ -175,7 +175,7 @@ static int start_failed(const struct options *opt, pid_t pid, int err)
 	int code = 0, sig = 0;
 	bool dead = tracer_exited(&code, &sig);
 	/* ESRCH: a thread of it vanished under gputop; the rest of it may still be on its way out. */
-	if (!dead && reap_dead_program(pid, &code, &sig, err == -ESRCH ? 2000 : 0))
+	if (!dead && reap_dead_program(tracee, pid, &code, &sig, err == -ESRCH ? 2000 : 0))
 		dead = true;
 	if (dead && sig)
 		log_error("%d was killed by SIG%s while gputop was attaching%s", pid,
@@ -189,7 +189,7 @@ static int start_failed(const struct options *opt, pid_t pid, int err)
 		tracer_detach();
 	} else {
 		kill(pid, SIGKILL);
-		reap_dead_program(pid, &code, &sig, 2000);
+		reap_dead_program(tracee, pid, &code, &sig, 2000);
 		log_error("'%s' was not run", opt->argv[0]);
 	}
 	return seccomp_refused() ? EXIT_SECCOMP : EXIT_FAILURE_;

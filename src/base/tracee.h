@@ -1,7 +1,8 @@
 /* tracee.h — one traced process: everything gputop keeps about it, in one structure reached
  * from the session. Each layer's module keeps its part behind a pointer only it knows
- * (engine/tracee_ctl.c makes and frees them); `tracee` is the process being handled, as gdb's
- * current inferior, so that several can be traced by switching it. */
+ * (engine/tracee_ctl.c makes and frees them). Every layer below the engine is handed the
+ * process (struct tracee *p); the engine's `tracee` (tracee_ctl.h) is the one being handled,
+ * as gdb's current inferior. */
 #ifndef GPUTOP_TRACEE_H
 #define GPUTOP_TRACEE_H
 
@@ -70,8 +71,5 @@ struct tracee {
 							 * launch sampling */
 	struct torch_state *torch;		/* probe/torch_alloc.c: PyTorch's allocator */
 };
-
-/* The process being handled; NULL before the first. */
-extern struct tracee *tracee;
 
 #endif

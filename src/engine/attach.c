@@ -242,7 +242,7 @@ int tracer_setup_image(struct thread *t)
 	t0 = now_ns();
 	err = probes_refresh(tracee, t);
 	log_debug("%d: probes planted in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
-	seccomp_watch_review(now_ns());	/* may its stubs park: every thread held, looked at */
+	seccomp_watch_review(tracee, now_ns());	/* may its stubs park: every thread held, looked at */
 	return err;
 }
 

@@ -77,12 +77,12 @@ static struct mark mark_now(uint64_t now)
 	return (struct mark){ now, budget.program_cpu(), budget.last_stops, budget.launch_stops, budget.work_stops };
 }
 
-static void set_armed(bool on, uint64_t now)
+static void set_armed(struct tracee *p, bool on, uint64_t now)
 {
 	if (budget.armed && !on)
 		budget.disarm = mark_now(now);
 	if (budget.armed != on)
-		probes_set_launches_armed(tracee, on);
+		probes_set_launches_armed(p, on);
 	budget.armed = on;
 }
 
@@ -124,8 +124,9 @@ static double launches_missed(const struct mark *armed_end, const struct mark *e
 	return counted > 0 && armed_own > 0 ? counted * own_cpu(&budget.disarm, end) / armed_own : 0;
 }
 
-static void end_period(uint64_t now, int proc)
+static void end_period(struct tracee *p, uint64_t now)
 {
+	int proc = p->stats_id;
 	struct mark end = mark_now(now);
 	const struct mark *armed_end = budget.armed ? &end : &budget.disarm;
 	double counted = (double)(armed_end->launch_stops - budget.start.launch_stops);
@@ -154,29 +155,29 @@ static void end_period(uint64_t now, int proc)
 	budget.duty = next;
 
 	budget.start = end;
-	set_armed(true, now);
+	set_armed(p, true, now);
 }
 
-void budget_poll(uint64_t now, uint64_t stops, int proc)
+void budget_poll(struct tracee *p, uint64_t now)
 {
 	if (!budget.active)
 		return;
-	budget.last_stops = stops;
+	budget.last_stops = p->stops;
 	if (!budget.start.t) {
 		budget.start = mark_now(now);
 		return;
 	}
 	if (budget.armed && budget.duty < 1 && now >= budget.start.t + (uint64_t)(budget.duty * (double)PERIOD_NS))
-		set_armed(false, now);
+		set_armed(p, false, now);
 	if (!budget.armed && budget.duty == 0)
 		return;	/* GPUTOP_DUTY=0: launches never armed again, no period ends */
 	if (now - budget.start.t >= PERIOD_NS)
-		end_period(now, proc);
+		end_period(p, now);
 }
 
-void budget_finish(uint64_t now, uint64_t stops, int proc)
+void budget_finish(struct tracee *p, uint64_t now)
 {
-	budget.last_stops = stops;
+	budget.last_stops = p->stops;
 	if (budget.active && budget.start.t && now > budget.start.t)
-		end_period(now, proc);
+		end_period(p, now);
 }

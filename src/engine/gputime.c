@@ -241,7 +241,7 @@ void gputime_at_stop(struct thread *t)
 		st->phase = GPUTIME_DONE;
 		return;
 	}
-	if (seccomp_watch_gpu_time(t) < 0) {
+	if (seccomp_watch_gpu_time(tracee, t) < 0) {
 		gpu_time.refused = true;
 		st->phase = GPUTIME_DONE;
 		return;

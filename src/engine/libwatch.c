@@ -32,7 +32,7 @@ static void refresh_held(void)
 			session_set_cuda_seen();
 	}
 	tracee->stopping_world = false;
-	seccomp_watch_review(now_ns());	/* a ring made now: its threads, still held, looked at */
+	seccomp_watch_review(tracee, now_ns());	/* a ring made now: its threads, still held, looked at */
 	uint32_t it = 0;
 	for (struct thread *t; (t = threads_iter(tracee, &it));) {
 		t->want_stop = false;

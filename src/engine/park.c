@@ -27,7 +27,7 @@ static struct {
 void park_poll(struct tracee *p, uint64_t now)
 {
 	struct lr_parked parked[LR_PARK_SLOTS];
-	seccomp_watch_sweep(now);	/* may the stubs park at all */
+	seccomp_watch_sweep(p, now);	/* may the stubs park at all */
 	int n = launchpark_waiting(p, parked);
 	if (n || (!parks.last_poll && launchring_base(p)))
 		parks.hot_until = now + PARK_HOT_NS;
@@ -56,7 +56,7 @@ bool park_on_stop(struct tracee *p, struct thread *t, uint64_t now)
 	arch_regs_t r, at;
 	uint64_t sp;
 	int slot;
-	seccomp_watch_on_stop(t, now);	/* a new thread, or one asked for a look at its filters */
+	seccomp_watch_on_stop(p, t, now);	/* a new thread, or one asked for a look at its filters */
 	if (!t->park_asked)
 		return false;
 	t->park_asked = false;

@@ -17,7 +17,6 @@
 #include "log.h"
 #include "threads.h"
 #include "tracee.h"
-#include "tracee_ctl.h"
 
 #define DEAD_WAIT_TICKS 100	/* interrupted waits (10 ms ticks) on a dead leader: ~1 s */
 
@@ -96,19 +95,8 @@ bool reap_after_interrupted_wait(struct tracee *p, pid_t tid, bool stop_asked)
 	return stop_asked || ++interrupted.dead_ticks > DEAD_WAIT_TICKS;
 }
 
-/* The traced process pid; NULL where gputop never took it. */
-static struct tracee *process_of(pid_t pid)
+bool reap_dead_program(struct tracee *p, pid_t pid, int *exit_code, int *term_signal, int wait_ms)
 {
-	uint32_t it = 0;
-	for (struct tracee *p; (p = tracee_next(&it));)
-		if (p->pid == pid)
-			return p;
-	return NULL;
-}
-
-bool reap_dead_program(pid_t pid, int *exit_code, int *term_signal, int wait_ms)
-{
-	struct tracee *p = process_of(pid);
 	struct timespec nap = { 0, 5000000 };
 	for (int waited = 0;; waited += 5) {
 		if (waited > wait_ms)

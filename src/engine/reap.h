@@ -19,9 +19,10 @@ struct tracee;
 bool reap_after_interrupted_wait(struct tracee *p, pid_t tid, bool stop_asked);
 
 /* After an attach or start that failed: if pid dies within wait_ms (0: has died), reaps what is
- * left of it (every thread) and says how the leader ended: *exit_code (128 + signal if killed),
- * *term_signal (0 if it exited). False while it lives (no stop of a live thread is taken), or
- * when its exit was already read elsewhere. */
-bool reap_dead_program(pid_t pid, int *exit_code, int *term_signal, int wait_ms);
+ * left of it (every thread, forgotten in p's table; p NULL: gputop never took it) and says how
+ * the leader ended: *exit_code (128 + signal if killed), *term_signal (0 if it exited). False
+ * while it lives (no stop of a live thread is taken), or when its exit was already read
+ * elsewhere. */
+bool reap_dead_program(struct tracee *p, pid_t pid, int *exit_code, int *term_signal, int wait_ms);
 
 #endif

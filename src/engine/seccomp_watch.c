@@ -23,24 +23,24 @@ enum parks {
 
 
 /* The stubs may park, or not: the ring's `present` word (a dead or detaching gputop's is 0). */
-static void parks_allow(bool on)
+static void parks_allow(struct tracee *p, bool on)
 {
-	uint64_t flag = launchring_present_flag(tracee), v = on;
-	if (flag && launchring_io(tracee, flag, &v, sizeof v, true) < 0)
-		log_debug("%d: cannot write the ring's present word", tracee->pid);
+	uint64_t flag = launchring_present_flag(p), v = on;
+	if (flag && launchring_io(p, flag, &v, sizeof v, true) < 0)
+		log_debug("%d: cannot write the ring's present word", p->pid);
 }
 
-static void parks_never(const struct seccomp_refusal *why, enum seccomp_verdict v)
+static void parks_never(struct tracee *p, const struct seccomp_refusal *why, enum seccomp_verdict v)
 {
 	char text[320];
-	tracee->parks = PARKS_OFF;
-	parks_allow(false);
+	p->parks = PARKS_OFF;
+	parks_allow(p, false);
 	seccomp_refusal_describe(why, text, sizeof text);
 	log_warn("%d: %s%s, a call of %s: the stubs park no more in %d (a kernel launched for the "
 		 "first time is counted and named only where its loading named it; --stacks takes no "
-		 "stack at such calls; a full ring drops and counts at once)", tracee->pid, text,
+		 "stack at such calls; a full ring drops and counts at once)", p->pid, text,
 		 v == SECCOMP_UNKNOWN ? " (--trust-seccomp parks anyway)" : "",
-		 seccomp_feature_calls(SECCOMP_PARK)->what, tracee->pid);
+		 seccomp_feature_calls(SECCOMP_PARK)->what, p->pid);
 }
 
 /* t's filters let it park? Records it (t->seccomp_ok) when they do. */
@@ -55,26 +55,26 @@ static enum seccomp_verdict look(struct thread *t, const struct seccomp_state *s
 	return v;
 }
 
-void seccomp_watch_review(uint64_t now)
+void seccomp_watch_review(struct tracee *p, uint64_t now)
 {
-	uint64_t ring = launchring_base(tracee);
-	if (tracee->parks_ring != ring) {	/* a new ring (a new image): looked at again */
-		tracee->parks_ring = ring;
-		tracee->parks = PARKS_UNSEEN;
+	uint64_t ring = launchring_base(p);
+	if (p->parks_ring != ring) {	/* a new ring (a new image): looked at again */
+		p->parks_ring = ring;
+		p->parks = PARKS_UNSEEN;
 	}
-	if (!ring || tracee->parks == PARKS_OFF)
+	if (!ring || p->parks == PARKS_OFF)
 		return;
-	tracee->seccomp_swept_ns = now;
+	p->seccomp_swept_ns = now;
 	/* Filter counts some thread was shown to park under: a new thread under as many inherited
 	 * its maker's (a filter installed since shows as one more there). */
 	uint64_t shown = 0;
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(tracee, &it));)
+	for (struct thread *t; (t = threads_iter(p, &it));)
 		if (t->seccomp_ok > 0 && t->seccomp_ok <= 64)
 			shown |= 1ull << (t->seccomp_ok - 1);
 	bool held = false;
 	it = 0;
-	for (struct thread *t; (t = threads_iter(tracee, &it));) {
+	for (struct thread *t; (t = threads_iter(p, &it));) {
 		struct seccomp_state s;
 		struct seccomp_refusal why;
 		if (t->guest || seccomp_thread_state(t->tid, &s) < 0)
@@ -89,7 +89,7 @@ void seccomp_watch_review(uint64_t now)
 		enum seccomp_verdict v = look(t, &s, &why);
 		if (v == SECCOMP_REFUSED || (v == SECCOMP_UNKNOWN &&
 					     (t->state == TS_STOPPED || !seccomp_own_can_read_filters()))) {
-			parks_never(&why, v);
+			parks_never(p, &why, v);
 			return;
 		}
 		if (v == SECCOMP_UNKNOWN) {	/* readable once held: asked to stop for a look */
@@ -101,26 +101,26 @@ void seccomp_watch_review(uint64_t now)
 		}
 	}
 	enum parks now_parks = held ? PARKS_HELD : PARKS_ON;
-	if (now_parks != tracee->parks)
-		parks_allow(now_parks == PARKS_ON);
-	tracee->parks = now_parks;
+	if (now_parks != p->parks)
+		parks_allow(p, now_parks == PARKS_ON);
+	p->parks = now_parks;
 }
 
-void seccomp_watch_sweep(uint64_t now)
+void seccomp_watch_sweep(struct tracee *p, uint64_t now)
 {
-	if (tracee->stopping_world)
+	if (p->stopping_world)
 		return;	/* held for a detach (or a set-up, which looks itself) */
-	if (tracee->parks_ring != launchring_base(tracee) || tracee->parks == PARKS_UNSEEN ||
-	    (tracee->parks != PARKS_OFF && now - tracee->seccomp_swept_ns >= SECCOMP_WATCH_SWEEP_NS))
-		seccomp_watch_review(now);
+	if (p->parks_ring != launchring_base(p) || p->parks == PARKS_UNSEEN ||
+	    (p->parks != PARKS_OFF && now - p->seccomp_swept_ns >= SECCOMP_WATCH_SWEEP_NS))
+		seccomp_watch_review(p, now);
 }
 
-void seccomp_watch_on_stop(struct thread *t, uint64_t now)
+void seccomp_watch_on_stop(struct tracee *p, struct thread *t, uint64_t now)
 {
 	bool asked = t->seccomp_asked;
 	t->seccomp_asked = false;
-	if ((!asked && t->seccomp_ok) || !launchring_base(tracee) || tracee->parks == PARKS_OFF ||
-	    tracee->parks_ring != launchring_base(tracee) || tracee->stopping_world)
+	if ((!asked && t->seccomp_ok) || !launchring_base(p) || p->parks == PARKS_OFF ||
+	    p->parks_ring != launchring_base(p) || p->stopping_world)
 		return;
 	struct seccomp_state s;
 	struct seccomp_refusal why;
@@ -128,12 +128,12 @@ void seccomp_watch_on_stop(struct thread *t, uint64_t now)
 		return;
 	enum seccomp_verdict v = look(t, &s, &why);
 	if (v != SECCOMP_ALLOWED)
-		parks_never(&why, v);
-	else if (tracee->parks == PARKS_HELD)
-		seccomp_watch_review(now);	/* the last one looked at? parks again */
+		parks_never(p, &why, v);
+	else if (p->parks == PARKS_HELD)
+		seccomp_watch_review(p, now);	/* the last one looked at? parks again */
 }
 
-int seccomp_watch_gpu_time(struct thread *t)
+int seccomp_watch_gpu_time(struct tracee *p, struct thread *t)
 {
 	struct seccomp_refusal why;
 	enum seccomp_verdict v = seccomp_feature_verdict(t->tid, SECCOMP_GPU_TIME, NULL, &why);
@@ -141,13 +141,13 @@ int seccomp_watch_gpu_time(struct thread *t)
 		return 0;
 	if (v == SECCOMP_UNKNOWN && seccomp_trusted()) {
 		log_warn("--trust-seccomp: loading --gpu-time's library into %d under a seccomp filter gputop "
-			 "cannot read", tracee->pid);
+			 "cannot read", p->pid);
 		return 0;
 	}
 	char text[320];
 	seccomp_refusal_describe(&why, text, sizeof text);
 	log_error("--gpu-time: not loading gputop's library and CUPTI into %d: %s, a call of %s: no GPU "
-		  "time for %d", tracee->pid, text, seccomp_feature_calls(SECCOMP_GPU_TIME)->what, tracee->pid);
+		  "time for %d", p->pid, text, seccomp_feature_calls(SECCOMP_GPU_TIME)->what, p->pid);
 	if (v == SECCOMP_UNKNOWN)
 		log_hint("--trust-seccomp loads them anyway (a filter that kills one of their calls then "
 			 "kills the program)");

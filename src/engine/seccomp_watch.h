@@ -16,19 +16,20 @@
 #include <stdint.h>
 
 struct thread;
+struct tracee;
 
 #define SECCOMP_WATCH_SWEEP_NS 100000000ull
 
 /* The current process's threads looked at now (after its probes were planted: the ring may be
  * new), parks allowed or held. */
-void seccomp_watch_review(uint64_t now);
+void seccomp_watch_review(struct tracee *p, uint64_t now);
 /* Each drain: a review when due (a new ring, or SECCOMP_WATCH_SWEEP_NS since the last). */
-void seccomp_watch_sweep(uint64_t now);
+void seccomp_watch_sweep(struct tracee *p, uint64_t now);
 /* At an event stop of t: a thread not looked at yet (a new one) or asked to stop for a look is
  * looked at while it is held. The caller lets it go as before. */
-void seccomp_watch_on_stop(struct thread *t, uint64_t now);
+void seccomp_watch_on_stop(struct tracee *p, struct thread *t, uint64_t now);
 /* Before --gpu-time loads into the process through the held thread t: 0 to go on, or -1 after
  * saying why not. */
-int seccomp_watch_gpu_time(struct thread *t);
+int seccomp_watch_gpu_time(struct tracee *p, struct thread *t);
 
 #endif

@@ -13,6 +13,7 @@
 static struct {
 	volatile sig_atomic_t stop_signal;	/* SIGINT/SIGTERM/SIGHUP/SIGQUIT received */
 	volatile sig_atomic_t stop_from_terminal;	/* ... sent by the terminal driver */
+	volatile pid_t launched;	/* the program gputop started, 0 in attach mode */
 	pthread_t tracer_thread;
 	timer_t tick_timer;
 	bool tick_armed;
@@ -31,13 +32,18 @@ static void on_stop_signal(int sig, siginfo_t *si, void *ctx)
 	 * it directly): then the kernel hangs up gputop alone, where without gputop the program
 	 * would have led the session and got SIGHUP and SIGCONT; pass them on (issue 17). Either
 	 * way gputop waits for the program and exits with its status. */
-	const struct tracee *tr = tracee;	/* set once before any signal can matter */
-	if (from_terminal && sig == SIGHUP && tr && tr->launched && tr->pid > 0 && getsid(0) == getpid()) {
-		kill(tr->pid, SIGHUP);
-		kill(tr->pid, SIGCONT);
+	pid_t program = signals.launched;	/* set once before any signal can matter */
+	if (from_terminal && sig == SIGHUP && program > 0 && getsid(0) == getpid()) {
+		kill(program, SIGHUP);
+		kill(program, SIGCONT);
 	}
 	signals.stop_from_terminal = from_terminal;
 	signals.stop_signal = sig;
+}
+
+void tracer_signals_launched(pid_t program)
+{
+	signals.launched = program;
 }
 
 int tracer_stop_signal(void)

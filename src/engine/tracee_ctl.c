@@ -33,6 +33,8 @@
 #include "tracer_internal.h"
 #include "xol.h"
 
+struct tracee *tracee;
+
 static struct {
 	void (*dispatch)(const struct trace_stop *e, uint64_t now);
 	/* The traced processes: few (one per rescue table), scanned whole. */
@@ -99,6 +101,8 @@ int tracee_open(pid_t pid, bool launched)
 		return -ENOMEM;
 	t->pid = pid;
 	t->launched = launched;
+	if (launched)
+		tracer_signals_launched(pid);
 	t->seen_ns = now_ns();
 	t->ppid = parent_of(pid);
 	t->rescue_slot = rescue_slot_new();

@@ -17,6 +17,10 @@
 
 struct thread;
 
+/* The process being handled, as gdb's current inferior; NULL before the first. The engine's
+ * own: the layers below are handed the process they work on. */
+extern struct tracee *tracee;
+
 /* Starts keeping pid (no ptrace request yet): a struct tracee with every layer's part, added
  * to the traced processes and made the current one. 0, -ENOMEM, or -EMFILE when gputop keeps
  * as many processes as it can (RESCUE_SLOTS). */

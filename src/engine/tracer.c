@@ -459,13 +459,13 @@ static int loop(double timeout_s, bool need_cuda)
 			gputime_stop_all();	/* its library flushes and unloads itself first */
 			housekeeping();
 			tracee_select(tracer.root);
-			budget_finish(now_ns(), tracee->stops, tracee->stats_id);
+			budget_finish(tracee, now_ns());
 			int err = tracer_detach_all();
 			if (tracee->launched && !tracee->exited && tracer_stop_from_terminal())
 				wait_for_launched();
 			return err;
 		}
-		budget_poll(now, tracee->stops, tracee->stats_id);
+		budget_poll(tracee, now);
 		if (req == REQ_KILL && !killing) {
 			uint32_t it = 0;
 			for (struct tracee *p; (p = tracee_next(&it));)
@@ -488,7 +488,7 @@ static int loop(double timeout_s, bool need_cuda)
 	}
 	housekeeping();
 	tracee_select(tracer.root);
-	budget_finish(now_ns(), tracee->stops, tracee->stats_id);
+	budget_finish(tracee, now_ns());
 	return 0;
 }
 

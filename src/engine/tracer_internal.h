@@ -69,6 +69,8 @@ struct thread *tracer_adopt(const struct trace_stop *e);
 int tracer_stop_signal(void);		/* SIGINT/SIGTERM/SIGHUP/SIGQUIT received, or 0 */
 bool tracer_stop_from_terminal(void);	/* ... sent by the terminal driver */
 void tracer_stop_clear(void);
+/* The program gputop launched, to which a hangup of gputop's own session is passed on. */
+void tracer_signals_launched(pid_t program);
 /* The loop's tick (10 ms unless parks want it sooner); the timer is set only on a change. */
 void tracer_tick_every(uint64_t ns);
 

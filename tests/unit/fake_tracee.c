@@ -25,6 +25,7 @@
 #include "xol.h"
 
 static struct tracee process;
+struct tracee *tracee;
 static uint64_t cuda_lo, cuda_hi;
 
 static struct lr_call done[64], flight[16];

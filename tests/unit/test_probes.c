@@ -326,7 +326,7 @@ void torch_on_module_gone(struct tracee *p, const struct module *m)
 
 /* ---- the process --------------------------------------------------------------------------------- */
 
-static struct tracee process;
+static struct tracee process, *tracee;	/* the test's process */
 
 /* A fresh process pid: no module known, pristine code, default settings; its one thread,
  * stopped, stands outside every function. */

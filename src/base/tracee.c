@@ -1,4 +1,0 @@
-/* tracee.c — the current traced process (tracee.h). */
-#include "tracee.h"
-
-struct tracee *tracee;
