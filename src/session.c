@@ -103,14 +103,10 @@ static int write_json(struct outfile *o, const struct report_info *info)
 	return write_output(o, &(struct output_writer){ .write = json_writer, .info = info });
 }
 
-/* What the summaries say of the session itself, set once it has started. */
-static struct report_info session_report;
-
 /* --json-interval's summaries while tracing (the writer's thread: it reads only the snapshot,
  * never the tracer's state, so the stops a call costs come from the snapshot's API rows). */
 static void report_while_tracing(struct report_info *out, const struct stats_snapshot *s)
 {
-	*out = session_report;
 	out->duration_s = (double)(now_ns() - s->start_ns) / 1e9;
 	out->stops_per_return = out->stops_per_launch = 0;
 	for (size_t i = 0; i < s->n_api; i++) {
@@ -362,9 +358,11 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 {
 	devices_watch(pid, !opt->pid);
 	devices_start(config.nvml_poll_ms);	/* no thread: no meters, tracing goes on */
-	session_report = (struct report_info){ .pid = pid, .command = command, .launched = !opt->pid };
-	if (opt->json_interval_path)
-		json_interval_start(opt->json_interval_path, opt->json_interval_s, report_while_tracing);
+	if (opt->json_interval_path) {
+		/* What the summaries say of the session itself. */
+		struct report_info start = { .pid = pid, .command = command, .launched = !opt->pid };
+		json_interval_start(opt->json_interval_path, opt->json_interval_s, &start, report_while_tracing);
+	}
 	if (opt->pid)
 		log_info("attached to %d (%s)", pid, command);
 	if (!probes_cuda_seen(tracee)) {

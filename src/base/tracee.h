@@ -53,6 +53,8 @@ struct tracee {
 	uint8_t parks;			/* may the stubs park (engine/seccomp_watch.c, its enum) */
 	uint64_t parks_ring;		/* the ring that verdict is of */
 	uint64_t seccomp_swept_ns;	/* the last look at its threads' seccomp filters */
+	pid_t dead_tid;			/* engine/reap.c: the thread last found dead in an */
+	int dead_ticks;			/* interrupted wait, and for how many ticks */
 
 	/* The other modules' parts: only the module named looks inside its own. */
 	struct threads_state *threads;		/* base/threads.c: the thread table */

@@ -62,16 +62,12 @@ static int seize(pid_t tid)
 	return ptrace_errno(ptrace(PTRACE_INTERRUPT, tid, 0, 0));
 }
 
-/* The last attach's stop: when it began (0 once it ended), when the process ran again, and how
- * long it was held; and what a stop costs, measured in the first process, used for all. */
-static struct {
-	uint64_t stop_began_ns, stop_ended_ns, stop_ns;
-	uint64_t stop_cost_ns;
-} last_attach;
+/* tracer_internal.h's: here, at the bottom of the tracer's files that use it. */
+struct tracer_session tracer = { .spin_ns = -1 };
 
 uint64_t tracer_next_attach_due(void)
 {
-	uint64_t ended = last_attach.stop_ended_ns, held = last_attach.stop_ns;
+	uint64_t ended = tracer.stop_ended_ns, held = tracer.stop_ns;
 	return ended && held < 1000000000u ? ended + 2 * held : 0;
 }
 
@@ -81,7 +77,7 @@ int tracer_attach(pid_t p)
 	if (err < 0)
 		return err;
 	probes_prepare(tracee);	/* the slow part, while it runs */
-	last_attach.stop_began_ns = now_ns();
+	tracer.stop_began_ns = now_ns();
 	/* Hold every thread as it reports, until tracer_start. */
 	tracee->stopping_world = true;
 	err = seize(p);
@@ -317,10 +313,10 @@ static void start_running(void)
 		tracee_release(t);
 	}
 	stats_set_threads(tracee->stats_id, threads_count(tracee));
-	if (last_attach.stop_began_ns) {	/* an attach's stop */
-		last_attach.stop_ended_ns = now_ns();
-		last_attach.stop_ns = last_attach.stop_ended_ns - last_attach.stop_began_ns;
-		last_attach.stop_began_ns = 0;
+	if (tracer.stop_began_ns) {	/* an attach's stop */
+		tracer.stop_ended_ns = now_ns();
+		tracer.stop_ns = tracer.stop_ended_ns - tracer.stop_began_ns;
+		tracer.stop_began_ns = 0;
 	}
 	kernels_scan_pending(tracee, tracee->pid);	/* the handles' values, read while it runs */
 }
@@ -376,7 +372,7 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	 * with every stop, which the budget must not take for the program's own work. */
 	uint64_t stop_cpu = (tracee_thread_cpu_ns(first) - cpu0) / (2 * XOL_CALIBRATION_STOPS);	/* two stops each */
 	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
-	last_attach.stop_cost_ns = cost;
+	tracer.stop_cost_ns = cost;
 	hit_init(tracee, cost, was_launched ? 0 : -1);
 	budget_init(max_overhead_pct, cost, stop_cpu, tracee_cpu_ns);
 	start_running();
@@ -385,7 +381,7 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 
 void tracer_init_hit(int default_device)
 {
-	hit_init(tracee, last_attach.stop_cost_ns, default_device);
+	hit_init(tracee, tracer.stop_cost_ns, default_device);
 }
 
 int tracer_start_followed(int default_device)
@@ -396,7 +392,7 @@ int tracer_start_followed(int default_device)
 	struct thread *first = tracer_injectable_thread();
 	int err = first ? tracer_setup_image(first) : -EAGAIN;
 	if (err == 0) {
-		hit_init(tracee, last_attach.stop_cost_ns, default_device);
+		hit_init(tracee, tracer.stop_cost_ns, default_device);
 		log_info("probing %d (%s)", tracee->pid, probes_cuda_seen(tracee) ? "CUDA loaded" : "no CUDA yet");
 	}
 	start_running();

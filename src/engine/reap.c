@@ -73,26 +73,20 @@ static int reap_others(struct tracee *p, pid_t pid)
 	return reaped;
 }
 
-/* The thread last found dead in an interrupted wait, and how many ticks it has been. */
-static struct {
-	pid_t dead_tid;
-	int dead_ticks;
-} interrupted;
-
 bool reap_after_interrupted_wait(struct tracee *p, pid_t tid, bool stop_asked)
 {
 	if (!thread_exited(tid)) {
-		interrupted.dead_tid = 0;
+		p->dead_tid = 0;
 		return false;	/* alive: running the call it was given */
 	}
 	int n = reap_others(p, p->pid);
 	if (n)
 		log_debug("%d died while gputop waited for its thread %d: reaped %d other threads", p->pid, tid, n);
-	if (interrupted.dead_tid != tid) {
-		interrupted.dead_tid = tid;
-		interrupted.dead_ticks = 0;
+	if (p->dead_tid != tid) {
+		p->dead_tid = tid;
+		p->dead_ticks = 0;
 	}
-	return stop_asked || ++interrupted.dead_ticks > DEAD_WAIT_TICKS;
+	return stop_asked || ++p->dead_ticks > DEAD_WAIT_TICKS;
 }
 
 bool reap_dead_program(struct tracee *p, pid_t pid, int *exit_code, int *term_signal, int wait_ms)

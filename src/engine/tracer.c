@@ -203,13 +203,6 @@ void tracer_init(void)
 	tracee_set_dispatcher(dispatch);
 }
 
-/* The first process: the one gputop launched or the first -p. Its end ends the session's
- * exit status; the others' go to their figures. */
-static struct {
-	struct tracee *root;
-	long spin_ns;	/* wait_event's poll, -1 until chosen */
-} tracer = { .spin_ns = -1 };
-
 /* Before the loop, the first process taken. */
 static struct tracee *first_process(void)
 {

@@ -15,6 +15,19 @@
 
 struct thread;
 
+/* The tracer's session (tracer.c's): the first process (the one gputop launched or the first
+ * -p: its end ends the session's exit status; the others' go to their figures), the wait's
+ * poll, and the last attach's stop (attach.c: when it began, 0 once it ended; when the
+ * process ran again; how long it was held; what a stop costs, measured in the first process,
+ * used for all). */
+struct tracer_session {
+	struct tracee *root;
+	long spin_ns;	/* wait_event's poll, -1 until chosen */
+	uint64_t stop_began_ns, stop_ended_ns, stop_ns;
+	uint64_t stop_cost_ns;
+};
+extern struct tracer_session tracer;
+
 /* tracee.h: the program, the ptrace steps on its threads, its CPU time. */
 
 /* attach.c: a new image set up; every thread held where code can run in one. */

@@ -22,6 +22,7 @@
 static struct {
 	const char *path;
 	double seconds;
+	struct report_info base;	/* what is known of the session from its start */
 	void (*info)(struct report_info *out, const struct stats_snapshot *s);
 	pthread_t thread;
 	bool running, stopping, failed;	/* failed: the last rewrite failed (said once) */
@@ -64,7 +65,7 @@ static int rewrite(const char *path, const struct report_info *final)
 		err = -errno;
 		close(fd);
 	} else if ((err = stats_snapshot(&snap)) == 0) {
-		struct report_info info;
+		struct report_info info = jiv.base;
 		struct devices_snapshot devices;
 		if (!final) {
 			jiv.info(&info, &snap);
@@ -135,7 +136,7 @@ int json_interval_check(const char *path)
 	return 0;
 }
 
-int json_interval_start(const char *path, double seconds,
+int json_interval_start(const char *path, double seconds, const struct report_info *base,
 			void (*info)(struct report_info *out, const struct stats_snapshot *s))
 {
 	pthread_condattr_t ca;	/* timed waits on the monotonic clock */
@@ -143,6 +144,7 @@ int json_interval_start(const char *path, double seconds,
 
 	jiv.path = path;
 	jiv.seconds = seconds;
+	jiv.base = *base;
 	jiv.info = info;
 	jiv.stopping = false;
 	pthread_condattr_init(&ca);

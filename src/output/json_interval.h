@@ -11,10 +11,11 @@
  * saying why on stderr. Leaves nothing behind. */
 int json_interval_check(const char *path);
 
-/* Starts rewriting path every seconds (the first time at once); info fills in what the session
- * knows of itself, from the snapshot about to be written (called from the writer's thread: it
- * must not touch the tracer's state). Returns 0 or -errno. */
-int json_interval_start(const char *path, double seconds,
+/* Starts rewriting path every seconds (the first time at once); each time, base (copied) is what
+ * the session knew of itself at its start, and info fills in the rest from the snapshot about
+ * to be written (called from the writer's thread: it must not touch the tracer's state).
+ * Returns 0 or -errno. */
+int json_interval_start(const char *path, double seconds, const struct report_info *base,
 			void (*info)(struct report_info *out, const struct stats_snapshot *s));
 
 /* Stops the thread and writes the summary a last time with final (the session's end). Returns 0,

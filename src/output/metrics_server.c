@@ -33,6 +33,7 @@ struct published {
 };
 
 static struct {
+	struct mhd_lib mhd;	/* libmicrohttpd's functions, once loaded */
 	struct MHD_Daemon *daemon;
 	int listen_fd;
 	pthread_t publisher;
@@ -177,34 +178,34 @@ static void *publisher_main(void *arg)
 static enum MHD_Result answer_text(struct MHD_Connection *c, unsigned int status, const char *text,
 				   const char *allow)
 {
-	struct MHD_Response *r = mhd.create_response_from_buffer(strlen(text), (void *)text,
+	struct MHD_Response *r = server.mhd.create_response_from_buffer(strlen(text), (void *)text,
 								 MHD_RESPMEM_PERSISTENT);
 	if (!r)
 		return MHD_NO;
-	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	server.mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
 	if (allow)
-		mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-	enum MHD_Result ret = mhd.queue_response(c, status, r);
-	mhd.destroy_response(r);
+		server.mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	enum MHD_Result ret = server.mhd.queue_response(c, status, r);
+	server.mhd.destroy_response(r);
 	return ret;
 }
 
 static enum MHD_Result answer_metrics(struct MHD_Connection *c)
 {
-	const char *accept = mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	const char *accept = server.mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	enum metrics_format fmt = openmetrics_negotiate(accept);
 
 	pthread_mutex_lock(&server.lock);
 	struct MHD_Response *r = server.published.text[fmt]
-		? mhd.create_response_from_buffer(server.published.len[fmt], server.published.text[fmt],
+		? server.mhd.create_response_from_buffer(server.published.len[fmt], server.published.text[fmt],
 						  MHD_RESPMEM_MUST_COPY)
 		: NULL;
 	pthread_mutex_unlock(&server.lock);
 	if (!r)
 		return answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "gputop: no figures yet\n", NULL);
-	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, openmetrics_content_type(fmt));
-	enum MHD_Result ret = mhd.queue_response(c, MHD_HTTP_OK, r);
-	mhd.destroy_response(r);
+	server.mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, openmetrics_content_type(fmt));
+	enum MHD_Result ret = server.mhd.queue_response(c, MHD_HTTP_OK, r);
+	server.mhd.destroy_response(r);
 	return ret;
 }
 
@@ -323,7 +324,7 @@ static void set_session_labels(void)
 int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
 {
 	char where[300], why[256];
-	if (mhd_lib_load(why, sizeof why) < 0) {
+	if (mhd_lib_load(&server.mhd, why, sizeof why) < 0) {
 		log_error("cannot listen on '%s': the HTTP server library is missing: %s", addr, why);
 		log_hint("install libmicrohttpd (Debian and Ubuntu: apt install libmicrohttpd12)");
 		return -ENOENT;
@@ -356,7 +357,7 @@ int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	server.daemon = mhd.start_daemon(
+	server.daemon = server.mhd.start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 		on_request, NULL,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
@@ -393,7 +394,7 @@ void metrics_server_stop(void)
 		server.publisher_running = false;
 	}
 	if (server.daemon)
-		mhd.stop_daemon(server.daemon);	/* closes the listening socket too */
+		server.mhd.stop_daemon(server.daemon);	/* closes the listening socket too */
 	else if (server.listen_fd >= 0)
 		close(server.listen_fd);
 	server.daemon = NULL;

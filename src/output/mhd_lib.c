@@ -6,11 +6,9 @@
 #include <errno.h>
 #include <stdio.h>
 
-struct mhd_lib mhd;
-
-int mhd_lib_load(char *why, size_t why_len)
+int mhd_lib_load(struct mhd_lib *mhd, char *why, size_t why_len)
 {
-	if (mhd.lib)
+	if (mhd->lib)
 		return 0;
 	void *l = dlopen(MHD_LIB_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!l) {
@@ -18,13 +16,13 @@ int mhd_lib_load(char *why, size_t why_len)
 		return -ENOENT;
 	}
 	struct { const char *name; void **fn; } syms[] = {
-		{ "MHD_start_daemon", (void **)&mhd.start_daemon },
-		{ "MHD_stop_daemon", (void **)&mhd.stop_daemon },
-		{ "MHD_lookup_connection_value", (void **)&mhd.lookup_connection_value },
-		{ "MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer },
-		{ "MHD_add_response_header", (void **)&mhd.add_response_header },
-		{ "MHD_queue_response", (void **)&mhd.queue_response },
-		{ "MHD_destroy_response", (void **)&mhd.destroy_response },
+		{ "MHD_start_daemon", (void **)&mhd->start_daemon },
+		{ "MHD_stop_daemon", (void **)&mhd->stop_daemon },
+		{ "MHD_lookup_connection_value", (void **)&mhd->lookup_connection_value },
+		{ "MHD_create_response_from_buffer", (void **)&mhd->create_response_from_buffer },
+		{ "MHD_add_response_header", (void **)&mhd->add_response_header },
+		{ "MHD_queue_response", (void **)&mhd->queue_response },
+		{ "MHD_destroy_response", (void **)&mhd->destroy_response },
 	};
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
 		if (!(*syms[i].fn = dlsym(l, syms[i].name))) {
@@ -32,6 +30,6 @@ int mhd_lib_load(char *why, size_t why_len)
 			dlclose(l);
 			return -ENOENT;
 		}
-	mhd.lib = l;
+	mhd->lib = l;
 	return 0;
 }

@@ -20,9 +20,8 @@ struct mhd_lib {
 	__typeof__(&MHD_destroy_response) destroy_response;
 };
 
-extern struct mhd_lib mhd;
-
-/* Loads the library once (it stays loaded). 0, or -ENOENT with why it could not in why. */
-int mhd_lib_load(char *why, size_t why_len);
+/* Loads the library into *mhd once (it stays loaded). 0, or -ENOENT with why it could not in
+ * why. */
+int mhd_lib_load(struct mhd_lib *mhd, char *why, size_t why_len);
 
 #endif

@@ -19,6 +19,8 @@ struct gputime_ring {
 	uint64_t shared;	/* struct gt_shared in the program */
 	uint64_t tail;
 	int *ids;		/* kernel id per name index; -2: not read yet */
+	struct gt_shared *head;	/* the words before the ring, as last read: only they are
+				 * allocated (the whole is megabytes) */
 	struct gputime_feed feed;
 	struct gt_record batch[GT_RING];
 };
@@ -47,7 +49,10 @@ static int kernel_id(void *ctx, uint32_t name)
 struct gputime_ring *gputime_ring_new(pid_t pid, int proc, uint64_t shared)
 {
 	struct gputime_ring *g = calloc(1, sizeof *g);
-	if (!g || !(g->ids = malloc(GT_NAMES * sizeof *g->ids))) {
+	if (!g || !(g->ids = malloc(GT_NAMES * sizeof *g->ids)) ||
+	    !(g->head = malloc(offsetof(struct gt_shared, ring)))) {
+		if (g)
+			free(g->ids);
 		free(g);
 		return NULL;
 	}
@@ -63,26 +68,28 @@ struct gputime_ring *gputime_ring_new(pid_t pid, int proc, uint64_t shared)
 
 void gputime_ring_free(struct gputime_ring *g)
 {
-	if (g)
+	if (g) {
 		free(g->ids);
+		free(g->head);
+	}
 	free(g);
 }
 
 int gputime_ring_header(struct gputime_ring *g, struct gputime_header *h)
 {
-	static struct gt_shared head;	/* the words before the ring; scratch */
-	int err = mem_read(g->pid, g->shared, &head, offsetof(struct gt_shared, ring));
+	const struct gt_shared *head = g->head;
+	int err = mem_read(g->pid, g->shared, g->head, offsetof(struct gt_shared, ring));
 	if (err < 0)
 		return err;
-	if (head.magic != GT_MAGIC || head.version != GT_VERSION)
+	if (head->magic != GT_MAGIC || head->version != GT_VERSION)
 		return -ENOENT;	/* unloaded, and something else mapped there */
-	*h = (struct gputime_header){ .state = head.state, .status = head.status,
-				      .cupti_result = head.cupti_result, .cupti_kept = head.cupti_kept,
-				      .helper_tid = head.helper_tid,
-				      .head = head.head, .tail = head.tail, .dropped = head.dropped,
-				      .cupti_dropped = head.cupti_dropped,
-				      .names_dropped = head.names_dropped };
-	memcpy(h->message, head.message, sizeof h->message);
+	*h = (struct gputime_header){ .state = head->state, .status = head->status,
+				      .cupti_result = head->cupti_result, .cupti_kept = head->cupti_kept,
+				      .helper_tid = head->helper_tid,
+				      .head = head->head, .tail = head->tail, .dropped = head->dropped,
+				      .cupti_dropped = head->cupti_dropped,
+				      .names_dropped = head->names_dropped };
+	memcpy(h->message, head->message, sizeof h->message);
 	h->message[sizeof h->message - 1] = 0;
 	return 0;
 }
