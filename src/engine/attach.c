@@ -103,7 +103,7 @@ int tracer_attach(pid_t p)
 		}
 		closedir(d);
 	}
-	return tracee_wait_all_stopped();
+	return tracee_wait_all_stopped(tracee);
 }
 
 int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
@@ -280,7 +280,7 @@ int tracer_settle_event_stops(void)
 			tracee_resume(t, 0);
 		any = true;
 	}
-	return any ? tracee_wait_all_stopped() : 0;
+	return any ? tracee_wait_all_stopped(tracee) : 0;
 }
 
 /* ---- start ---------------------------------------------------------------------------------- */
@@ -310,7 +310,7 @@ static void start_running(void)
 		t->want_stop = false;
 		if (t->state != TS_STOPPED)
 			continue;
-		tracee_release(t);
+		tracee_release(tracee, t);
 	}
 	stats_set_threads(tracee->stats_id, threads_count(tracee));
 	if (tracer.stop_began_ns) {	/* an attach's stop */
@@ -334,11 +334,11 @@ static struct thread *plant_waiting_jumps(struct thread *first)
 			for (struct thread *t; (t = threads_iter(tracee, &it));) {
 				t->want_stop = false;
 				if (t->state == TS_STOPPED)
-					tracee_release(t);
+					tracee_release(tracee, t);
 			}
 			struct timespec nap = { 0, 1000000 };
 			nanosleep(&nap, NULL);
-			if (tracee_stop_world() < 0 || tracer_settle_event_stops() < 0)
+			if (tracee_stop_world(tracee) < 0 || tracer_settle_event_stops() < 0)
 				return NULL;
 			first = tracer_injectable_thread();
 		}
@@ -366,11 +366,11 @@ int tracer_start(bool was_launched, double max_overhead_pct)
 	probes_defer_inside(tracee, false);
 	if (err < 0)
 		return err;
-	uint64_t cpu0 = tracee_thread_cpu_ns(first);
+	uint64_t cpu0 = tracee_thread_cpu_ns(tracee, first);
 	uint64_t cost = xol_calibrate(tracee, first);
 	/* The kernel charges the trap and the stop to the stopped thread: its CPU time grows
 	 * with every stop, which the budget must not take for the program's own work. */
-	uint64_t stop_cpu = (tracee_thread_cpu_ns(first) - cpu0) / (2 * XOL_CALIBRATION_STOPS);	/* two stops each */
+	uint64_t stop_cpu = (tracee_thread_cpu_ns(tracee, first) - cpu0) / (2 * XOL_CALIBRATION_STOPS);	/* two stops each */
 	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
 	tracer.stop_cost_ns = cost;
 	hit_init(tracee, cost, was_launched ? 0 : -1);

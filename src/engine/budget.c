@@ -30,7 +30,7 @@ static struct {
 	double share;		/* e.g. 0.05 for --max-overhead 5 */
 	uint64_t calibrated_cost;	/* round trip of a stop, from xol_calibrate */
 	uint64_t cpu_per_stop;	/* CPU the kernel charges a thread for one stop */
-	uint64_t (*program_cpu)(void);
+	uint64_t (*program_cpu)(struct tracee *p);
 	double avg_held_ns;	/* tracer's own time per stop, averaged */
 	double duty, fixed_duty;
 	uint64_t last_stops, launch_stops, work_stops;
@@ -43,7 +43,7 @@ static struct {
 #define MIN_WORKS 20	/* fewer work stops than this while armed: rate by CPU time instead */
 
 void budget_init(double max_overhead_pct, uint64_t stop_cost_ns, uint64_t stop_cpu_ns,
-		 uint64_t (*cpu_ns)(void))
+		 uint64_t (*cpu_ns)(struct tracee *p))
 {
 	budget.active = max_overhead_pct > 0;
 	budget.share = max_overhead_pct / 100.0;
@@ -72,15 +72,15 @@ void budget_on_stop(uint64_t held_ns, enum budget_stop what)
 		budget.work_stops++;
 }
 
-static struct mark mark_now(uint64_t now)
+static struct mark mark_now(struct tracee *p, uint64_t now)
 {
-	return (struct mark){ now, budget.program_cpu(), budget.last_stops, budget.launch_stops, budget.work_stops };
+	return (struct mark){ now, budget.program_cpu(p), budget.last_stops, budget.launch_stops, budget.work_stops };
 }
 
 static void set_armed(struct tracee *p, bool on, uint64_t now)
 {
 	if (budget.armed && !on)
-		budget.disarm = mark_now(now);
+		budget.disarm = mark_now(p, now);
 	if (budget.armed != on)
 		probes_set_launches_armed(p, on);
 	budget.armed = on;
@@ -127,7 +127,7 @@ static double launches_missed(const struct mark *armed_end, const struct mark *e
 static void end_period(struct tracee *p, uint64_t now)
 {
 	int proc = p->stats_id;
-	struct mark end = mark_now(now);
+	struct mark end = mark_now(p, now);
 	const struct mark *armed_end = budget.armed ? &end : &budget.disarm;
 	double counted = (double)(armed_end->launch_stops - budget.start.launch_stops);
 	double missed = launches_missed(armed_end, &end);
@@ -164,7 +164,7 @@ void budget_poll(struct tracee *p, uint64_t now)
 		return;
 	budget.last_stops = p->stops;
 	if (!budget.start.t) {
-		budget.start = mark_now(now);
+		budget.start = mark_now(p, now);
 		return;
 	}
 	if (budget.armed && budget.duty < 1 && now >= budget.start.t + (uint64_t)(budget.duty * (double)PERIOD_NS))

@@ -13,7 +13,7 @@ struct tracee;
 /* stop_cpu_ns: the CPU time one stop costs the stopped thread (kernel trap and stop);
  * cpu_ns: the CPU time the program's threads have used so far, in ns. */
 void budget_init(double max_overhead_pct, uint64_t stop_cost_ns, uint64_t stop_cpu_ns,
-		 uint64_t (*cpu_ns)(void));
+		 uint64_t (*cpu_ns)(struct tracee *p));
 bool budget_active(void);
 double budget_share(void);	/* the budget as a share of run time, 0 without --max-overhead */
 /* Called by the tracer on every pass of its loop for process p: its stops so far; the launches

@@ -22,9 +22,9 @@
 #include "threads.h"
 #include "xol.h"
 
-bool tracer_shares_memory(pid_t child)
+bool tracer_shares_memory(struct tracee *p, pid_t child)
 {
-	long r = syscall(SYS_kcmp, tracee->pid, child, KCMP_VM, 0, 0);
+	long r = syscall(SYS_kcmp, p->pid, child, KCMP_VM, 0, 0);
 	return r == 0;
 }
 
@@ -49,7 +49,7 @@ static bool child_cleaned(pid_t child)
  * fork event, or before: once the parent goes on, the call it forked from may return and its
  * frame (where the child's copy of the stack still holds the trampoline) be forgotten. A
  * return address is written back only where the child's slot still holds the trampoline. */
-void tracer_clean_child(pid_t child)
+void tracer_clean_child(struct tracee *p, pid_t child)
 {
 	char path[64];
 	if (child_cleaned(child))
@@ -62,12 +62,12 @@ void tracer_clean_child(pid_t child)
 		return;
 	}
 	uint32_t it = 0;
-	for (struct bp *b; (b = bp_iter(tracee, &it));)
+	for (struct bp *b; (b = bp_iter(p, &it));)
 		if (b->armed)
 			mem_write_fd(fd, b->addr, b->orig, b->patch_len);
-	uint64_t tramp = xol_ready(tracee) ? xol_trampoline(tracee) : 0, cur;
+	uint64_t tramp = xol_ready(p) ? xol_trampoline(p) : 0, cur;
 	it = 0;
-	for (struct thread *t; (t = threads_iter(tracee, &it));)
+	for (struct thread *t; (t = threads_iter(p, &it));)
 		for (uint32_t i = 0; i < t->depth; i++)
 			if (pread(fd, &cur, 8, (off_t)t->frames[i].ret_slot) == 8 && cur == tramp)
 				mem_write_fd(fd, t->frames[i].ret_slot, &t->frames[i].ret_addr, 8);
@@ -77,6 +77,6 @@ void tracer_clean_child(pid_t child)
 /* Cleans a forked child (if not done yet) and lets it go: children are not traced. */
 void tracer_release_child(pid_t child)
 {
-	tracer_clean_child(child);
+	tracer_clean_child(tracee, child);
 	ptrace(PTRACE_DETACH, child, 0, 0);
 }

@@ -157,7 +157,7 @@ static int take_pending_traps(void)
 		}
 		if (!any)
 			return 0;
-		int err = tracee_wait_all_stopped();
+		int err = tracee_wait_all_stopped(tracee);
 		if (err < 0)
 			return err;
 	}
@@ -168,7 +168,7 @@ int tracer_detach(void)
 {
 	uint32_t it = 0;
 	uint64_t t0 = now_ns();
-	int err = tracee_stop_world();
+	int err = tracee_stop_world(tracee);
 	if (err == 0)
 		err = take_pending_traps();
 	if (err == 0)
@@ -352,7 +352,7 @@ static void emergency_detach(void)
 			continue;
 		struct thread tmp = { .tid = w }, *t = emergency_owner(w);
 		uint64_t tramp = t && xol_ready(tracee) ? xol_trampoline(tracee) : 0;
-		if (!t && !tracer_shares_memory(w)) {
+		if (!t && !tracer_shares_memory(tracee, w)) {
 			tracer_release_child(w);
 			continue;
 		}

@@ -98,7 +98,7 @@ struct thread *follow_fork(struct tracee *parent, pid_t child)
 	bool parent_cuda = false;
 	if (parent) {
 		tracee_select(parent);
-		tracer_clean_child(child);
+		tracer_clean_child(tracee, child);
 		parent_cuda = parent->set_up && probes_cuda_seen(parent);
 	}
 	if (!config.follow || tracee_open(child, false) < 0) {
@@ -171,7 +171,7 @@ struct thread *tracer_adopt(const struct trace_stop *e)
 	uint32_t it = 0;
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		tracee_select(p);
-		if (p->pid > 0 && tracer_shares_memory(tid)) {
+		if (p->pid > 0 && tracer_shares_memory(tracee, tid)) {
 			/* vfork/posix_spawn: it runs in our memory, over our breakpoints, until it
 			 * execs; step it through them without counting. */
 			struct thread *t = threads_add(tracee, tid);
@@ -195,7 +195,7 @@ struct thread *tracer_adopt(const struct trace_stop *e)
 static void setup_late(void)
 {
 	probes_prepare(tracee);	/* the slow part, while it runs */
-	if (tracee_stop_world() < 0 || tracer_start_followed(-1) < 0)
+	if (tracee_stop_world(tracee) < 0 || tracer_start_followed(-1) < 0)
 		log_warn("process %d is not traced: it could not be probed", tracee->pid);
 }
 

@@ -21,36 +21,36 @@
 #include "tracee.h"
 
 /* Every thread stopped, the modules looked at again, every thread let go. */
-static void refresh_held(void)
+static void refresh_held(struct tracee *p)
 {
-	if (tracee_stop_world() == 0 && tracer_settle_event_stops() == 0) {
+	if (tracee_stop_world(p) == 0 && tracer_settle_event_stops() == 0) {
 		struct thread *t = tracer_injectable_thread();
-		bool had_cuda = probes_cuda_seen(tracee);
+		bool had_cuda = probes_cuda_seen(p);
 		if (t)
-			probes_refresh(tracee, t);
-		if (!had_cuda && probes_cuda_seen(tracee))
+			probes_refresh(p, t);
+		if (!had_cuda && probes_cuda_seen(p))
 			session_set_cuda_seen();
 	}
-	tracee->stopping_world = false;
-	seccomp_watch_review(tracee, now_ns());	/* a ring made now: its threads, still held, looked at */
+	p->stopping_world = false;
+	seccomp_watch_review(p, now_ns());	/* a ring made now: its threads, still held, looked at */
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(tracee, &it));) {
+	for (struct thread *t; (t = threads_iter(p, &it));) {
 		t->want_stop = false;
 		if (t->state == TS_STOPPED)
-			tracee_release(t);
+			tracee_release(p, t);
 	}
 }
 
-void libwatch_tick(void)
+void libwatch_tick(struct tracee *p)
 {
-	if (!config.no_int3 || !tracee->set_up || tracee->exited || threads_count(tracee) == 0)
+	if (!config.no_int3 || !p->set_up || p->exited || threads_count(p) == 0)
 		return;
-	uint64_t h = proc_exec_maps_hash(tracee->pid);
-	if (!h || h == tracee->maps_hash)
+	uint64_t h = proc_exec_maps_hash(p->pid);
+	if (!h || h == p->maps_hash)
 		return;
 	/* Against the mappings at the set-up (attach.c): a library loaded between the
 	 * set-up and the first tick was missed when the first tick only took the picture. */
-	tracee->maps_hash = h;
-	log_debug("process %d: its executable mappings changed; looking for new libraries", tracee->pid);
-	refresh_held();
+	p->maps_hash = h;
+	log_debug("process %d: its executable mappings changed; looking for new libraries", p->pid);
+	refresh_held(p);
 }

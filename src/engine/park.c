@@ -77,7 +77,7 @@ bool park_on_stop(struct tracee *p, struct thread *t, uint64_t now)
 						 * own earlier ones are counted before this one */
 	bool served = tracer_on_stub_wait(p, t, &at, arch_breakpoint_addr(&at), now);
 	launchpark_answer(p, slot, served);
-	tracee_release(t);
+	tracee_release(p, t);
 	return true;
 }
 

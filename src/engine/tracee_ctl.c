@@ -169,13 +169,9 @@ void tracee_close(void)
 
 int tracee_live_count(void)
 {
-	struct tracee *was = tracee;
 	int n = 0;
-	for (uint32_t i = 0; i < tracees.n_list; i++) {
-		tracee_select(tracees.list[i]);
-		n += threads_count_all(tracee) > 0;
-	}
-	tracee_select(was);
+	for (uint32_t i = 0; i < tracees.n_list; i++)
+		n += threads_count_all(tracees.list[i]) > 0;
 	return n;
 }
 
@@ -202,9 +198,9 @@ void tracee_note_stop(struct thread *t, const struct trace_stop *e)
 	t->group_stopped = e->event == TE_GROUP_STOP;
 }
 
-void tracee_release(struct thread *t)
+void tracee_release(struct tracee *p, struct thread *t)
 {
-	if (tracee->stopping_world && t->want_stop)
+	if (p->stopping_world && t->want_stop)
 		return;
 	if (t->group_stopped) {
 		if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) == 0)
@@ -217,7 +213,7 @@ void tracee_release(struct thread *t)
 	for (int n = 1; t->deferred && n <= 64; n++)
 		if (t->deferred & (1ull << (n - 1))) {
 			t->deferred &= ~(1ull << (n - 1));
-			syscall(SYS_tgkill, tracee->pid, t->tid, n);
+			syscall(SYS_tgkill, p->pid, t->tid, n);
 		}
 }
 
@@ -228,37 +224,37 @@ bool tracee_thread_vanished(pid_t tid)
 	return syscall(SYS_tkill, tid, 0) < 0 && errno == ESRCH;
 }
 
-void tracee_forget_vanished_threads(void)
+void tracee_forget_vanished_threads(struct tracee *p)
 {
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(tracee, &it));)
+	for (struct thread *t; (t = threads_iter(p, &it));)
 		if (t->state != TS_STOPPED && tracee_thread_vanished(t->tid)) {
 			log_debug("thread %d vanished", t->tid);
-			hit_forget_frames(tracee, t, 0);
-			threads_remove(tracee, t->tid);
+			hit_forget_frames(p, t, 0);
+			threads_remove(p, t->tid);
 		}
 }
 
-void tracee_on_exit(const struct trace_stop *e)
+void tracee_on_exit(struct tracee *p, const struct trace_stop *e)
 {
-	struct thread *gone = threads_find(tracee, e->tid);
+	struct thread *gone = threads_find(p, e->tid);
 	if (gone && !gone->guest)
-		tracee->exited_threads_cpu += gone->cpu_ns;
+		p->exited_threads_cpu += gone->cpu_ns;
 	if (gone)
-		hit_forget_frames(tracee, gone, 0);	/* calls that will never return */
-	if (e->tid == tracee->pid) {
-		tracee->exited = true;
+		hit_forget_frames(p, gone, 0);	/* calls that will never return */
+	if (e->tid == p->pid) {
+		p->exited = true;
 		if (e->event == TE_EXITED) {
-			tracee->exit_status = e->code;
+			p->exit_status = e->code;
 		} else {
-			tracee->term_signal = e->sig;
-			tracee->exit_status = 128 + e->sig;
+			p->term_signal = e->sig;
+			p->exit_status = 128 + e->sig;
 		}
 		/* Its figures say so now: the first process is closed only at the session's end. */
-		stats_process_ended(tracee->stats_id, !tracee->term_signal, tracee->exit_status, tracee->term_signal);
-		log_debug("%d ended (status %d)", tracee->pid, tracee->exit_status);
+		stats_process_ended(p->stats_id, !p->term_signal, p->exit_status, p->term_signal);
+		log_debug("%d ended (status %d)", p->pid, p->exit_status);
 	}
-	threads_remove(tracee, e->tid);
+	threads_remove(p, e->tid);
 }
 
 /* ---- one thread to a trap of ours ------------------------------------------------------- */
@@ -275,39 +271,39 @@ static void keep_signal(struct thread *t, int sig)
 
 /* The next stop of t: 0, -ESRCH once it ended (a program that died meanwhile is never waited on
  * forever: reap.h), or another -errno. */
-static int next_stop(struct thread *t, struct trace_stop *e)
+static int next_stop(struct tracee *p, struct thread *t, struct trace_stop *e)
 {
 	for (;;) {
 		pid_t w = event_wait(t->tid, 0, e);
 		if (w == -EINTR) {
-			if (reap_after_interrupted_wait(tracee, t->tid, tracer_stop_signal()))
+			if (reap_after_interrupted_wait(p, t->tid, tracer_stop_signal()))
 				return -ESRCH;
 			continue;
 		}
 		if (w < 0)
 			return (int)w;
 		if (event_is_end(e)) {
-			tracee_on_exit(e);
+			tracee_on_exit(p, e);
 			return -ESRCH;
 		}
 		return 0;
 	}
 }
 
-int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
+int tracee_run_to_trap(struct tracee *p, struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 {
 	int foreign = 0;
 	struct trace_stop e;
 	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
 		return -errno;
 	int err;
-	while ((err = next_stop(t, &e)) == 0) {
+	while ((err = next_stop(p, t, &e)) == 0) {
 		if (e.event == TE_SIGNAL && e.sig == SIGTRAP && arch_get_regs(t->tid, r) == 0 &&
 		    arch_breakpoint_addr(r) == trap_addr) {
 			tracee_note_stop(t, &e);
 			return 0;
 		}
-		struct bp *b = e.event == TE_SIGNAL && e.sig == SIGTRAP ? bp_find(tracee, arch_breakpoint_addr(r))
+		struct bp *b = e.event == TE_SIGNAL && e.sig == SIGTRAP ? bp_find(p, arch_breakpoint_addr(r))
 								 : NULL;
 		if (b && b->armed && b->slot) {
 			/* A probe of ours inside the called function (dlopen runs the dynamic linker's
@@ -330,10 +326,10 @@ int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r)
 
 /* A signal that ends the process is on its way to the thread (a seccomp filter's SIGSYS, a
  * SIGKILL): /proc/PID/task/TID/status, its pending sets. */
-static bool fatal_signal_pending(pid_t tid)
+static bool fatal_signal_pending(struct tracee *p, pid_t tid)
 {
 	char path[64], line[128];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/status", tracee->pid, tid);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", p->pid, tid);
 	FILE *f = fopen(path, "re");
 	unsigned long long set, fatal = (1ull << (SIGKILL - 1)) | (1ull << (SIGSYS - 1));
 	bool pending = false;
@@ -347,16 +343,16 @@ static bool fatal_signal_pending(pid_t tid)
 	return pending;
 }
 
-int tracee_run_syscall(struct thread *t, uint64_t exit_pc, arch_regs_t *r)
+int tracee_run_syscall(struct tracee *p, struct thread *t, uint64_t exit_pc, arch_regs_t *r)
 {
 	struct trace_stop e;
 	int foreign = 0;
 	if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0)
 		return -errno;
 	int err;
-	while ((err = next_stop(t, &e)) == 0) {
+	while ((err = next_stop(p, t, &e)) == 0) {
 		struct bp *b = e.event == TE_SIGNAL && e.sig == SIGTRAP && arch_get_regs(t->tid, r) == 0
-				       ? bp_find(tracee, arch_breakpoint_addr(r)) : NULL;
+				       ? bp_find(p, arch_breakpoint_addr(r)) : NULL;
 		if (b && b->armed && b->slot) {
 			/* A probe of ours inside a called function (dlopen runs the dynamic linker's
 			 * hook): as in tracee_run_to_trap. */
@@ -373,7 +369,7 @@ int tracee_run_syscall(struct thread *t, uint64_t exit_pc, arch_regs_t *r)
 		if (syscall_stop &&
 		    ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof info, info) > 0 && info[0] == 2 &&
 		    (!exit_pc || (arch_get_regs(t->tid, r) == 0 && arch_pc(r) == exit_pc))) {
-			if (fatal_signal_pending(t->tid)) {
+			if (fatal_signal_pending(p, t->tid)) {
 				/* The call killed it (a seccomp filter's SIGSYS): let it die, and say so
 				 * when its end is seen. */
 				if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
@@ -405,34 +401,34 @@ int tracee_dispatch_pending(void)
 	return n;
 }
 
-int tracee_stop_world(void)
+int tracee_stop_world(struct tracee *p)
 {
 	uint32_t it = 0;
-	tracee->stopping_world = true;
-	for (struct thread *t; (t = threads_iter(tracee, &it));) {
+	p->stopping_world = true;
+	for (struct thread *t; (t = threads_iter(p, &it));) {
 		t->want_stop = true;
 		if (t->state != TS_STOPPED)
 			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 	}
-	return tracee_wait_all_stopped();
+	return tracee_wait_all_stopped(p);
 }
 
-int tracee_wait_all_stopped(void)
+int tracee_wait_all_stopped(struct tracee *p)
 {
 	for (;;) {
 		bool all = true;
 		uint32_t it = 0;
-		for (struct thread *t; (t = threads_iter(tracee, &it));)
+		for (struct thread *t; (t = threads_iter(p, &it));)
 			if (t->state != TS_STOPPED)
 				all = false;
 		if (all)
-			return threads_count_all(tracee) ? 0 : -ESRCH;
+			return threads_count_all(p) ? 0 : -ESRCH;
 		struct trace_stop e;
 		pid_t tid = event_wait(-1, 0, &e);
 		if (tid == -EINTR) {
 			/* The tick: a thread we wait for that no longer exists at all will never
 			 * report; never wait for it forever. */
-			tracee_forget_vanished_threads();
+			tracee_forget_vanished_threads(p);
 			continue;
 		}
 		if (tid < 0)
@@ -444,10 +440,10 @@ int tracee_wait_all_stopped(void)
 /* ---- CPU time ------------------------------------------------------------------------------- */
 
 /* First field of /proc/PID/task/TID/schedstat, in ns; the last figure read once it is gone. */
-uint64_t tracee_thread_cpu_ns(struct thread *t)
+uint64_t tracee_thread_cpu_ns(struct tracee *p, struct thread *t)
 {
 	char path[64], buf[128];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", tracee->pid, t->tid);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", p->pid, t->tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -462,12 +458,12 @@ uint64_t tracee_thread_cpu_ns(struct thread *t)
 	return t->cpu_ns;
 }
 
-uint64_t tracee_cpu_ns(void)
+uint64_t tracee_cpu_ns(struct tracee *p)
 {
-	uint64_t sum = tracee->exited_threads_cpu;
+	uint64_t sum = p->exited_threads_cpu;
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(tracee, &it));)
+	for (struct thread *t; (t = threads_iter(p, &it));)
 		if (!t->guest)
-			sum += tracee_thread_cpu_ns(t);
+			sum += tracee_thread_cpu_ns(p, t);
 	return sum;
 }

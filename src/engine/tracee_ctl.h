@@ -43,7 +43,7 @@ void tracee_set_dispatcher(void (*dispatch)(const struct trace_stop *e, uint64_t
 void tracee_resume(struct thread *t, int sig);
 /* Resumes t the way its stop requires (PTRACE_LISTEN for a group-stop, its pending signal
  * otherwise), unless the world is being stopped and t is to stay. */
-void tracee_release(struct thread *t);
+void tracee_release(struct tracee *p, struct thread *t);
 /* Notes that t stopped (state, last event, group-stop). */
 void tracee_note_stop(struct thread *t, const struct trace_stop *e);
 /* Handles every stop already reported (by any traced thread) through the dispatcher, without
@@ -51,27 +51,27 @@ void tracee_note_stop(struct thread *t, const struct trace_stop *e);
  * Returns how many. */
 int tracee_dispatch_pending(void);
 /* Waits until every thread in the table has reported a stop. 0, or -ESRCH if none is left. */
-int tracee_wait_all_stopped(void);
+int tracee_wait_all_stopped(struct tracee *p);
 /* Holds every thread of the process: each one that runs is interrupted (an event stop, no
  * signal), and every stop is kept (stopping_world) until the caller lets them go. Then waits
  * as tracee_wait_all_stopped. */
-int tracee_stop_world(void);
+int tracee_stop_world(struct tracee *p);
 /* Resumes the stopped thread t and waits until it traps at trap_addr (other stops of t on the
  * way are remembered and handled later); *r gets its registers there (xol.h's runner). */
-int tracee_run_to_trap(struct thread *t, uint64_t trap_addr, arch_regs_t *r);
+int tracee_run_to_trap(struct tracee *p, struct thread *t, uint64_t trap_addr, arch_regs_t *r);
 /* Resumes the stopped thread t, its registers set for an injected system call, and stops it at
  * that system call's exit, before it runs a further instruction; with exit_pc != 0, at the exit
  * of the first system call whose pc is then exit_pc (xol.h's syscall runner). */
-int tracee_run_syscall(struct thread *t, uint64_t exit_pc, arch_regs_t *r);
+int tracee_run_syscall(struct tracee *p, struct thread *t, uint64_t exit_pc, arch_regs_t *r);
 
 /* A thread ended (e: TE_EXITED or TE_KILLED): the process's exit status if it was the leader. */
-void tracee_on_exit(const struct trace_stop *e);
+void tracee_on_exit(struct tracee *p, const struct trace_stop *e);
 /* Threads in the table that vanished without an exit report we could read. */
-void tracee_forget_vanished_threads(void);
+void tracee_forget_vanished_threads(struct tracee *p);
 /* No thread of that id exists any more, not even as a zombie. */
 bool tracee_thread_vanished(pid_t tid);
 
-uint64_t tracee_thread_cpu_ns(struct thread *t);
-uint64_t tracee_cpu_ns(void);	/* every thread's, those gone included */
+uint64_t tracee_thread_cpu_ns(struct tracee *p, struct thread *t);
+uint64_t tracee_cpu_ns(struct tracee *p);	/* every thread's, those gone included */
 
 #endif

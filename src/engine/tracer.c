@@ -87,7 +87,7 @@ static void on_exec(struct thread *t)
 		/* Probed now if it links CUDA, else watched until CUDA shows up (follow.c). */
 		tracee->set_up = false;
 		if (!follow_wants_setup_at_exec()) {
-			tracee_release(t);
+			tracee_release(tracee, t);
 			return;
 		}
 		tracee->set_up = true;
@@ -96,7 +96,7 @@ static void on_exec(struct thread *t)
 	log_info("%d ran exec: probing the new image", tracee->pid);
 	if (tracer_settle_after_exec(t) < 0 || tracer_setup_image(t) < 0)
 		log_warn("the new image of %d is not traced", tracee->pid);
-	tracee_release(t);
+	tracee_release(tracee, t);
 }
 
 /* ---- the stop dispatcher ---------------------------------------------------------------- */
@@ -114,7 +114,7 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 		if (e->sig == SIGTRAP && tracer_on_trap(p, t, now))
 			return;
 		t->pending_sig = e->sig;	/* the program's own signal: deliver it unchanged */
-		tracee_release(t);
+		tracee_release(p, t);
 		return;
 	case TE_EVENT_STOP:
 		if (park_on_stop(p, t, now))
@@ -123,7 +123,7 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 	case TE_GROUP_STOP:
 		/* A group-stop stays stopped until SIGCONT (tracee_release listens); otherwise it
 		 * is PTRACE_INTERRUPT, or a new thread's first stop. */
-		tracee_release(t);
+		tracee_release(p, t);
 		return;
 	case TE_CLONE:
 		/* The new thread's own stops may have come first (waitpid reports the newest tracee
@@ -136,19 +136,19 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 			if (n && p->stopping_world)
 				n->want_stop = true;
 		}
-		tracee_release(t);
+		tracee_release(p, t);
 		return;
 	case TE_FORK:
 		/* Clean the child now, while this thread's calls in flight are as they were when
 		 * it forked (see tracer_clean_child); followed, or let go at its own first stop. */
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 &&
-		    !tracer_shares_memory((pid_t)msg)) {
+		    !tracer_shares_memory(p, (pid_t)msg)) {
 			if (!tracee_owner((pid_t)msg)) {
 				follow_fork(p, (pid_t)msg);
 				tracee_select(p);	/* following made the child current */
 			}
 		}
-		tracee_release(t);
+		tracee_release(p, t);
 		return;
 	case TE_EXEC:
 		on_exec(t);
@@ -156,16 +156,16 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 	case TE_EXIT:
 		/* The thread's last CPU figure and the last returns the stub recorded, while its
 		 * memory and /proc entry are still there. */
-		tracee_cpu_ns();
+		tracee_cpu_ns(p);
 		hit_collect_returns(p, now);
 		hit_drain_launches(p);
 		torch_flush(p);
 		gputime_drain();	/* the GPU records its exit flushed */
 		hit_forget_frames(p, t, 0);	/* its calls in flight never return */
-		tracee_release(t);
+		tracee_release(p, t);
 		return;
 	default:	/* vfork events: the child is handled when it reports */
-		tracee_release(t);
+		tracee_release(p, t);
 		return;
 	}
 }
@@ -181,7 +181,7 @@ static void dispatch(const struct trace_stop *e, uint64_t now)
 	struct thread *t = owner ? threads_find(tracee, e->tid) : tracer_adopt(e);
 	struct tracee *p = tracee;	/* owner, or the process tracer_adopt made current */
 	if (t && event_is_end(e))
-		tracee_on_exit(e);
+		tracee_on_exit(tracee, e);
 	else if (t)
 		on_stop(p, t, e, now);
 	tracee_select(was);
@@ -295,11 +295,11 @@ static void housekeeping(void)
 	struct tracee *was = tracee;
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		tracee_select(p);
-		tracee_forget_vanished_threads();
+		tracee_forget_vanished_threads(p);
 		if (threads_count(p))	/* the last count stays once it ended */
 			stats_set_threads(p->stats_id, threads_count(p));
 		stack_capture_sample_launches(p);
-		libwatch_tick();
+		libwatch_tick(p);
 	}
 	tracee_select(was);
 	follow_tick();
@@ -402,7 +402,7 @@ static void wait_for_launched(void)
 	for (;;) {
 		pid_t w = event_wait(tracee->pid, 0, &e);
 		if (w == tracee->pid && event_is_end(&e)) {
-			tracee_on_exit(&e);
+			tracee_on_exit(tracee, &e);
 			return;
 		}
 		if (w < 0 && w != -EINTR)

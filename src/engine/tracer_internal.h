@@ -52,7 +52,7 @@ bool follow_first_stop(struct thread *t);
 void follow_tick(void);
 
 /* libwatch.c: --no-int3: new libraries found by looking at the maps, every tick. */
-void libwatch_tick(void);
+void libwatch_tick(struct tracee *p);
 
 /* trap.c: SIGTRAP stops of t, a thread of p. */
 bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now);
@@ -73,8 +73,8 @@ bool park_on_stop(struct tracee *p, struct thread *t, uint64_t now);
 void park_release(struct tracee *p, struct thread *t, arch_regs_t *r);
 
 /* children.c: processes the program creates. */
-bool tracer_shares_memory(pid_t child);
-void tracer_clean_child(pid_t child);
+bool tracer_shares_memory(struct tracee *p, pid_t child);
+void tracer_clean_child(struct tracee *p, pid_t child);
 void tracer_release_child(pid_t child);
 struct thread *tracer_adopt(const struct trace_stop *e);
 

@@ -124,7 +124,7 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 			arch_set_regs(t->tid, &r);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, budget_kind(api));
-		tracee_release(t);
+		tracee_release(p, t);
 		return true;
 	}
 	struct bp *b = bp_find(p, addr);
@@ -135,7 +135,7 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 		 * again as if the breakpoint had never been there. */
 		arch_set_pc(&r, addr);
 		arch_set_regs(t->tid, &r);
-		tracee_release(t);
+		tracee_release(p, t);
 		return true;
 	}
 	count_stop(p);
@@ -160,6 +160,6 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 		timed->t_entry = now_ns();
 	if (budget_active())
 		budget_on_stop(now_ns() - now, b->kind == BP_PROBE ? budget_kind(b->api) : STOP_OTHER);
-	tracee_release(t);
+	tracee_release(p, t);
 	return true;
 }

@@ -227,7 +227,7 @@ static uint32_t area_end(int i)
  * the gadget's next instruction. save_at: the save area of a self-resuming gadget (arch.h),
  * filled first so that a thread whose tracer dies meanwhile goes back where it was; 0 for the
  * one-off gadget of xol_init (syscall; int3). */
-static long run_syscall_at(const struct tracee *p, struct thread *t, uint64_t gadget, uint64_t save_at, long nr,
+static long run_syscall_at(struct tracee *p, struct thread *t, uint64_t gadget, uint64_t save_at, long nr,
 			   const uint64_t args[6])
 {
 	arch_regs_t saved, r;
@@ -247,7 +247,7 @@ static long run_syscall_at(const struct tracee *p, struct thread *t, uint64_t ga
 	arch_prepare_syscall(&r, gadget, nr, args);
 	if ((err = arch_set_regs(t->tid, &r)) < 0)
 		return err;
-	err = runners.run_syscall(t, 0, &r);
+	err = runners.run_syscall(p, t, 0, &r);
 	if (err < 0)
 		return err;
 	long ret = arch_syscall_result(&r);
@@ -280,7 +280,7 @@ int xol_munmap(struct tracee *p, struct thread *t, uint64_t addr, size_t size)
 	return r < 0 ? (int)r : 0;
 }
 
-static long map_area(const struct tracee *p, struct thread *t, uint64_t gadget, uint64_t save_at, uint64_t hint)
+static long map_area(struct tracee *p, struct thread *t, uint64_t gadget, uint64_t save_at, uint64_t hint)
 {
 	uint64_t args[6] = { hint, AREA_SIZE, PROT_READ | PROT_EXEC,
 			     MAP_PRIVATE | MAP_ANONYMOUS | (hint ? MAP_FIXED_NOREPLACE : 0),
@@ -310,7 +310,7 @@ static int add_area(struct tracee *p, uint64_t base)
  * the bytes back after the call; a gputop killed meanwhile leaves them, and so does the
  * watchdog (the thread may still be about to run them: a copy over the program's entry point,
  * tried before and restored by the watchdog, raced the thread). -ENOSPC without such a tail. */
-static long syscall_from_tail(const struct tracee *p, struct thread *t, long nr, const uint64_t args[6])
+static long syscall_from_tail(struct tracee *p, struct thread *t, long nr, const uint64_t args[6])
 {
 	enum { SAVE_AT = 96, ROOM = SAVE_AT + 8 * ARCH_SYSCALL_SAVE_WORDS };
 	uint8_t orig[ROOM], code[SAVE_AT];
@@ -493,11 +493,11 @@ int xol_call(struct tracee *p, struct thread *t, uint64_t func, const uint64_t a
 	if ((err = arch_set_regs(t->tid, &r)) < 0)
 		return err;
 	if (resumes) {
-		err = runners.run_syscall(t, arch_syscall_ip(base + OFF_RESUME), &r);
+		err = runners.run_syscall(p, t, arch_syscall_ip(base + OFF_RESUME), &r);
 		if (err == 0)
 			*ret = arch_call_resume_retval(&r);
 	} else {
-		err = runners.run_to_trap(t, base + OFF_CALL_TRAP, &r);
+		err = runners.run_to_trap(p, t, base + OFF_CALL_TRAP, &r);
 		if (err == 0)
 			*ret = arch_retval(&r);
 	}
@@ -567,7 +567,7 @@ uint64_t xol_calibrate(struct tracee *p, struct thread *t)
 		if (arch_set_regs(t->tid, &r) < 0)
 			break;
 		uint64_t t0 = now_ns();
-		if (runners.run_syscall(t, arch_syscall_ip(base + OFF_RESUME), &r) < 0)
+		if (runners.run_syscall(p, t, arch_syscall_ip(base + OFF_RESUME), &r) < 0)
 			break;
 		samples[n++] = (now_ns() - t0) / 2;
 	}

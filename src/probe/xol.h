@@ -24,15 +24,15 @@ void xol_state_free(struct xol_state *st);
 /* Maps the first area. tid is stopped and every other thread too (at attach, or the exec stop
  * in launch mode): scratch is code nobody runs then (the program's entry point), borrowed
  * for the one mmap and restored. Returns 0 or -errno. */
-/* How code injected into a thread is run: the engine resumes the stopped thread t and waits
+/* How code injected into a thread is run: the engine resumes the stopped thread t of p and waits
  * until it traps at trap_addr (other stops on the way are kept for later); *r gets its
  * registers there. 0 or -errno. Set once, before xol_init. */
-typedef int (*xol_runner)(struct thread *t, uint64_t trap_addr, arch_regs_t *r);
+typedef int (*xol_runner)(struct tracee *p, struct thread *t, uint64_t trap_addr, arch_regs_t *r);
 /* And how an injected system call is run: the thread, its registers set, resumes and is
  * stopped at the exit of the system call it makes (PTRACE_SYSCALL), or with exit_pc != 0, of
  * the first one whose pc is then exit_pc (a called function's own calls run on); *r gets its
  * registers there. 0 or -errno. */
-typedef int (*xol_syscall_runner)(struct thread *t, uint64_t exit_pc, arch_regs_t *r);
+typedef int (*xol_syscall_runner)(struct tracee *p, struct thread *t, uint64_t exit_pc, arch_regs_t *r);
 void xol_set_runner(xol_runner run, xol_syscall_runner syscall_run);
 int xol_init(struct tracee *p, struct thread *t, uint64_t scratch);
 bool xol_ready(const struct tracee *p);

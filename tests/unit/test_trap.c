@@ -117,9 +117,9 @@ static struct {
 	uint64_t rtld_state_addr;
 } told;
 
-void tracee_release(struct thread *t)
+void tracee_release(struct tracee *p, struct thread *t)
 {
-	(void)t;
+	(void)p, (void)t;
 	told.released++;
 }
 
