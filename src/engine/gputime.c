@@ -55,9 +55,9 @@ void gputime_enable(const char *lib)
 	snprintf(gpu_time.lib_path, sizeof gpu_time.lib_path, "%s", lib);
 }
 
-void gputime_forget(void)
+void gputime_forget(struct tracee *p)
 {
-	struct gputime_state *st = tracee->gputime;
+	struct gputime_state *st = p->gputime;
 	gputime_ring_free(st->ring);
 	*st = (struct gputime_state){ .phase = GPUTIME_WAITING };
 }
@@ -67,10 +67,10 @@ void gputime_forget(void)
 /* dlopen, dlsym, dlerror, dlclose of the program's C library (glibc 2.34+), else libdl's. */
 struct dl_fns { uint64_t open, sym, error, close; };
 
-static bool find_dl(struct dl_fns *dl)
+static bool find_dl(struct tracee *p, struct dl_fns *dl)
 {
 	size_t cursor = 0;
-	for (const struct module *m; (m = sym_module_next(tracee, &cursor));) {
+	for (const struct module *m; (m = sym_module_next(p, &cursor));) {
 		if (strncmp(m->base, "libc.so", 7) != 0 && strncmp(m->base, "libdl.so", 8) != 0)
 			continue;
 		struct dl_fns f = { sym_find(m, "dlopen"), sym_find(m, "dlsym"), sym_find(m, "dlerror"),
@@ -84,10 +84,10 @@ static bool find_dl(struct dl_fns *dl)
 	return dl->open != 0;
 }
 
-static int call(struct thread *t, uint64_t fn, uint64_t a, uint64_t b, uint64_t c, uint64_t *ret)
+static int call(struct tracee *p, struct thread *t, uint64_t fn, uint64_t a, uint64_t b, uint64_t c, uint64_t *ret)
 {
 	uint64_t args[6] = { a, b, c, 0, 0, 0 };
-	return xol_call(tracee, t, fn, args, ret, NULL);
+	return xol_call(p, t, fn, args, ret, NULL);
 }
 
 /* Scratch layout: the strings the calls take (paths up to PATH_MAX, 4096 bytes). */
@@ -104,48 +104,48 @@ static int write_str(pid_t tid, uint64_t at, const char *s)
 }
 
 /* dlopen's complaint, read from the program. */
-static void say_dlerror(struct thread *t, const struct dl_fns *dl)
+static void say_dlerror(struct tracee *p, struct thread *t, const struct dl_fns *dl)
 {
 	uint64_t msg = 0;
 	char text[512] = "(no message)";
-	if (dl->error && call(t, dl->error, 0, 0, 0, &msg) == 0 && msg)
+	if (dl->error && call(p, t, dl->error, 0, 0, 0, &msg) == 0 && msg)
 		mem_read_string(t->tid, msg, text, sizeof text);
-	log_warn("--gpu-time: %d could not load %s: %s: no GPU time", tracee->pid, gpu_time.lib_path, text);
+	log_warn("--gpu-time: %d could not load %s: %s: no GPU time", p->pid, gpu_time.lib_path, text);
 }
 
 /* Loads the library and starts it; its handle and shared block, or -1 (said why). */
-static int load(struct thread *t, const char *cupti, uint64_t *handle, uint64_t *shared, uint64_t *flush)
+static int load(struct tracee *p, struct thread *t, const char *cupti, uint64_t *handle, uint64_t *shared, uint64_t *flush)
 {
 	struct dl_fns dl = { 0 };
 	uint64_t scratch, start = 0, ret = 1;
-	if (!find_dl(&dl)) {
-		log_warn("--gpu-time: no dlopen in %d's C library: no GPU time", tracee->pid);
+	if (!find_dl(p, &dl)) {
+		log_warn("--gpu-time: no dlopen in %d's C library: no GPU time", p->pid);
 		return -1;
 	}
-	if (xol_scratch(tracee, t, &scratch) < 0 || write_str(t->tid, scratch + AT_LIB, gpu_time.lib_path) < 0 ||
+	if (xol_scratch(p, t, &scratch) < 0 || write_str(t->tid, scratch + AT_LIB, gpu_time.lib_path) < 0 ||
 	    write_str(t->tid, scratch + AT_START, "gputop_gpu_start") < 0 ||
 	    write_str(t->tid, scratch + AT_SHARED, "gputop_gpu_shared") < 0 ||
 	    write_str(t->tid, scratch + AT_FLUSH, "gputop_gpu_flush") < 0 ||
 	    write_str(t->tid, scratch + AT_CUPTI, cupti) < 0 ||
-	    call(t, dl.open, scratch + AT_LIB, RTLD_NOW | RTLD_LOCAL, 0, handle) < 0) {
-		log_warn("--gpu-time: cannot call into %d: no GPU time", tracee->pid);
+	    call(p, t, dl.open, scratch + AT_LIB, RTLD_NOW | RTLD_LOCAL, 0, handle) < 0) {
+		log_warn("--gpu-time: cannot call into %d: no GPU time", p->pid);
 		return -1;
 	}
 	if (!*handle) {
-		say_dlerror(t, &dl);
+		say_dlerror(p, t, &dl);
 		return -1;
 	}
-	if (call(t, dl.sym, *handle, scratch + AT_START, 0, &start) < 0 || !start ||
-	    call(t, dl.sym, *handle, scratch + AT_SHARED, 0, shared) < 0 || !*shared ||
-	    call(t, dl.sym, *handle, scratch + AT_FLUSH, 0, flush) < 0 || !*flush ||
-	    call(t, start, scratch + AT_CUPTI, FLUSH_PERIOD_MS, *handle, &ret) < 0 || (int)ret != 0) {
+	if (call(p, t, dl.sym, *handle, scratch + AT_START, 0, &start) < 0 || !start ||
+	    call(p, t, dl.sym, *handle, scratch + AT_SHARED, 0, shared) < 0 || !*shared ||
+	    call(p, t, dl.sym, *handle, scratch + AT_FLUSH, 0, flush) < 0 || !*flush ||
+	    call(p, t, start, scratch + AT_CUPTI, FLUSH_PERIOD_MS, *handle, &ret) < 0 || (int)ret != 0) {
 		if ((int)ret != GT_ERR_FORKED)
-			log_warn("--gpu-time: %s did not start in %d (%s): no GPU time", gpu_time.lib_path, tracee->pid,
+			log_warn("--gpu-time: %s did not start in %d (%s): no GPU time", gpu_time.lib_path, p->pid,
 				 (int)ret == GT_ERR_THREAD ? "it could not make its thread" : "not gputop's library?");
 		else if (log_first("--gpu-time: forked"))	/* once a session: a program may fork many */
 			log_info("--gpu-time: %d and other children forked from a process where CUPTI runs get no "
-				 "GPU time (their CUPTI is their parent's copy)", tracee->pid);
-		call(t, dl.close, *handle, 0, 0, &ret);
+				 "GPU time (their CUPTI is their parent's copy)", p->pid);
+		call(p, t, dl.close, *handle, 0, 0, &ret);
 		return -1;
 	}
 	return 0;
@@ -176,14 +176,14 @@ static void say_final(const struct gputime_header *h, pid_t pid)
 }
 
 /* The header's counters into the figures. */
-static void note_counts(struct gputime_state *st, bool on)
+static void note_counts(struct tracee *p, struct gputime_state *st, bool on)
 {
-	stats_set_gpu_time(tracee->stats_id, on, now_ns(), st->last.dropped + st->last.cupti_dropped,
+	stats_set_gpu_time(p->stats_id, on, now_ns(), st->last.dropped + st->last.cupti_dropped,
 			   gputime_ring_unnamed(st->ring));
 }
 
 /* Holding t, lets the others run until the library's thread says RUNNING or FINAL. */
-static void wait_started(struct thread *t, struct gputime_state *st, const char *cupti)
+static void wait_started(struct tracee *p, struct thread *t, struct gputime_state *st, const char *cupti)
 {
 	pid_t tid = t->tid;
 	uint64_t deadline = now_ns() + START_WAIT_NS;
@@ -191,70 +191,69 @@ static void wait_started(struct thread *t, struct gputime_state *st, const char 
 		if (now_ns() > deadline || tracer_stop_signal()) {
 			log_warn("--gpu-time: CUPTI did not start %s in %d: no GPU time (gputop's library "
 				 "unloads itself once it is done)", tracer_stop_signal() ? "before gputop was told to go"
-				 : "within 15 s", tracee->pid);
+				 : "within 15 s", p->pid);
 			gputime_ring_ask_stop(st->ring);
 			gputime_ring_release(st->ring);
 			st->phase = GPUTIME_DONE;
 			return;
 		}
-		struct tracee *was = tracee;
-		hit_collect_returns(tracee, now_ns());	/* the launch ring and call records: as the loop would */
-		hit_drain_launches(tracee);
+		hit_collect_returns(p, now_ns());	/* the launch ring and call records: as the loop would */
+		hit_drain_launches(p);
 		if (!tracee_dispatch_pending()) {
 			struct timespec nap = { 0, 1000000 };
 			nanosleep(&nap, NULL);
 		}
-		tracee_select(was);
+		tracee_select(p);	/* the dispatcher may have made another one current */
 		if (st->phase != GPUTIME_LOADING)
 			return;	/* it ran exec meanwhile (gputime_forget): loaded again in the new image */
-		if (!threads_find(tracee, tid)) {	/* the program ended meanwhile */
+		if (!threads_find(p, tid)) {	/* the program ended meanwhile */
 			st->phase = GPUTIME_DONE;
 			return;
 		}
 	}
 	if (st->last.state == GT_RUNNING) {
 		st->phase = GPUTIME_ON;
-		note_counts(st, true);
-		log_info("--gpu-time: CUPTI records kernels, copies and memsets of %d (%s)", tracee->pid, cupti);
+		note_counts(p, st, true);
+		log_info("--gpu-time: CUPTI records kernels, copies and memsets of %d (%s)", p->pid, cupti);
 		return;
 	}
-	say_final(&st->last, tracee->pid);	/* it stopped at once (or vanished) */
+	say_final(&st->last, p->pid);	/* it stopped at once (or vanished) */
 	if (st->last.state == GT_FINAL && st->last.cupti_kept)
 		log_warn("--gpu-time: a thread appeared in %d while CUPTI was loaded: libcupti and gputop's "
-			 "library stay loaded there, idle", tracee->pid);
+			 "library stay loaded there, idle", p->pid);
 	gputime_ring_release(st->ring);
 	st->phase = GPUTIME_DONE;
 }
 
-void gputime_at_stop(struct thread *t)
+void gputime_at_stop(struct tracee *p, struct thread *t)
 {
-	struct gputime_state *st = tracee->gputime;
-	if (!hit_take_top_entry(tracee, t) || !gpu_time.lib_path[0] || st->phase != GPUTIME_WAITING || !xol_ready(tracee))
+	struct gputime_state *st = p->gputime;
+	if (!hit_take_top_entry(p, t) || !gpu_time.lib_path[0] || st->phase != GPUTIME_WAITING || !xol_ready(p))
 		return;
 	st->phase = GPUTIME_LOADING;
 	char cupti[PATH_MAX];
 	uint64_t handle = 0, shared = 0, flush = 0;
-	if (gputime_find_cupti(tracee->pid, cupti, sizeof cupti) < 0) {
+	if (gputime_find_cupti(p->pid, cupti, sizeof cupti) < 0) {
 		log_warn("--gpu-time: no libcupti found for %d (next to its CUDA libraries, in "
-			 "/usr/local/cuda): no GPU time", tracee->pid);
+			 "/usr/local/cuda): no GPU time", p->pid);
 		log_hint("GPUTOP_CUPTI=/path/to/libcupti.so.13 names the one to load");
 		st->phase = GPUTIME_DONE;
 		return;
 	}
-	if (seccomp_watch_gpu_time(tracee, t) < 0) {
+	if (seccomp_watch_gpu_time(p, t) < 0) {
 		gpu_time.refused = true;
 		st->phase = GPUTIME_DONE;
 		return;
 	}
-	if (load(t, cupti, &handle, &shared, &flush) < 0 ||
-	    !(st->ring = gputime_ring_new(tracee->pid, tracee->stats_id, shared))) {
+	if (load(p, t, cupti, &handle, &shared, &flush) < 0 ||
+	    !(st->ring = gputime_ring_new(p->pid, p->stats_id, shared))) {
 		st->phase = GPUTIME_DONE;
 		return;
 	}
 	st->handle = handle;
 	st->flush = flush;
-	log_debug("--gpu-time: %s loaded in %d, CUPTI %s", gpu_time.lib_path, tracee->pid, cupti);
-	wait_started(t, st, cupti);
+	log_debug("--gpu-time: %s loaded in %d, CUPTI %s", gpu_time.lib_path, p->pid, cupti);
+	wait_started(p, t, st, cupti);
 }
 
 bool gputime_refused(void)
@@ -264,63 +263,63 @@ bool gputime_refused(void)
 
 /* ---- reading and stopping --------------------------------------------------------------- */
 
-void gputime_drain(void)
+void gputime_drain(struct tracee *p)
 {
-	struct gputime_state *st = tracee->gputime;
+	struct gputime_state *st = p->gputime;
 	if (st->phase != GPUTIME_ON)
 		return;
 	long n = gputime_ring_drain(st->ring);
 	int err = gputime_ring_header(st->ring, &st->last);
 	if (err < 0 || n < 0) {
-		log_debug("--gpu-time: %d's ring is gone (%s)", tracee->pid, strerror(-(n < 0 ? (int)n : err)));
+		log_debug("--gpu-time: %d's ring is gone (%s)", p->pid, strerror(-(n < 0 ? (int)n : err)));
 		st->phase = GPUTIME_DONE;	/* it went away by itself (gputop seemed gone to it) */
-		note_counts(st, false);
+		note_counts(p, st, false);
 		return;
 	}
 	if (st->last.state != GT_RUNNING) {	/* it stopped by itself: the last records */
 		gputime_ring_drain(st->ring);
-		say_final(&st->last, tracee->pid);
+		say_final(&st->last, p->pid);
 		gputime_ring_release(st->ring);
 		st->phase = GPUTIME_DONE;
 	}
-	note_counts(st, st->phase == GPUTIME_ON);
+	note_counts(p, st, st->phase == GPUTIME_ON);
 }
 
-void gputime_before_exec(struct thread *t)
+void gputime_before_exec(struct tracee *p, struct thread *t)
 {
-	struct gputime_state *st = tracee->gputime;
+	struct gputime_state *st = p->gputime;
 	uint64_t ret;
 	uint64_t args[6] = { 0 };
 	if (st->phase != GPUTIME_ON || !st->flush)
 		return;
-	xol_call(tracee, t, st->flush, args, &ret, NULL);	/* CUPTI's buffers into the ring */
-	gputime_drain();
+	xol_call(p, t, st->flush, args, &ret, NULL);	/* CUPTI's buffers into the ring */
+	gputime_drain(p);
 }
 
 /* One step of a process's stop: false once it is done (unloaded, or given up). */
-static bool stop_step(struct gputime_state *st, uint64_t deadline)
+static bool stop_step(struct tracee *p, struct gputime_state *st, uint64_t deadline)
 {
 	struct gputime_header h;
 	int err = gputime_ring_header(st->ring, &h);
 	if (err < 0) {
-		note_counts(st, false);
+		note_counts(p, st, false);
 		/* Unloaded; its thread, back in glibc, ends (its exit reaches the dispatcher). */
 		pid_t helper = (pid_t)st->last.helper_tid;
-		return helper && threads_find(tracee, helper) && now_ns() < deadline;
+		return helper && threads_find(p, helper) && now_ns() < deadline;
 	}
 	st->last.helper_tid = h.helper_tid;
 	if (st->final_read && h.cupti_kept) {	/* both stay loaded: only its thread ends */
 		pid_t helper = (pid_t)h.helper_tid;
-		return helper && threads_find(tracee, helper) && now_ns() < deadline;
+		return helper && threads_find(p, helper) && now_ns() < deadline;
 	}
 	if (h.state == GT_FINAL && !st->final_read) {
 		gputime_ring_drain(st->ring);	/* every record there will be */
 		st->last = h;
-		note_counts(st, false);
+		note_counts(p, st, false);
 		if (h.cupti_kept)
 			log_warn("--gpu-time: CUPTI could not be finalized in %d, or a thread it made still runs: "
 				 "libcupti stays loaded there, every activity kind disabled, and so does gputop's "
-				 "library, whose callbacks CUPTI holds (idle, no thread)", tracee->pid);
+				 "library, whose callbacks CUPTI holds (idle, no thread)", p->pid);
 		st->final_read = true;
 		gputime_ring_release(st->ring);
 	} else if (h.state == GT_RUNNING) {
@@ -328,7 +327,7 @@ static bool stop_step(struct gputime_state *st, uint64_t deadline)
 	}
 	if (now_ns() > deadline) {
 		log_warn("--gpu-time: gputop's library has not unloaded itself from %d yet; it does once "
-			 "CUPTI lets its thread go", tracee->pid);
+			 "CUPTI lets its thread go", p->pid);
 		return false;
 	}
 	return true;
@@ -354,7 +353,7 @@ void gputime_stop_all(void)
 			if (p->gputime->phase != GPUTIME_ON)
 				continue;
 			tracee_select(p);
-			if (!p->exited && threads_count_all(tracee) > 0 && stop_step(p->gputime, deadline))
+			if (!p->exited && threads_count_all(p) > 0 && stop_step(p, p->gputime, deadline))
 				asked++;
 			else
 				p->gputime->phase = GPUTIME_DONE;

@@ -70,7 +70,7 @@ static void on_exec(struct thread *t)
 	retfast_forget(tracee);
 	launchring_forget(tracee);
 	hit_reset(tracee);
-	gputime_forget();
+	gputime_forget(tracee);
 	stack_capture_forget(tracee);
 	torch_forget(tracee);
 	rescue_forget_all(tracee->rescue_slot);
@@ -160,7 +160,7 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 		hit_collect_returns(p, now);
 		hit_drain_launches(p);
 		torch_flush(p);
-		gputime_drain();	/* the GPU records its exit flushed */
+		gputime_drain(p);	/* the GPU records its exit flushed */
 		hit_forget_frames(p, t, 0);	/* its calls in flight never return */
 		tracee_release(p, t);
 		return;
@@ -243,7 +243,7 @@ static bool drain_all(uint64_t now)
 		hit_drain_launches(p);
 		torch_flush(tracee);	/* PyTorch's blocks those calls handed out */
 		park_poll(p, now);	/* threads the stubs hold for gputop */
-		gputime_drain();	/* --gpu-time's records */
+		gputime_drain(tracee);	/* --gpu-time's records */
 		filling |= launchring_filling(tracee, now);
 	}
 	tracee_select(was);

@@ -77,7 +77,7 @@ bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *
 		 * budget: it cannot shed these. */
 		count_stop(p);
 		hit_launch_trap(p, t, r, ex);
-		gputime_at_stop(t);	/* --gpu-time: loaded at the first such stop */
+		gputime_at_stop(p, t);	/* --gpu-time: loaded at the first such stop */
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
 		return true;
@@ -148,14 +148,14 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 		arch_set_pc(&r, b->slot);
 	} else if (b->kind == BP_EXEC) {
 		hit_drain_launches(p);	/* the returns were read above */
-		gputime_before_exec(t);	/* --gpu-time: CUPTI's last records of this image */
+		gputime_before_exec(p, t);	/* --gpu-time: CUPTI's last records of this image */
 		arch_set_pc(&r, b->slot);
 	} else {
 		hit_entry(p, t, b, &r, &timed);
 	}
 	arch_set_regs(t->tid, &r);
 	if (b->kind == BP_PROBE)
-		gputime_at_stop(t);	/* --gpu-time: loaded at the first such stop */
+		gputime_at_stop(p, t);	/* --gpu-time: loaded at the first such stop */
 	if (timed)
 		timed->t_entry = now_ns();
 	if (budget_active())

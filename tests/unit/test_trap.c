@@ -135,15 +135,15 @@ void budget_on_stop(uint64_t held_ns, enum budget_stop what)
 	told.kind = what;
 }
 
-void gputime_at_stop(struct thread *t)
+void gputime_at_stop(struct tracee *p, struct thread *t)
 {
-	(void)t;
+	(void)p, (void)t;
 	told.gputime_stops++;
 }
 
-void gputime_before_exec(struct thread *t)
+void gputime_before_exec(struct tracee *p, struct thread *t)
 {
-	(void)t;
+	(void)p, (void)t;
 	told.gputime_execs++;
 }
 
