@@ -178,10 +178,10 @@ static void dispatch(const struct trace_stop *e, uint64_t now)
 	struct tracee *was = tracee, *owner = tracee_owner(e->tid);
 	if (owner)
 		tracee_select(owner);
-	struct thread *t = owner ? threads_find(tracee, e->tid) : tracer_adopt(e);
+	struct thread *t = owner ? threads_find(owner, e->tid) : tracer_adopt(e);
 	struct tracee *p = tracee;	/* owner, or the process tracer_adopt made current */
 	if (t && event_is_end(e))
-		tracee_on_exit(tracee, e);
+		tracee_on_exit(p, e);
 	else if (t)
 		on_stop(p, t, e, now);
 	tracee_select(was);
