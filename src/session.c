@@ -182,7 +182,7 @@ static int start_failed(const struct options *opt, pid_t pid, int err)
 	if (dead)
 		return opt->pid ? EXIT_FAILURE_ : code;
 	if (opt->pid) {
-		tracer_detach();
+		tracer_detach(tracee);
 	} else {
 		kill(pid, SIGKILL);
 		reap_dead_program(tracee, pid, &code, &sig, 2000);

@@ -30,9 +30,9 @@
 
 /* ---- detach ----------------------------------------------------------------------------- */
 
-static bool in_stub(uint64_t pc)
+static bool in_stub(struct tracee *p, uint64_t pc)
 {
-	return retfast_in_stub(tracee, pc) || launchring_in_stub(tracee, pc);
+	return retfast_in_stub(p, pc) || launchring_in_stub(p, pc);
 }
 
 /* A thread caught inside a stub (a few hundred instructions at most; every jump and int3 is
@@ -42,9 +42,9 @@ static bool in_stub(uint64_t pc)
  * on, not one with the trap flag set (which would die of it). A return that traps at the
  * trampoline on the way is left there for restore_thread to finish; the program's own signals
  * are kept for the detach. 0 once out, -errno. */
-static int run_out_of_stub(struct thread *t, arch_regs_t *r)
+static int run_out_of_stub(struct tracee *p, struct thread *t, arch_regs_t *r)
 {
-	for (int n = 0; n < 4000 && in_stub(arch_pc(r)); n++) {
+	for (int n = 0; n < 4000 && in_stub(p, arch_pc(r)); n++) {
 		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
 			return -errno;
 		struct timespec nap = { 0, 20000 };
@@ -62,8 +62,8 @@ static int run_out_of_stub(struct thread *t, arch_regs_t *r)
 				return -ESRCH;
 			if (e.event != TE_SIGNAL)
 				break;	/* our interrupt */
-			if (e.sig == SIGTRAP && xol_ready(tracee) && arch_breakpoint_addr(r) == xol_trampoline(tracee)) {
-				arch_set_pc(r, xol_trampoline(tracee));	/* as if it had not trapped yet */
+			if (e.sig == SIGTRAP && xol_ready(p) && arch_breakpoint_addr(r) == xol_trampoline(p)) {
+				arch_set_pc(r, xol_trampoline(p));	/* as if it had not trapped yet */
 				return arch_set_regs(t->tid, r) < 0 ? -ESRCH : 0;
 			}
 			if (!t->pending_sig)
@@ -72,33 +72,33 @@ static int run_out_of_stub(struct thread *t, arch_regs_t *r)
 				return -errno;
 		}
 	}
-	return in_stub(arch_pc(r)) ? -EAGAIN : 0;
+	return in_stub(p, arch_pc(r)) ? -EAGAIN : 0;
 }
 
 /* Returns false if the thread could not be brought out of a stub (the pages must then stay). */
-static bool restore_thread(struct thread *t)
+static bool restore_thread(struct tracee *p, struct thread *t)
 {
 	arch_regs_t r;
 	if (arch_get_regs(t->tid, &r) < 0)
 		return true;
 	uint64_t pc = arch_pc(&r);
-	if (in_stub(pc)) {
-		park_release(tracee, t, &r);	/* parked: told to go on, out of its sleep */
-		if (run_out_of_stub(t, &r) < 0)
+	if (in_stub(p, pc)) {
+		park_release(p, t, &r);	/* parked: told to go on, out of its sleep */
+		if (run_out_of_stub(p, t, &r) < 0)
 			return false;
 		pc = arch_pc(&r);	/* it finished its return (or its record) in the stub */
-		hit_collect_returns(tracee, now_ns());
+		hit_collect_returns(p, now_ns());
 	}
-	if (xol_ready(tracee) && pc == xol_trampoline(tracee) && t->depth) {
+	if (xol_ready(p) && pc == xol_trampoline(p) && t->depth) {
 		/* Returned into the trampoline but not trapped yet: finish the return for it. */
 		arch_regs_t after = r;
 		arch_set_pc(&after, arch_pc(&after) + arch_breakpoint_len);	/* as if it had trapped */
-		if (hit_return(tracee, t, &after, now_ns()) >= 0) {
+		if (hit_return(p, t, &after, now_ns()) >= 0) {
 			arch_set_pc(&r, arch_pc(&after));
 			arch_set_regs(t->tid, &r);
 		}
 	} else {
-		uint64_t to = bp_unwind_pc(tracee, pc);
+		uint64_t to = bp_unwind_pc(p, pc);
 		if (to != pc) {
 			arch_set_pc(&r, to);
 			arch_set_regs(t->tid, &r);
@@ -112,16 +112,16 @@ static bool restore_thread(struct thread *t)
 		if (mem_read(t->tid, f->ret_slot, &cur, 8) == 0 && cur == f->swapped)
 			mem_write(t->tid, f->ret_slot, &f->ret_addr, 8);
 	}
-	hit_forget_frames(tracee, t, 0);
+	hit_forget_frames(p, t, 0);
 	return true;
 }
 
 /* The thread's own pending signals (not the process's), unblocked ones only, from
  * /proc/PID/task/TID/status; 0 if it cannot be read. */
-static uint64_t unblocked_pending(pid_t tid)
+static uint64_t unblocked_pending(struct tracee *p, pid_t tid)
 {
 	char path[64], buf[4096];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/status", tracee->pid, tid);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", p->pid, tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -142,14 +142,14 @@ static uint64_t unblocked_pending(pid_t tid)
  * tracer and die, its pc past the int3. So let each such thread take its trap while we still
  * trace it: tracer_on_trap puts its pc back on the breakpoint (or keeps a SIGTRAP of the program's
  * own to deliver at detach), and the thread is held again. */
-static int take_pending_traps(void)
+static int take_pending_traps(struct tracee *p)
 {
 	for (int round = 0; round < 4; round++) {
 		bool any = false;
 		uint32_t it = 0;
-		for (struct thread *t; (t = threads_iter(tracee, &it));) {
+		for (struct thread *t; (t = threads_iter(p, &it));) {
 			if (t->state != TS_STOPPED || t->group_stopped || t->pending_sig ||
-			    !(unblocked_pending(t->tid) & (1ull << (SIGTRAP - 1))))
+			    !(unblocked_pending(p, t->tid) & (1ull << (SIGTRAP - 1))))
 				continue;
 			t->want_stop = true;
 			tracee_resume(t, 0);
@@ -157,64 +157,64 @@ static int take_pending_traps(void)
 		}
 		if (!any)
 			return 0;
-		int err = tracee_wait_all_stopped(tracee);
+		int err = tracee_wait_all_stopped(p);
 		if (err < 0)
 			return err;
 	}
 	return 0;
 }
 
-int tracer_detach(void)
+int tracer_detach(struct tracee *p)
 {
 	uint32_t it = 0;
 	uint64_t t0 = now_ns();
-	int err = tracee_stop_world(tracee);
+	int err = tracee_stop_world(p);
 	if (err == 0)
-		err = take_pending_traps();
+		err = take_pending_traps(p);
 	if (err == 0)
 		err = tracer_settle_event_stops();
-	if (err == -ESRCH || !threads_count_all(tracee))
+	if (err == -ESRCH || !threads_count_all(p))
 		return 0;	/* it exited meanwhile */
 
-	launchring_say_absent(tracee);	/* a thread still in a stub must not trap once we are gone */
-	int restore_err = bp_disarm_all(tracee);
-	hit_collect_returns(tracee, now_ns());	/* what the stub recorded before everyone stopped */
-	hit_drain_launches(tracee);	/* a thread waiting for room in the ring gets it */
-	torch_flush(tracee);	/* PyTorch's last blocks, and its allocator's totals with every thread held */
+	launchring_say_absent(p);	/* a thread still in a stub must not trap once we are gone */
+	int restore_err = bp_disarm_all(p);
+	hit_collect_returns(p, now_ns());	/* what the stub recorded before everyone stopped */
+	hit_drain_launches(p);	/* a thread waiting for room in the ring gets it */
+	torch_flush(p);	/* PyTorch's last blocks, and its allocator's totals with every thread held */
 	it = 0;
 	bool all_out = true;
-	for (struct thread *t; (t = threads_iter(tracee, &it));)
-		if (!t->guest && !restore_thread(t))
+	for (struct thread *t; (t = threads_iter(p, &it));)
+		if (!t->guest && !restore_thread(p, t))
 			all_out = false;
-	launchring_restore_calls(tracee);	/* calls in flight through the call stub: their returns back */
+	launchring_restore_calls(p);	/* calls in flight through the call stub: their returns back */
 	struct thread *injector = tracer_injectable_thread();
-	if (xol_ready(tracee)) {
-		hit_drain_launches(tracee);	/* the last launches, those of threads brought out included */
+	if (xol_ready(p)) {
+		hit_drain_launches(p);	/* the last launches, those of threads brought out included */
 		if (!all_out)
 			log_warn("a thread of %d could not be brought out of gputop's code: its pages stay "
-				 "mapped (they work without gputop)", tracee->pid);
+				 "mapped (they work without gputop)", p->pid);
 		else if (injector) {
-			retfast_unmap(tracee, injector);
-			launchring_unmap(tracee, injector);
-			xol_unmap_all(tracee, injector);
+			retfast_unmap(p, injector);
+			launchring_unmap(p, injector);
+			xol_unmap_all(p, injector);
 		}
 		else
 			log_warn("every thread is stopped by a signal: the trampoline page (64 KiB, "
-				 "never used again) stays mapped in %d", tracee->pid);
+				 "never used again) stays mapped in %d", p->pid);
 	}
 	it = 0;
-	for (struct thread *t; (t = threads_iter(tracee, &it));) {
+	for (struct thread *t; (t = threads_iter(p, &it));) {
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig);
-		threads_remove(tracee, t->tid);
+		threads_remove(p, t->tid);
 	}
 	if (restore_err == 0) {
-		rescue_forget_all(tracee->rescue_slot);
-		rescue_watchdog_stop(tracee->rescue_slot);	/* goodbye: nothing of ours is left for it to restore */
+		rescue_forget_all(p->rescue_slot);
+		rescue_watchdog_stop(p->rescue_slot);	/* goodbye: nothing of ours is left for it to restore */
 	}
-	mem_close(tracee);
-	log_debug("%d: detached in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
+	mem_close(p);
+	log_debug("%d: detached in %.1f ms", p->pid, (double)(now_ns() - t0) / 1e6);
 	if (restore_err < 0) {
-		log_error("could not restore every breakpoint of %d: %s", tracee->pid,
+		log_error("could not restore every breakpoint of %d: %s", p->pid,
 			  strerror(-restore_err));
 		return restore_err;
 	}
@@ -227,7 +227,7 @@ int tracer_detach(void)
  * stop is a trap of ours only if the kernel says it was an int3 (SI_KERNEL SIGTRAP): at any
  * other stop, a pc just past one of our breakpoints is simply where the out-of-line copy of a
  * one-byte instruction jumped back to. */
-static void emergency_release(struct thread *t, uint64_t tramp, int sig)
+static void emergency_release(struct tracee *p, struct thread *t, uint64_t tramp, int sig)
 {
 	siginfo_t si;
 	arch_regs_t r;
@@ -236,7 +236,7 @@ static void emergency_release(struct thread *t, uint64_t tramp, int sig)
 	if (arch_get_regs(t->tid, &r) == 0) {
 		uint64_t pc = arch_pc(&r), at = arch_breakpoint_addr(&r), to = pc;
 		bool ours = false;
-		if (trapped && bp_find(tracee, at)) {
+		if (trapped && bp_find(p, at)) {
 			to = at;	/* trapped, not handled: run the original */
 			ours = true;
 		} else if (trapped && tramp && at == tramp) {
@@ -247,7 +247,7 @@ static void emergency_release(struct thread *t, uint64_t tramp, int sig)
 					break;
 				}
 		} else {
-			to = bp_unwind_pc(tracee, pc);
+			to = bp_unwind_pc(p, pc);
 		}
 		if (to != pc) {
 			arch_set_pc(&r, to);
@@ -263,7 +263,7 @@ static void emergency_release(struct thread *t, uint64_t tramp, int sig)
  * lets it go: PTRACE_INTERRUPT, then its stops one by one until one can be detached from. A
  * thread that executed an int3 of ours just before the code was restored must take that SIGTRAP
  * while still traced, or it dies of it once gputop is gone. Bounded by deadline (ns). */
-static void emergency_catch(struct thread *t, uint64_t tramp, uint64_t deadline)
+static void emergency_catch(struct tracee *p, struct thread *t, uint64_t tramp, uint64_t deadline)
 {
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
 		return;	/* gone, or a zombie leader: nothing to do */
@@ -280,41 +280,41 @@ static void emergency_catch(struct thread *t, uint64_t tramp, uint64_t deadline)
 		if (w < 0 || event_is_end(&e))
 			return;	/* exited */
 		if (e.event == TE_SIGNAL) {
-			emergency_release(t, tramp, e.sig);	/* a signal-delivery-stop */
+			emergency_release(p, t, tramp, e.sig);	/* a signal-delivery-stop */
 			return;
 		}
 		rounds++;
-		if (!(unblocked_pending(t->tid) & (1ull << (SIGTRAP - 1)))) {
-			emergency_release(t, tramp, 0);	/* interrupt, group-stop, event */
+		if (!(unblocked_pending(p, t->tid) & (1ull << (SIGTRAP - 1)))) {
+			emergency_release(p, t, tramp, 0);	/* interrupt, group-stop, event */
 			return;
 		}
 		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)	/* take the pending SIGTRAP first */
 			return;
 	}
-	emergency_release(t, tramp, 0);
+	emergency_release(p, t, tramp, 0);
 }
 
 /* From the crash handler (rescue.c), after the code and stacks were restored: every thread is
  * brought to a stop, its pc put back into the program's code, and let go. */
-static void emergency_detach_one(uint64_t deadline)
+static void emergency_detach_one(struct tracee *p, uint64_t deadline)
 {
 	uint32_t it = 0;
-	uint64_t tramp = xol_ready(tracee) ? xol_trampoline(tracee) : 0;
-	for (struct thread *t; (t = threads_iter(tracee, &it));) {
+	uint64_t tramp = xol_ready(p) ? xol_trampoline(p) : 0;
+	for (struct thread *t; (t = threads_iter(p, &it));) {
 		if (t->state != TS_STOPPED) {
-			emergency_catch(t, tramp, deadline);
+			emergency_catch(p, t, tramp, deadline);
 			continue;
 		}
 		siginfo_t si;
 		bool at_signal = ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 && (si.si_code >> 8) == 0;
 		if (!at_signal && !t->group_stopped &&
-		    (unblocked_pending(t->tid) & (1ull << (SIGTRAP - 1))) &&
+		    (unblocked_pending(p, t->tid) & (1ull << (SIGTRAP - 1))) &&
 		    ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
 			t->state = TS_RUNNING;	/* its trap comes first, then it is caught */
-			emergency_catch(t, tramp, deadline);
+			emergency_catch(p, t, tramp, deadline);
 			continue;
 		}
-		emergency_release(t, tramp, t->pending_sig);
+		emergency_release(p, t, tramp, t->pending_sig);
 	}
 }
 
@@ -337,7 +337,7 @@ static void emergency_detach(void)
 	uint32_t it = 0;
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		tracee = p;
-		emergency_detach_one(deadline);
+		emergency_detach_one(tracee, deadline);
 	}
 	if (!tracee)
 		return;	/* a crash before any process was taken: nothing of ours is anywhere */
@@ -356,7 +356,7 @@ static void emergency_detach(void)
 			tracer_release_child(w);
 			continue;
 		}
-		emergency_release(t ? t : &tmp, tramp, e.event == TE_SIGNAL ? e.sig : 0);
+		emergency_release(tracee, t ? t : &tmp, tramp, e.event == TE_SIGNAL ? e.sig : 0);
 	}
 }
 

@@ -98,7 +98,7 @@ struct thread *follow_fork(struct tracee *parent, pid_t child)
 	bool parent_cuda = false;
 	if (parent) {
 		tracee_select(parent);
-		tracer_clean_child(tracee, child);
+		tracer_clean_child(parent, child);
 		parent_cuda = parent->set_up && probes_cuda_seen(parent);
 	}
 	if (!config.follow || tracee_open(child, false) < 0) {
@@ -108,11 +108,12 @@ struct thread *follow_fork(struct tracee *parent, pid_t child)
 		tracee_select(was);
 		return NULL;
 	}
-	tracee->followed = true;
+	struct tracee *p = tracee;	/* tracee_open made the child current */
+	p->followed = true;
 	/* A fork of a process with CUDA loaded (multiprocessing, a worker pool) may call it at
 	 * once: probed at its first stop, before it runs a single instruction of its own. */
-	tracee->probe_at_first_stop = parent_cuda;
-	struct thread *t = threads_add(tracee, child);
+	p->probe_at_first_stop = parent_cuda;
+	struct thread *t = threads_add(p, child);
 	if (!t) {
 		tracee_close();
 		tracee_select(was);
@@ -126,14 +127,15 @@ struct thread *follow_fork(struct tracee *parent, pid_t child)
 struct thread *follow_guest_exec(struct thread *guest)
 {
 	pid_t tid = guest->tid;
-	pid_t parent = tracee->pid;
+	pid_t parent = tracee->pid;	/* the guest's host, current */
 	threads_remove(tracee, tid);
 	if (!config.follow || tracee_open(tid, false) < 0) {
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		return NULL;
 	}
-	tracee->followed = true;
-	struct thread *t = threads_add(tracee, tid);
+	struct tracee *p = tracee;	/* tracee_open made it current */
+	p->followed = true;
+	struct thread *t = threads_add(p, tid);
 	if (t)
 		t->state = TS_STOPPED;
 	log_info("following %d, a child of %d", tid, parent);
@@ -141,10 +143,10 @@ struct thread *follow_guest_exec(struct thread *guest)
 }
 
 /* At an exec of a followed process: probe it now when its executable links CUDA. */
-bool follow_wants_setup_at_exec(void)
+bool follow_wants_setup_at_exec(struct tracee *p)
 {
-	tracee->exec_checked = true;
-	return executable_links_cuda(tracee->pid);
+	p->exec_checked = true;
+	return executable_links_cuda(p->pid);
 }
 
 static struct tracee *tracee_of_pid(pid_t pid)
@@ -164,17 +166,17 @@ struct thread *tracer_adopt(const struct trace_stop *e)
 	struct tracee *owner = tracee_of_pid(tgid);
 	if (owner) {
 		tracee_select(owner);
-		return threads_add(tracee, tid);
+		return threads_add(owner, tid);
 	}
 	if (event_is_end(e) || tgid <= 0)
 		return NULL;
 	uint32_t it = 0;
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		tracee_select(p);
-		if (p->pid > 0 && tracer_shares_memory(tracee, tid)) {
+		if (p->pid > 0 && tracer_shares_memory(p, tid)) {
 			/* vfork/posix_spawn: it runs in our memory, over our breakpoints, until it
 			 * execs; step it through them without counting. */
-			struct thread *t = threads_add(tracee, tid);
+			struct thread *t = threads_add(p, tid);
 			if (t)
 				t->guest = true;
 			return t;
@@ -192,24 +194,24 @@ struct thread *tracer_adopt(const struct trace_stop *e)
 }
 
 /* Brings every thread of a watched process to a stop and probes it, as an attach does. */
-static void setup_late(void)
+static void setup_late(struct tracee *p)
 {
-	probes_prepare(tracee);	/* the slow part, while it runs */
-	if (tracee_stop_world(tracee) < 0 || tracer_start_followed(-1) < 0)
-		log_warn("process %d is not traced: it could not be probed", tracee->pid);
+	probes_prepare(p);	/* the slow part, while it runs */
+	if (tracee_stop_world(p) < 0 || tracer_start_followed(-1) < 0)
+		log_warn("process %d is not traced: it could not be probed", p->pid);
 }
 
 /* At a stop of a followed process not probed yet: probes it now if it is the first stop of a
  * fork of a CUDA process (then it is let run, and true returned). */
-bool follow_first_stop(struct thread *t)
+bool follow_first_stop(struct tracee *p, struct thread *t)
 {
-	if (!tracee->probe_at_first_stop || tracee->set_up || t->guest)
+	if (!p->probe_at_first_stop || p->set_up || t->guest)
 		return false;
-	tracee->probe_at_first_stop = false;
-	tracee->stopping_world = true;
+	p->probe_at_first_stop = false;
+	p->stopping_world = true;
 	t->want_stop = true;
 	if (tracer_start_followed(-1) < 0)
-		log_warn("process %d is not traced: it could not be probed", tracee->pid);
+		log_warn("process %d is not traced: it could not be probed", p->pid);
 	return true;
 }
 
@@ -221,8 +223,8 @@ void follow_tick(void)
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		if (!p->followed || p->set_up)
 			continue;
-		tracee_select(p);
-		if (threads_count(tracee) == 0)
+		tracee_select(p);	/* tracer_start_followed probes the current one */
+		if (threads_count(p) == 0)
 			continue;
 		bool cuda = maps_have_cuda(p->pid);
 		if (!cuda && !p->exec_checked) {
@@ -230,7 +232,7 @@ void follow_tick(void)
 			cuda = executable_links_cuda(p->pid);
 		}
 		if (cuda)
-			setup_late();
+			setup_late(p);
 	}
 	tracee_select(was);
 }

@@ -86,7 +86,7 @@ static void on_exec(struct thread *t)
 	if (tracee->followed) {
 		/* Probed now if it links CUDA, else watched until CUDA shows up (follow.c). */
 		tracee->set_up = false;
-		if (!follow_wants_setup_at_exec()) {
+		if (!follow_wants_setup_at_exec(tracee)) {
 			tracee_release(tracee, t);
 			return;
 		}
@@ -107,7 +107,7 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 	unsigned long msg = 0;
 
 	tracee_note_stop(t, e);
-	if (e->event == TE_EVENT_STOP && follow_first_stop(t))
+	if (e->event == TE_EVENT_STOP && follow_first_stop(p, t))
 		return;
 	switch (e->event) {
 	case TE_SIGNAL:
@@ -356,14 +356,14 @@ int tracer_detach_all(void)
 		if (p == tracer.root)
 			continue;
 		tracee_select(p);
-		if (threads_count_all(tracee) > 0) {
-			int e = tracer_detach();
+		if (threads_count_all(p) > 0) {
+			int e = tracer_detach(p);
 			err = err ? err : e;
 		}
 	}
 	tracee_select(tracer.root);
-	if (tracer.root && threads_count_all(tracee) > 0) {
-		int e = tracer_detach();
+	if (tracer.root && threads_count_all(tracer.root) > 0) {
+		int e = tracer_detach(tracer.root);
 		err = err ? err : e;
 	}
 	return err;

@@ -11,6 +11,7 @@
 #include "arch.h"
 
 struct thread;
+struct tracee;
 
 /* Before anything else: connects the event loop's dispatcher to the steps below it. */
 void tracer_init(void);
@@ -43,7 +44,7 @@ int tracer_loop(double timeout_s, bool need_cuda);
 
 /* Stops every thread, restores every byte and return address, unmaps the trampoline page and
  * lets the program go. */
-int tracer_detach(void);
+int tracer_detach(struct tracee *p);
 
 /* Every traced process let go, as tracer_detach does for one. */
 int tracer_detach_all(void);

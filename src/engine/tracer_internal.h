@@ -47,8 +47,8 @@ void tracer_init_hit(int default_device);	/* with the stop cost measured at the 
 /* follow.c: descendants followed. */
 struct thread *follow_fork(struct tracee *parent, pid_t child);
 struct thread *follow_guest_exec(struct thread *guest);
-bool follow_wants_setup_at_exec(void);
-bool follow_first_stop(struct thread *t);
+bool follow_wants_setup_at_exec(struct tracee *p);
+bool follow_first_stop(struct tracee *p, struct thread *t);
 void follow_tick(void);
 
 /* libwatch.c: --no-int3: new libraries found by looking at the maps, every tick. */
