@@ -483,7 +483,7 @@ int session_run(const struct options *opt)
 	session_set_started(pid, !opt->pid, start_ns, command);
 	open_live_outputs(opt, files, pid);
 	config.follow = opt->pid ? opt->children : !opt->no_follow;
-	int err = tracer_start(!opt->pid, opt->max_overhead);
+	int err = tracer_start(tracee, !opt->pid, opt->max_overhead);
 	if (err < 0) {
 		code = start_failed(opt, pid, err);
 		goto out_live;

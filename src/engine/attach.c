@@ -51,11 +51,11 @@ static int ptrace_errno(long r)
 
 /* ---- attach and launch ------------------------------------------------------------------ */
 
-static int seize(pid_t tid)
+static int seize(struct tracee *p, pid_t tid)
 {
 	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)PTRACE_OPTIONS) < 0)
 		return -errno;
-	struct thread *t = threads_add(tracee, tid);
+	struct thread *t = threads_add(p, tid);
 	if (!t)
 		return -ENOMEM;
 	t->want_stop = true;
@@ -71,18 +71,19 @@ uint64_t tracer_next_attach_due(void)
 	return ended && held < 1000000000u ? ended + 2 * held : 0;
 }
 
-int tracer_attach(pid_t p)
+int tracer_attach(pid_t pid)
 {
-	int err = tracee_open(p, false);
+	int err = tracee_open(pid, false);
 	if (err < 0)
 		return err;
-	probes_prepare(tracee);	/* the slow part, while it runs */
+	struct tracee *p = tracee;	/* tracee_open made it current */
+	probes_prepare(p);	/* the slow part, while it runs */
 	tracer.stop_began_ns = now_ns();
 	/* Hold every thread as it reports, until tracer_start. */
-	tracee->stopping_world = true;
-	err = seize(p);
+	p->stopping_world = true;
+	err = seize(p, pid);
 	if (err < 0) {
-		threads_clear(tracee);
+		threads_clear(p);
 		return err;
 	}
 	/* Threads may be created while we attach: re-read the list until it holds no stranger
@@ -90,20 +91,20 @@ int tracer_attach(pid_t p)
 	for (bool again = true; again;) {
 		again = false;
 		char path[64];
-		snprintf(path, sizeof path, "/proc/%d/task", p);
+		snprintf(path, sizeof path, "/proc/%d/task", pid);
 		DIR *d = opendir(path);
 		if (!d)
 			return -ESRCH;
 		for (struct dirent *e; (e = readdir(d));) {
 			pid_t tid = (pid_t)atoi(e->d_name);
-			if (tid <= 0 || threads_find(tracee, tid))
+			if (tid <= 0 || threads_find(p, tid))
 				continue;
-			if (seize(tid) == 0)
+			if (seize(p, tid) == 0)
 				again = true;
 		}
 		closedir(d);
 	}
-	return tracee_wait_all_stopped(tracee);
+	return tracee_wait_all_stopped(p);
 }
 
 int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
@@ -112,6 +113,7 @@ int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
 	int err = tracee_open(child, true);
 	if (err < 0)
 		return err;
+	struct tracee *p = tracee;	/* tracee_open made it current */
 	*child_errno = 0;
 	/* The child stopped itself before exec; seize it, wake it, and wait for the exec. */
 	pid_t w;
@@ -121,7 +123,7 @@ int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
 		return -ECHILD;
 	if (ptrace(PTRACE_SEIZE, child, 0, (void *)(long)PTRACE_OPTIONS) < 0)
 		return -errno;
-	struct thread *t = threads_add(tracee, child);
+	struct thread *t = threads_add(p, child);
 	if (!t)
 		return -ENOMEM;
 	kill(child, SIGCONT);
@@ -132,7 +134,7 @@ int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
 		if (w < 0)
 			return (int)w;
 		if (event_is_end(&e)) {
-			threads_remove(tracee, child);
+			threads_remove(p, child);
 			if (read(exec_status_fd, child_errno, sizeof *child_errno) != sizeof *child_errno)
 				*child_errno = 0;
 			return -ENOEXEC;
@@ -202,43 +204,43 @@ static void count_records(struct tracee *p, uint64_t now)
 	hit_drain_launches(p);
 }
 
-int tracer_setup_image(struct thread *t)
+int tracer_setup_image(struct tracee *p, struct thread *t)
 {
 	int err;
-	if ((err = mem_open(tracee)) < 0) {
-		log_error("cannot open /proc/%d/mem: %s", tracee->pid, strerror(-err));
+	if ((err = mem_open(p)) < 0) {
+		log_error("cannot open /proc/%d/mem: %s", p->pid, strerror(-err));
 		return err;
 	}
 	uint64_t t0 = now_ns();
-	if ((err = sym_open(tracee)) < 0)
+	if ((err = sym_open(p)) < 0)
 		return err;
-	log_debug("%d: modules reported in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
+	log_debug("%d: modules reported in %.1f ms", p->pid, (double)(now_ns() - t0) / 1e6);
 	/* The watchdog first: whatever gputop writes from here on, a gputop killed now leaves it
 	 * to the watchdog to take back (a runtime launch's int3 planted before the watchdog was
 	 * there stayed, and killed the program at its next launch). */
-	rescue_set_target(tracee->rescue_slot, mem_fd(tracee), 0);
-	rescue_watchdog_start(tracee->rescue_slot, tracee->pid);
+	rescue_set_target(p->rescue_slot, mem_fd(p), 0);
+	rescue_watchdog_start(p->rescue_slot, p->pid);
 	if (config.no_int3)	/* libwatch.c compares later mappings with these */
-		tracee->maps_hash = proc_exec_maps_hash(tracee->pid);
-	uint64_t entry = program_entry(tracee->pid);
+		p->maps_hash = proc_exec_maps_hash(p->pid);
+	uint64_t entry = program_entry(p->pid);
 	xol_set_runner(tracee_run_to_trap, tracee_run_syscall);
 	graphs_set_catch_up(count_records);
-	if (!entry || (err = xol_init(tracee, t, entry)) < 0) {
-		log_error("cannot map the trampoline page into %d: %s", tracee->pid,
+	if (!entry || (err = xol_init(p, t, entry)) < 0) {
+		log_error("cannot map the trampoline page into %d: %s", p->pid,
 			  strerror(entry ? -err : ENOENT));
 		return entry ? err : -ENOENT;
 	}
-	rescue_set_target(tracee->rescue_slot, mem_fd(tracee), xol_trampoline(tracee));
+	rescue_set_target(p->rescue_slot, mem_fd(p), xol_trampoline(p));
 	uint64_t lookup_table;
 	uint32_t lookup_entries;
-	uint64_t lookup = xol_return_lookup(tracee, &lookup_table, &lookup_entries);
-	rescue_set_lookup(tracee->rescue_slot, lookup, lookup_table, lookup_entries);
-	if ((err = retfast_init(tracee, t)) < 0)	/* without it, every return traps: slower, as exact */
+	uint64_t lookup = xol_return_lookup(p, &lookup_table, &lookup_entries);
+	rescue_set_lookup(p->rescue_slot, lookup, lookup_table, lookup_entries);
+	if ((err = retfast_init(p, t)) < 0)	/* without it, every return traps: slower, as exact */
 		log_warn("returns will stop the program: no record table (%s)", strerror(-err));
 	t0 = now_ns();
-	err = probes_refresh(tracee, t);
-	log_debug("%d: probes planted in %.1f ms", tracee->pid, (double)(now_ns() - t0) / 1e6);
-	seccomp_watch_review(tracee, now_ns());	/* may its stubs park: every thread held, looked at */
+	err = probes_refresh(p, t);
+	log_debug("%d: probes planted in %.1f ms", p->pid, (double)(now_ns() - t0) / 1e6);
+	seccomp_watch_review(p, now_ns());	/* may its stubs park: every thread held, looked at */
 	return err;
 }
 
@@ -255,10 +257,10 @@ static bool injectable(const struct thread *t)
 	       (t->stop_event == TE_SIGNAL || t->stop_event == TE_EVENT_STOP);
 }
 
-struct thread *tracer_injectable_thread(void)
+struct thread *tracer_injectable_thread(struct tracee *p)
 {
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(tracee, &it));)
+	for (struct thread *t; (t = threads_iter(p, &it));)
 		if (injectable(t))
 			return t;
 	return NULL;
@@ -267,11 +269,11 @@ struct thread *tracer_injectable_thread(void)
 /* Threads held at a clone or fork event stop (inside the system call) are let finish it: an
  * interrupt queued first stops them again as they return to user space, registers final.
  * (A vfork parent is not: it waits in the kernel until its child, which we hold, lets go.) */
-int tracer_settle_event_stops(void)
+int tracer_settle_event_stops(struct tracee *p)
 {
 	bool any = false;
 	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(tracee, &it));) {
+	for (struct thread *t; (t = threads_iter(p, &it));) {
 		if (t->state != TS_STOPPED ||
 		    (t->stop_event != TE_CLONE && t->stop_event != TE_FORK))
 			continue;
@@ -280,126 +282,126 @@ int tracer_settle_event_stops(void)
 			tracee_resume(t, 0);
 		any = true;
 	}
-	return any ? tracee_wait_all_stopped(tracee) : 0;
+	return any ? tracee_wait_all_stopped(p) : 0;
 }
 
 /* ---- start ---------------------------------------------------------------------------------- */
 
 /* Every thread stopped, the image set up: lets the process run. */
-static void start_running(void)
+static void start_running(struct tracee *p)
 {
 	uint32_t it = 0;
 	char command[256];
-	proc_command(tracee->pid, command, sizeof command);	/* what it runs now */
-	stats_process_set_command(tracee->stats_id, command);
+	proc_command(p->pid, command, sizeof command);	/* what it runs now */
+	stats_process_set_command(p->stats_id, command);
 	struct proc_job job;
-	proc_job(tracee->pid, &job);
-	stats_process_set_rank(tracee->stats_id, job.rank, job.local_rank);
-	stats_process_set_job_id(tracee->stats_id, job.id);
-	if (budget_active() || retfast_ready(tracee)) {
+	proc_job(p->pid, &job);
+	stats_process_set_rank(p->stats_id, job.rank, job.local_rank);
+	stats_process_set_job_id(p->stats_id, job.id);
+	if (budget_active() || retfast_ready(p)) {
 		/* A thread's last CPU figure (for the budget) and the returns the stub recorded just
 		 * before it ended can only be read at its exit stop. Clones inherit the options. */
-		for (struct thread *t; (t = threads_iter(tracee, &it));)
+		for (struct thread *t; (t = threads_iter(p, &it));)
 			ptrace(PTRACE_SETOPTIONS, t->tid, 0, (void *)(long)(PTRACE_OPTIONS | PTRACE_O_TRACEEXIT));
 		it = 0;
 	}
-	if (probes_cuda_seen(tracee))
+	if (probes_cuda_seen(p))
 		session_set_cuda_seen();
-	tracee->stopping_world = false;
-	for (struct thread *t; (t = threads_iter(tracee, &it));) {
+	p->stopping_world = false;
+	for (struct thread *t; (t = threads_iter(p, &it));) {
 		t->want_stop = false;
 		if (t->state != TS_STOPPED)
 			continue;
-		tracee_release(tracee, t);
+		tracee_release(p, t);
 	}
-	stats_set_threads(tracee->stats_id, threads_count(tracee));
+	stats_set_threads(p->stats_id, threads_count(p));
 	if (tracer.stop_began_ns) {	/* an attach's stop */
 		tracer.stop_ended_ns = now_ns();
 		tracer.stop_ns = tracer.stop_ended_ns - tracer.stop_began_ns;
 		tracer.stop_began_ns = 0;
 	}
-	kernels_scan_pending(tracee, tracee->pid);	/* the handles' values, read while it runs */
+	kernels_scan_pending(p, p->pid);	/* the handles' values, read while it runs */
 }
 
 /* Jumps that wait for a thread to leave a function's first bytes (probes.h): the world runs a
  * millisecond and is stopped again, INSIDE_ROUNDS times at most; those still refused then take
  * an int3. */
 #define INSIDE_ROUNDS 5
-static struct thread *plant_waiting_jumps(struct thread *first)
+static struct thread *plant_waiting_jumps(struct tracee *p, struct thread *first)
 {
-	for (int round = 1; first && probes_inside_left(tracee) > 0; round++) {
+	for (int round = 1; first && probes_inside_left(p) > 0; round++) {
 		if (round <= INSIDE_ROUNDS) {
 			uint32_t it = 0;
-			tracee->stopping_world = false;
-			for (struct thread *t; (t = threads_iter(tracee, &it));) {
+			p->stopping_world = false;
+			for (struct thread *t; (t = threads_iter(p, &it));) {
 				t->want_stop = false;
 				if (t->state == TS_STOPPED)
-					tracee_release(tracee, t);
+					tracee_release(p, t);
 			}
 			struct timespec nap = { 0, 1000000 };
 			nanosleep(&nap, NULL);
-			if (tracee_stop_world(tracee) < 0 || tracer_settle_event_stops() < 0)
+			if (tracee_stop_world(p) < 0 || tracer_settle_event_stops(p) < 0)
 				return NULL;
-			first = tracer_injectable_thread();
+			first = tracer_injectable_thread(p);
 		}
 		if (first)
-			probes_retry_inside(tracee, first, round > INSIDE_ROUNDS);
+			probes_retry_inside(p, first, round > INSIDE_ROUNDS);
 	}
 	return first;
 }
 
-int tracer_start(bool was_launched, double max_overhead_pct)
+int tracer_start(struct tracee *p, bool was_launched, double max_overhead_pct)
 {
-	tracee->set_up = true;
-	if (tracer_settle_event_stops() < 0)
+	p->set_up = true;
+	if (tracer_settle_event_stops(p) < 0)
 		return -ESRCH;
-	struct thread *first = tracer_injectable_thread();
+	struct thread *first = tracer_injectable_thread(p);
 	if (!first) {
 		log_error("every thread of %d is stopped by a signal: continue it (kill -CONT %d) "
-			  "and try again", tracee->pid, tracee->pid);
+			  "and try again", p->pid, p->pid);
 		return -EAGAIN;
 	}
-	probes_defer_inside(tracee, true);
-	int err = tracer_setup_image(first);
-	if (err == 0 && !(first = plant_waiting_jumps(first)))
-		err = threads_count_all(tracee) ? -EAGAIN : -ESRCH;
-	probes_defer_inside(tracee, false);
+	probes_defer_inside(p, true);
+	int err = tracer_setup_image(p, first);
+	if (err == 0 && !(first = plant_waiting_jumps(p, first)))
+		err = threads_count_all(p) ? -EAGAIN : -ESRCH;
+	probes_defer_inside(p, false);
 	if (err < 0)
 		return err;
-	uint64_t cpu0 = tracee_thread_cpu_ns(tracee, first);
-	uint64_t cost = xol_calibrate(tracee, first);
+	uint64_t cpu0 = tracee_thread_cpu_ns(p, first);
+	uint64_t cost = xol_calibrate(p, first);
 	/* The kernel charges the trap and the stop to the stopped thread: its CPU time grows
 	 * with every stop, which the budget must not take for the program's own work. */
-	uint64_t stop_cpu = (tracee_thread_cpu_ns(tracee, first) - cpu0) / (2 * XOL_CALIBRATION_STOPS);	/* two stops each */
+	uint64_t stop_cpu = (tracee_thread_cpu_ns(p, first) - cpu0) / (2 * XOL_CALIBRATION_STOPS);	/* two stops each */
 	log_debug("a stop costs %" PRIu64 " ns (subtracted from every call's time)", cost);
 	tracer.stop_cost_ns = cost;
-	hit_init(tracee, cost, was_launched ? 0 : -1);
+	hit_init(p, cost, was_launched ? 0 : -1);
 	budget_init(max_overhead_pct, cost, stop_cpu, tracee_cpu_ns);
-	start_running();
+	start_running(p);
 	return 0;
 }
 
-void tracer_init_hit(int default_device)
+void tracer_init_hit(struct tracee *p, int default_device)
 {
-	hit_init(tracee, tracer.stop_cost_ns, default_device);
+	hit_init(p, tracer.stop_cost_ns, default_device);
 }
 
-int tracer_start_followed(int default_device)
+int tracer_start_followed(struct tracee *p, int default_device)
 {
-	tracee->set_up = true;	/* tried: a process that cannot be probed is not tried again */
-	if (tracer_settle_event_stops() < 0)
+	p->set_up = true;	/* tried: a process that cannot be probed is not tried again */
+	if (tracer_settle_event_stops(p) < 0)
 		return -ESRCH;
-	struct thread *first = tracer_injectable_thread();
-	int err = first ? tracer_setup_image(first) : -EAGAIN;
+	struct thread *first = tracer_injectable_thread(p);
+	int err = first ? tracer_setup_image(p, first) : -EAGAIN;
 	if (err == 0) {
-		hit_init(tracee, tracer.stop_cost_ns, default_device);
-		log_info("probing %d (%s)", tracee->pid, probes_cuda_seen(tracee) ? "CUDA loaded" : "no CUDA yet");
+		hit_init(p, tracer.stop_cost_ns, default_device);
+		log_info("probing %d (%s)", p->pid, probes_cuda_seen(p) ? "CUDA loaded" : "no CUDA yet");
 	}
-	start_running();
+	start_running(p);
 	return err;
 }
 
 int tracer_start_another(void)
 {
-	return tracer_start_followed(-1);
+	return tracer_start_followed(tracee, -1);
 }

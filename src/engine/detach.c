@@ -172,7 +172,7 @@ int tracer_detach(struct tracee *p)
 	if (err == 0)
 		err = take_pending_traps(p);
 	if (err == 0)
-		err = tracer_settle_event_stops();
+		err = tracer_settle_event_stops(p);
 	if (err == -ESRCH || !threads_count_all(p))
 		return 0;	/* it exited meanwhile */
 
@@ -187,7 +187,7 @@ int tracer_detach(struct tracee *p)
 		if (!t->guest && !restore_thread(p, t))
 			all_out = false;
 	launchring_restore_calls(p);	/* calls in flight through the call stub: their returns back */
-	struct thread *injector = tracer_injectable_thread();
+	struct thread *injector = tracer_injectable_thread(p);
 	if (xol_ready(p)) {
 		hit_drain_launches(p);	/* the last launches, those of threads brought out included */
 		if (!all_out)

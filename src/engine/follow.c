@@ -197,7 +197,7 @@ struct thread *tracer_adopt(const struct trace_stop *e)
 static void setup_late(struct tracee *p)
 {
 	probes_prepare(p);	/* the slow part, while it runs */
-	if (tracee_stop_world(p) < 0 || tracer_start_followed(-1) < 0)
+	if (tracee_stop_world(p) < 0 || tracer_start_followed(p, -1) < 0)
 		log_warn("process %d is not traced: it could not be probed", p->pid);
 }
 
@@ -210,7 +210,7 @@ bool follow_first_stop(struct tracee *p, struct thread *t)
 	p->probe_at_first_stop = false;
 	p->stopping_world = true;
 	t->want_stop = true;
-	if (tracer_start_followed(-1) < 0)
+	if (tracer_start_followed(p, -1) < 0)
 		log_warn("process %d is not traced: it could not be probed", p->pid);
 	return true;
 }

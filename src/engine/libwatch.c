@@ -23,8 +23,8 @@
 /* Every thread stopped, the modules looked at again, every thread let go. */
 static void refresh_held(struct tracee *p)
 {
-	if (tracee_stop_world(p) == 0 && tracer_settle_event_stops() == 0) {
-		struct thread *t = tracer_injectable_thread();
+	if (tracee_stop_world(p) == 0 && tracer_settle_event_stops(p) == 0) {
+		struct thread *t = tracer_injectable_thread(p);
 		bool had_cuda = probes_cuda_seen(p);
 		if (t)
 			probes_refresh(p, t);

@@ -43,7 +43,7 @@
 
 /* ---- exec ------------------------------------------------------------------------------- */
 
-static void on_exec(struct thread *t)
+static void on_exec(struct tracee *p, struct thread *t)
 {
 	unsigned long former = 0;
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former);
@@ -52,51 +52,52 @@ static void on_exec(struct thread *t)
 		 * process of its own, followed or let go. */
 		if (!(t = follow_guest_exec(t)))
 			return;
+		p = tracee;	/* the new process, which follow_guest_exec made current */
 	}
 	/* Every other thread is gone and the exec'ing one now has the group's id. The old image
 	 * took breakpoints and trampoline page with it: nothing to restore, everything to redo. */
 	uint32_t it = 0;
-	for (struct thread *o; (o = threads_iter(tracee, &it));)
-		if (o->tid != tracee->pid && !o->guest)
-			threads_remove(tracee, o->tid);
-	if (t->tid != tracee->pid) {
-		threads_remove(tracee, t->tid);
-		t = threads_add(tracee, tracee->pid);
+	for (struct thread *o; (o = threads_iter(p, &it));)
+		if (o->tid != p->pid && !o->guest)
+			threads_remove(p, o->tid);
+	if (t->tid != p->pid) {
+		threads_remove(p, t->tid);
+		t = threads_add(p, p->pid);
 	}
 	t->depth = 0;
 	t->state = TS_STOPPED;
-	probes_reset(tracee);
-	xol_forget(tracee);
-	retfast_forget(tracee);
-	launchring_forget(tracee);
-	hit_reset(tracee);
-	gputime_forget(tracee);
-	stack_capture_forget(tracee);
-	torch_forget(tracee);
-	rescue_forget_all(tracee->rescue_slot);
-	rescue_watchdog_stop(tracee->rescue_slot);	/* it holds the old image's /proc/PID/mem */
-	mem_close(tracee);
+	probes_reset(p);
+	xol_forget(p);
+	retfast_forget(p);
+	launchring_forget(p);
+	hit_reset(p);
+	gputime_forget(p);
+	stack_capture_forget(p);
+	torch_forget(p);
+	rescue_forget_all(p->rescue_slot);
+	rescue_watchdog_stop(p->rescue_slot);	/* it holds the old image's /proc/PID/mem */
+	mem_close(p);
 	char command[256];
-	proc_command(tracee->pid, command, sizeof command);
-	stats_process_set_command(tracee->stats_id, command);
+	proc_command(p->pid, command, sizeof command);
+	stats_process_set_command(p->stats_id, command);
 	struct proc_job job;
-	proc_job(tracee->pid, &job);
-	stats_process_set_rank(tracee->stats_id, job.rank, job.local_rank);
-	stats_process_set_job_id(tracee->stats_id, job.id);
-	if (tracee->followed) {
+	proc_job(p->pid, &job);
+	stats_process_set_rank(p->stats_id, job.rank, job.local_rank);
+	stats_process_set_job_id(p->stats_id, job.id);
+	if (p->followed) {
 		/* Probed now if it links CUDA, else watched until CUDA shows up (follow.c). */
-		tracee->set_up = false;
-		if (!follow_wants_setup_at_exec(tracee)) {
-			tracee_release(tracee, t);
+		p->set_up = false;
+		if (!follow_wants_setup_at_exec(p)) {
+			tracee_release(p, t);
 			return;
 		}
-		tracee->set_up = true;
-		tracer_init_hit(0);
+		p->set_up = true;
+		tracer_init_hit(p, 0);
 	}
-	log_info("%d ran exec: probing the new image", tracee->pid);
-	if (tracer_settle_after_exec(t) < 0 || tracer_setup_image(t) < 0)
-		log_warn("the new image of %d is not traced", tracee->pid);
-	tracee_release(tracee, t);
+	log_info("%d ran exec: probing the new image", p->pid);
+	if (tracer_settle_after_exec(t) < 0 || tracer_setup_image(p, t) < 0)
+		log_warn("the new image of %d is not traced", p->pid);
+	tracee_release(p, t);
 }
 
 /* ---- the stop dispatcher ---------------------------------------------------------------- */
@@ -151,7 +152,7 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 		tracee_release(p, t);
 		return;
 	case TE_EXEC:
-		on_exec(t);
+		on_exec(p, t);
 		return;
 	case TE_EXIT:
 		/* The thread's last CPU figure and the last returns the stub recorded, while its
@@ -241,10 +242,10 @@ static bool drain_all(uint64_t now)
 		tracee_select(p);
 		hit_collect_returns(p, now);	/* calls recorded whole: no stop brings them */
 		hit_drain_launches(p);
-		torch_flush(tracee);	/* PyTorch's blocks those calls handed out */
+		torch_flush(p);	/* PyTorch's blocks those calls handed out */
 		park_poll(p, now);	/* threads the stubs hold for gputop */
-		gputime_drain(tracee);	/* --gpu-time's records */
-		filling |= launchring_filling(tracee, now);
+		gputime_drain(p);	/* --gpu-time's records */
+		filling |= launchring_filling(p, now);
 	}
 	tracee_select(was);
 	return filling;
@@ -271,7 +272,7 @@ static void close_ended(void)
 	struct tracee *was = tracee;
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		tracee_select(p);
-		if (p == tracer.root || threads_count_all(tracee) > 0)
+		if (p == tracer.root || threads_count_all(p) > 0)
 			continue;
 		if (p->exited)
 			log_info("%d %s %d", p->pid, p->term_signal ? "was killed by signal" : "exited with status",
@@ -394,15 +395,15 @@ static pid_t wait_event(struct trace_stop *e)
  * (^C, ^\): the program got that signal too. Wait for it, as the shell would have
  * without gputop, so that gputop ends with it and exits with its status. A signal from
  * kill(1) ends the wait. */
-static void wait_for_launched(void)
+static void wait_for_launched(struct tracee *p)
 {
 	struct trace_stop e;
 	tracer_stop_clear();
-	log_info("waiting for %d, which got the same signal from the terminal", tracee->pid);
+	log_info("waiting for %d, which got the same signal from the terminal", p->pid);
 	for (;;) {
-		pid_t w = event_wait(tracee->pid, 0, &e);
-		if (w == tracee->pid && event_is_end(&e)) {
-			tracee_on_exit(tracee, &e);
+		pid_t w = event_wait(p->pid, 0, &e);
+		if (w == p->pid && event_is_end(&e)) {
+			tracee_on_exit(p, &e);
 			return;
 		}
 		if (w < 0 && w != -EINTR)
@@ -452,10 +453,10 @@ static int loop(double timeout_s, bool need_cuda)
 			gputime_stop_all();	/* its library flushes and unloads itself first */
 			housekeeping();
 			tracee_select(tracer.root);
-			budget_finish(tracee, now_ns());
+			budget_finish(tracer.root, now_ns());
 			int err = tracer_detach_all();
-			if (tracee->launched && !tracee->exited && tracer_stop_from_terminal())
-				wait_for_launched();
+			if (tracer.root->launched && !tracer.root->exited && tracer_stop_from_terminal())
+				wait_for_launched(tracer.root);
 			return err;
 		}
 		budget_poll(tracee, now);
@@ -481,7 +482,7 @@ static int loop(double timeout_s, bool need_cuda)
 	}
 	housekeeping();
 	tracee_select(tracer.root);
-	budget_finish(tracee, now_ns());
+	budget_finish(tracer.root, now_ns());
 	return 0;
 }
 

@@ -25,7 +25,7 @@ int tracer_launch(pid_t child, int exec_status_fd, int *child_errno);
 
 /* With every thread stopped: maps the trampoline page, measures the stop cost, probes what is
  * loaded, and lets the program run. */
-int tracer_start(bool launched, double max_overhead_pct);
+int tracer_start(struct tracee *p, bool launched, double max_overhead_pct);
 
 /* Another process attached (tracer_attach): probes it with what tracer_start measured, and
  * lets it run. 0 or -errno. */

@@ -32,17 +32,17 @@ extern struct tracer_session tracer;
 
 /* attach.c: a new image set up; every thread held where code can run in one. */
 int tracer_settle_after_exec(struct thread *t);
-int tracer_setup_image(struct thread *t);
-int tracer_settle_event_stops(void);
-struct thread *tracer_injectable_thread(void);
+int tracer_setup_image(struct tracee *p, struct thread *t);
+int tracer_settle_event_stops(struct tracee *p);
+struct thread *tracer_injectable_thread(struct tracee *p);
 
 /* attach.c: when the next attach may stop a process (tracer_space_attach): two lengths of the
  * last attach's stop after it; 0: at once. */
 uint64_t tracer_next_attach_due(void);
 
 /* attach.c: probing a followed process, every thread stopped; lets it run. */
-int tracer_start_followed(int default_device);
-void tracer_init_hit(int default_device);	/* with the stop cost measured at the start */
+int tracer_start_followed(struct tracee *p, int default_device);
+void tracer_init_hit(struct tracee *p, int default_device);	/* with the stop cost measured at the start */
 
 /* follow.c: descendants followed. */
 struct thread *follow_fork(struct tracee *parent, pid_t child);
