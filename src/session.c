@@ -171,7 +171,7 @@ static int start_failed(const struct options *opt, pid_t pid, int err)
 	int code = 0, sig = 0;
 	bool dead = tracer_exited(&code, &sig);
 	/* ESRCH: a thread of it vanished under gputop; the rest of it may still be on its way out. */
-	if (!dead && reap_dead_program(tracee, pid, &code, &sig, err == -ESRCH ? 2000 : 0))
+	if (!dead && reap_dead_program(tracee_of_pid(pid), pid, &code, &sig, err == -ESRCH ? 2000 : 0))
 		dead = true;
 	if (dead && sig)
 		log_error("%d was killed by SIG%s while gputop was attaching%s", pid,
@@ -182,10 +182,10 @@ static int start_failed(const struct options *opt, pid_t pid, int err)
 	if (dead)
 		return opt->pid ? EXIT_FAILURE_ : code;
 	if (opt->pid) {
-		tracer_detach(tracee);
+		tracer_detach(tracee_of_pid(pid));
 	} else {
 		kill(pid, SIGKILL);
-		reap_dead_program(tracee, pid, &code, &sig, 2000);
+		reap_dead_program(tracee_of_pid(pid), pid, &code, &sig, 2000);
 		log_error("'%s' was not run", opt->argv[0]);
 	}
 	return seccomp_refused() ? EXIT_SECCOMP : EXIT_FAILURE_;
@@ -201,7 +201,7 @@ static int attach_more(const struct options *opt)
 		int code = target_attach(opt->pids[i]);
 		if (code)
 			return code;
-		if (tracer_start_another() < 0) {
+		if (tracer_start_another(tracee_of_pid(opt->pids[i])) < 0) {
 			log_error("cannot probe %d", opt->pids[i]);
 			return EXIT_FAILURE_;
 		}
@@ -214,7 +214,7 @@ static int attach_more(const struct options *opt)
 			if (tracer_traces(below[k]))
 				continue;
 			tracer_space_attach();
-			if (target_attach(below[k]) != 0 || tracer_start_another() < 0)
+			if (target_attach(below[k]) != 0 || tracer_start_another(tracee_of_pid(below[k])) < 0)
 				log_warn("child %d of %d is not traced", below[k], opt->pids[i]);
 			else
 				log_info("attached to %d, a descendant of %d", below[k], opt->pids[i]);
@@ -365,7 +365,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 	}
 	if (opt->pid)
 		log_info("attached to %d (%s)", pid, command);
-	if (!probes_cuda_seen(tracee)) {
+	if (!probes_cuda_seen(tracee_of_pid(pid))) {
 		log_info("no CUDA library in %d yet: waiting for one to load", pid);
 		if (opt->pid && !opt->children && !opt->quiet)
 			hint_children(pid);
@@ -402,13 +402,14 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 	bool output_failed = files[F_FOLDED].fd >= 0 && write_folded(&files[F_FOLDED], opt->folded_metric) < 0;
 	struct devices_snapshot devices;
 	devices_snapshot(&devices);
+	const struct tracee *first = tracee_of_pid(pid);	/* kept to the end for its exit status */
 	struct report_info info = {
 		.devices = &devices,
 		.pid = pid, .command = command, .launched = !opt->pid,
 		.duration_s = (double)(now_ns() - start_ns) / 1e9,
 		.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
-		.stops_per_return = retfast_used(tracee) ? 0 : 1,
-		.stops_per_launch = launchring_used(tracee) ? 0 : 1,
+		.stops_per_return = first && retfast_used(first) ? 0 : 1,
+		.stops_per_launch = first && launchring_used(first) ? 0 : 1,
 	};
 	output_failed |= files[F_JSON].fd >= 0 && write_json(&files[F_JSON], &info) < 0;
 	output_failed |= json_interval_stop(&info) < 0;
@@ -483,7 +484,7 @@ int session_run(const struct options *opt)
 	session_set_started(pid, !opt->pid, start_ns, command);
 	open_live_outputs(opt, files, pid);
 	config.follow = opt->pid ? opt->children : !opt->no_follow;
-	int err = tracer_start(tracee, !opt->pid, opt->max_overhead);
+	int err = tracer_start(tracee_of_pid(pid), !opt->pid, opt->max_overhead);
 	if (err < 0) {
 		code = start_failed(opt, pid, err);
 		goto out_live;

@@ -60,7 +60,7 @@ struct sym_place {
 };
 int sym_describe(const struct tracee *p, uint64_t pc, struct sym_place *out);
 
-/* libdw's session for the current process (a Dwfl *), NULL before sym_open: the unwinder
+/* libdw's session for p (a Dwfl *), NULL before sym_open: the unwinder
  * (unwind.c) works on the same modules. */
 void *sym_dwfl(const struct tracee *p);
 

@@ -1,8 +1,7 @@
 /* tracee.h — one traced process: everything gputop keeps about it, in one structure reached
  * from the session. Each layer's module keeps its part behind a pointer only it knows
- * (engine/tracee_ctl.c makes and frees them). Every layer below the engine is handed the
- * process (struct tracee *p); the engine's `tracee` (tracee_ctl.h) is the one being handled,
- * as gdb's current inferior. */
+ * (engine/tracee_ctl.c makes and frees them). Every function that works on a process is handed
+ * it (struct tracee *p), as strace hands its struct tcb *: there is no current process. */
 #ifndef GPUTOP_TRACEE_H
 #define GPUTOP_TRACEE_H
 

@@ -73,10 +73,10 @@ uint64_t tracer_next_attach_due(void)
 
 int tracer_attach(pid_t pid)
 {
-	int err = tracee_open(pid, false);
+	struct tracee *p;
+	int err = tracee_open(pid, false, &p);
 	if (err < 0)
 		return err;
-	struct tracee *p = tracee;	/* tracee_open made it current */
 	probes_prepare(p);	/* the slow part, while it runs */
 	tracer.stop_began_ns = now_ns();
 	/* Hold every thread as it reports, until tracer_start. */
@@ -110,10 +110,10 @@ int tracer_attach(pid_t pid)
 int tracer_launch(pid_t child, int exec_status_fd, int *child_errno)
 {
 	struct trace_stop e;
-	int err = tracee_open(child, true);
+	struct tracee *p;
+	int err = tracee_open(child, true, &p);
 	if (err < 0)
 		return err;
-	struct tracee *p = tracee;	/* tracee_open made it current */
 	*child_errno = 0;
 	/* The child stopped itself before exec; seize it, wake it, and wait for the exec. */
 	pid_t w;
@@ -401,7 +401,7 @@ int tracer_start_followed(struct tracee *p, int default_device)
 	return err;
 }
 
-int tracer_start_another(void)
+int tracer_start_another(struct tracee *p)
 {
-	return tracer_start_followed(tracee, -1);
+	return tracer_start_followed(p, -1);
 }

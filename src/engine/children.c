@@ -74,9 +74,10 @@ void tracer_clean_child(struct tracee *p, pid_t child)
 	close(fd);
 }
 
-/* Cleans a forked child (if not done yet) and lets it go: children are not traced. */
-void tracer_release_child(pid_t child)
+/* Cleans a forked child of parent (if not done yet) and lets it go: children are not traced. */
+void tracer_release_child(struct tracee *parent, pid_t child)
 {
-	tracer_clean_child(tracee, child);
+	if (parent)
+		tracer_clean_child(parent, child);
 	ptrace(PTRACE_DETACH, child, 0, 0);
 }

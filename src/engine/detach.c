@@ -318,13 +318,14 @@ static void emergency_detach_one(struct tracee *p, uint64_t deadline)
 	}
 }
 
-/* The process a thread belongs to, made current (the last one tried, when none owns it). */
-static struct thread *emergency_owner(pid_t tid)
+/* The thread tid and, in *p, the process it belongs to (the last one tried, when none owns
+ * it: NULL, that one in *p). */
+static struct thread *emergency_owner(pid_t tid, struct tracee **p)
 {
 	uint32_t it = 0;
-	for (struct tracee *p; (p = tracee_next(&it));) {
-		tracee = p;
-		struct thread *t = threads_find(tracee, tid);
+	for (struct tracee *q; (q = tracee_next(&it));) {
+		*p = q;
+		struct thread *t = threads_find(q, tid);
 		if (t)
 			return t;
 	}
@@ -335,11 +336,12 @@ static void emergency_detach(void)
 {
 	uint64_t deadline = now_ns() + 2000000000u;
 	uint32_t it = 0;
+	struct tracee *any = NULL;
 	for (struct tracee *p; (p = tracee_next(&it));) {
-		tracee = p;
-		emergency_detach_one(tracee, deadline);
+		any = p;
+		emergency_detach_one(p, deadline);
 	}
-	if (!tracee)
+	if (!any)
 		return;	/* a crash before any process was taken: nothing of ours is anywhere */
 	/* Stops of threads we never heard of (a new thread whose clone event was not read yet) and
 	 * of forked children not cleaned yet (their copy of memory still has our int3s). */
@@ -350,13 +352,14 @@ static void emergency_detach(void)
 			break;
 		if (rescue_is_watchdog(w) || event_is_end(&e))
 			continue;
-		struct thread tmp = { .tid = w }, *t = emergency_owner(w);
-		uint64_t tramp = t && xol_ready(tracee) ? xol_trampoline(tracee) : 0;
-		if (!t && !tracer_shares_memory(tracee, w)) {
-			tracer_release_child(w);
+		struct tracee *p = any;
+		struct thread tmp = { .tid = w }, *t = emergency_owner(w, &p);
+		uint64_t tramp = t && xol_ready(p) ? xol_trampoline(p) : 0;
+		if (!t && !tracer_shares_memory(p, w)) {
+			tracer_release_child(p, w);
 			continue;
 		}
-		emergency_release(tracee, t ? t : &tmp, tramp, e.event == TE_SIGNAL ? e.sig : 0);
+		emergency_release(p, t ? t : &tmp, tramp, e.event == TE_SIGNAL ? e.sig : 0);
 	}
 }
 

@@ -90,55 +90,50 @@ static bool maps_have_cuda(pid_t pid)
 
 /* A new process of the program's (a forked child, reported by its parent's fork event or by its
  * own first stop, whichever came first): cleaned with its parent's probes in mind, then kept,
- * watched. Returns its thread, with the child's process current; NULL when it is let go (not
- * followed, or gputop keeps as many processes as it can), the current process unchanged. */
-struct thread *follow_fork(struct tracee *parent, pid_t child)
+ * watched. Returns its thread, its process in *child_p; NULL when it is let go (not followed,
+ * or gputop keeps as many processes as it can). */
+struct thread *follow_fork(struct tracee *parent, pid_t child, struct tracee **child_p)
 {
-	struct tracee *was = tracee;
 	bool parent_cuda = false;
 	if (parent) {
-		tracee_select(parent);
 		tracer_clean_child(parent, child);
 		parent_cuda = parent->set_up && probes_cuda_seen(parent);
 	}
-	if (!config.follow || tracee_open(child, false) < 0) {
+	struct tracee *p;
+	if (!config.follow || tracee_open(child, false, &p) < 0) {
 		if (config.follow)
 			log_warn("not following process %d: gputop traces %d processes already", child,
 				 RESCUE_SLOTS);
-		tracee_select(was);
 		return NULL;
 	}
-	struct tracee *p = tracee;	/* tracee_open made the child current */
 	p->followed = true;
 	/* A fork of a process with CUDA loaded (multiprocessing, a worker pool) may call it at
 	 * once: probed at its first stop, before it runs a single instruction of its own. */
 	p->probe_at_first_stop = parent_cuda;
 	struct thread *t = threads_add(p, child);
 	if (!t) {
-		tracee_close();
-		tracee_select(was);
+		tracee_close(p);
 		return NULL;
 	}
 	log_info("following %d, a child of %d", child, parent ? parent->pid : 0);
+	*child_p = p;
 	return t;
 }
 
-/* A vfork child (a guest in its parent's table) ran exec: it is a process of its own now. */
-struct thread *follow_guest_exec(struct thread *guest)
+/* A vfork child (a guest in host's table) ran exec: it is a process of its own now, in *p. */
+struct thread *follow_guest_exec(struct tracee *host, struct thread *guest, struct tracee **p)
 {
 	pid_t tid = guest->tid;
-	pid_t parent = tracee->pid;	/* the guest's host, current */
-	threads_remove(tracee, tid);
-	if (!config.follow || tracee_open(tid, false) < 0) {
+	threads_remove(host, tid);
+	if (!config.follow || tracee_open(tid, false, p) < 0) {
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		return NULL;
 	}
-	struct tracee *p = tracee;	/* tracee_open made it current */
-	p->followed = true;
-	struct thread *t = threads_add(p, tid);
+	(*p)->followed = true;
+	struct thread *t = threads_add(*p, tid);
 	if (t)
 		t->state = TS_STOPPED;
-	log_info("following %d, a child of %d", tid, parent);
+	log_info("following %d, a child of %d", tid, host->pid);
 	return t;
 }
 
@@ -149,47 +144,38 @@ bool follow_wants_setup_at_exec(struct tracee *p)
 	return executable_links_cuda(p->pid);
 }
 
-static struct tracee *tracee_of_pid(pid_t pid)
-{
-	uint32_t it = 0;
-	for (struct tracee *p; (p = tracee_next(&it));)
-		if (p->pid == pid)
-			return p;
-	return NULL;
-}
-
 /* A stop from a tid we do not know: a new thread of ours (its clone event may come later) or
- * a new process. Returns the thread to go on with, or NULL when handled here. */
-struct thread *tracer_adopt(const struct trace_stop *e)
+ * a new process. Returns the thread to go on with, its process in *p, or NULL when handled
+ * here. */
+struct thread *tracer_adopt(const struct trace_stop *e, struct tracee **p)
 {
 	pid_t tid = e->tid, tgid = (pid_t)proc_status_field(tid, "Tgid:");
 	struct tracee *owner = tracee_of_pid(tgid);
 	if (owner) {
-		tracee_select(owner);
+		*p = owner;
 		return threads_add(owner, tid);
 	}
 	if (event_is_end(e) || tgid <= 0)
 		return NULL;
 	uint32_t it = 0;
-	for (struct tracee *p; (p = tracee_next(&it));) {
-		tracee_select(p);
-		if (p->pid > 0 && tracer_shares_memory(p, tid)) {
+	for (struct tracee *q; (q = tracee_next(&it));) {
+		if (q->pid > 0 && tracer_shares_memory(q, tid)) {
 			/* vfork/posix_spawn: it runs in our memory, over our breakpoints, until it
 			 * execs; step it through them without counting. */
-			struct thread *t = threads_add(p, tid);
-			if (t)
+			struct thread *t = threads_add(q, tid);
+			if (t) {
 				t->guest = true;
+				*p = q;
+			}
 			return t;
 		}
 	}
 	/* A forked child whose first stop came before its parent's fork event. */
 	struct tracee *parent = tracee_of_pid((pid_t)proc_status_field(tid, "PPid:"));
-	struct thread *t = follow_fork(parent, tid);
+	struct thread *t = follow_fork(parent, tid, p);
 	if (t)
 		return t;
-	if (parent)
-		tracee_select(parent);
-	tracer_release_child(tid);
+	tracer_release_child(parent ? parent : tracer.root, tid);	/* no parent: it was reparented */
 	return NULL;
 }
 
@@ -219,11 +205,9 @@ bool follow_first_stop(struct tracee *p, struct thread *t)
 void follow_tick(void)
 {
 	uint32_t it = 0;
-	struct tracee *was = tracee;
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		if (!p->followed || p->set_up)
 			continue;
-		tracee_select(p);	/* tracer_start_followed probes the current one */
 		if (threads_count(p) == 0)
 			continue;
 		bool cuda = maps_have_cuda(p->pid);
@@ -234,5 +218,4 @@ void follow_tick(void)
 		if (cuda)
 			setup_late(p);
 	}
-	tracee_select(was);
 }

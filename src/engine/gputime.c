@@ -203,7 +203,6 @@ static void wait_started(struct tracee *p, struct thread *t, struct gputime_stat
 			struct timespec nap = { 0, 1000000 };
 			nanosleep(&nap, NULL);
 		}
-		tracee_select(p);	/* the dispatcher may have made another one current */
 		if (st->phase != GPUTIME_LOADING)
 			return;	/* it ran exec meanwhile (gputime_forget): loaded again in the new image */
 		if (!threads_find(p, tid)) {	/* the program ended meanwhile */
@@ -336,12 +335,10 @@ static bool stop_step(struct tracee *p, struct gputime_state *st, uint64_t deadl
 void gputime_stop_all(void)
 {
 	uint32_t it = 0;
-	struct tracee *was = tracee;
 	int asked = 0;
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		if (p->gputime->phase != GPUTIME_ON || p->exited)
 			continue;
-		tracee_select(p);
 		gputime_ring_ask_stop(p->gputime->ring);
 		asked++;
 	}
@@ -352,7 +349,6 @@ void gputime_stop_all(void)
 		for (struct tracee *p; (p = tracee_next(&it));) {
 			if (p->gputime->phase != GPUTIME_ON)
 				continue;
-			tracee_select(p);
 			if (!p->exited && threads_count_all(p) > 0 && stop_step(p, p->gputime, deadline))
 				asked++;
 			else
@@ -363,5 +359,4 @@ void gputime_stop_all(void)
 			nanosleep(&nap, NULL);
 		}
 	}
-	tracee_select(was);
 }

@@ -20,7 +20,7 @@ struct tracee;
 
 #define SECCOMP_WATCH_SWEEP_NS 100000000ull
 
-/* The current process's threads looked at now (after its probes were planted: the ring may be
+/* p's threads looked at now (after its probes were planted: the ring may be
  * new), parks allowed or held. */
 void seccomp_watch_review(struct tracee *p, uint64_t now);
 /* Each drain: a review when due (a new ring, or SECCOMP_WATCH_SWEEP_NS since the last). */

@@ -131,7 +131,7 @@ int target_attach(pid_t pid)
 		return code;
 	int err = tracer_attach(pid);
 	if (err == 0 && (code = seccomp_check_stopped(pid)) != 0)
-		tracer_detach(tracee);	/* the one just attached, held, nothing written: let it go */
+		tracer_detach(tracee_of_pid(pid));	/* held, nothing written: let it go */
 	if (err == 0)
 		return code;
 	if (err == -EPERM) {

@@ -33,8 +33,6 @@
 #include "tracer_internal.h"
 #include "xol.h"
 
-struct tracee *tracee;
-
 static struct {
 	void (*dispatch)(const struct trace_stop *e, uint64_t now);
 	/* The traced processes: few (one per rescue table), scanned whole. */
@@ -92,7 +90,7 @@ static void command_of(pid_t pid, char *buf, size_t size)
 	}
 }
 
-int tracee_open(pid_t pid, bool launched)
+int tracee_open(pid_t pid, bool launched, struct tracee **out)
 {
 	if (tracees.n_list == RESCUE_SLOTS)
 		return -EMFILE;
@@ -130,13 +128,16 @@ int tracee_open(pid_t pid, bool launched)
 		return -ENOMEM;
 	}
 	tracees.list[tracees.n_list++] = t;
-	tracee_select(t);
+	*out = t;
 	return 0;
 }
 
-void tracee_select(struct tracee *t)
+struct tracee *tracee_of_pid(pid_t pid)
 {
-	tracee = t;
+	for (uint32_t i = 0; i < tracees.n_list; i++)
+		if (tracees.list[i]->pid == pid)
+			return tracees.list[i];
+	return NULL;
 }
 
 struct tracee *tracee_owner(pid_t tid)
@@ -152,9 +153,8 @@ struct tracee *tracee_next(uint32_t *it)
 	return *it < tracees.n_list ? tracees.list[(*it)++] : NULL;
 }
 
-void tracee_close(void)
+void tracee_close(struct tracee *t)
 {
-	struct tracee *t = tracee;
 	if (!t)
 		return;
 	stats_process_ended(t->stats_id, t->exited && !t->term_signal, t->exit_status, t->term_signal);
@@ -164,7 +164,6 @@ void tracee_close(void)
 			break;
 		}
 	tracee_free(t);
-	tracee_select(NULL);
 }
 
 int tracee_live_count(void)

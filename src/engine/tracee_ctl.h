@@ -17,23 +17,20 @@
 
 struct thread;
 
-/* The process being handled, as gdb's current inferior; NULL before the first. The engine's
- * own: the layers below are handed the process they work on. */
-extern struct tracee *tracee;
 
 /* Starts keeping pid (no ptrace request yet): a struct tracee with every layer's part, added
- * to the traced processes and made the current one. 0, -ENOMEM, or -EMFILE when gputop keeps
- * as many processes as it can (RESCUE_SLOTS). */
-int tracee_open(pid_t pid, bool launched);
-/* Makes t the current process: `tracee`. */
-void tracee_select(struct tracee *t);
-/* The traced process one of whose threads is tid; NULL. The current process stays. */
+ * to the traced processes, in *out. 0, -ENOMEM, or -EMFILE when gputop keeps as many
+ * processes as it can (RESCUE_SLOTS). There is no current process: every step is handed the
+ * one it works on. */
+int tracee_open(pid_t pid, bool launched, struct tracee **out);
+/* The traced process one of whose threads is tid; NULL. */
 struct tracee *tracee_owner(pid_t tid);
+/* The traced process pid (its thread group); NULL. */
+struct tracee *tracee_of_pid(pid_t pid);
 /* The traced processes, in the order they were taken: *it starts at 0. */
 struct tracee *tracee_next(uint32_t *it);
-/* Stops keeping the current process (it ended, or gputop let it go): its figures stay. The
- * current one is then NULL until the next tracee_select. */
-void tracee_close(void);
+/* Stops keeping p (it ended, or gputop let it go): its figures stay. */
+void tracee_close(struct tracee *p);
 /* Processes with a thread still traced. */
 int tracee_live_count(void);
 

@@ -50,9 +50,8 @@ static void on_exec(struct tracee *p, struct thread *t)
 	if (t->guest) {
 		/* A vfork child ran exec: it has its own memory now, without our breakpoints; a
 		 * process of its own, followed or let go. */
-		if (!(t = follow_guest_exec(t)))
-			return;
-		p = tracee;	/* the new process, which follow_guest_exec made current */
+		if (!(t = follow_guest_exec(p, t, &p)))
+			return;	/* p: from here on, the new process */
 	}
 	/* Every other thread is gone and the exec'ing one now has the group's id. The old image
 	 * took breakpoints and trampoline page with it: nothing to restore, everything to redo. */
@@ -102,7 +101,7 @@ static void on_exec(struct tracee *p, struct thread *t)
 
 /* ---- the stop dispatcher ---------------------------------------------------------------- */
 
-/* A stop of t, a thread of p (the current process). */
+/* A stop of t, a thread of p. */
 static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop *e, uint64_t now)
 {
 	unsigned long msg = 0;
@@ -144,10 +143,9 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 		 * it forked (see tracer_clean_child); followed, or let go at its own first stop. */
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 &&
 		    !tracer_shares_memory(p, (pid_t)msg)) {
-			if (!tracee_owner((pid_t)msg)) {
-				follow_fork(p, (pid_t)msg);
-				tracee_select(p);	/* following made the child current */
-			}
+			struct tracee *child;
+			if (!tracee_owner((pid_t)msg))
+				follow_fork(p, (pid_t)msg, &child);
 		}
 		tracee_release(p, t);
 		return;
@@ -171,21 +169,17 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 	}
 }
 
-/* The stop goes to the process it belongs to (made current while it is handled). */
+/* The stop goes to the process it belongs to, found by its thread (or adopted: a new one). */
 static void dispatch(const struct trace_stop *e, uint64_t now)
 {
 	if (rescue_is_watchdog(e->tid))
 		return;	/* our own child, not the program's */
-	struct tracee *was = tracee, *owner = tracee_owner(e->tid);
-	if (owner)
-		tracee_select(owner);
-	struct thread *t = owner ? threads_find(owner, e->tid) : tracer_adopt(e);
-	struct tracee *p = tracee;	/* owner, or the process tracer_adopt made current */
+	struct tracee *p = tracee_owner(e->tid);
+	struct thread *t = p ? threads_find(p, e->tid) : tracer_adopt(e, &p);
 	if (t && event_is_end(e))
 		tracee_on_exit(p, e);
 	else if (t)
 		on_stop(p, t, e, now);
-	tracee_select(was);
 }
 
 /* ---- the loop --------------------------------------------------------------------------- */
@@ -235,11 +229,9 @@ static bool drain_all(uint64_t now)
 {
 	uint32_t it = 0;
 	bool filling = false;
-	struct tracee *was = tracee;
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		if (!p->set_up)
 			continue;
-		tracee_select(p);
 		hit_collect_returns(p, now);	/* calls recorded whole: no stop brings them */
 		hit_drain_launches(p);
 		torch_flush(p);	/* PyTorch's blocks those calls handed out */
@@ -247,7 +239,6 @@ static bool drain_all(uint64_t now)
 		gputime_drain(p);	/* --gpu-time's records */
 		filling |= launchring_filling(p, now);
 	}
-	tracee_select(was);
 	return filling;
 }
 
@@ -255,13 +246,10 @@ static bool drain_all(uint64_t now)
 static void poll_parks(uint64_t now)
 {
 	uint32_t it = 0;
-	struct tracee *was = tracee;
 	for (struct tracee *p; (p = tracee_next(&it));)
 		if (p->set_up) {
-			tracee_select(p);
 			park_poll(p, now);
 		}
-	tracee_select(was);
 }
 
 /* Processes that ended are let go of (their figures stay); the first one is kept to the end,
@@ -269,20 +257,15 @@ static void poll_parks(uint64_t now)
 static void close_ended(void)
 {
 	uint32_t it = 0;
-	struct tracee *was = tracee;
 	for (struct tracee *p; (p = tracee_next(&it));) {
-		tracee_select(p);
 		if (p == tracer.root || threads_count_all(p) > 0)
 			continue;
 		if (p->exited)
 			log_info("%d %s %d", p->pid, p->term_signal ? "was killed by signal" : "exited with status",
 				 p->term_signal ? p->term_signal : p->exit_status);
-		if (was == p)
-			was = tracer.root;
-		tracee_close();
+		tracee_close(p);
 		it = 0;	/* the list moved */
 	}
-	tracee_select(was);
 }
 
 static void housekeeping(void)
@@ -293,16 +276,13 @@ static void housekeeping(void)
 		stats_set_tracer_cpu((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
 				     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u);
 	uint32_t it = 0;
-	struct tracee *was = tracee;
 	for (struct tracee *p; (p = tracee_next(&it));) {
-		tracee_select(p);
 		tracee_forget_vanished_threads(p);
 		if (threads_count(p))	/* the last count stays once it ended */
 			stats_set_threads(p->stats_id, threads_count(p));
 		stack_capture_sample_launches(p);
 		libwatch_tick(p);
 	}
-	tracee_select(was);
 	follow_tick();
 	close_ended();
 }
@@ -320,7 +300,6 @@ bool tracer_traces(pid_t pid)
 static void serve_until(uint64_t until)
 {
 	uint64_t last_drain = 0;
-	struct tracee *was = tracee;
 	for (uint64_t now; (now = now_ns()) < until && tracee_live_count() > 0;) {
 		if (now - last_drain >= LR_DRAIN_NS) {
 			drain_all(now);
@@ -336,7 +315,6 @@ static void serve_until(uint64_t until)
 		else if (tid != -EINTR)
 			break;
 	}
-	tracee_select(was);
 }
 
 void tracer_space_attach(void)
@@ -356,13 +334,11 @@ int tracer_detach_all(void)
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		if (p == tracer.root)
 			continue;
-		tracee_select(p);
 		if (threads_count_all(p) > 0) {
 			int e = tracer_detach(p);
 			err = err ? err : e;
 		}
 	}
-	tracee_select(tracer.root);
 	if (tracer.root && threads_count_all(tracer.root) > 0) {
 		int e = tracer_detach(tracer.root);
 		err = err ? err : e;
@@ -423,7 +399,6 @@ static int loop(double timeout_s, bool need_cuda)
 	bool killing = false;
 
 	while (tracee_live_count() > 0) {
-		tracee_select(tracer.root);
 		uint64_t now = now_ns();
 		if (now - last_house > 100000000u) {
 			housekeeping();
@@ -440,26 +415,25 @@ static int loop(double timeout_s, bool need_cuda)
 		enum session_request req = session_take_request();
 		if (tracer_stop_signal()) {
 			log_info("%s: detaching from %d", strsignal(tracer_stop_signal()),
-				 tracee->pid);
+				 tracer.root->pid);
 			tracer_stop_clear();
 			req = REQ_DETACH;
 		}
 		if (deadline && now >= deadline) {
-			if (need_cuda && !probes_cuda_seen(tracee))
-				tracee->no_cuda_timeout = true;
+			if (need_cuda && !probes_cuda_seen(tracer.root))
+				tracer.root->no_cuda_timeout = true;
 			req = REQ_DETACH;
 		}
 		if (req == REQ_DETACH) {
 			gputime_stop_all();	/* its library flushes and unloads itself first */
 			housekeeping();
-			tracee_select(tracer.root);
 			budget_finish(tracer.root, now_ns());
 			int err = tracer_detach_all();
 			if (tracer.root->launched && !tracer.root->exited && tracer_stop_from_terminal())
 				wait_for_launched(tracer.root);
 			return err;
 		}
-		budget_poll(tracee, now);
+		budget_poll(tracer.root, now);
 		if (req == REQ_KILL && !killing) {
 			uint32_t it = 0;
 			for (struct tracee *p; (p = tracee_next(&it));)
@@ -481,7 +455,6 @@ static int loop(double timeout_s, bool need_cuda)
 		slow_note(t0, "a stop", e.tid);
 	}
 	housekeeping();
-	tracee_select(tracer.root);
 	budget_finish(tracer.root, now_ns());
 	return 0;
 }
@@ -489,9 +462,8 @@ static int loop(double timeout_s, bool need_cuda)
 int tracer_loop(double timeout_s, bool need_cuda)
 {
 	int err = loop(timeout_s, need_cuda);
-	/* The current process's watchdog (the first process's, where the loop ends) says goodbye:
-	 * its program ended or was let go. */
-	if (tracee)
-		rescue_watchdog_stop(tracee->rescue_slot);
+	/* The first process's watchdog says goodbye: its program ended or was let go. */
+	if (tracer.root)
+		rescue_watchdog_stop(tracer.root->rescue_slot);
 	return err;
 }

@@ -29,7 +29,7 @@ int tracer_start(struct tracee *p, bool launched, double max_overhead_pct);
 
 /* Another process attached (tracer_attach): probes it with what tracer_start measured, and
  * lets it run. 0 or -errno. */
-int tracer_start_another(void);
+int tracer_start_another(struct tracee *p);
 /* Before attaching another process of the same job: the ranks of a job wait for each other in
  * their collectives, so a rank stopped stalls them all; stopped one right after another, their
  * stops would add up into one long stall of every rank. This waits two lengths of the last

@@ -45,8 +45,8 @@ int tracer_start_followed(struct tracee *p, int default_device);
 void tracer_init_hit(struct tracee *p, int default_device);	/* with the stop cost measured at the start */
 
 /* follow.c: descendants followed. */
-struct thread *follow_fork(struct tracee *parent, pid_t child);
-struct thread *follow_guest_exec(struct thread *guest);
+struct thread *follow_fork(struct tracee *parent, pid_t child, struct tracee **child_p);
+struct thread *follow_guest_exec(struct tracee *host, struct thread *guest, struct tracee **p);
 bool follow_wants_setup_at_exec(struct tracee *p);
 bool follow_first_stop(struct tracee *p, struct thread *t);
 void follow_tick(void);
@@ -75,8 +75,8 @@ void park_release(struct tracee *p, struct thread *t, arch_regs_t *r);
 /* children.c: processes the program creates. */
 bool tracer_shares_memory(struct tracee *p, pid_t child);
 void tracer_clean_child(struct tracee *p, pid_t child);
-void tracer_release_child(pid_t child);
-struct thread *tracer_adopt(const struct trace_stop *e);
+void tracer_release_child(struct tracee *parent, pid_t child);
+struct thread *tracer_adopt(const struct trace_stop *e, struct tracee **p);
 
 /* signals.c: set by the handler of gputop's own signals, read and cleared by the loop. */
 int tracer_stop_signal(void);		/* SIGINT/SIGTERM/SIGHUP/SIGQUIT received, or 0 */

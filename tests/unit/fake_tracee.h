@@ -20,7 +20,7 @@ struct bp;
 /* The trampoline's address (the int3 every swapped return address points to). */
 #define FAKE_TRAMPOLINE 0x7000ull
 
-/* The test's process (the engine's own `tracee`, tracee_ctl.c's, is not linked in). */
+/* The test's process, handed to the functions under test. */
 extern struct tracee *tracee;
 /* Makes `tracee` a fresh fake process pid (its threads' table, its hit part), its memory
  * cleared (fake_memory.h) and no breakpoint. */
