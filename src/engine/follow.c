@@ -90,8 +90,8 @@ static bool maps_have_cuda(pid_t pid)
 
 /* A new process of the program's (a forked child, reported by its parent's fork event or by its
  * own first stop, whichever came first): cleaned with its parent's probes in mind, then kept,
- * watched. Returns its thread, its process in *child_p; NULL when it is let go (not followed,
- * or gputop keeps as many processes as it can). */
+ * watched. Returns its thread, its process in *child_p (child_p may be NULL); NULL when it is
+ * let go (not followed, or gputop keeps as many processes as it can). */
 struct thread *follow_fork(struct tracee *parent, pid_t child, struct tracee **child_p)
 {
 	bool parent_cuda = false;
@@ -116,7 +116,8 @@ struct thread *follow_fork(struct tracee *parent, pid_t child, struct tracee **c
 		return NULL;
 	}
 	log_info("following %d, a child of %d", child, parent ? parent->pid : 0);
-	*child_p = p;
+	if (child_p)
+		*child_p = p;
 	return t;
 }
 

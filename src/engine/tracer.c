@@ -143,9 +143,8 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 		 * it forked (see tracer_clean_child); followed, or let go at its own first stop. */
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 &&
 		    !tracer_shares_memory(p, (pid_t)msg)) {
-			struct tracee *child;
 			if (!tracee_owner((pid_t)msg))
-				follow_fork(p, (pid_t)msg, &child);
+				follow_fork(p, (pid_t)msg, NULL);
 		}
 		tracee_release(p, t);
 		return;
