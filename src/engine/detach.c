@@ -166,6 +166,8 @@ static int take_pending_traps(struct tracee *p)
 
 int tracer_detach(struct tracee *p)
 {
+	if (!p)
+		return -ESRCH;	/* a pid gputop does not trace (never taken, or let go already) */
 	uint32_t it = 0;
 	uint64_t t0 = now_ns();
 	int err = tracee_stop_world(p);

@@ -38,12 +38,12 @@ int tracer_start_another(struct tracee *p);
 void tracer_space_attach(void);
 
 /* Runs until the program ends or the session is asked to stop (session_request, a signal to
- * gputop, the timeout), then stops the watchdog of the process it ends on. Returns 0 when it
- * ended normally. */
+ * gputop, the timeout), then stops the first process's watchdog. Returns 0 when it ended
+ * normally. */
 int tracer_loop(double timeout_s, bool need_cuda);
 
-/* Stops every thread, restores every byte and return address, unmaps the trampoline page and
- * lets the program go. */
+/* Stops every thread of p, restores every byte and return address, unmaps the trampoline page
+ * and lets the program go. -ESRCH for NULL (a pid not traced). */
 int tracer_detach(struct tracee *p);
 
 /* Every traced process let go, as tracer_detach does for one. */
