@@ -246,9 +246,8 @@ static void poll_parks(uint64_t now)
 {
 	uint32_t it = 0;
 	for (struct tracee *p; (p = tracee_next(&it));)
-		if (p->set_up) {
+		if (p->set_up)
 			park_poll(p, now);
-		}
 }
 
 /* Processes that ended are let go of (their figures stay); the first one is kept to the end,
@@ -288,11 +287,7 @@ static void housekeeping(void)
 
 bool tracer_traces(pid_t pid)
 {
-	uint32_t it = 0;
-	for (struct tracee *p; (p = tracee_next(&it));)
-		if (p->pid == pid)
-			return true;
-	return false;
+	return tracee_of_pid(pid) != NULL;
 }
 
 /* The traced processes served (their stops, drains and parks) until `until`, as the loop would. */
