@@ -130,7 +130,11 @@ static void tui_loop(struct tui *t)
 		session_status_get(&t->st);
 		if (t->st.ended && !ended) {	/* show the final figures */
 			ended = dirty = true;
-			t->mode = t->mode == MODE_ASK_QUIT ? MODE_NORMAL : t->mode;
+			/* q was pressed to quit and the program ended before k or d: nothing is left
+			 * to kill or detach, so leave as q on the final figures does. (A q in the
+			 * instant between the program's end and the session's sees the prompt.) */
+			if (t->mode == MODE_ASK_QUIT)
+				t->leave = true;
 			tui_take(t);
 			clearok(curscr, TRUE);
 		}

@@ -7,6 +7,9 @@
 #  4. A program that loads CUDA late (dlopen_late, its output sent to a file with -o): the
 #     status line says "no CUDA library ... yet: waiting for one to load" until it does, then
 #     its kernel shows.
+#  5. q pressed while the program runs opens the kill-or-detach question; the program ends
+#     before an answer: gputop leaves with its status, no second q (a q in the instant between
+#     the program's end and the session's met the question, which then closed and waited).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/tui_lib.bash"
 need_bin tui_loop dlopen_late sim/libcudart.so.13
@@ -66,4 +69,14 @@ tui_wait_status
 expect_eq "$TUI_STATUS" 0 "late: exit status 0"
 wait_for_line "$TMP/late.out" '^dlopen_late: ok' 30 && ok "late: the program's last line in the -o file" ||
 	not_ok "late: the program's last line in the -o file"
+
+# --- 5. the program ends while the quit question is open ---
+tui_gputop 100 30 -- -d 0.5 -- "$BIN/tui_loop" --seconds 120 --stop "$TMP/stop5" --info "$TMP/info5"
+tui_read_info "$TMP/info5" || bail "tui_loop set up under gputop"
+expect_screen "PID $TARGET_PID" "question: running"
+tui_keys q
+expect_screen 'k: kill the program, d: detach' "question: q asks kill or detach"
+touch "$TMP/stop5"
+tui_wait_status
+expect_eq "$TUI_STATUS" 0 "question: the program ended: gputop leaves with its status, no second q"
 finish
