@@ -383,13 +383,17 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 	bool ui_running = mode != UI_SUMMARY && start_ui(opt, &ui_start, &ui) == 0;
 
 	int err = tracer_loop(timeout, true);
+	uint64_t t_end = now_ns();
 	devices_stop();		/* the GPUs' last figures, before the UI shows the final ones */
+	uint64_t t_meters = now_ns();
 	mark_ended();
 	metrics_server_stop();
 	if (ui_running)
 		pthread_join(ui, NULL);
 	if (mode == UI_SUMMARY)
 		batch_print_final(stderr);
+	log_debug("the end: GPU meters stopped in %.1f ms, the UI's last figures %.1f ms",
+		  (double)(t_meters - t_end) / 1e6, (double)(now_ns() - t_meters) / 1e6);
 
 	int exit_code = 0, sig = 0;
 	bool exited = tracer_exited(&exit_code, &sig);
@@ -413,6 +417,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 	};
 	output_failed |= files[F_JSON].fd >= 0 && write_json(&files[F_JSON], &info) < 0;
 	output_failed |= json_interval_stop(&info) < 0;
+	log_debug("the end: outputs written %.1f ms after the tracing ended", (double)(now_ns() - t_end) / 1e6);
 	if (output_failed && !exited)
 		return EXIT_OUTPUT;
 	if (tracer_timed_out_without_cuda()) {
@@ -439,6 +444,7 @@ int session_run(const struct options *opt)
 		[F_OUT] = { .path = opt->output_path, .what = "-o" },
 	};
 	bool started = false;	/* the files stay */
+	uint64_t t_clean = 0;
 	pid_t pid = 0;
 	int code;
 
@@ -499,6 +505,7 @@ out_live:
 	trace_close();
 	timeline_close();
 out_metrics:
+	t_clean = now_ns();
 	account_clear();
 	rescue_cycle_guard_stop();
 	metrics_server_stop();
@@ -509,5 +516,7 @@ out_files:
 		else
 			outfile_discard(&files[i]);
 	}
+	if (started)
+		log_debug("the end: cleaned up in %.1f ms", (double)(now_ns() - t_clean) / 1e6);
 	return code;
 }

@@ -173,8 +173,12 @@ static void *poll_loop(void *arg)
 	do
 		poll_once(&s);
 	while (wait_interval());
+	uint64_t t0 = now_ns();
 	poll_once(&s);		/* the figures the session ends with */
+	uint64_t t1 = now_ns();
 	nvml_close();
+	log_debug("GPU meters: the last poll of %d GPUs %.1f ms, NVML's shutdown %.1f ms", s.n_dev,
+		  (double)(t1 - t0) / 1e6, (double)(now_ns() - t1) / 1e6);
 	return NULL;
 }
 
