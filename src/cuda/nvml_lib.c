@@ -192,13 +192,14 @@ static void read_nvlink(nvmlDevice_t d, struct nvml_device_reading *out)
 	out->nvlink_us = f[0].timestamp;
 }
 
-int nvml_read_device(int i, struct nvml_device_reading *out, char *why, size_t why_len)
+int nvml_read_device(int i, struct nvml_device_reading *out, bool sample_pcie, char *why, size_t why_len)
 {
 	nvmlDevice_t d;
 	nvmlReturn_t r = N.lib ? N.handle((unsigned)i, &d) : NVML_ERROR_NOT_FOUND;
 	nvml_utilization u = { 0 };
 	nvml_memory m = { 0 };
 	unsigned int v = 0;
+	int pcie_tx = out->pcie_tx_kbs, pcie_rx = out->pcie_rx_kbs;
 
 	memset(out, 0, sizeof(*out));
 	if (r != NVML_SUCCESS) {
@@ -222,10 +223,14 @@ int nvml_read_device(int i, struct nvml_device_reading *out, char *why, size_t w
 	r = OPTIONAL(clock, d, NVML_CLOCK_SM, &v);
 	out->sm_mhz = unsigned_or_unknown(r, v);
 	/* Each PCIe counter is sampled over 20 ms inside NVML: why this runs in a thread. */
-	r = OPTIONAL(pcie, d, NVML_PCIE_UTIL_TX_BYTES, &v);
-	out->pcie_tx_kbs = unsigned_or_unknown(r, v);
-	r = OPTIONAL(pcie, d, NVML_PCIE_UTIL_RX_BYTES, &v);
-	out->pcie_rx_kbs = unsigned_or_unknown(r, v);
+	if (sample_pcie) {
+		r = OPTIONAL(pcie, d, NVML_PCIE_UTIL_TX_BYTES, &v);
+		pcie_tx = unsigned_or_unknown(r, v);
+		r = OPTIONAL(pcie, d, NVML_PCIE_UTIL_RX_BYTES, &v);
+		pcie_rx = unsigned_or_unknown(r, v);
+	}
+	out->pcie_tx_kbs = pcie_tx;
+	out->pcie_rx_kbs = pcie_rx;
 	read_nvlink(d, out);
 	return 0;
 }

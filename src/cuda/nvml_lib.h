@@ -40,8 +40,9 @@ struct nvml_process_reading {
  * Returns the number of devices (0 or more), or -1 with why set ("libnvidia-ml.so.1 not found",
  * "NVML: Driver Not Loaded"...). */
 int nvml_open(const char *path, char *why, size_t why_len);
-/* Device i's meters. 0, or -1 (why set) when the device cannot be read at all. */
-int nvml_read_device(int i, struct nvml_device_reading *out, char *why, size_t why_len);
+/* Device i's meters. 0, or -1 (why set) when the device cannot be read at all. Without
+ * sample_pcie the PCIe rates are left as out had them: NVML samples each for 20 ms. */
+int nvml_read_device(int i, struct nvml_device_reading *out, bool sample_pcie, char *why, size_t why_len);
 /* Device i's compute processes into out (at most max); the number, or -1 (why set).
  * *last_us: the timestamp (µs) of the last utilization sample seen on it; updated. */
 int nvml_read_processes(int i, struct nvml_process_reading *out, int max,

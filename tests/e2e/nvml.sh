@@ -116,7 +116,9 @@ rm -f "$TMP/stop"
 spawn "$TMP/hang" "$GPUTOP" -b -d 0.2 -- "$BIN/hold_memory" --before 4096 --after 4096 --go "$TMP/go" --stop "$TMP/stop"
 gputop=$SPAWNED_PID
 expect_line "$TMP/hang.out" '^PID [0-9]+ on GPU0: ' "hang: the meters are up"
-touch "$NV/hang"	# from the next poll on (the final one at the latest), NVML never answers
+rm -f "$NV/hanging"
+touch "$NV/hang"	# from the next poll on, NVML never answers
+wait_for_line "$NV/hanging" '^hanging$' 30 || bail "a poll of the simulated NVML hangs"
 touch "$TMP/stop"
 wait_pid "$gputop" 30
 rm -f "$NV/hang"

@@ -12,7 +12,7 @@
  *                             or always for a name ending in ".foreign" (a process NVML names
  *                             by a PID of another PID namespace, as in a container).
  *   $SIMNVML_DIR/hang         while it exists, reading a GPU's name never returns (a driver
- *                             that hangs).
+ *                             that hangs); $SIMNVML_DIR/hanging is made once a read hangs.
  * Without SIMNVML_DIR, nvmlInit_v2 fails as it does where no driver is loaded.
  * Entry points and structures as NVML's API reference gives them. */
 #define _GNU_SOURCE
@@ -225,9 +225,16 @@ API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d)
 
 API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int len)
 {
-	char hang[4096];
+	char hang[4096], hanging[4096];
 
 	snprintf(hang, sizeof(hang), "%s/hang", dir() ? dir() : ".");
+	snprintf(hanging, sizeof(hanging), "%s/hanging", dir() ? dir() : ".");
+	if (access(hang, F_OK) == 0) {
+		FILE *f = fopen(hanging, "w");
+
+		if (f)
+			fputs("hanging\n", f), fclose(f);
+	}
 	while (access(hang, F_OK) == 0)
 		sleep(1);
 	return d ? field((unsigned)((uintptr_t)d - 1), F_NAME, name, len) : NVML_ERROR_INVALID_ARGUMENT;
