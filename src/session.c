@@ -74,8 +74,10 @@ static int json_writer(FILE *f, const struct output_writer *w, const struct stat
 static int write_output(struct outfile *o, const struct output_writer *w)
 {
 	struct stats_snapshot snap;
+	uint64_t t0 = now_ns();
 	if (stats_snapshot(&snap) < 0)
 		return -ENOMEM;
+	uint64_t t1 = now_ns();
 	int err = ftruncate(o->fd, 0) < 0 ? -errno : 0;
 	FILE *f = err ? NULL : fdopen(o->fd, "w");
 	if (f) {
@@ -87,6 +89,9 @@ static int write_output(struct outfile *o, const struct output_writer *w)
 		err = err ? err : -errno;
 	}
 	o->fd = -1;
+	log_debug("%s: %zu processes, %zu kernel rows, %zu live allocations; snapshot %.1f ms, written %.1f ms",
+		  o->what, snap.n_proc, snap.n_kernel, snap.n_alloc, (double)(t1 - t0) / 1e6,
+		  (double)(now_ns() - t1) / 1e6);
 	stats_snapshot_free(&snap);
 	if (err)
 		log_error("cannot write '%s': %s", o->path, strerror(-err));

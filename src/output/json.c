@@ -3,8 +3,6 @@
  * key order (json.h), through json_writer.h (jansson; names by the one UTF-8 rule). It only
  * formats: it never gathers figures itself, and it writes nothing but the FILE it is given. */
 #include "json.h"
-#include "clock.h"
-#include "log.h"
 #include "json_writer.h"
 #include "json_torch.h"
 #include "cuda_api.h"
@@ -700,13 +698,9 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	int err;
 
 	struct stacks_snapshot ss;
-	uint64_t t0 = now_ns();
 	if ((err = rows_build(&rs, s, NULL)) < 0)	/* the summary: the whole session */
 		return err;
 	bool have_stacks = stacks_snapshot(&ss) == 0;
-	log_debug("--json: %zu processes, %zu kernel rows, %zu API rows, %zu allocations, %zu launch sites; rows in %.1f ms",
-		  s->n_proc, rs.n_kernel, rs.n_api, rs.n_alloc, have_stacks ? ss.n_launch : 0,
-		  (double)(now_ns() - t0) / 1e6);
 	jw_open(&w, '{');
 	json_header(&w, info);
 	json_api(&w, &rs, 0, have_stacks ? &ss : NULL);
@@ -729,12 +723,9 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	jw_close(&w);
 	if (have_stacks)
 		stacks_snapshot_free(&ss);
-	uint64_t t1 = now_ns();
 	/* Pretty-printed, 2-space indent; seconds and rates with 9 significant digits. */
 	if (!err)
 		err = jw_dump(&w, f, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
-	log_debug("--json: built in %.1f ms, written in %.1f ms", (double)(t1 - t0) / 1e6,
-		  (double)(now_ns() - t1) / 1e6);
 	jw_free(&w);
 	if (err)
 		return err;
