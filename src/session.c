@@ -393,19 +393,12 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 	uint64_t t_meters = now_ns();
 	mark_ended();
 	metrics_server_stop();
-	if (ui_running)
-		pthread_join(ui, NULL);
-	if (mode == UI_SUMMARY)
-		batch_print_final(stderr);
-	log_debug("the end: GPU meters stopped in %.1f ms, the UI's last figures %.1f ms",
-		  (double)(t_meters - t_end) / 1e6, (double)(now_ns() - t_meters) / 1e6);
+	log_debug("the end: GPU meters stopped in %.1f ms", (double)(t_meters - t_end) / 1e6);
 
+	/* The files are written while the UI shows its last figures (-b's summary, the TUI until
+	 * q): both only read the figures, which no longer change. */
 	int exit_code = 0, sig = 0;
 	bool exited = tracer_exited(&exit_code, &sig);
-	if (exited)
-		log_info("%d %s %d", pid, sig ? "was killed by signal" : "exited with status", sig ? sig : exit_code);
-	else if (!err)
-		log_info("detached from %d", pid);
 	trace_close();
 	timeline_close();
 	bool output_failed = files[F_FOLDED].fd >= 0 && write_folded(&files[F_FOLDED], opt->folded_metric) < 0;
@@ -423,6 +416,15 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 	output_failed |= files[F_JSON].fd >= 0 && write_json(&files[F_JSON], &info) < 0;
 	output_failed |= json_interval_stop(&info) < 0;
 	log_debug("the end: outputs written %.1f ms after the tracing ended", (double)(now_ns() - t_end) / 1e6);
+	if (ui_running)
+		pthread_join(ui, NULL);
+	if (mode == UI_SUMMARY)
+		batch_print_final(stderr);
+	log_debug("the end: the UI's last figures %.1f ms after the tracing ended", (double)(now_ns() - t_end) / 1e6);
+	if (exited)
+		log_info("%d %s %d", pid, sig ? "was killed by signal" : "exited with status", sig ? sig : exit_code);
+	else if (!err)
+		log_info("detached from %d", pid);
 	if (output_failed && !exited)
 		return EXIT_OUTPUT;
 	if (tracer_timed_out_without_cuda()) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # TUI, the end of a session (SIMULATED runtime, gputop launching tui_loop in tmux):
 #  1. The program exits by itself: the TUI keeps the final state with "program exited with
-#     status 0 — press q to quit", views still switch, and q leaves with the program's status.
+#     status 0 — press q to quit", views still switch, and q leaves with the program's status;
+#     --json is already written before q.
 #  2. The program is killed by a signal: "program killed by signal 15"; q leaves with 143.
 #  3. -n 3: the TUI detaches by itself after 3 refreshes (exit 0) and the program runs on.
 #  4. A program that loads CUDA late (dlopen_late, its output sent to a file with -o): the
@@ -16,12 +17,16 @@ need_bin tui_loop dlopen_late sim/libcudart.so.13
 need_gputop
 
 # --- 1. exits by itself ---
-tui_gputop 100 30 -- -d 0.5 -- "$BIN/tui_loop" --seconds 120 --stop "$TMP/stop1" --info "$TMP/info1"
+tui_gputop 100 30 -- -d 0.5 --json "$TMP/exit.json" -- "$BIN/tui_loop" --seconds 120 --stop "$TMP/stop1" --info "$TMP/info1"
 tui_read_info "$TMP/info1" || bail "tui_loop set up under gputop"
 tui_keys k
 expect_screen 'tui_demo::zeta_step\(float\*, int\) +[0-9]' "exit: the kernel shows"
 touch "$TMP/stop1"
 expect_screen 'program exited with status 0 — press q to quit' "exit: the note in the status line"
+# --json is written when the program ends, not when the TUI is left (the main thread writes it
+# while the TUI shows the final figures): whole, with the exit status, before q.
+wait_for_line "$TMP/exit.json" '^}$' 30 || note "exit: no --json before q"
+jq_eq "$TMP/exit.json" '.exit_status' 0 "exit: --json written whole before q, with the exit status"
 expect_screen 'tui_demo::zeta_step\(float\*, int\) +[0-9]' "exit: the final figures stay"
 tui_keys a
 expect_screen 'cudaFree +1 ' "exit: the API view has the final calls (cudaFree at the end)"
