@@ -23,11 +23,26 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 struct entry {
 	uint64_t value;		/* the key */
-	const char *name;	/* a handle variable's kernel, its figures' row not made yet (the
-				 * name is module_scan's): made at its first launch (entry_id) */
+	const char *name;	/* its kernel, the figures' row not made yet: made at its first
+				 * launch (entry_id). A handle variable's (module_scan's, demangled)
+				 * or a registered one's (the pool's, mangled) */
 	int32_t id;		/* -1 while name waits */
+	bool mangled;		/* name is to be demangled when the row is made */
 	bool unknown;		/* named "kernel@0x…": a later scan may name it */
 	bool recheck;		/* module loading returned it again: asked again (kernels_recheck) */
+};
+
+/* Names learned before any launch (__cudaRegisterFunction: a PyTorch rank registers ~21,000
+ * kernels as libtorch_cuda.so loads, launching a few hundred), kept as read until their first
+ * launch: rows made for all of them made every snapshot merge ~21,000 rows a process under
+ * the figures' lock. At most POOL_BYTES_MAX; beyond, rows are made at once as before. */
+#define POOL_CHUNK	(64u << 10)
+#define POOL_BYTES_MAX	(32u << 20)
+
+struct pool_chunk {
+	struct pool_chunk *next;
+	size_t used, cap;
+	char data[];
 };
 
 /* A kernel's static __handle variable. The ranks of a PyTorch job each hold some 30,000 of
@@ -47,6 +62,8 @@ struct kernels_state {
 	uint64_t last_scan_ns;
 	bool unknown_since_scan;
 	bool added_since_scan;	/* variables of a module loaded since the last scan */
+	struct pool_chunk *pool;	/* registered names waiting for a launch */
+	size_t pool_bytes;
 };
 
 struct kernels_state *kernels_state_new(void)
@@ -57,13 +74,46 @@ struct kernels_state *kernels_state_new(void)
 	return st;
 }
 
+/* Forgets every value, handle variable and pooled name (an exec: a new image). */
+static void kernels_reset_state(struct kernels_state *st)
+{
+	hashmap_clear(&st->map);
+	free(st->vars);
+	st->vars = NULL;
+	st->n_vars = st->cap_vars = 0;
+	st->last_scan_ns = 0;
+	for (struct pool_chunk *c = st->pool, *next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	st->pool = NULL;
+	st->pool_bytes = 0;
+}
+
 void kernels_state_free(struct kernels_state *st)
 {
 	if (!st)
 		return;
-	hashmap_clear(&st->map);
-	free(st->vars);
+	kernels_reset_state(st);
 	free(st);
+}
+
+/* A copy of name in the process's pool, or NULL when the pool is full. */
+static const char *pool_copy(struct kernels_state *st, const char *name)
+{
+	size_t len = strlen(name) + 1;
+	struct pool_chunk *c = st->pool;
+	if (!c || c->cap - c->used < len) {
+		size_t cap = len > POOL_CHUNK ? len : POOL_CHUNK;
+		if (st->pool_bytes + cap > POOL_BYTES_MAX || !(c = malloc(sizeof *c + cap)))
+			return NULL;
+		*c = (struct pool_chunk){ .next = st->pool, .cap = cap };
+		st->pool = c;
+		st->pool_bytes += cap;
+	}
+	char *copy = memcpy(c->data + c->used, name, len);
+	c->used += len;
+	return copy;
 }
 
 static struct entry *lookup(const struct tracee *p, uint64_t v)
@@ -72,40 +122,37 @@ static struct entry *lookup(const struct tracee *p, uint64_t v)
 	return hashmap_find(&st->map, v);
 }
 
-/* v named: by id, or (id -1) by a handle variable's name, its row made at first use. */
-static void remember_as(struct tracee *p, uint64_t v, int id, const char *name, bool unknown)
+/* v named: by id, or (id -1) by a name, its row made at first use. False when not kept. */
+static bool remember_as(struct tracee *p, uint64_t v, int id, const char *name, bool mangled, bool unknown)
 {
 	struct kernels_state *st = p->kernels;
 	if (!v || (id < 0 && !name))
-		return;
+		return false;
 	struct entry *e = lookup(p, v);
-	if (e) {
-		if (e->unknown || !unknown) {
-			e->id = id;
-			e->name = name;
-			e->unknown = unknown;
-			e->recheck = false;
-		}
-		return;
-	}
-	if (hashmap_count(&st->map) >= MAX_VALUES || !(e = hashmap_insert(&st->map, v, NULL)))
-		return;
+	if (e && !e->unknown && unknown)
+		return true;	/* a name is not replaced by a guess */
+	if (!e && (hashmap_count(&st->map) >= MAX_VALUES || !(e = hashmap_insert(&st->map, v, NULL))))
+		return false;
 	e->id = id;
 	e->name = name;
+	e->mangled = mangled;
 	e->unknown = unknown;
 	e->recheck = false;
+	return true;
 }
 
 static void remember(struct tracee *p, uint64_t v, int id, bool unknown)
 {
-	remember_as(p, v, id, NULL, unknown);
+	remember_as(p, v, id, NULL, false, unknown);
 }
+
+static int id_for_mangled(struct tracee *p, const char *mangled);
 
 /* The entry's kernel id, its row made now if it waited for its first launch. */
 static int entry_id(struct tracee *p, struct entry *e)
 {
 	if (e->id < 0 && e->name) {
-		e->id = stats_kernel_id(p->stats_id, e->name);
+		e->id = e->mangled ? id_for_mangled(p, e->name) : stats_kernel_id(p->stats_id, e->name);
 		e->name = NULL;
 	}
 	return e->id;
@@ -152,7 +199,9 @@ static int id_for_mangled(struct tracee *p, const char *mangled)
 
 void kernels_learn_name(struct tracee *p, uint64_t value, const char *mangled)
 {
-	remember(p, value, id_for_mangled(p, mangled), false);
+	const char *kept = value ? pool_copy(p->kernels, mangled) : NULL;
+	if (!kept || !remember_as(p, value, -1, kept, true, false))
+		remember(p, value, id_for_mangled(p, mangled), false);
 }
 
 /* Name of a host function by its symbol: "module+0xoffset" when it has none. */
@@ -264,7 +313,7 @@ void kernels_scan_handle_vars(struct tracee *p, pid_t pid)
 					vals[k] = 0;
 		}
 		for (int k = 0; k < n; k++)
-			remember_as(p, vals[k], -1, st->vars[i + k].name, false);
+			remember_as(p, vals[k], -1, st->vars[i + k].name, false, false);
 	}
 }
 
@@ -293,10 +342,5 @@ int kernels_id_of(struct tracee *p, pid_t pid, uint64_t value)
 
 void kernels_reset(struct tracee *p)
 {
-	struct kernels_state *st = p->kernels;
-	hashmap_clear(&st->map);
-	free(st->vars);
-	st->vars = NULL;
-	st->n_vars = st->cap_vars = 0;
-	st->last_scan_ns = 0;
+	kernels_reset_state(p->kernels);
 }
