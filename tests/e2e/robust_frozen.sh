@@ -17,8 +17,9 @@
 # is full — and a first launch parks only while gputop's heartbeat is younger than 250 ms. So
 # the freeze window holds no wait on gputop at all; what it measures is the program's own pace
 # with a full ring, on a 2-CPU machine shared with the test itself. Measured: 0.73-0.95 of the
-# running rate; the runtime-only case (rt) ran slower frozen than running in 2 of the last
-# runs (a dip in the first ~0.5 s of the freeze, then near the running pace): not explained yet.
+# running rate; the runtime-only case (rt) ran ~15% slower through the whole freeze in some
+# runs, not explained yet: not the full ring's path (with gputop running and the ring always
+# full the loop keeps its pace), and frozen by hand, outside this test, it ran faster.
 # A stub that waited on a stopped gputop (or a call that stopped at an int3) stalls the
 # program for the whole freeze: a rate near 0, far below half.
 #
