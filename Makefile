@@ -18,7 +18,8 @@ Q := @
 endif
 
 BUILD   := build
-SRC     := $(wildcard src/*.c) $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) $(wildcard arch/*.c) $(wildcard ui/*.c)
+SRC     := $(wildcard src/*.c) $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) \
+           $(filter-out arch/tally.c,$(wildcard arch/*.c)) $(wildcard ui/*.c)
 ASM     := $(wildcard arch/*.S)
 OBJ     := $(SRC:%.c=$(BUILD)/%.o) $(ASM:%.S=$(BUILD)/%.o)
 
@@ -48,7 +49,25 @@ $(BUILD)/%.o: %.c
 $(BUILD)/%.o: %.S
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
-	$(Q)$(CC) -Iarch -c -o $@ $<
+	$(Q)$(CC) -Iarch -Wa,-I$(BUILD)/arch -c -o $@ $<
+
+# The tallies' code (arch/tally.c), which the stubs carry into the program: position-independent
+# by construction, and checked so: no relocation, no data, no call out, tally_entry first.
+TALLY_CFLAGS := -std=gnu11 -O2 -ffreestanding -fno-builtin -fno-stack-protector -fcf-protection=none \
+                -mgeneral-regs-only -fno-asynchronous-unwind-tables -fno-jump-tables -fno-pic -fno-pie \
+                -fno-tree-loop-distribute-patterns -Wall -Wextra -Werror -Iarch
+$(BUILD)/arch/tally.bin: arch/tally.c arch/tally.h arch/stub_layout.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(TALLY_CFLAGS) -c -o $(BUILD)/arch/tally_code.o $<
+	$(Q)! readelf -rW $(BUILD)/arch/tally_code.o | grep -q '^Relocation section' || \
+		{ echo "arch/tally.c: its code needs relocations" >&2; exit 1; }
+	$(Q)! size -A $(BUILD)/arch/tally_code.o | awk '$$1 ~ /^\.(data|bss|rodata)/ && $$2 > 0' | grep -q . || \
+		{ echo "arch/tally.c: its code has data" >&2; exit 1; }
+	$(Q)nm $(BUILD)/arch/tally_code.o | grep -qx '0000000000000000 T tally_entry' || \
+		{ echo "arch/tally.c: tally_entry is not its first function" >&2; exit 1; }
+	$(Q)objcopy -O binary -j .text $(BUILD)/arch/tally_code.o $@
+$(BUILD)/arch/x86_64_launch.o: $(BUILD)/arch/tally.bin
 
 -include $(OBJ:.o=.d)
 

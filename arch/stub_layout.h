@@ -43,14 +43,26 @@
  * ring drops the record and counts the call (LR_OFF_LOST), it never waits. */
 #define LR_OFF_DONE		(LR_OFF_RECORDS + LR_CAP * LR_RECORD_SIZE)
 #define LR_DONE_CAP		16384	/* a power of two */
-#define LR_SIZE			(LR_OFF_DONE + LR_DONE_CAP * LR_CALL_SIZE)
+/* The tallies (arch/tally.h: struct tally_area, LR_TALLY_SIZE bytes): the figures the stubs
+ * keep in place, through tally_entry (arch/tally.c) with one of the TALLY_OP_* below. */
+#define LR_OFF_TALLY		(LR_OFF_DONE + LR_DONE_CAP * LR_CALL_SIZE)
+#define LR_TALLY_SIZE		8069184
+#define LR_SIZE			(LR_OFF_TALLY + LR_TALLY_SIZE)
+#define TALLY_OP_RETURN		0	/* the call stub's record, at the call's return */
+#define TALLY_OP_LAUNCH		1	/* a launch stub's launch: its probe and handle */
+#define TALLY_OP_UNRECORDED	2	/* a call the call stub found no record for: its probe */
 
 /* A call record (the call stub): struct lr_call in launchring.h. The table of calls in flight
  * (LR_OFF_CALLS) holds one per call not returned yet; its return frees it. */
 #define LR_CALL_RECORDS		128
 #define LR_CALL_SIZE		128
 #define LR_CALL_SHIFT		7
+#define LR_CALL_OFF_PROBE	16	/* its probe + 1 */
 #define LR_CALL_OFF_ARGS	24	/* six words */
+#define LR_CALL_OFF_THREAD	72	/* %fs:0 */
+#define LR_CALL_OFF_ENTRY_TSC	80
+#define LR_CALL_OFF_RET_TSC	88
+#define LR_CALL_OFF_RETVAL	96
 #define LR_CALL_OFF_STATE	104
 #define LR_CALL_OFF_OUT_VALUE	112	/* what the out-parameters point to, at a successful return */
 #define LR_CALL_OFF_OUT2_VALUE	120

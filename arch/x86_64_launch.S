@@ -42,11 +42,42 @@
 	.set LR_DONE_CAPACITY, LR_OFF_DONE_CAPACITY
 	.set LR_SCOPE, LR_OFF_SCOPE
 	.set LR_RANGES, LR_OFF_RANGES
+	.set LR_TALLY, LR_OFF_TALLY
 
 	.section .rodata
 	.globl arch_launch_stub, arch_launch_stub_ring, arch_launch_stub_ex, arch_launch_stub_end
 	.globl arch_launch_stub_trap, arch_launch_stub_trap_ex, arch_call_stub, arch_call_ret
 	.globl arch_call_stub_trap
+
+/* tally_entry(the tallies, op, a, b) (arch/tally.c, at arch_tally) at a function's entry, from
+ * a stub that saved rax, rdx and rcx: every other register the function was entered with is
+ * kept, and the call made on an aligned stack. a and b: registers other than rcx and rdx, or
+ * immediates. */
+.macro TALLY_AT_ENTRY op, a, b
+	push %rsi
+	push %rdi
+	push %r8
+	push %r9
+	push %r10
+	push %r11
+	push %rbx
+	mov %rsp, %rbx
+	and $-16, %rsp
+	mov \b, %rcx
+	mov \a, %rdx
+	mov $\op, %esi
+	mov 0f(%rip), %rdi
+	add $LR_TALLY, %rdi
+	call arch_tally
+	mov %rbx, %rsp
+	pop %rbx
+	pop %r11
+	pop %r10
+	pop %r9
+	pop %r8
+	pop %rdi
+	pop %rsi
+.endm
 
 /* One variant: \handle is the register holding the launched function, \ex selects the
  * dimensions by pointer. Stack at entry: [rsp] the slot to go back to, [rsp+8] the caller's
@@ -55,6 +86,7 @@
 	push %rax
 	push %rdx
 	push %rcx
+	TALLY_AT_ENTRY TALLY_OP_LAUNCH, %r11, \handle	/* counted, whatever becomes of its record */
 	mov 0f(%rip), %rdx		/* the ring */
 	movabs $LR_HASH, %rcx		/* the filter: two ways at (handle * LR_HASH) >> (64 - bits) */
 	imul \handle, %rcx
@@ -225,6 +257,7 @@ arch_call_stub:
 	jb 3b
 	mov 0f(%rip), %rax		/* none free: untraced, counted */
 	lock incq LR_LOST(%rax,%r11,8)
+	TALLY_AT_ENTRY TALLY_OP_UNRECORDED, %r11, $0
 	jmp 5f
 4:	mov 32(%rsp), %rax		/* the caller's return address */
 	mov %rax, 8(%rdx)
@@ -312,7 +345,23 @@ arch_call_ret:
 	mov (LR_CALL_OFF_ARGS - 8)(%r10,%rcx,8), %rdx
 	mov (%rdx), %rdx
 	mov %rdx, LR_CALL_OFF_OUT2_VALUE(%r10)
-5:	mov 0f(%rip), %rsi		/* a record of the calls' ring */
+5:	push %r9			/* tallied (arch/tally.c) before its record is given */
+	push %r10
+	push %rbx
+	mov %rsp, %rbx
+	and $-16, %rsp
+	mov 0f(%rip), %rdi
+	add $LR_TALLY, %rdi
+	mov $TALLY_OP_RETURN, %esi
+	mov %r10, %rdx
+	call arch_tally
+	mov %rbx, %rsp
+	pop %rbx
+	pop %r10
+	pop %r9
+	test %eax, %eax
+	jz 9f				/* all it says is in the tallies: no record */
+	mov 0f(%rip), %rsi		/* a record of the calls' ring */
 	mov LR_DONE_HEAD(%rsi), %rax
 6:	mov %rax, %rcx
 	sub LR_DONE_TAIL(%rsi), %rcx
@@ -426,6 +475,11 @@ arch_park_syscall:
 	lea 8(%rsp), %rsp		/* rax: the answer */
 	ret
 arch_park_end:
+
+/* The tallies' code: arch/tally.c, built into tally.bin (the Makefile), tally_entry first. */
+	.p2align 4
+arch_tally:
+	.incbin "tally.bin"
 
 	.p2align 3
 0:

@@ -25,6 +25,7 @@ struct pystack_state;
 struct stack_capture_state;
 struct gputime_state;
 struct torch_state;
+struct tallies_state;
 
 struct tracee {
 	pid_t pid;			/* the thread group */
@@ -62,6 +63,7 @@ struct tracee {
 	struct xol_state *xol;			/* probe/xol.c: trampoline areas, slots */
 	struct breakpoints_state *breakpoints;	/* probe/breakpoints.c: the breakpoint table */
 	struct launchring_state *launchring;	/* probe/launchring.c: the ring, its probes */
+	struct tallies_state *tallies;		/* probe/tallies.c: what was read of the stubs' tallies */
 	struct retfast_state *retfast;		/* probe/retfast.c: the record table */
 	struct probes_state *probes;		/* probe/probes.c: CUDA modules, launch policy */
 	struct kernels_state *kernels;		/* probe/kernels.c: value -> kernel map */

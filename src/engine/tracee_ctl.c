@@ -18,6 +18,7 @@
 #include "hit.h"
 #include "kernels.h"
 #include "launchring.h"
+#include "tallies.h"
 #include "log.h"
 #include "memory.h"
 #include "probes.h"
@@ -51,6 +52,7 @@ static void tracee_free(struct tracee *t)
 	xol_state_free(t->xol);
 	breakpoints_state_free(t->breakpoints);
 	launchring_state_free(t->launchring);
+	tallies_state_free(t->tallies);
 	retfast_state_free(t->retfast);
 	probes_state_free(t->probes);
 	gputime_state_free(t->gputime);
@@ -113,6 +115,7 @@ int tracee_open(pid_t pid, bool launched, struct tracee **out)
 	t->xol = xol_state_new();
 	t->breakpoints = breakpoints_state_new();
 	t->launchring = launchring_state_new();
+	t->tallies = tallies_state_new();
 	t->retfast = retfast_state_new();
 	t->probes = probes_state_new();
 	t->gputime = gputime_state_new();
@@ -121,7 +124,7 @@ int tracee_open(pid_t pid, bool launched, struct tracee **out)
 	t->pystack = pystack_state_new();
 	t->stack_capture = stack_capture_state_new();
 	t->torch = torch_state_new();
-	if (!t->threads || !t->memory || !t->symbols || !t->xol || !t->breakpoints || !t->launchring ||
+	if (!t->threads || !t->memory || !t->symbols || !t->xol || !t->breakpoints || !t->launchring || !t->tallies ||
 	    !t->retfast || !t->probes || !t->gputime || !t->kernels || !t->hit || !t->pystack || !t->stack_capture || !t->torch ||
 	    t->rescue_slot < 0 || t->stats_id < 0) {
 		tracee_free(t);

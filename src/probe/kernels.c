@@ -15,6 +15,7 @@
 #include "memory.h"
 #include "stats.h"
 #include "symbols.h"
+#include "tallies.h"
 #include "tracee.h"
 
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -333,6 +334,14 @@ int kernels_id_of(struct tracee *p, pid_t pid, uint64_t value)
 	}
 	if (e)
 		return entry_id(p, e);
+	/* A host function the runtime registered: the stubs kept its name in place. */
+	char name[1024];
+	uint64_t name_at = tallies_registered_name(p, value);
+	if (name_at && mem_read_string(pid, name_at, name, sizeof name) == 0) {
+		int id = id_for_mangled(p, name);
+		remember(p, value, id, false);
+		return id;
+	}
 	st->unknown_since_scan = true;
 	bool unknown;
 	int id = id_for_stub(p, value, &unknown);

@@ -18,6 +18,8 @@
 #include "log.h"
 #include "memory.h"
 #include "retfast.h"
+#include "tally.h"
+#include "tally_spec.h"
 #include "threads.h"
 #include "tracee.h"
 #include "xol.h"
@@ -34,6 +36,9 @@ _Static_assert(sizeof(struct lr_call) == LR_CALL_SIZE && offsetof(struct lr_call
 		       offsetof(struct lr_call, out_value) == LR_CALL_OFF_OUT_VALUE &&
 		       offsetof(struct lr_call, out2_value) == LR_CALL_OFF_OUT2_VALUE,
 	       "struct lr_call and arch/x86_64_launch.S disagree");
+_Static_assert(sizeof(struct tally_area) == LR_TALLY_SIZE && LR_OFF_TALLY % 64 == 0,
+	       "arch/tally.h and stub_layout.h disagree");
+_Static_assert(TALLY_PROBES == LR_PROBES, "a tally per probe");
 #define BATCH 512	/* records read at once */
 
 /* The two rings in the program, the launches' and the calls': producers take the record at the
@@ -70,6 +75,7 @@ struct launchring_state {
 	int n_probes;		/* indexes handed out so far (the high-water mark) */
 	bool calls_used;	/* a probe calls the call stub */
 	uint64_t filling_until;	/* a drain took many records: drain often until then */
+	uint32_t generation;	/* mappings made so far: their tallies start from zero */
 };
 
 struct launchring_state *launchring_state_new(void)
@@ -153,7 +159,7 @@ int launchring_init(struct tracee *p, struct thread *t)
 	if (err == 0)
 		err = mem_write(t->tid, (uint64_t)addr + LR_OFF_PARK_WAIT, &park_wait, sizeof park_wait);
 
-	uint8_t code[2560];
+	uint8_t code[4608];
 	size_t size = (size_t)(arch_launch_stub_end - arch_launch_stub);
 	if (err == 0 && size > sizeof code)
 		err = -ENOSPC;
@@ -169,6 +175,7 @@ int launchring_init(struct tracee *p, struct thread *t)
 	st->ring = (uint64_t)addr;
 	st->launches = st->calls = (struct ring_pos){ 0 };
 	st->n_probes = 0;
+	st->generation++;
 	heartbeat(p);	/* fresh from the start: the first calls may come before the first drain */
 	log_debug("launches recorded in the ring at %#llx", (unsigned long long)st->ring);
 	return 0;
@@ -235,9 +242,15 @@ int launchring_add_probe(struct tracee *p, int api)
 		return -1;
 	int i = claim_probe(p, api);
 	uint8_t pos[2], scope = nested_scope(api);
+	struct tally_spec spec;
+	uint64_t spec_at = st->ring + LR_OFF_TALLY + offsetof(struct tally_area, spec) + (uint64_t)i * sizeof spec;
 	out_positions(api, pos);
+	cuda_tally_spec(cuda_api_get(api), &spec);
+	/* The spec before the probe is armed; a reused index keeps its tallies, which gputop
+	 * reads as differences (probe/tallies.c). */
 	if (i >= 0 && (ring_write(p, st->ring + LR_OFF_OUTS + 2 * (uint64_t)i, pos, sizeof pos) < 0 ||
-		       ring_write(p, st->ring + LR_OFF_SCOPE + (uint64_t)i, &scope, 1) < 0)) {
+		       ring_write(p, st->ring + LR_OFF_SCOPE + (uint64_t)i, &scope, 1) < 0 ||
+		       ring_write(p, spec_at, &spec, sizeof spec) < 0)) {
 		st->api_of[i] = -1;
 		return -1;
 	}
@@ -270,6 +283,16 @@ void launchring_drop_probe(struct tracee *p, int probe)
 		st->api_of[probe] = -1;
 		launchring_set_stack_trap(p, probe, false);	/* the index may be given again */
 	}
+}
+
+int launchring_probes(const struct tracee *p)
+{
+	return p->launchring->ring ? p->launchring->n_probes : 0;
+}
+
+uint32_t launchring_generation(const struct tracee *p)
+{
+	return p->launchring->generation;
 }
 
 int launchring_probe_api(const struct tracee *p, int probe)

@@ -69,6 +69,8 @@ void launchring_drop_probe(struct tracee *p, int probe);
 #define LR_SCOPE_NCCL 2
 void launchring_set_scope_ranges(struct tracee *p, int scope, const uint64_t (*range)[2], int n);
 int launchring_probe_api(const struct tracee *p, int probe);	/* -1 if none */
+int launchring_probes(const struct tracee *p);	/* indexes handed out (0 without a ring) */
+uint32_t launchring_generation(const struct tracee *p);	/* changes with each new mapping */
 /* The stub a jump probe's slot at slot calls (the copy in slot's own area). */
 uint64_t launchring_stub(struct tracee *p, uint64_t slot, enum lr_stub which);
 bool launchring_in_stub(const struct tracee *p, uint64_t pc);

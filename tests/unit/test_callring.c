@@ -11,6 +11,7 @@
 #include "arch.h"
 #include "check.h"
 #include "stub_layout.h"
+#include "tally.h"
 
 #include <setjmp.h>
 #include <stdint.h>
@@ -100,6 +101,10 @@ int main(void)
 	*word(LR_OFF_PRESENT) = 1;
 	*word(LR_OFF_DONE_CAPACITY) = LR_DONE_CAP;
 	ring[LR_OFF_OUTS + 2 * PROBE] = 1;	/* the first argument points to the out-parameter */
+	/* Its tallies (arch/tally.c): an allocation of argument 2's bytes at what argument 1
+	 * points to. */
+	struct tally_area *ta = (struct tally_area *)(ring + LR_OFF_TALLY);
+	ta->spec[PROBE] = (struct tally_spec){ .effect = TALLY_INSERT, .key = TALLY_OUT, .value = 2 };
 
 	/* Calls, all recorded, in order. */
 	enum { N = 1000 };
@@ -111,6 +116,14 @@ int main(void)
 		sum += r;
 	}
 	check(values, "every call returns its own value and writes its out-parameter through the stub");
+	const struct tally_probe *tally = &ta->probe[PROBE];
+	check(tally->calls == N && tally->errors == 1 && tally->last_error == 7 && tally->class_calls[0] == N - 1 &&
+		      /* a == 13 failed; a == 1 put 2 there, which is no address */
+		      tally->live_count == N - 2 && tally->live_bytes == (uint64_t)N * (N + 1) / 2 - 13 - 1 &&
+		      tally->ticks > 0,
+	      "the stub's return tallied every call in place: %llu calls, %llu error, %llu allocations live",
+	      (unsigned long long)tally->calls, (unsigned long long)tally->errors,
+	      (unsigned long long)tally->live_count);
 	check(*word(LR_OFF_DONE_HEAD) == N && in_flight() == 0,
 	      "%d calls: %llu records in the calls' ring, %d left in flight", N,
 	      (unsigned long long)*word(LR_OFF_DONE_HEAD), in_flight());

@@ -1,0 +1,126 @@
+/* tally.h — the figures the stubs keep in the program's memory, as eBPF maps keep a probe's:
+ * updated in place, with atomic operations, by tally.c (which runs in the program, called by
+ * the stubs of <arch>_launch.S), and read by gputop whenever it likes (src/probe/tallies.c),
+ * without a stop. What a view shows as a total comes from here, so that it stays exact however
+ * late gputop is: the rings carry only what needs order or detail, and a full ring loses
+ * detail, never a count.
+ *
+ * The area lies in gputop's mapping at LR_OFF_TALLY (stub_layout.h). Per probe: calls, errors,
+ * time, and sums by class (the bytes of a copy by its kind, an NCCL operation's elements by
+ * datatype); launches per kernel handle (or executable graph); the live allocations keyed by
+ * address; the kernels' names as the runtime registers them. Every table is fixed: a key that
+ * finds no room in its TALLY_WINDOW slots is counted as overflow, never waited for. */
+#ifndef GPUTOP_TALLY_H
+#define GPUTOP_TALLY_H
+
+#include <stdint.h>
+
+#include "stub_layout.h"
+
+#define TALLY_PROBES		1024	/* == LR_PROBES: one entry per probe's ring index */
+#define TALLY_CLASSES		16	/* a class value beyond the last counts in the last */
+#define TALLY_WINDOW		64	/* slots a key may lie past its hash */
+#define TALLY_HANDLE_BITS	16	/* 65,536 kernel handles and executable graphs */
+#define TALLY_LIVE_BITS		17	/* 131,072 live allocations */
+#define TALLY_NAME_BITS		16	/* 65,536 registered kernels (a PyTorch rank: ~21,000) */
+
+/* What a probe's call does to the tables (struct tally_spec.effect). */
+enum tally_effect {
+	TALLY_COUNT,		/* counted only */
+	TALLY_HANDLE,		/* a launch: its handle's count (key) */
+	TALLY_INSERT,		/* an allocation: key (its address) inserted, value its size */
+	TALLY_REMOVE,		/* a free: key removed */
+	TALLY_NAME,		/* a kernel's registration: key (its host function) named value */
+};
+
+/* Where a spec's operand is: 1-6 a register argument, TALLY_OUT and TALLY_OUT2 what the
+ * call's out-parameters point to at its successful return; 0 none. */
+#define TALLY_OUT		7
+#define TALLY_OUT2		8
+
+#define TALLY_VOID		0x01	/* returns nothing: no call is an error */
+#define TALLY_PEAK		0x02	/* its allocations count to the device bytes' peak */
+
+/* Written by gputop before the probe is armed; read by the stubs. */
+struct tally_spec {
+	uint8_t effect;		/* enum tally_effect, applied to successful calls only */
+	uint8_t key;		/* the handle, address or host function */
+	uint8_t value;		/* summed by class; an insert's size; a name's pointer */
+	uint8_t times;		/* value times this operand (a pitch times a height); 0: 1 */
+	uint8_t class_arg;	/* the class; 0: class 0 */
+	uint8_t flags;		/* TALLY_VOID, TALLY_PEAK */
+	uint8_t pad[2];
+};
+
+struct tally_probe {
+	uint64_t calls;		/* every call the stub counted */
+	uint64_t untimed;	/* of them, with no record to time them (as many calls in flight) */
+	uint64_t errors;	/* returned non-zero */
+	uint64_t ticks;		/* time stamp counter ticks inside them, entry to return */
+	uint64_t last_error;
+	uint64_t unmatched;	/* TALLY_REMOVE: frees of an address the table did not hold;
+				 * TALLY_INSERT, TALLY_HANDLE, TALLY_NAME: keys a full table lost */
+	uint64_t live_bytes;	/* TALLY_INSERT: its allocations in the table now, bytes and count */
+	uint64_t live_count;
+	uint64_t class_calls[TALLY_CLASSES];	/* successful calls, by class */
+	uint64_t class_sum[TALLY_CLASSES];	/* their values summed */
+	uint64_t class_ticks[TALLY_CLASSES];
+};
+
+/* Keys 0, 1 and 2 are no address: an empty slot, one emptied (a tombstone), one being
+ * written (its fields are not yet what the key will say). */
+#define TALLY_EMPTY		0
+#define TALLY_GONE		1
+#define TALLY_BUSY		2
+
+struct tally_handle {
+	uint64_t key;		/* the function handle (or executable graph) launched */
+	uint64_t count;
+	uint64_t probe;		/* the probe of its first launch */
+	uint64_t pad;
+};
+
+struct tally_live {
+	uint64_t key;		/* the allocation's address */
+	uint64_t size;		/* bytes, and the allocating probe + 1 in the top 16 bits */
+	uint64_t tsc;		/* when it returned */
+	uint64_t thread;	/* the thread pointer of the thread that allocated it */
+};
+#define TALLY_SIZE_BITS		48
+
+struct tally_name {
+	uint64_t key;		/* a host function */
+	uint64_t name;		/* its kernel's mangled name, in the program's memory */
+};
+
+struct tally_head {
+	uint64_t handles_used;	/* slots taken in handle[], in order[] (may pass the table's size) */
+	uint64_t device_bytes;	/* live bytes of TALLY_PEAK probes, and their peak */
+	uint64_t device_peak;
+	uint64_t pad[5];
+};
+
+struct tally_area {	/* LR_TALLY_SIZE bytes */
+	struct tally_head head;
+	struct tally_spec spec[TALLY_PROBES];
+	struct tally_probe probe[TALLY_PROBES];
+	uint32_t order[1u << TALLY_HANDLE_BITS];	/* handle slots as taken, slot + 1 (0: not yet) */
+	struct tally_handle handle[1u << TALLY_HANDLE_BITS];
+	struct tally_live live[1u << TALLY_LIVE_BITS];
+	struct tally_name name[1u << TALLY_NAME_BITS];
+};
+
+/* The first slot of key in a table of 1 << bits: Fibonacci hashing, every bit of key counts. */
+static inline uint32_t tally_slot(uint64_t key, unsigned bits)
+{
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
+/* What the stubs call (one entry, the first function of tally.c's code), op one of
+ * stub_layout.h's: TALLY_OP_RETURN (a: the call stub's record, at the call's return),
+ * TALLY_OP_LAUNCH (a: the probe, b: the handle launched), TALLY_OP_UNRECORDED (a: the probe of
+ * a call the call stub found no record for: counted, not timed). Returns, for a call's
+ * return, whether its record goes to the calls' ring (0: its figures are all here). */
+uint64_t tally_entry(struct tally_area *t, uint64_t op, uint64_t a, uint64_t b);
+
+#endif

@@ -1,0 +1,292 @@
+/* tallies.c — reading the stubs' tallies out of the program (tallies.h): memory reads only,
+ * process_vm_readv, many ranges a system call; nothing here stops or waits for a thread. */
+#include "tallies.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "cuda_api.h"
+#include "launchring.h"
+#include "memory.h"
+#include "threads.h"
+#include "tracee.h"
+
+/* A handle slot of the table, known from its order list. */
+struct seen_handle {
+	uint32_t slot;
+	int api;		/* the row of its first launch's probe */
+	uint64_t key;
+	uint64_t taken;		/* launches handed on so far */
+	uint64_t first_ns;
+};
+
+/* The process's part (p->tallies). */
+struct tallies_state {
+	uint32_t generation;	/* of the ring mapping read (launchring_generation) */
+	struct tally_probe last[TALLY_PROBES];	/* each probe's figures at the last read */
+	uint64_t order_read;	/* entries of the order list read */
+	struct seen_handle *handles;
+	size_t n_handles, cap_handles;
+	uint64_t launch_calls;	/* launch probes' calls at the last read of the handles' counts */
+};
+
+struct tallies_state *tallies_state_new(void)
+{
+	return calloc(1, sizeof(struct tallies_state));
+}
+
+void tallies_state_free(struct tallies_state *st)
+{
+	if (!st)
+		return;
+	free(st->handles);
+	free(st);
+}
+
+void tallies_forget(struct tracee *p)
+{
+	struct tallies_state *st = p->tallies;
+	free(st->handles);
+	memset(st, 0, sizeof *st);
+}
+
+static uint64_t area(const struct tracee *p)
+{
+	uint64_t ring = launchring_base(p);
+	return ring ? ring + LR_OFF_TALLY : 0;
+}
+
+/* A new mapping (an exec, a ring made again): its tallies start from zero. */
+static void same_area(struct tracee *p)
+{
+	if (p->tallies->generation != launchring_generation(p)) {
+		tallies_forget(p);
+		p->tallies->generation = launchring_generation(p);
+	}
+}
+
+/* n ranges, through a thread that has memory (the group leader may be a zombie). */
+static int readv_any(const struct tracee *p, const struct mem_range *r, int n)
+{
+	uint32_t it = 0;
+	int err = -ESRCH;
+	for (struct thread *t; err && (t = threads_iter(p, &it));)
+		if (!t->guest)
+			err = mem_readv(t->tid, r, n);
+	return err;
+}
+
+static int read_any(const struct tracee *p, uint64_t addr, void *buf, size_t len)
+{
+	struct mem_range r = { addr, buf, len };
+	return readv_any(p, &r, 1);
+}
+
+#define PROBE_AT(base, i) ((base) + offsetof(struct tally_area, probe) + (uint64_t)(i) * sizeof(struct tally_probe))
+/* The counters read first: a probe whose calls, errors and lost keys did not move is left. */
+#define PROBE_HEAD offsetof(struct tally_probe, class_calls)
+
+static void diff(const struct tally_probe *now, const struct tally_probe *before, struct tally_probe *d)
+{
+	const uint64_t *a = (const uint64_t *)now, *b = (const uint64_t *)before;
+	uint64_t *out = (uint64_t *)d;
+	for (size_t k = 0; k < sizeof *d / 8; k++)
+		out[k] = a[k] - b[k];
+	d->last_error = now->last_error;
+	d->live_bytes = now->live_bytes;
+	d->live_count = now->live_count;
+}
+
+static void read_probes(struct tracee *p, uint64_t base, const struct tallies_reader *r, void *arg)
+{
+	struct tallies_state *st = p->tallies;
+	static struct tally_probe now[TALLY_PROBES];	/* 448 KiB: off the stack */
+	static struct mem_range ranges[MEM_READV_MAX];
+	static int which[TALLY_PROBES];
+	int n = launchring_probes(p), moved = 0;
+	for (int i0 = 0; i0 < n; i0 += MEM_READV_MAX) {
+		int k = n - i0 < MEM_READV_MAX ? n - i0 : MEM_READV_MAX;
+		for (int i = 0; i < k; i++)
+			ranges[i] = (struct mem_range){ PROBE_AT(base, i0 + i), &now[i0 + i], PROBE_HEAD };
+		if (readv_any(p, ranges, k) < 0)
+			return;
+	}
+	for (int i = 0; i < n; i++)
+		if (memcmp(&now[i], &st->last[i], PROBE_HEAD) != 0)
+			which[moved++] = i;
+	for (int i0 = 0; i0 < moved; i0 += MEM_READV_MAX) {
+		int k = moved - i0 < MEM_READV_MAX ? moved - i0 : MEM_READV_MAX;
+		for (int i = 0; i < k; i++)
+			ranges[i] = (struct mem_range){ PROBE_AT(base, which[i0 + i]), &now[which[i0 + i]],
+							sizeof now[0] };
+		if (readv_any(p, ranges, k) < 0)
+			return;
+	}
+	for (int m = 0; m < moved; m++) {
+		int i = which[m], api = launchring_probe_api(p, i);
+		struct tally_probe d;
+		diff(&now[i], &st->last[i], &d);
+		st->last[i] = now[i];
+		if (api >= 0 && r->probe)
+			r->probe(p, api, &d, arg);
+	}
+}
+
+/* Handle slots taken since the last read, from the order list. */
+static void read_new_handles(struct tracee *p, uint64_t base)
+{
+	struct tallies_state *st = p->tallies;
+	uint64_t used;
+	if (read_any(p, base + offsetof(struct tally_area, head.handles_used), &used, sizeof used) < 0)
+		return;
+	if (used > (1u << TALLY_HANDLE_BITS))
+		used = 1u << TALLY_HANDLE_BITS;
+	while (st->order_read < used) {
+		uint32_t slots[256];
+		uint64_t n = used - st->order_read > 256 ? 256 : used - st->order_read;
+		if (read_any(p, base + offsetof(struct tally_area, order) + st->order_read * 4, slots, n * 4) < 0)
+			return;
+		for (uint64_t i = 0; i < n; i++) {
+			struct tally_handle h;
+			uint64_t at;
+			if (slots[i] == 0 || slots[i] > (1u << TALLY_HANDLE_BITS))
+				return;	/* not written yet: the next read */
+			at = base + offsetof(struct tally_area, handle) + (uint64_t)(slots[i] - 1) * sizeof h;
+			if (read_any(p, at, &h, sizeof h) < 0)
+				return;
+			if (st->n_handles == st->cap_handles) {
+				size_t cap = st->cap_handles ? 2 * st->cap_handles : 256;
+				struct seen_handle *a = realloc(st->handles, cap * sizeof *a);
+				if (!a)
+					return;
+				st->handles = a;
+				st->cap_handles = cap;
+			}
+			st->handles[st->n_handles++] = (struct seen_handle){
+				.slot = slots[i] - 1, .key = h.key, .first_ns = now_ns(),
+				.api = launchring_probe_api(p, (int)h.probe),
+			};
+			st->order_read++;
+		}
+	}
+}
+
+static void read_handles(struct tracee *p, uint64_t base, const struct tallies_reader *r, void *arg)
+{
+	struct tallies_state *st = p->tallies;
+	static struct mem_range ranges[MEM_READV_MAX];
+	static uint64_t pairs[MEM_READV_MAX][2];
+	read_new_handles(p, base);
+	for (size_t i0 = 0; i0 < st->n_handles; i0 += MEM_READV_MAX) {
+		int k = st->n_handles - i0 < MEM_READV_MAX ? (int)(st->n_handles - i0) : MEM_READV_MAX;
+		for (int i = 0; i < k; i++)
+			ranges[i] = (struct mem_range){
+				base + offsetof(struct tally_area, handle) +
+					(uint64_t)st->handles[i0 + i].slot * sizeof(struct tally_handle),
+				pairs[i], sizeof pairs[i] };
+		if (readv_any(p, ranges, k) < 0)
+			return;
+		for (int i = 0; i < k; i++) {
+			struct seen_handle *h = &st->handles[i0 + i];
+			if (pairs[i][0] != h->key || pairs[i][1] == h->taken)
+				continue;
+			if (!r->launches || r->launches(p, h->api, h->key, pairs[i][1] - h->taken, h->first_ns, arg))
+				h->taken = pairs[i][1];
+		}
+	}
+}
+
+static bool counts_handles(int api)
+{
+	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
+	return s && (s->op == OP_LAUNCH || s->op == OP_GRAPH_LAUNCH);
+}
+
+void tallies_read(struct tracee *p, const struct tallies_reader *r, void *arg)
+{
+	struct tallies_state *st = p->tallies;
+	uint64_t base = area(p);
+	if (!base)
+		return;
+	same_area(p);
+	read_probes(p, base, r, arg);
+	/* The handles' counts only when a launch probe counted (or some wait to be taken). */
+	uint64_t launch_calls = 0;
+	bool waiting = false;
+	for (int i = 0; i < launchring_probes(p); i++)
+		if (counts_handles(launchring_probe_api(p, i)))
+			launch_calls += st->last[i].calls;
+	for (size_t i = 0; i < st->n_handles && !waiting; i++)
+		waiting = st->handles[i].taken == 0;
+	if (launch_calls != st->launch_calls || waiting) {
+		st->launch_calls = launch_calls;
+		read_handles(p, base, r, arg);
+	}
+}
+
+uint64_t tallies_registered_name(const struct tracee *p, uint64_t key)
+{
+	const uint32_t size = 1u << TALLY_NAME_BITS;
+	uint64_t base = area(p);
+	uint32_t at = tally_slot(key, TALLY_NAME_BITS);
+	struct tally_name w[TALLY_WINDOW];
+	if (!base || key <= TALLY_BUSY)
+		return 0;
+	/* The window, in one or two pieces (it may wrap at the table's end). */
+	uint32_t first = size - at < TALLY_WINDOW ? size - at : TALLY_WINDOW;
+	struct mem_range r[2] = {
+		{ base + offsetof(struct tally_area, name) + (uint64_t)at * sizeof w[0], w, first * sizeof w[0] },
+		{ base + offsetof(struct tally_area, name), w + first, (TALLY_WINDOW - first) * sizeof w[0] },
+	};
+	if (readv_any(p, r, first < TALLY_WINDOW ? 2 : 1) < 0)
+		return 0;
+	for (int i = 0; i < TALLY_WINDOW && w[i].key != TALLY_EMPTY; i++)
+		if (w[i].key == key)
+			return w[i].name;
+	return 0;
+}
+
+int tallies_live(struct tracee *p, void (*each)(const struct tallies_alloc *a, void *arg), void *arg)
+{
+	enum { CHUNK = 8192 };	/* 256 KiB a read */
+	static struct tally_live buf[CHUNK];
+	uint64_t base = area(p);
+	int n = 0;
+	if (!base)
+		return -ENOENT;
+	for (uint32_t i0 = 0; i0 < (1u << TALLY_LIVE_BITS); i0 += CHUNK) {
+		int err = read_any(p, base + offsetof(struct tally_area, live) + (uint64_t)i0 * sizeof buf[0], buf,
+				   sizeof buf);
+		if (err < 0)
+			return err;
+		for (int i = 0; i < CHUNK; i++) {
+			if (buf[i].key <= TALLY_BUSY)
+				continue;
+			uint64_t probe = (buf[i].size >> TALLY_SIZE_BITS) - 1;
+			struct tallies_alloc a = {
+				.addr = buf[i].key, .bytes = buf[i].size & ((1ull << TALLY_SIZE_BITS) - 1),
+				.tsc = buf[i].tsc, .thread = buf[i].thread,
+				.api = probe < TALLY_PROBES ? launchring_probe_api(p, (int)probe) : -1,
+			};
+			each(&a, arg);
+			n++;
+		}
+	}
+	return n;
+}
+
+int tallies_device_bytes(const struct tracee *p, uint64_t *now, uint64_t *peak)
+{
+	uint64_t base = area(p), w[2];
+	if (!base)
+		return -ENOENT;
+	int err = read_any(p, base + offsetof(struct tally_area, head.device_bytes), w, sizeof w);
+	if (err == 0) {
+		*now = w[0];
+		*peak = w[1];
+	}
+	return err;
+}
