@@ -78,10 +78,12 @@ INLINE void handle_count(struct tally_area *t, uint64_t probe, uint64_t handle)
 			if (n < (1u << TALLY_HANDLE_BITS))
 				__atomic_store_n(&t->order[n], slot + 1, __ATOMIC_RELEASE);
 			add(&h->count, 1);
+			add(&t->probe[probe].effects, 1);
 			return;
 		}
 		if (k == handle || settled(&h->key) == handle) {
 			add(&h->count, 1);
+			add(&t->probe[probe].effects, 1);
 			return;
 		}
 	}
@@ -113,6 +115,7 @@ INLINE void live_insert(struct tally_area *t, uint64_t probe, uint64_t key, uint
 			publish(&l->key, key);
 			add(&t->probe[probe].live_bytes, size);
 			add(&t->probe[probe].live_count, 1);
+			add(&t->probe[probe].effects, 1);
 			if (t->spec[probe].flags & TALLY_PEAK) {
 				uint64_t now = __atomic_add_fetch(&t->head.device_bytes, size, __ATOMIC_RELAXED);
 				uint64_t peak = load(&t->head.device_peak);
@@ -142,6 +145,7 @@ INLINE void live_remove(struct tally_area *t, uint64_t probe, uint64_t key)
 				if (t->spec[owner].flags & TALLY_PEAK)
 					sub(&t->head.device_bytes, size);
 			}
+			add(&t->probe[probe].effects, 1);
 			return;
 		}
 		if (k == TALLY_EMPTY)
@@ -162,10 +166,12 @@ INLINE void name_insert(struct tally_area *t, uint64_t probe, uint64_t key, uint
 		if (claim(&n->key, TALLY_EMPTY, TALLY_BUSY)) {
 			n->name = name;
 			publish(&n->key, key);
+			add(&t->probe[probe].effects, 1);
 			return;
 		}
 		if (settled(&n->key) == key) {
 			publish(&n->name, name);
+			add(&t->probe[probe].effects, 1);
 			return;
 		}
 	}

@@ -60,6 +60,7 @@ struct tally_probe {
 	uint64_t last_error;
 	uint64_t unmatched;	/* TALLY_REMOVE: frees of an address the table did not hold;
 				 * TALLY_INSERT, TALLY_HANDLE, TALLY_NAME: keys a full table lost */
+	uint64_t effects;	/* effects done: keys inserted, removed, counted, named */
 	uint64_t live_bytes;	/* TALLY_INSERT: its allocations in the table now, bytes and count */
 	uint64_t live_count;
 	uint64_t class_calls[TALLY_CLASSES];	/* successful calls, by class */

@@ -86,7 +86,6 @@
 	push %rax
 	push %rdx
 	push %rcx
-	TALLY_AT_ENTRY TALLY_OP_LAUNCH, %r11, \handle	/* counted, whatever becomes of its record */
 	mov 0f(%rip), %rdx		/* the ring */
 	movabs $LR_HASH, %rcx		/* the filter: two ways at (handle * LR_HASH) >> (64 - bits) */
 	imul \handle, %rcx
@@ -134,11 +133,15 @@
 .endif
 	lea 1(%r11), %rcx
 	mov %rcx, (%rax)		/* committed: x86 keeps this store after the ones above */
-3:	pop %rcx
+3:	TALLY_AT_ENTRY TALLY_OP_LAUNCH, %r11, \handle	/* counted, whatever became of its record;
+					 * after a park, where gputop read the tallies before it named the
+					 * handle: a handle the driver gave again is counted under its new
+					 * name from this launch on */
+	pop %rcx
 	pop %rdx
 	pop %rax
 	ret
-4:	lock incq LR_LOST(%rdx,%r11,8)	/* full: counted, not recorded, never waited for */
+4:	lock incq LR_LOST(%rdx,%r11,8)	/* full: not recorded, never waited for */
 	jmp 3b
 5:	cmpq $0, LR_PRESENT(%rdx)
 	je 1b				/* gputop is gone: record it unnamed */

@@ -91,6 +91,7 @@ struct call_launch {
 struct call_copy {
 	uint64_t bytes;		/* width * height for a 2D copy */
 	uint8_t dir;		/* enum copy_dir */
+	bool dir_known;		/* dir is its row's or its kind argument's, not the pointers' */
 	bool async;
 	bool peer;		/* a peer copy (API_PEER): between devices by its arguments */
 	bool ctx_args;		/* a peer copy's devices are contexts (cuMemcpyPeer) */
@@ -176,6 +177,8 @@ struct cuda_call {
 	bool returned;		/* its return was seen: result, ns and retval hold */
 	bool held;		/* a launch, copy or memset a stream's capture holds: a graph's
 				 * node, not work done (the account step asks the consumers) */
+	bool tallied;		/* a stub counted it in place (arch/tally.h): its totals come from
+				 * the tallies (struct cuda_tally below), not from this event */
 	pid_t pid;		/* the process */
 	pid_t tid;		/* the thread (the pid where it is not known; 0 for the ring) */
 	int device;		/* the GPU its work counts on: the thread's current one, else the
@@ -223,6 +226,25 @@ static inline bool cuda_call_is_graph(const struct cuda_call *c)
  * strace hands its struct tcb, rather than asking who is current. */
 struct tracee;
 
+/* What the calls of a probe of row api added since the last read of the stubs' tallies
+ * (arch/tally.h, engine/hit_tallies.c): counters as differences, time in ns. Classes: a copy's
+ * kind, an NCCL operation's datatype (cuda/tally_spec.h says what each means for a row). */
+#define CUDA_TALLY_CLASSES 16
+struct cuda_tally {
+	const struct api_spec *spec;
+	int16_t api;
+	uint64_t calls;		/* every call */
+	uint64_t untimed;	/* of them, not timed (no record) */
+	uint64_t errors;
+	int last_error;
+	uint64_t ns;
+	uint64_t effects;	/* allocations inserted, frees removed, launches counted */
+	uint64_t unmatched;	/* frees of an address not held; keys a full table lost */
+	uint64_t class_calls[CUDA_TALLY_CLASSES];	/* successful calls */
+	uint64_t class_sum[CUDA_TALLY_CLASSES];		/* bytes, elements */
+	uint64_t class_ns[CUDA_TALLY_CLASSES];
+};
+
 /* Who is told of calls: the figures, devices, call stacks, PyTorch's memory, --trace,
  * --timeline, the CUDA graphs... Registered at start-up (engine/account.h); each says what it
  * wants, NULL for what it does not. Told in the order registered, on the tracer's thread, of
@@ -235,8 +257,19 @@ struct cuda_consumer {
 	/* A call of the program's own (c->counted), done or failed; never one made inside
 	 * another traced call. */
 	void (*call)(struct tracee *p, const struct cuda_call *c);
-	/* n calls of row api that the stubs counted but could not record (a full ring). */
+	/* n calls of row api whose records the stubs could not keep (a full ring): their
+	 * detail is missing; their totals are in the tallies. */
 	void (*lost)(struct tracee *p, int api, uint64_t n);
+	/* What a probe's calls added, from the stubs' tallies: what every total comes from
+	 * for calls a stub counts (c->tallied), whose events then add only detail. */
+	void (*tallied)(struct tracee *p, const struct cuda_tally *t);
+	/* n more launches of handle (a kernel, or an executable graph for an OP_GRAPH_LAUNCH
+	 * row s), counted in place; kernel: its id in the figures (-1 for a graph). */
+	void (*launched)(struct tracee *p, const struct api_spec *s, uint64_t handle, int kernel, uint64_t n);
+	/* A call the stubs tallied that is not work after all: made inside another traced call
+	 * (c->counted false: all of it comes back out), or a launch, copy or memset a capture
+	 * holds (c->held: its work comes back out, the call stays). */
+	void (*retract)(struct tracee *p, const struct cuda_call *c);
 };
 
 #endif

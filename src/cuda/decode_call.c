@@ -33,6 +33,7 @@ static void decode_copy(const struct api_spec *s, const uint64_t *a, decode_is_d
 {
 	m->bytes = a[s->arg_size] * (s->flags & API_2D ? a[s->arg_height] : 1);
 	m->dir = (uint8_t)decode_copy_dir(s, a, is_device, ctx);
+	m->dir_known = s->fixed_dir || (s->flags & API_PEER) || (s->arg_kind && a[s->arg_kind] < DIR_COUNT);
 	m->async = s->flags & API_ASYNC;
 	m->peer = s->flags & API_PEER;
 	m->ctx_args = s->flags & API_CTX_ARGS;

@@ -86,3 +86,10 @@ uint64_t cuda_tally_bytes(const struct api_spec *s, uint64_t sum)
 {
 	return s->op == OP_MEMSET && s->elem_size ? sum * s->elem_size : sum;
 }
+
+bool cuda_tally_copy_in_place(const struct cuda_call *c)
+{
+	const struct api_spec *s = c->spec;
+	return c->tallied && c->op == OP_COPY && c->copy.dir_known &&
+	       (s->fixed_dir || (s->flags & API_PEER) || reg(s->arg_kind));
+}

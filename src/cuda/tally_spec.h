@@ -19,6 +19,9 @@ void cuda_tally_spec(const struct api_spec *s, struct tally_spec *out);
  * only the pointers tell (gputop, from its allocations): those count by their records. */
 bool cuda_tally_copy_dir(const struct api_spec *s, unsigned cls, enum copy_dir *dir);
 
+/* Whether the stubs tallied call c's copy by its direction (so the tallies count its bytes). */
+bool cuda_tally_copy_in_place(const struct cuda_call *c);
+
 /* The bytes a row's class sum stands for: a memset's elements times their size. */
 uint64_t cuda_tally_bytes(const struct api_spec *s, uint64_t sum);
 

@@ -7,6 +7,7 @@
 
 #include "kernel_names.h"
 #include "log.h"
+#include "tallies.h"
 
 static struct {
 	const struct cuda_consumer *consumers[ACCOUNT_MAX_CONSUMERS];
@@ -35,6 +36,13 @@ static bool held(struct tracee *p, const struct cuda_call *c)
 	return false;
 }
 
+static void retract(struct tracee *p, const struct cuda_call *c)
+{
+	for (int i = 0; i < account.n_consumers; i++)
+		if (account.consumers[i]->retract)
+			account.consumers[i]->retract(p, c);
+}
+
 void account_call(struct tracee *p, struct thread *t, struct cuda_call *c)
 {
 	/* What the engine learns from every call whose return it reads, part of another or not. */
@@ -42,14 +50,37 @@ void account_call(struct tracee *p, struct thread *t, struct cuda_call *c)
 		kernel_names_learn(p, t, c);
 	else if (cuda_call_ok(c) && c->op == OP_CTX_LEARN)
 		hit_devices_learn(p, c);
-	if (!c->counted)
+	if (!c->counted) {
+		/* Part of another traced call after all: what a stub tallied of it comes back out
+		 * (a registration's tallies count nothing). */
+		if (c->tallied && c->op != OP_KERNEL_NAME)
+			retract(p, c);
 		return;
+	}
 	c->held = cuda_call_ok(c) && held(p, c);
 	for (int i = 0; i < account.n_consumers; i++)
 		if (account.consumers[i]->call)
 			account.consumers[i]->call(p, c);
+	if (c->held && c->tallied)
+		retract(p, c);	/* a graph's node: its work comes back out of the tallies */
 	if (t && cuda_call_ok(c))
 		hit_devices_follow(p, t, c);
+	if (!c->tallied && c->op == OP_FREE && cuda_call_ok(c))
+		tallies_drop_alloc(p, c->free_.ptr);	/* freed where no stub saw it */
+}
+
+void account_tally(struct tracee *p, const struct cuda_tally *tally)
+{
+	for (int i = 0; i < account.n_consumers; i++)
+		if (account.consumers[i]->tallied)
+			account.consumers[i]->tallied(p, tally);
+}
+
+void account_launched(struct tracee *p, const struct api_spec *s, uint64_t handle, int kernel, uint64_t n)
+{
+	for (int i = 0; i < account.n_consumers; i++)
+		if (account.consumers[i]->launched)
+			account.consumers[i]->launched(p, s, handle, kernel, n);
 }
 
 void account_lost(struct tracee *p, int api, uint64_t n)

@@ -24,7 +24,11 @@ void account_clear(void);
 /* The call c of process p's thread t (a stand-in for a thread not known; NULL for a ring
  * launch). Calls come in the order they returned, each once. */
 void account_call(struct tracee *p, struct thread *t, struct cuda_call *c);
-/* n calls of row api that the stubs of process p counted but could not record (a full ring). */
+/* n calls of row api whose records the stubs of process p could not keep (a full ring). */
 void account_lost(struct tracee *p, int api, uint64_t n);
+/* What the stubs of process p tallied in place since the last read (engine/hit_tallies.c): a
+ * probe's calls, and n more launches of a handle (kernel: its id; -1 for a graph). */
+void account_tally(struct tracee *p, const struct cuda_tally *tally);
+void account_launched(struct tracee *p, const struct api_spec *s, uint64_t handle, int kernel, uint64_t n);
 
 #endif

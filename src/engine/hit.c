@@ -114,14 +114,16 @@ void hit_call_return(struct tracee *p, struct thread *t, struct cuda_call *c, co
 
 /* Calls probed at entry only: driver launches of kernels and graphs (one stop each, where the
  * launch ring cannot take them) and kernel registration, which only names. */
+/* tallied: a launch stub's park, which counted the launch in place (arch/tally.h). */
 static void entry_only(struct tracee *p, struct thread *t, int api, const arch_regs_t *r, const uint64_t *a,
-		       bool sampled)
+		       bool sampled, bool tallied)
 {
 	struct cuda_call c;
 	hit_call_from_args(p, t, api, a, &c);
 	if (c.op != OP_LAUNCH && c.op != OP_GRAPH_LAUNCH && !(c.op == OP_KERNEL_NAME && c.name.src == NAME_REGISTER))
 		return;
 	c.counted = c.op != OP_KERNEL_NAME;
+	c.tallied = tallied;
 	c.device = hit_thread_device(p, t);
 	c.thread_device = t->device;
 	if (c.op == OP_LAUNCH) {
@@ -296,7 +298,7 @@ void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, b
 	bool sampled = (config.stacks & CONFIG_STACKS_LAUNCHES) && kernels_seen(p, handle);
 	bool top = !t->guest && !is_nested(p, t, &entry, s);
 	if (top)
-		entry_only(p, t, api, &entry, a, sampled);
+		entry_only(p, t, api, &entry, a, sampled, true);
 	p->hit->top_entry = top ? t->tid : 0;
 	launchring_seen(p, handle);
 	if (s->op == OP_LAUNCH)	/* sampled launch sites: kernels only, not executable graphs */
@@ -359,7 +361,7 @@ void hit_entry(struct tracee *p, struct thread *t, const struct bp *b, arch_regs
 	if (load_args(p, t->tid, s, r, a, with_return ? &ret : NULL) < 0)
 		return;	/* unreadable stack: let the call go untraced rather than guess */
 	if (!with_return) {
-		entry_only(p, t, b->api, &at_entry, a, false);
+		entry_only(p, t, b->api, &at_entry, a, false, false);
 		return;
 	}
 	uint64_t slot = arch_return_slot(r);

@@ -95,9 +95,16 @@ struct hit_state {
 	/* The thread the last stop found at the entry of a CUDA call of the program's own (not
 	 * one a CUDA library makes inside another, nor a kernel registration): 0 if none. */
 	pid_t top_entry;
+	/* The live allocations against the stubs' table (hit_tallies.c): when they were last made
+	 * the same, and whether an allocation's or a free's record was lost since. */
+	uint64_t live_synced_ns;
+	bool live_records_lost;
 };
 
 void graphs_free(struct hit_state *st);
+
+/* The thread of process p whose thread pointer is tp; NULL if none is known. */
+struct thread *hit_thread_with_pointer(struct tracee *p, uint64_t tp);
 
 /* The stack the call stub's trap took for a recorded call, STACK_NONE if none (forgotten). */
 uint32_t hit_take_call_stack(struct tracee *p, const struct lr_call *c);

@@ -31,6 +31,7 @@ static void on_ring_record(int api, const uint64_t *w, void *arg)
 	decode_ring_call(api, w, &c);
 	c.pid = p->pid;
 	c.counted = true;
+	c.tallied = true;	/* the launch stub counted it in place */
 	c.device = hit_ring_device(p);
 	if (c.op == OP_LAUNCH)
 		c.launch.kernel = kernels_id_of(p, p->pid, c.launch.handle);
@@ -39,7 +40,11 @@ static void on_ring_record(int api, const uint64_t *w, void *arg)
 
 static void on_ring_lost(int api, uint64_t n, void *arg)
 {
-	account_lost(arg, api, n);
+	struct tracee *p = arg;
+	const struct api_spec *s = cuda_api_get(api);
+	if (s && (s->op == OP_ALLOC || s->op == OP_FREE))
+		p->hit->live_records_lost = true;	/* the live table says what they did */
+	account_lost(p, api, n);
 }
 
 void hit_drain_launches(struct tracee *p)
@@ -62,7 +67,7 @@ static int by_time(const void *a, const void *b)
 	return x->rec.tsc < y->rec.tsc ? -1 : x->rec.tsc > y->rec.tsc;
 }
 
-static struct thread *thread_with_pointer(struct tracee *p, uint64_t tp)
+struct thread *hit_thread_with_pointer(struct tracee *p, uint64_t tp)
 {
 	uint32_t it = 0;
 	for (struct thread *t; (t = threads_iter(p, &it));)
@@ -105,7 +110,7 @@ static void on_call_record(struct tracee *p, const struct lr_call *c, const stru
 								 * the default) */
 	int api = launchring_probe_api(p, (int)c->probe - 1);
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
-	struct thread *t = thread_with_pointer(p, c->thread);
+	struct thread *t = hit_thread_with_pointer(p, c->thread);
 	struct thread *who = t ? t : &nobody;
 	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 };
 	struct cuda_call call;
@@ -117,6 +122,7 @@ static void on_call_record(struct tracee *p, const struct lr_call *c, const stru
 		if (s->op == OP_KERNEL_NAME && s->name_src == NAME_REGISTER) {
 			hit_call_from_args(p, who, api, a, &call);
 			call.source = CALL_RECORDED;
+			call.tallied = true;
 			account_call(p, who, &call);
 		}
 		return;
@@ -125,6 +131,7 @@ static void on_call_record(struct tracee *p, const struct lr_call *c, const stru
 		      ((t && hit_in_frame_of_scope(t, s)) || inside_recorded_call(p, c, s, all, n_all));
 	hit_call_from_args(p, who, api, a, &call);
 	call.source = CALL_RECORDED;
+	call.tallied = true;	/* the call stub counted it in place */
 	call.counted = !nested;
 	call.caller = c->ret;
 	call.stack = hit_take_call_stack(p, c);

@@ -157,6 +157,7 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 		tracee_cpu_ns(p);
 		hit_collect_returns(p, now);
 		hit_drain_launches(p);
+		hit_read_tallies(p, threads_count_all(p) <= 1);	/* the last thread: the last read */
 		torch_flush(p);
 		gputime_drain(p);	/* the GPU records its exit flushed */
 		hit_forget_frames(p, t, 0);	/* its calls in flight never return */
@@ -233,6 +234,7 @@ static bool drain_all(uint64_t now)
 			continue;
 		hit_collect_returns(p, now);	/* calls recorded whole: no stop brings them */
 		hit_drain_launches(p);
+		hit_read_tallies(p, false);	/* the totals, kept in place */
 		torch_flush(p);	/* PyTorch's blocks those calls handed out */
 		park_poll(p, now);	/* threads the stubs hold for gputop */
 		gputime_drain(p);	/* --gpu-time's records */

@@ -50,6 +50,7 @@ struct stats_state {
 	struct stats_comm comm;
 	uint64_t live_bytes[MEM_KIND_COUNT];
 	uint64_t live_count;
+	uint64_t live_in_place;	/* of them, held by the stubs' live table too */
 	uint64_t peak;
 	uint64_t start_ns;
 	struct stats_gpu gpu;	/* --gpu-time; its sums are reset by 'z', not on/since */
@@ -82,9 +83,11 @@ static void live_add(struct stats_state *st, const struct stats_alloc *a, int si
 	if (sign > 0) {
 		st->live_bytes[a->kind] += a->bytes;
 		st->live_count++;
+		st->live_in_place += a->in_place;
 	} else {
 		st->live_bytes[a->kind] -= a->bytes;
 		st->live_count--;
+		st->live_in_place -= a->in_place;
 	}
 	uint64_t dev = st->live_bytes[MEM_DEVICE] + st->live_bytes[MEM_MANAGED];
 	if (dev > st->peak)
@@ -97,20 +100,19 @@ static void live_gone(const struct stats_alloc *a, void *arg)
 	live_add(arg, a, -1);
 }
 
-/* Drops the live allocation at addr; false if there is none. */
-static bool alloc_forget(struct stats_state *st, uint64_t addr)
+/* Drops the live allocation at addr (into *a); false if there is none. */
+static bool alloc_forget(struct stats_state *st, uint64_t addr, struct stats_alloc *a)
 {
-	struct stats_alloc a;
-
-	if (!alloc_table_remove(st->allocs, addr, &a))
+	if (!alloc_table_remove(st->allocs, addr, a))
 		return false;
-	live_add(st, &a, -1);
+	live_add(st, a, -1);
 	return true;
 }
 
 static void alloc_record(struct stats_state *st, const struct stats_alloc *a)
 {
-	alloc_forget(st, a->addr);	/* a second allocation at a live address: its free was missed */
+	struct stats_alloc old;
+	alloc_forget(st, a->addr, &old);	/* a second allocation at a live address: its free was missed */
 	/* Live device memory cannot overlap: an old allocation that does must have been freed by
 	 * a path we did not see. Forgetting it keeps live bytes and leak reports honest. */
 	alloc_table_forget_overlaps(st->allocs, a, live_gone, st);
@@ -322,13 +324,13 @@ static const char *caller_intern(const char *name)
 	return copy;
 }
 
-void stats_on_alloc(int proc, int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
-		    pid_t tid, uint64_t now_ns, const char *caller)
+static void on_alloc(int proc, int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
+		     pid_t tid, uint64_t now_ns, const char *caller, bool count)
 {
 	struct stats_alloc a = {
 		.addr = addr, .bytes = bytes, .t_ns = now_ns, .tid = tid, .api = (int16_t)api,
 		.device = (int8_t)(device >= 0 && device <= INT8_MAX ? device : -1),
-		.kind = (uint8_t)kind,
+		.kind = (uint8_t)kind, .in_place = !count,
 	};
 
 	if ((unsigned)kind >= MEM_KIND_COUNT)
@@ -338,11 +340,23 @@ void stats_on_alloc(int proc, int api, uint64_t addr, uint64_t bytes, enum mem_k
 	a.caller = caller_intern(caller);
 	if (st) {
 		a.pid = st->info.pid;
-		st->c.allocs++;
+		st->c.allocs += count;
 		if (addr)	/* NULL from a zero-byte allocation holds nothing */
 			alloc_record(st, &a);
 	}
 	pthread_mutex_unlock(&stats.lock);
+}
+
+void stats_on_alloc(int proc, int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
+		    pid_t tid, uint64_t now_ns, const char *caller)
+{
+	on_alloc(proc, api, addr, bytes, kind, device, tid, now_ns, caller, true);
+}
+
+void stats_note_alloc(int proc, int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
+		      pid_t tid, uint64_t now_ns, const char *caller)
+{
+	on_alloc(proc, api, addr, bytes, kind, device, tid, now_ns, caller, false);
 }
 
 void stats_set_alloc_stack(int proc, uint64_t addr, uint32_t stack)
@@ -365,19 +379,87 @@ const char *stats_kernel_name(int proc, int kernel)
 	return name;
 }
 
-bool stats_on_free(int proc, uint64_t addr)
+/* in_place: the stubs counted the free (a free of an allocation their table held). */
+static bool on_free(int proc, uint64_t addr, bool in_place)
 {
 	bool known = false;
+	struct stats_alloc a;
 
 	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
-	/* Only frees of known allocations count, so that allocs - frees tracks what we saw. */
-	if (st && addr && alloc_forget(st, addr)) {
-		st->c.frees++;
+	/* Only frees of known allocations count, so that allocs - frees tracks what we saw. Where
+	 * the stubs counted the free, the tallies count it, unless their table never held the
+	 * allocation (made at a stop, or before the attach). */
+	if (st && addr && alloc_forget(st, addr, &a)) {
+		st->c.frees += !(in_place && a.in_place);
 		known = true;
 	}
 	pthread_mutex_unlock(&stats.lock);
 	return known;
+}
+
+bool stats_on_free(int proc, uint64_t addr)
+{
+	return on_free(proc, addr, false);
+}
+
+bool stats_note_free(int proc, uint64_t addr)
+{
+	return on_free(proc, addr, true);
+}
+
+size_t stats_live_in_place(int proc)
+{
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	size_t n = st ? st->live_in_place : 0;
+	pthread_mutex_unlock(&stats.lock);
+	return n;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct stats_alloc *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+void stats_sync_live(int proc, struct stats_alloc *table, size_t n)
+{
+	qsort(table, n, sizeof *table, by_addr);
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	if (!st) {
+		pthread_mutex_unlock(&stats.lock);
+		return;
+	}
+	/* Gone: held as the table's, not in the table any more (its free's record was lost). */
+	size_t pos = 0, n_gone = 0, cap_gone = 0;
+	uint64_t *gone = NULL;
+	for (const struct stats_alloc *a; (a = alloc_table_next(st->allocs, &pos));) {
+		if (!a->in_place || bsearch(a, table, n, sizeof *table, by_addr))
+			continue;
+		if (n_gone == cap_gone) {
+			cap_gone = cap_gone ? 2 * cap_gone : 64;
+			uint64_t *g = realloc(gone, cap_gone * sizeof *g);
+			if (!g)
+				break;
+			gone = g;
+		}
+		gone[n_gone++] = a->addr;
+	}
+	struct stats_alloc old;
+	for (size_t i = 0; i < n_gone; i++)
+		alloc_forget(st, gone[i], &old);
+	free(gone);
+	/* Come: in the table, not held (its record was lost, or is not read yet). */
+	for (size_t i = 0; i < n; i++)
+		if (table[i].addr && !alloc_table_find(st->allocs, table[i].addr)) {
+			table[i].pid = st->info.pid;
+			table[i].in_place = true;
+			table[i].caller = "";
+			alloc_record(st, &table[i]);
+		}
+	pthread_mutex_unlock(&stats.lock);
 }
 
 bool stats_is_device_ptr(int proc, uint64_t addr)
@@ -426,6 +508,97 @@ void stats_on_launch(int proc, int kernel, const uint32_t grid[3], const uint32_
 	pthread_mutex_unlock(&stats.lock);
 }
 
+void stats_set_launch_dims(int proc, int kernel, const uint32_t grid[3], const uint32_t block[3])
+{
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	struct stats_kernel *row = st ? kernel_table_row(st->kernels, kernel) : NULL;
+	if (row) {
+		memcpy(row->grid, grid, sizeof row->grid);
+		memcpy(row->block, block, sizeof row->block);
+	}
+	pthread_mutex_unlock(&stats.lock);
+}
+
+/* The adders below take differences (negative: taken back) from the stubs' tallies. */
+void stats_add_launches(int proc, int kernel, int64_t n)
+{
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	if (st) {
+		struct stats_kernel *row = kernel_table_row(st->kernels, kernel);
+		st->c.launches += (uint64_t)n;
+		if (row)
+			row->launches += (uint64_t)n;
+	}
+	pthread_mutex_unlock(&stats.lock);
+}
+
+void stats_add_call(int proc, int api, int64_t calls, int64_t errors, int64_t ns, int last_error, bool returns)
+{
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	if (st && api >= 0 && (size_t)api < st->n_api) {
+		struct stats_api *row = &st->api[api];
+		row->calls += (uint64_t)calls;
+		row->errors += (uint64_t)errors;
+		row->ns += (uint64_t)ns;
+		row->returns_seen |= returns;
+		if (errors > 0 && last_error)
+			row->last_error = last_error;
+	}
+	pthread_mutex_unlock(&stats.lock);
+}
+
+static void xfer_add_n(struct stats_xfer *x, int64_t calls, int64_t bytes, int64_t ns)
+{
+	x->calls += (uint64_t)calls;
+	x->bytes += (uint64_t)bytes;
+	x->ns += (uint64_t)ns;
+}
+
+void stats_add_copy(int proc, enum copy_dir dir, enum copy_mode mode, int64_t calls, int64_t bytes, int64_t ns)
+{
+	if ((unsigned)dir >= DIR_COUNT || (unsigned)mode >= COPY_MODE_COUNT)
+		return;
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	if (st)
+		xfer_add_n(&st->c.xfer[mode][dir], calls, bytes, ns);
+	pthread_mutex_unlock(&stats.lock);
+}
+
+void stats_add_memset(int proc, int64_t calls, int64_t bytes, int64_t ns)
+{
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	if (st)
+		xfer_add_n(&st->c.memset_, calls, bytes, ns);
+	pthread_mutex_unlock(&stats.lock);
+}
+
+void stats_add_sync(int proc, int64_t calls, int64_t ns)
+{
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	if (st) {
+		st->c.sync_calls += (uint64_t)calls;
+		st->c.sync_ns += (uint64_t)ns;
+	}
+	pthread_mutex_unlock(&stats.lock);
+}
+
+void stats_add_allocs(int proc, int64_t allocs, int64_t frees)
+{
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	if (st) {
+		st->c.allocs += (uint64_t)allocs;
+		st->c.frees += (uint64_t)frees;
+	}
+	pthread_mutex_unlock(&stats.lock);
+}
+
 static void xfer_add(struct stats_xfer *x, uint64_t bytes, uint64_t ns)
 {
 	x->calls++;
@@ -445,33 +618,38 @@ void stats_graph_define(int proc, uint64_t exec, const struct stats_graph_node *
 
 /* Each node of the graph ran once: its kernels, copies and memsets (no time of their own: a
  * graph's copies are not calls). */
-void stats_on_graph_launch(int proc, uint64_t exec)
+void stats_on_graph_launches(int proc, uint64_t exec, uint64_t n)
 {
 	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	struct graph_entry *e = st ? graph_table_get(st->graphs, exec) : NULL;
 	if (st)
-		st->c.graph_launches++;
+		st->c.graph_launches += n;
 	if (e) {
-		e->row.launches++;
+		e->row.launches += n;
 		for (uint32_t i = 0; i < e->n_kernels; i++) {
 			const struct graph_kernel *k = &e->kernels[i];
 			struct stats_kernel *row = kernel_table_row(st->kernels, k->kernel);
 			if (!row)
 				continue;
-			row->graph_launches += k->nodes;
-			st->c.graph_kernel_runs += k->nodes;
+			row->graph_launches += n * k->nodes;
+			st->c.graph_kernel_runs += n * k->nodes;
 			memcpy(row->grid, k->grid, sizeof row->grid);
 			memcpy(row->block, k->block, sizeof row->block);
 		}
 		for (int d = 0; d < DIR_COUNT; d++) {
-			st->c.graph_xfer[d].calls += e->copy[d].calls;
-			st->c.graph_xfer[d].bytes += e->copy[d].bytes;
+			st->c.graph_xfer[d].calls += n * e->copy[d].calls;
+			st->c.graph_xfer[d].bytes += n * e->copy[d].bytes;
 		}
-		st->c.graph_memset.calls += e->memset_.calls;
-		st->c.graph_memset.bytes += e->memset_.bytes;
+		st->c.graph_memset.calls += n * e->memset_.calls;
+		st->c.graph_memset.bytes += n * e->memset_.bytes;
 	}
 	pthread_mutex_unlock(&stats.lock);
+}
+
+void stats_on_graph_launch(int proc, uint64_t exec)
+{
+	stats_on_graph_launches(proc, exec, 1);
 }
 
 void stats_graph_forget(int proc, uint64_t exec)
@@ -569,8 +747,7 @@ void stats_on_lost(int proc, int api, uint64_t n)
 	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st && api >= 0 && (size_t)api < st->n_api) {
-		st->api[api].calls += n;
-		st->api[api].lost += n;
+		st->api[api].lost += n;	/* its calls are in the tallies */
 		st->c.lost += n;
 	}
 	pthread_mutex_unlock(&stats.lock);

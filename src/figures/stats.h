@@ -42,6 +42,7 @@ struct stats_alloc {
 	int16_t api;		/* index into the API table */
 	int8_t device;		/* current device of that thread, -1 if unknown */
 	uint8_t kind;		/* enum mem_kind */
+	bool in_place;		/* the stubs' live table holds it too (arch/tally.h): counted there */
 	const char *caller;	/* module that called the allocation function, "" if unknown;
 				 * interned by the stats module, valid for its life */
 	uint32_t stack;		/* its call stack (stacks.h), STACK_NONE if none was taken */
@@ -182,13 +183,24 @@ void stats_free(void);
 /* Feeding (tracer thread): each counts into process proc (none: -1 or an id not made). api is
  * an index into the API table. */
 void stats_on_call(int proc, int api, uint64_t ns, bool returned, int error);
-/* n calls of api that the stubs counted but could not record. */
+/* n calls of api whose records the stubs could not keep (their detail is missing; their
+ * totals come from the tallies). */
 void stats_on_lost(int proc, int api, uint64_t n);
 void stats_on_alloc(int proc, int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
 		    pid_t tid, uint64_t now_ns, const char *caller);
 /* The call stack (stacks.h) of the live allocation at addr, just recorded. */
 void stats_set_alloc_stack(int proc, uint64_t addr, uint32_t stack);
 bool stats_on_free(int proc, uint64_t addr);	/* false if addr was not a known allocation */
+/* The same, for allocations and frees the stubs counted in place (stats_add_allocs counts
+ * them): the live allocation only. */
+void stats_note_alloc(int proc, int api, uint64_t addr, uint64_t bytes, enum mem_kind kind, int device,
+		      pid_t tid, uint64_t now_ns, const char *caller);
+bool stats_note_free(int proc, uint64_t addr);
+/* The live allocations held as the stubs' table's (in_place), and that table read whole (n
+ * records, sorted here): those held and gone from the table are dropped (their free's record
+ * was lost), those in it and not held are added (their record was lost, or is not read yet). */
+size_t stats_live_in_place(int proc);
+void stats_sync_live(int proc, struct stats_alloc *table, size_t n);
 bool stats_is_device_ptr(int proc, uint64_t addr);	/* inside a live device or managed allocation */
 int stats_kernel_id(int proc, const char *name);	/* interns the name; -1 when the table is full */
 /* The name of kernel id kernel of process proc: valid for the module's life, and
@@ -197,6 +209,16 @@ const char *stats_kernel_name(int proc, int kernel);
 /* kernel: an id from stats_kernel_id; -1 (full table) counts under "(other kernels)".
  * grid and block may be NULL when not known. */
 void stats_on_launch(int proc, int kernel, const uint32_t grid[3], const uint32_t block[3]);
+/* A launch the stubs counted in place: its dimensions only (the last launch's). */
+void stats_set_launch_dims(int proc, int kernel, const uint32_t grid[3], const uint32_t block[3]);
+/* What the stubs' tallies add (figures/stats_calls.c reads them): differences, negative for
+ * what comes back out (a launch a capture held). */
+void stats_add_launches(int proc, int kernel, int64_t n);
+void stats_add_call(int proc, int api, int64_t calls, int64_t errors, int64_t ns, int last_error, bool returns);
+void stats_add_copy(int proc, enum copy_dir dir, enum copy_mode mode, int64_t calls, int64_t bytes, int64_t ns);
+void stats_add_memset(int proc, int64_t calls, int64_t bytes, int64_t ns);
+void stats_add_sync(int proc, int64_t calls, int64_t ns);
+void stats_add_allocs(int proc, int64_t allocs, int64_t frees);
 /* An executable graph and its nodes (instantiated, or updated: keep_id keeps its row's id and
  * launches); known false when its nodes cannot be learnt. Nodes are copied. */
 void stats_graph_define(int proc, uint64_t exec, const struct stats_graph_node *nodes, uint32_t n, bool known,
@@ -204,6 +226,7 @@ void stats_graph_define(int proc, uint64_t exec, const struct stats_graph_node *
 /* One launch of exec: each of its nodes runs once (an exec never defined gets a row of its own,
  * nodes not known). */
 void stats_on_graph_launch(int proc, uint64_t exec);
+void stats_on_graph_launches(int proc, uint64_t exec, uint64_t n);	/* n launches of exec */
 /* exec was destroyed (its row stays; its handle may name a new graph later). */
 void stats_graph_forget(int proc, uint64_t exec);
 void stats_on_copy(int proc, enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns);

@@ -170,6 +170,12 @@ bool kernels_named(const struct tracee *p, uint64_t value)
 	return e && !e->unknown && !e->recheck;
 }
 
+bool kernels_unknown(const struct tracee *p, uint64_t value)
+{
+	const struct entry *e = lookup(p, value);
+	return !e || e->unknown;
+}
+
 bool kernels_recheck(struct tracee *p, uint64_t value)
 {
 	struct entry *e = lookup(p, value);

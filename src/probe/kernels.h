@@ -28,6 +28,7 @@ int kernels_id_of(struct tracee *p, pid_t pid, uint64_t value);
  * asking the driver about). */
 bool kernels_seen(const struct tracee *p, uint64_t value);
 bool kernels_named(const struct tracee *p, uint64_t value);	/* learned, not "kernel@0x…", not to recheck */
+bool kernels_unknown(const struct tracee *p, uint64_t value);	/* not looked up, or "kernel@0x…" */
 /* Module loading returned value again, recorded after the return (the name it was asked for
  * is not read then: the caller's buffer may hold another by now). Named already, it keeps its
  * name but is no longer kernels_named, so that the driver is asked again at its next launch

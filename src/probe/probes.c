@@ -289,6 +289,8 @@ static int stub_for(const struct tracee *p, const struct api_spec *spec)
 		return -1;
 	if (cuda_api_out_pointer(spec) && (spec->arg_out > 6 || spec->arg_pitch_out > 6))
 		return -1;	/* the stub records the register arguments only */
+	if (spec->op == OP_COPY && spec->arg_kind > 6)
+		return -1;	/* a copy's direction on the stack (cudaMemcpy2D's kind): read at the int3 */
 	return LR_STUB_CALL;
 }
 

@@ -11,6 +11,7 @@
 #include "cuda_api.h"
 #include "launchring.h"
 #include "memory.h"
+#include "tally_spec.h"
 #include "threads.h"
 #include "tracee.h"
 
@@ -31,7 +32,18 @@ struct tallies_state {
 	struct seen_handle *handles;
 	size_t n_handles, cap_handles;
 	uint64_t launch_calls;	/* launch probes' calls at the last read of the handles' counts */
+	uint64_t dropped;	/* allocations gputop took out of the live table (tallies_drop_alloc) */
 };
+
+/* Scratch space of the reads, kept off the stack (the tracer's thread only): nothing is kept
+ * in it from one read to the next. */
+static struct {
+	struct tally_probe now[TALLY_PROBES];	/* 456 KiB */
+	struct mem_range ranges[MEM_READV_MAX];
+	int which[TALLY_PROBES];
+	uint64_t pairs[MEM_READV_MAX][2];
+	struct tally_live live[8192];	/* 256 KiB: a read of the live table */
+} scratch;
 
 struct tallies_state *tallies_state_new(void)
 {
@@ -103,9 +115,9 @@ static void diff(const struct tally_probe *now, const struct tally_probe *before
 static void read_probes(struct tracee *p, uint64_t base, const struct tallies_reader *r, void *arg)
 {
 	struct tallies_state *st = p->tallies;
-	static struct tally_probe now[TALLY_PROBES];	/* 448 KiB: off the stack */
-	static struct mem_range ranges[MEM_READV_MAX];
-	static int which[TALLY_PROBES];
+	struct tally_probe *now = scratch.now;
+	struct mem_range *ranges = scratch.ranges;
+	int *which = scratch.which;
 	int n = launchring_probes(p), moved = 0;
 	for (int i0 = 0; i0 < n; i0 += MEM_READV_MAX) {
 		int k = n - i0 < MEM_READV_MAX ? n - i0 : MEM_READV_MAX;
@@ -177,8 +189,8 @@ static void read_new_handles(struct tracee *p, uint64_t base)
 static void read_handles(struct tracee *p, uint64_t base, const struct tallies_reader *r, void *arg)
 {
 	struct tallies_state *st = p->tallies;
-	static struct mem_range ranges[MEM_READV_MAX];
-	static uint64_t pairs[MEM_READV_MAX][2];
+	struct mem_range *ranges = scratch.ranges;
+	uint64_t (*pairs)[2] = scratch.pairs;
 	read_new_handles(p, base);
 	for (size_t i0 = 0; i0 < st->n_handles; i0 += MEM_READV_MAX) {
 		int k = st->n_handles - i0 < MEM_READV_MAX ? (int)(st->n_handles - i0) : MEM_READV_MAX;
@@ -227,6 +239,45 @@ void tallies_read(struct tracee *p, const struct tallies_reader *r, void *arg)
 	}
 }
 
+uint64_t tallies_live_count(const struct tracee *p)
+{
+	const struct tallies_state *st = p->tallies;
+	struct tally_spec spec;
+	uint64_t n = 0;
+	for (int i = 0; i < launchring_probes(p); i++) {
+		int api = launchring_probe_api(p, i);
+		if (api < 0)
+			continue;
+		cuda_tally_spec(cuda_api_get(api), &spec);
+		if (spec.effect == TALLY_INSERT)
+			n += st->last[i].live_count;
+	}
+	return n > st->dropped ? n - st->dropped : 0;
+}
+
+void tallies_drop_alloc(struct tracee *p, uint64_t addr)
+{
+	const uint32_t mask = (1u << TALLY_LIVE_BITS) - 1;
+	uint64_t base = area(p);
+	uint32_t at = tally_slot(addr, TALLY_LIVE_BITS);
+	if (!base || addr <= TALLY_BUSY)
+		return;
+	for (uint32_t i = 0; i < TALLY_WINDOW; i++) {
+		uint64_t slot = base + offsetof(struct tally_area, live) + (uint64_t)((at + i) & mask) * sizeof(struct tally_live);
+		uint64_t key, gone = TALLY_GONE;
+		if (read_any(p, slot, &key, sizeof key) < 0 || key == TALLY_EMPTY)
+			return;
+		/* The first slot of addr, the oldest, as a free the stub saw would take: no stub
+		 * writes a slot holding a live address but to free that address, which the
+		 * program just did through a stop. */
+		if (key == addr) {
+			if (launchring_io(p, slot, &gone, sizeof gone, true) == 0)
+				p->tallies->dropped++;
+			return;
+		}
+	}
+}
+
 uint64_t tallies_registered_name(const struct tracee *p, uint64_t key)
 {
 	const uint32_t size = 1u << TALLY_NAME_BITS;
@@ -251,15 +302,15 @@ uint64_t tallies_registered_name(const struct tracee *p, uint64_t key)
 
 int tallies_live(struct tracee *p, void (*each)(const struct tallies_alloc *a, void *arg), void *arg)
 {
-	enum { CHUNK = 8192 };	/* 256 KiB a read */
-	static struct tally_live buf[CHUNK];
+	enum { CHUNK = sizeof scratch.live / sizeof scratch.live[0] };
+	struct tally_live *buf = scratch.live;
 	uint64_t base = area(p);
 	int n = 0;
 	if (!base)
 		return -ENOENT;
 	for (uint32_t i0 = 0; i0 < (1u << TALLY_LIVE_BITS); i0 += CHUNK) {
 		int err = read_any(p, base + offsetof(struct tally_area, live) + (uint64_t)i0 * sizeof buf[0], buf,
-				   sizeof buf);
+				   sizeof scratch.live);
 		if (err < 0)
 			return err;
 		for (int i = 0; i < CHUNK; i++) {

@@ -46,6 +46,10 @@ struct tallies_alloc {
 /* Calls each for every allocation live in the table (a whole read: ~4 MiB); returns how many,
  * or -errno. */
 int tallies_live(struct tracee *p, void (*each)(const struct tallies_alloc *a, void *arg), void *arg);
+/* The allocations the live table holds, by its counts at the last tallies_read. */
+uint64_t tallies_live_count(const struct tracee *p);
+/* addr was freed through a stop (no stub saw the free): it leaves the live table, if there. */
+void tallies_drop_alloc(struct tracee *p, uint64_t addr);
 /* The device bytes (of TALLY_PEAK probes) live now and at their peak, since the area was made. */
 int tallies_device_bytes(const struct tracee *p, uint64_t *now, uint64_t *peak);
 

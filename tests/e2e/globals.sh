@@ -12,6 +12,8 @@ command -v objdump >/dev/null || skip "no objdump (binutils)"
 MAX=40
 objects=()
 for c in "$ROOT"/src/*.c "$ROOT"/src/*/*.c "$ROOT"/arch/*.c "$ROOT"/ui/*.c; do
+	# arch/tally.c runs in the program, not in gputop (the Makefile checks it has no data)
+	[ "${c##*/}" = tally.c ] && continue
 	o=$ROOT/build/${c#"$ROOT"/}
 	o=${o%.c}.o
 	[ -f "$o" ] || bail "$o is built (make)"

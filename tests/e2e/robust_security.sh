@@ -106,11 +106,13 @@ flags=$(grep -m1 '^flags' /proc/cpuinfo)
 rw_want=0
 if grep -qw constant_tsc <<<"$flags" && grep -qw nonstop_tsc <<<"$flags"; then
 	# retfast.c's record table (128 KiB) and the launch ring with the call stub's records
-	# (stub_layout.h LR_SIZE: the launch records' offset, LR_CAP launch records, then
-	# LR_DONE_CAP records of the calls' ring): the kernel may merge the two into one mapping.
+	# and the tallies (stub_layout.h LR_SIZE: the launch records' offset, LR_CAP launch
+	# records, LR_DONE_CAP records of the calls' ring, then LR_TALLY_SIZE bytes of tallies, in
+	# whole pages): the kernel may merge the two into one mapping.
 	layout() { awk -v k="$1" '$1 == "#define" && $2 == k { print $3 }' "$ROOT/arch/stub_layout.h"; }
-	rw_want=$((131072 + $(layout LR_OFF_RECORDS) + $(layout LR_CAP) * $(layout LR_RECORD_SIZE) +
-		$(layout LR_DONE_CAP) * $(layout LR_CALL_SIZE)))
+	ring=$(($(layout LR_OFF_RECORDS) + $(layout LR_CAP) * $(layout LR_RECORD_SIZE) +
+		$(layout LR_DONE_CAP) * $(layout LR_CALL_SIZE) + $(layout LR_TALLY_SIZE)))
+	rw_want=$((131072 + (ring + 4095) / 4096 * 4096))
 fi
 rx_got=$(awk '$2 == "r-xp"' <<<"$new_maps" | while read -r range perms name; do
 	echo $((16#${range#*-} - 16#${range%-*})); done | awk "{ s += \$1 } END { print s + 0 }")

@@ -17,6 +17,26 @@ struct config config;
 
 static uint8_t memory[FAKE_MEM_SIZE];
 static int code_writes;
+static struct {
+	uint64_t addr;
+	uint8_t *buf;
+	size_t len;
+} region;
+
+void fake_memory_region(uint64_t addr, void *buf, size_t len)
+{
+	region.addr = addr;
+	region.buf = buf;
+	region.len = len;
+}
+
+/* The region's bytes at addr, if [addr, addr + n) lies in it. */
+static uint8_t *in_region(uint64_t addr, size_t n)
+{
+	if (region.buf && n <= region.len && addr >= region.addr && addr - region.addr <= region.len - n)
+		return region.buf + (addr - region.addr);
+	return NULL;
+}
 
 void fake_memory_clear(void)
 {
@@ -56,15 +76,35 @@ int fake_code_writes(void)
 int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	(void)pid;
+	uint8_t *r = in_region(addr, len);
+	if (r) {
+		memcpy(buf, r, len);
+		return 0;
+	}
 	if (!inside(addr, len))
 		return -EFAULT;
 	memcpy(buf, &memory[addr - FAKE_MEM], len);
 	return 0;
 }
 
+int mem_readv(pid_t pid, const struct mem_range *r, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int err = mem_read(pid, r[i].addr, r[i].buf, r[i].len);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
 int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
 	(void)pid;
+	uint8_t *r = in_region(addr, len);
+	if (r) {
+		memcpy(r, buf, len);
+		return 0;
+	}
 	if (!inside(addr, len))
 		return -EFAULT;
 	memcpy(&memory[addr - FAKE_MEM], buf, len);

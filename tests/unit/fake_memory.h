@@ -15,6 +15,8 @@
 
 /* Every byte 0 again. */
 void fake_memory_clear(void);
+/* Reads and writes of [addr, addr + len) go to buf as well (one such region: the tallies'). */
+void fake_memory_region(uint64_t addr, void *buf, size_t len);
 /* The 8-byte word at addr of the fake memory (addr inside it; aborts otherwise). */
 uint64_t *fake_word(uint64_t addr);
 /* The n bytes at addr (inside it; aborts otherwise). */

@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "breakpoints.h"
 #include "hit.h"
 #include "kernels.h"
+#include "memory.h"
 #include "probes.h"
 #include "rescue.h"
 #include "retfast.h"
@@ -20,6 +22,9 @@
 #include "stacks.h"
 #include "stats.h"
 #include "symbols.h"
+#include "tallies.h"
+#include "tally.h"
+#include "tally_spec.h"
 #include "threads.h"
 #include "tracee.h"
 #include "xol.h"
@@ -52,13 +57,35 @@ static int n_names;
 static struct bp *bps[32];
 static int n_bps;
 
+/* The stubs' tallies (arch/tally.h), kept by the real arch/tally.c as the stubs would keep them
+ * for the records the test hands in, at FAKE_RING + LR_OFF_TALLY of the fake memory, where the
+ * real probe/tallies.c reads them. A probe's index is its API row. */
+#define FAKE_RING 0x7e0000000000ull
+static struct tally_area *area;
+
+static void tallies_fresh(void)
+{
+	if (!area)
+		area = mmap(NULL, sizeof *area, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		abort();
+	memset(area, 0, sizeof *area);
+	for (int i = 0; i < cuda_api_count() && i < TALLY_PROBES; i++)
+		cuda_tally_spec(cuda_api_get(i), &area->spec[i]);
+	fake_memory_region(FAKE_RING + LR_OFF_TALLY, area, sizeof *area);
+}
+
 void fake_tracee_init(pid_t pid)
 {
 	if (process.hit)
 		hit_state_free(process.hit);
 	if (process.threads)
 		threads_state_free(process.threads);
-	process = (struct tracee){ .pid = pid, .threads = threads_state_new(), .hit = hit_state_new() };
+	if (process.tallies)
+		tallies_state_free(process.tallies);
+	process = (struct tracee){ .pid = pid, .threads = threads_state_new(), .hit = hit_state_new(),
+				   .tallies = tallies_state_new() };
+	tallies_fresh();
 	tracee = &process;
 	fake_memory_clear();
 	n_done = n_flight = n_graphs = n_names = n_bps = 0;
@@ -76,6 +103,8 @@ void fake_calls(const struct lr_call *d, int nd, const struct lr_call *f, int nf
 {
 	if (nd)
 		memcpy(done, d, (size_t)nd * sizeof *d);
+	for (int i = 0; i < nd; i++)	/* each returned through the call stub's return */
+		tally_entry(area, TALLY_OP_RETURN, (uint64_t)(uintptr_t)&d[i], 0);
 	if (nf)
 		memcpy(flight, f, (size_t)nf * sizeof *f);
 	n_done = nd;
@@ -87,6 +116,12 @@ void fake_ring(int api, const uint64_t w[8], int n, int lost_api, uint64_t n_los
 	ring.api = api;
 	if (w)
 		memcpy(ring.w, w, sizeof ring.w);
+	/* The launch stub counted each, recorded or dropped, under its handle. */
+	uint8_t key = area->spec[api].key;
+	for (int i = 0; i < n; i++)
+		tally_entry(area, TALLY_OP_LAUNCH, (uint64_t)api, w && key ? w[key] : 0);
+	for (uint64_t i = 0; i < n_lost; i++)
+		tally_entry(area, TALLY_OP_LAUNCH, (uint64_t)lost_api, w && key ? w[key] : 0);
 	ring.n = n;
 	ring.lost_api = lost_api;
 	ring.n_lost = n_lost;
@@ -176,6 +211,26 @@ struct bp *bp_find(const struct tracee *p, uint64_t addr)
 struct bp *bp_iter(const struct tracee *p, uint32_t *cursor)
 {
 	return *cursor < (uint32_t)n_bps ? bps[(*cursor)++] : NULL;
+}
+
+uint64_t launchring_base(const struct tracee *p)
+{
+	return FAKE_RING;
+}
+
+int launchring_probes(const struct tracee *p)
+{
+	return cuda_api_count() < TALLY_PROBES ? cuda_api_count() : TALLY_PROBES;
+}
+
+uint32_t launchring_generation(const struct tracee *p)
+{
+	return 1;
+}
+
+int launchring_io(const struct tracee *p, uint64_t addr, void *buf, size_t len, bool write)
+{
+	return write ? mem_write(p->pid, addr, buf, len) : mem_read(p->pid, addr, buf, len);
 }
 
 int launchring_probe_api(const struct tracee *p, int probe)
@@ -339,6 +394,12 @@ bool kernels_named(const struct tracee *p, uint64_t value)
 {
 	(void)value;
 	return true;	/* the driver is never asked */
+}
+
+bool kernels_unknown(const struct tracee *p, uint64_t value)
+{
+	(void)value;
+	return false;	/* its launches count at once, under its name or "kernel@0x…" */
 }
 
 bool kernels_recheck(struct tracee *p, uint64_t value)

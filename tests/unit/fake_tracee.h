@@ -28,7 +28,9 @@ void fake_tracee_init(pid_t pid);
 /* Return addresses in [lo, hi) are inside a CUDA module (probes_in_scope). */
 void fake_cuda_module(uint64_t lo, uint64_t hi);
 /* What the call stub recorded since the last look (hit_collect_returns takes them), and the calls
- * still in flight then. A record's probe is its API row + 1. */
+ * still in flight then. A record's probe is its API row + 1. The records done are tallied as the
+ * stub would (arch/tally.c: hit_read_tallies reads them), as are the ring's launches below,
+ * recorded or lost (their handle: w's). */
 void fake_calls(const struct lr_call *done, int n_done, const struct lr_call *in_flight, int n_in_flight);
 /* What the launch ring holds for the next drain (hit_drain_launches): n records of row api of
  * words w (stub_layout.h: probe + 1, the six register arguments, the first stack one), and

@@ -125,10 +125,12 @@ static void test_calls_and_reset(void)
 	check(s.launches == 1 && s.n_kernel == 1 && s.kernel[0].launches == 1 &&
 	      s.kernel[0].grid[0] == 4 && s.kernel[0].block[0] == 256, "launch with its dimensions");
 	stats_snapshot_free(&s);
-	stats_on_lost(0, malloc_, 3);	/* counted by a stub, not recorded */
+	stats_on_lost(0, malloc_, 3);	/* records a stub could not keep: the tallies count the calls */
+	stats_add_call(0, malloc_, 3, 1, 900, 2, true);	/* which the tallies then add */
 	s = snap();
-	check(s.api[malloc_].calls == 5 && s.api[malloc_].lost == 3 && s.lost == 3 && s.api[malloc_].ns == 4000,
-	      "lost calls: counted as calls, and as lost, with no time");
+	check(s.api[malloc_].calls == 5 && s.api[malloc_].lost == 3 && s.lost == 3 && s.api[malloc_].ns == 4900 &&
+		      s.api[malloc_].errors == 2 && s.api[malloc_].last_error == 2,
+	      "lost records: their detail counted as lost, their calls, errors and time from the tallies");
 	stats_snapshot_free(&s);
 
 	stats_reset();

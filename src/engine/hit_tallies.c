@@ -1,0 +1,121 @@
+/* hit_tallies.c — the stubs' tallies (probe/tallies.h), read and handed to the consumers
+ * (account.h): where every total of a call a stub counts comes from, however late gputop reads
+ * them. Memory reads only; nothing here stops a thread. */
+#include "hit.h"
+#include "hit_internal.h"
+#include "account.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "cuda_api.h"
+#include "kernels.h"
+#include "retfast.h"
+#include "stats.h"
+#include "tallies.h"
+#include "threads.h"
+#include "tracee.h"
+
+/* A handle no name is known for yet (its first launch's park was not served: gputop was late,
+ * frozen or busy) waits this long before its launches count under "kernel@0x…": it is named at
+ * its next launch, which parks, so that its launches are not split between two rows. (A handle
+ * module loading returned again counts under the name it had until a park names it anew:
+ * park.c reads the tallies before.) */
+#define NAME_WAIT_NS 2000000000ull
+
+struct reading {
+	bool final;
+	uint64_t now;
+};
+
+static void on_probe(struct tracee *p, int api, const struct tally_probe *d, void *arg)
+{
+	struct cuda_tally t = {
+		.spec = cuda_api_get(api), .api = (int16_t)api, .calls = d->calls, .untimed = d->untimed,
+		.errors = d->errors, .last_error = (int)d->last_error, .ns = retfast_ticks_to_ns(d->ticks),
+		.effects = d->effects, .unmatched = d->unmatched,
+	};
+	_Static_assert(CUDA_TALLY_CLASSES == TALLY_CLASSES, "the classes of the tallies");
+	if (!t.spec)
+		return;
+	memcpy(t.class_calls, d->class_calls, sizeof t.class_calls);
+	memcpy(t.class_sum, d->class_sum, sizeof t.class_sum);
+	for (int k = 0; k < TALLY_CLASSES; k++)
+		t.class_ns[k] = retfast_ticks_to_ns(d->class_ticks[k]);
+	account_tally(p, &t);
+}
+
+static bool on_launches(struct tracee *p, int api, uint64_t handle, uint64_t n, uint64_t first_ns, void *arg)
+{
+	const struct reading *r = arg;
+	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
+	int kernel = -1;
+	if (!s)
+		return true;
+	if (s->op == OP_LAUNCH) {
+		kernel = kernels_id_of(p, p->pid, handle);
+		if (kernels_unknown(p, handle) && !r->final && (r->now < first_ns || r->now - first_ns < NAME_WAIT_NS))
+			return false;
+	}
+	account_launched(p, s, handle, kernel, n);
+	return true;
+}
+
+/* The live table read whole, as the figures' allocations. */
+struct live_read {
+	struct tracee *p;
+	struct stats_alloc *a;
+	size_t n, cap;
+};
+
+static void on_live(const struct tallies_alloc *a, void *arg)
+{
+	struct live_read *lr = arg;
+	const struct api_spec *s = a->api >= 0 ? cuda_api_get(a->api) : NULL;
+	struct thread *t = hit_thread_with_pointer(lr->p, a->thread);
+	if (lr->n == lr->cap) {
+		size_t cap = lr->cap ? 2 * lr->cap : 1024;
+		struct stats_alloc *m = realloc(lr->a, cap * sizeof *m);
+		if (!m)
+			return;
+		lr->a = m;
+		lr->cap = cap;
+	}
+	int device = t ? hit_thread_device(lr->p, t) : -1;	/* as its record would have said */
+	lr->a[lr->n++] = (struct stats_alloc){
+		.addr = a->addr, .bytes = a->bytes, .t_ns = retfast_tsc_to_mono(a->tsc), .tid = t ? t->tid : lr->p->pid,
+		.api = (int16_t)a->api, .device = (int8_t)(device >= 0 && device < 128 ? device : -1),
+		.kind = (uint8_t)(!s ? MEM_DEVICE : s->flags & API_HOST ? MEM_HOST : s->flags & API_MANAGED ? MEM_MANAGED
+									     : MEM_DEVICE),
+	};
+}
+
+/* The figures' live allocations made the table's again, where a record of an allocation or a
+ * free was lost (the figures then differ from the table), at most every SYNC_NS but for the
+ * last read. A whole read of the table, ~4 MiB: only then. */
+#define SYNC_NS 200000000ull
+static void sync_live(struct tracee *p, bool final, uint64_t now)
+{
+	struct hit_state *st = p->hit;
+	bool differ = tallies_live_count(p) != stats_live_in_place(p->stats_id);
+	if (!differ && !st->live_records_lost)
+		return;
+	if (!final && now - st->live_synced_ns < SYNC_NS)
+		return;
+	struct live_read lr = { .p = p };
+	if (tallies_live(p, on_live, &lr) >= 0) {
+		stats_sync_live(p->stats_id, lr.a, lr.n);
+		st->live_records_lost = false;
+		st->live_synced_ns = now;
+	}
+	free(lr.a);
+}
+
+void hit_read_tallies(struct tracee *p, bool final)
+{
+	static const struct tallies_reader reader = { .probe = on_probe, .launches = on_launches };
+	struct reading r = { .final = final, .now = now_ns() };
+	tallies_read(p, &reader, &r);
+	sync_live(p, final, r.now);
+}
