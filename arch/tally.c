@@ -59,8 +59,9 @@ INLINE uint64_t operand(const uint64_t *rec, unsigned where)
 	return 0;
 }
 
-/* One more launch of handle. A new handle takes the first empty slot of its window (another
- * thread taking the same handle there at once: it is counted where that one put it). */
+/* One more launch of handle. A new handle takes the first empty slot of its window and the
+ * next index of the dense arrays (another thread taking the same handle there at once: it is
+ * counted where that one put it). */
 INLINE void handle_count(struct tally_area *t, uint64_t probe, uint64_t handle)
 {
 	const uint32_t mask = (1u << TALLY_HANDLE_BITS) - 1;
@@ -68,21 +69,21 @@ INLINE void handle_count(struct tally_area *t, uint64_t probe, uint64_t handle)
 	if (handle <= TALLY_BUSY)	/* no function: counted by its probe only */
 		return;
 	for (uint32_t i = 0; i < TALLY_WINDOW; i++) {
-		uint32_t slot = (at + i) & mask;
-		struct tally_handle *h = &t->handle[slot];
+		struct tally_handle *h = &t->handle[(at + i) & mask];
 		uint64_t k = load(&h->key);
 		if (k == TALLY_EMPTY && claim(&h->key, TALLY_EMPTY, TALLY_BUSY)) {
-			h->probe = probe;
-			publish(&h->key, handle);
+			/* Fewer indexes than slots: one is always there. */
 			uint64_t n = __atomic_fetch_add(&t->head.handles_used, 1, __ATOMIC_RELAXED);
-			if (n < (1u << TALLY_HANDLE_BITS))
-				__atomic_store_n(&t->order[n], slot + 1, __ATOMIC_RELEASE);
-			add(&h->count, 1);
+			h->index = n;
+			publish(&h->key, handle);
+			t->launched[n].probe = probe;
+			publish(&t->launched[n].key, handle);
+			add(&t->launches[n], 1);
 			add(&t->probe[probe].effects, 1);
 			return;
 		}
 		if (k == handle || settled(&h->key) == handle) {
-			add(&h->count, 1);
+			add(&t->launches[h->index], 1);
 			add(&t->probe[probe].effects, 1);
 			return;
 		}

@@ -74,11 +74,16 @@ struct tally_probe {
 #define TALLY_GONE		1
 #define TALLY_BUSY		2
 
+/* A handle's slot of the hash table: where its figures are in the dense arrays below, so that
+ * gputop reads every handle's count at once (launches[0, handles_used)). */
 struct tally_handle {
 	uint64_t key;		/* the function handle (or executable graph) launched */
-	uint64_t count;
+	uint64_t index;		/* in launched[] and launches[] (written before the key) */
+};
+
+struct tally_launched {
+	uint64_t key;		/* the handle, written last (0: not yet) */
 	uint64_t probe;		/* the probe of its first launch */
-	uint64_t pad;
 };
 
 struct tally_live {
@@ -95,7 +100,7 @@ struct tally_name {
 };
 
 struct tally_head {
-	uint64_t handles_used;	/* slots taken in handle[], in order[] (may pass the table's size) */
+	uint64_t handles_used;	/* handles taken: entries of launched[] and launches[] in use */
 	uint64_t device_bytes;	/* live bytes of TALLY_PEAK probes, and their peak */
 	uint64_t device_peak;
 	uint64_t pad[5];
@@ -105,7 +110,8 @@ struct tally_area {	/* LR_TALLY_SIZE bytes */
 	struct tally_head head;
 	struct tally_spec spec[TALLY_PROBES];
 	struct tally_probe probe[TALLY_PROBES];
-	uint32_t order[1u << TALLY_HANDLE_BITS];	/* handle slots as taken, slot + 1 (0: not yet) */
+	uint64_t launches[1u << TALLY_HANDLE_BITS];	/* by index, in the order handles came */
+	struct tally_launched launched[1u << TALLY_HANDLE_BITS];
 	struct tally_handle handle[1u << TALLY_HANDLE_BITS];
 	struct tally_live live[1u << TALLY_LIVE_BITS];
 	struct tally_name name[1u << TALLY_NAME_BITS];

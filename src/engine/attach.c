@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "config.h"
 #include "hit.h"
+#include "hit_tallies.h"
 #include "kernels.h"
 #include "log.h"
 #include "memory.h"
@@ -197,11 +198,13 @@ int tracer_settle_after_exec(struct thread *t)
 }
 
 /* Maps the trampoline page and probes what is loaded. Every thread is stopped. */
-/* What the stubs recorded so far, counted: before a CUDA graph's capture begins or ends. */
+/* What the stubs recorded and counted so far: before a CUDA graph's capture begins or ends, or
+ * an executable graph is made anew or destroyed (the launches counted ran its nodes until now). */
 static void count_records(struct tracee *p, uint64_t now)
 {
 	hit_collect_returns(p, now);
 	hit_drain_launches(p);
+	hit_read_tallies(p, HIT_TALLY_WHOLE);
 }
 
 int tracer_setup_image(struct tracee *p, struct thread *t)

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "frame.h"
 #include "hit.h"
+#include "hit_tallies.h"
 #include "launchring.h"
 #include "log.h"
 #include "memory.h"
@@ -182,7 +183,7 @@ int tracer_detach(struct tracee *p)
 	int restore_err = bp_disarm_all(p);
 	hit_collect_returns(p, now_ns());	/* what the stub recorded before everyone stopped */
 	hit_drain_launches(p);	/* a thread waiting for room in the ring gets it */
-	hit_read_tallies(p, false);
+	hit_read_tallies(p, HIT_TALLY_WHOLE);
 	torch_flush(p);	/* PyTorch's last blocks, and its allocator's totals with every thread held */
 	it = 0;
 	bool all_out = true;
@@ -193,7 +194,7 @@ int tracer_detach(struct tracee *p)
 	struct thread *injector = tracer_injectable_thread(p);
 	if (xol_ready(p)) {
 		hit_drain_launches(p);	/* the last launches, those of threads brought out included */
-		hit_read_tallies(p, true);	/* the last totals: the area goes */
+		hit_read_tallies(p, HIT_TALLY_LAST);	/* the last totals: the area goes */
 		if (!all_out)
 			log_warn("a thread of %d could not be brought out of gputop's code: its pages stay "
 				 "mapped (they work without gputop)", p->pid);

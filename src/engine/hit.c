@@ -6,6 +6,7 @@
  * read. No ptrace here beyond memory reads and writes. */
 #define _GNU_SOURCE
 #include "hit.h"
+#include "hit_tallies.h"
 #include "hit_internal.h"
 #include "account.h"
 #include "frame.h"
@@ -114,21 +115,23 @@ void hit_call_return(struct tracee *p, struct thread *t, struct cuda_call *c, co
 
 /* Calls probed at entry only: driver launches of kernels and graphs (one stop each, where the
  * launch ring cannot take them) and kernel registration, which only names. */
-/* tallied: a launch stub's park, which counted the launch in place (arch/tally.h). */
+/* tallied: a launch stub's park, which counted the launch in place (arch/tally.h); counted
+ * false: made inside another traced call, which counts (its tallies come back out). */
 static void entry_only(struct tracee *p, struct thread *t, int api, const arch_regs_t *r, const uint64_t *a,
-		       bool sampled, bool tallied)
+		       bool sampled, bool tallied, bool counted)
 {
 	struct cuda_call c;
 	hit_call_from_args(p, t, api, a, &c);
 	if (c.op != OP_LAUNCH && c.op != OP_GRAPH_LAUNCH && !(c.op == OP_KERNEL_NAME && c.name.src == NAME_REGISTER))
 		return;
-	c.counted = c.op != OP_KERNEL_NAME;
+	c.counted = counted && c.op != OP_KERNEL_NAME;
 	c.tallied = tallied;
 	c.device = hit_thread_device(p, t);
 	c.thread_device = t->device;
 	if (c.op == OP_LAUNCH) {
 		int kernel = c.launch.kernel = kernel_names_id(p, t, c.launch.handle);
-		if (kernel >= 0 && ((sampled && config.stack_depth > 0) || stack_capture_launch_due(p, kernel, now_ns())))
+		if (counted && kernel >= 0 &&
+		    ((sampled && config.stack_depth > 0) || stack_capture_launch_due(p, kernel, now_ns())))
 			c.stack = stack_capture_launch(p, t, r);
 	}
 	account_call(p, t, &c);
@@ -297,8 +300,13 @@ void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, b
 	 * otherwise: after an attach, handles named from the program's data trap once each too.) */
 	bool sampled = (config.stacks & CONFIG_STACKS_LAUNCHES) && kernels_seen(p, handle);
 	bool top = !t->guest && !is_nested(p, t, &entry, s);
-	if (top)
-		entry_only(p, t, api, &entry, a, sampled, true);
+	/* The launches the stub counted so far (it counts this one after the park) go under the
+	 * name the handle had, before it is named anew here. A launch inside another traced call
+	 * (the driver's, inside the runtime's launch that loaded the driver) is named all the same,
+	 * so that its later launches are; that call counts it, and its tally comes back out. */
+	hit_read_launches_of(p, handle);
+	if (!t->guest)
+		entry_only(p, t, api, &entry, a, sampled, true, top);
 	p->hit->top_entry = top ? t->tid : 0;
 	launchring_seen(p, handle);
 	if (s->op == OP_LAUNCH)	/* sampled launch sites: kernels only, not executable graphs */
@@ -361,7 +369,7 @@ void hit_entry(struct tracee *p, struct thread *t, const struct bp *b, arch_regs
 	if (load_args(p, t->tid, s, r, a, with_return ? &ret : NULL) < 0)
 		return;	/* unreadable stack: let the call go untraced rather than guess */
 	if (!with_return) {
-		entry_only(p, t, b->api, &at_entry, a, false, false);
+		entry_only(p, t, b->api, &at_entry, a, false, false, true);
 		return;
 	}
 	uint64_t slot = arch_return_slot(r);

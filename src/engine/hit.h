@@ -50,9 +50,6 @@ void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, b
  * index-th), whose return is counted later (hit_records.c). The thread goes on after the int3. */
 void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int index);
 void hit_drain_launches(struct tracee *p);
-/* What the stubs tallied in place since the last read (probe/tallies.h), to the consumers;
- * final: the last read before the tallies go (a detach, an exit): nothing waits any more. */
-void hit_read_tallies(struct tracee *p, bool final);
 
 /* The engine's consumers of calls (cuda/cuda_call.h), which the session registers
  * (account.h). devices_consumer (hit_devices.c): what calls say of devices and NCCL to the

@@ -1,7 +1,7 @@
 /* hit_tallies.c — the stubs' tallies (probe/tallies.h), read and handed to the consumers
  * (account.h): where every total of a call a stub counts comes from, however late gputop reads
  * them. Memory reads only; nothing here stops a thread. */
-#include "hit.h"
+#include "hit_tallies.h"
 #include "hit_internal.h"
 #include "account.h"
 
@@ -112,10 +112,24 @@ static void sync_live(struct tracee *p, bool final, uint64_t now)
 	free(lr.a);
 }
 
-void hit_read_tallies(struct tracee *p, bool final)
+static const struct tallies_reader reader = { .probe = on_probe, .launches = on_launches };
+
+/* The handles' counts, every handle's at once, at most every HANDLES_NS on the tick. */
+#define HANDLES_NS 50000000ull
+
+void hit_read_tallies(struct tracee *p, enum hit_tally_read how)
 {
-	static const struct tallies_reader reader = { .probe = on_probe, .launches = on_launches };
-	struct reading r = { .final = final, .now = now_ns() };
-	tallies_read(p, &reader, &r);
-	sync_live(p, final, r.now);
+	struct hit_state *st = p->hit;
+	struct reading r = { .final = how == HIT_TALLY_LAST, .now = now_ns() };
+	bool handles = how != HIT_TALLY_TICK || r.now - st->handles_read_ns >= HANDLES_NS;
+	tallies_read(p, &reader, &r, handles);
+	if (handles)
+		st->handles_read_ns = r.now;
+	sync_live(p, r.final, r.now);
+}
+
+void hit_read_launches_of(struct tracee *p, uint64_t handle)
+{
+	struct reading r = { .now = now_ns() };
+	tallies_read_handle(p, handle, &reader, &r);
 }

@@ -75,8 +75,6 @@ bool park_on_stop(struct tracee *p, struct thread *t, uint64_t now)
 	hit_collect_returns(p, now);	/* the returns the stubs recorded came before this, */
 	hit_drain_launches(p);	/* and so did the launches in the ring: the thread's
 						 * own earlier ones are counted before this one */
-	hit_read_tallies(p, false);	/* and the launches the stubs counted: under the name
-					 * their handle had, before this park names it anew */
 	bool served = tracer_on_stub_wait(p, t, &at, arch_breakpoint_addr(&at), now);
 	launchpark_answer(p, slot, served);
 	tracee_release(p, t);

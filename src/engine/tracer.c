@@ -24,6 +24,7 @@
 #include "config.h"
 #include "gputime.h"
 #include "hit.h"
+#include "hit_tallies.h"
 #include "launchring.h"
 #include "memory.h"
 #include "log.h"
@@ -157,7 +158,9 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 		tracee_cpu_ns(p);
 		hit_collect_returns(p, now);
 		hit_drain_launches(p);
-		hit_read_tallies(p, threads_count_all(p) <= 1);	/* the last thread: the last read */
+		/* Every thread's exit reads them whole; the group leader's (which an exit_group
+		 * brings too) or the last thread's for the last time: the area may be gone next. */
+		hit_read_tallies(p, t->tid == p->pid || threads_count_all(p) <= 1 ? HIT_TALLY_LAST : HIT_TALLY_WHOLE);
 		torch_flush(p);
 		gputime_drain(p);	/* the GPU records its exit flushed */
 		hit_forget_frames(p, t, 0);	/* its calls in flight never return */
@@ -234,7 +237,7 @@ static bool drain_all(uint64_t now)
 			continue;
 		hit_collect_returns(p, now);	/* calls recorded whole: no stop brings them */
 		hit_drain_launches(p);
-		hit_read_tallies(p, false);	/* the totals, kept in place */
+		hit_read_tallies(p, HIT_TALLY_TICK);	/* the totals, kept in place */
 		torch_flush(p);	/* PyTorch's blocks those calls handed out */
 		park_poll(p, now);	/* threads the stubs hold for gputop */
 		gputime_drain(p);	/* --gpu-time's records */

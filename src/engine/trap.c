@@ -19,6 +19,7 @@
 #include "frame.h"
 #include "gputime.h"
 #include "hit.h"
+#include "hit_tallies.h"
 #include "launchring.h"
 #include "memory.h"
 #include "probes.h"
@@ -116,11 +117,10 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 	hit_collect_returns(p, now);
 	if (xol_ready(p) && (addr == xol_trampoline(p) || (retfast_ready(p) && addr == retfast_fallback_trap(p)))) {
 		count_stop(p);
-		/* So did the launches the ring holds and the stubs counted: a handle module loading
-		 * returns again, which the driver may have reused for another kernel, ran under its
-		 * old name there. */
+		/* So did the launches the ring holds: a handle module loading returns again, which
+		 * the driver may have reused for another kernel, ran under its old name there (its
+		 * count in the tallies, kernel_names.c). */
 		hit_drain_launches(p);
-		hit_read_tallies(p, false);
 		int api = hit_return(p, t, &r, now);
 		if (api >= 0)
 			arch_set_regs(t->tid, &r);
@@ -146,12 +146,12 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 	struct frame *timed = NULL;
 	if (b->kind == BP_RTLD) {
 		hit_drain_launches(p);	/* before a library's probes may go */
-		hit_read_tallies(p, false);
+		hit_read_tallies(p, HIT_TALLY_WHOLE);
 		on_rtld_hit(p, t);
 		arch_set_pc(&r, b->slot);
 	} else if (b->kind == BP_EXEC) {
 		hit_drain_launches(p);	/* the returns were read above */
-		hit_read_tallies(p, true);	/* the image and its tallies go */
+		hit_read_tallies(p, HIT_TALLY_LAST);	/* the image and its tallies go */
 		gputime_before_exec(p, t);	/* --gpu-time: CUPTI's last records of this image */
 		arch_set_pc(&r, b->slot);
 	} else {

@@ -9,28 +9,34 @@
 
 #include "clock.h"
 #include "cuda_api.h"
+#include "hashmap.h"
 #include "launchring.h"
 #include "memory.h"
 #include "tally_spec.h"
 #include "threads.h"
 #include "tracee.h"
 
-/* A handle slot of the table, known from its order list. */
+/* A handle the stubs counted, by its index in their dense arrays (tally.h). */
 struct seen_handle {
-	uint32_t slot;
 	int api;		/* the row of its first launch's probe */
 	uint64_t key;
 	uint64_t taken;		/* launches handed on so far */
 	uint64_t first_ns;
 };
 
+/* Index of a handle, by handle (a handle counted twice, in two slots: its last index). */
+struct handle_index {
+	uint64_t key;
+	uint64_t index;
+};
+
 /* The process's part (p->tallies). */
 struct tallies_state {
 	uint32_t generation;	/* of the ring mapping read (launchring_generation) */
 	struct tally_probe last[TALLY_PROBES];	/* each probe's figures at the last read */
-	uint64_t order_read;	/* entries of the order list read */
-	struct seen_handle *handles;
+	struct seen_handle *handles;	/* by index, those read so far */
 	size_t n_handles, cap_handles;
+	struct hashmap by_key;	/* struct handle_index */
 	uint64_t launch_calls;	/* launch probes' calls at the last read of the handles' counts */
 	uint64_t dropped;	/* allocations gputop took out of the live table (tallies_drop_alloc) */
 };
@@ -41,13 +47,19 @@ static struct {
 	struct tally_probe now[TALLY_PROBES];	/* 456 KiB */
 	struct mem_range ranges[MEM_READV_MAX];
 	int which[TALLY_PROBES];
-	uint64_t pairs[MEM_READV_MAX][2];
+	uint64_t counts[1u << TALLY_HANDLE_BITS];	/* 512 KiB */
+	struct tally_launched launched[256];
 	struct tally_live live[8192];	/* 256 KiB: a read of the live table */
 } scratch;
 
+static const struct hashmap by_key_init = HASHMAP_INIT(sizeof(struct handle_index), 256, 0);
+
 struct tallies_state *tallies_state_new(void)
 {
-	return calloc(1, sizeof(struct tallies_state));
+	struct tallies_state *st = calloc(1, sizeof(struct tallies_state));
+	if (st)
+		st->by_key = by_key_init;
+	return st;
 }
 
 void tallies_state_free(struct tallies_state *st)
@@ -55,6 +67,7 @@ void tallies_state_free(struct tallies_state *st)
 	if (!st)
 		return;
 	free(st->handles);
+	hashmap_clear(&st->by_key);
 	free(st);
 }
 
@@ -62,7 +75,9 @@ void tallies_forget(struct tracee *p)
 {
 	struct tallies_state *st = p->tallies;
 	free(st->handles);
+	hashmap_clear(&st->by_key);
 	memset(st, 0, sizeof *st);
+	st->by_key = by_key_init;
 }
 
 static uint64_t area(const struct tracee *p)
@@ -147,7 +162,7 @@ static void read_probes(struct tracee *p, uint64_t base, const struct tallies_re
 	}
 }
 
-/* Handle slots taken since the last read, from the order list. */
+/* Handles counted since the last read: their keys and first probes, in the order they came. */
 static void read_new_handles(struct tracee *p, uint64_t base)
 {
 	struct tallies_state *st = p->tallies;
@@ -156,19 +171,14 @@ static void read_new_handles(struct tracee *p, uint64_t base)
 		return;
 	if (used > (1u << TALLY_HANDLE_BITS))
 		used = 1u << TALLY_HANDLE_BITS;
-	while (st->order_read < used) {
-		uint32_t slots[256];
-		uint64_t n = used - st->order_read > 256 ? 256 : used - st->order_read;
-		if (read_any(p, base + offsetof(struct tally_area, order) + st->order_read * 4, slots, n * 4) < 0)
+	while (st->n_handles < used) {
+		struct tally_launched *l = scratch.launched;
+		size_t n = used - st->n_handles > 256 ? 256 : used - st->n_handles;
+		if (read_any(p, base + offsetof(struct tally_area, launched) + st->n_handles * sizeof *l, l, n * sizeof *l) < 0)
 			return;
-		for (uint64_t i = 0; i < n; i++) {
-			struct tally_handle h;
-			uint64_t at;
-			if (slots[i] == 0 || slots[i] > (1u << TALLY_HANDLE_BITS))
+		for (size_t i = 0; i < n; i++) {
+			if (l[i].key == 0)
 				return;	/* not written yet: the next read */
-			at = base + offsetof(struct tally_area, handle) + (uint64_t)(slots[i] - 1) * sizeof h;
-			if (read_any(p, at, &h, sizeof h) < 0)
-				return;
 			if (st->n_handles == st->cap_handles) {
 				size_t cap = st->cap_handles ? 2 * st->cap_handles : 256;
 				struct seen_handle *a = realloc(st->handles, cap * sizeof *a);
@@ -177,38 +187,49 @@ static void read_new_handles(struct tracee *p, uint64_t base)
 				st->handles = a;
 				st->cap_handles = cap;
 			}
+			struct handle_index *hi = hashmap_insert(&st->by_key, l[i].key, NULL);
+			if (hi)
+				hi->index = st->n_handles;
 			st->handles[st->n_handles++] = (struct seen_handle){
-				.slot = slots[i] - 1, .key = h.key, .first_ns = now_ns(),
-				.api = launchring_probe_api(p, (int)h.probe),
+				.key = l[i].key, .first_ns = now_ns(), .api = launchring_probe_api(p, (int)l[i].probe),
 			};
-			st->order_read++;
 		}
 	}
 }
 
+/* Handle i's count is now count: its launches since the last read go to r (or wait). */
+static void hand_on(struct tracee *p, size_t i, uint64_t count, const struct tallies_reader *r, void *arg)
+{
+	struct seen_handle *h = &p->tallies->handles[i];
+	if (count == h->taken)
+		return;
+	if (!r->launches || r->launches(p, h->api, h->key, count - h->taken, h->first_ns, arg))
+		h->taken = count;
+}
+
+/* Every handle's count, at once: the dense array, 8 bytes a handle. */
 static void read_handles(struct tracee *p, uint64_t base, const struct tallies_reader *r, void *arg)
 {
 	struct tallies_state *st = p->tallies;
-	struct mem_range *ranges = scratch.ranges;
-	uint64_t (*pairs)[2] = scratch.pairs;
 	read_new_handles(p, base);
-	for (size_t i0 = 0; i0 < st->n_handles; i0 += MEM_READV_MAX) {
-		int k = st->n_handles - i0 < MEM_READV_MAX ? (int)(st->n_handles - i0) : MEM_READV_MAX;
-		for (int i = 0; i < k; i++)
-			ranges[i] = (struct mem_range){
-				base + offsetof(struct tally_area, handle) +
-					(uint64_t)st->handles[i0 + i].slot * sizeof(struct tally_handle),
-				pairs[i], sizeof pairs[i] };
-		if (readv_any(p, ranges, k) < 0)
-			return;
-		for (int i = 0; i < k; i++) {
-			struct seen_handle *h = &st->handles[i0 + i];
-			if (pairs[i][0] != h->key || pairs[i][1] == h->taken)
-				continue;
-			if (!r->launches || r->launches(p, h->api, h->key, pairs[i][1] - h->taken, h->first_ns, arg))
-				h->taken = pairs[i][1];
-		}
-	}
+	if (!st->n_handles ||
+	    read_any(p, base + offsetof(struct tally_area, launches), scratch.counts, st->n_handles * 8) < 0)
+		return;
+	for (size_t i = 0; i < st->n_handles; i++)
+		hand_on(p, i, scratch.counts[i], r, arg);
+}
+
+void tallies_read_handle(struct tracee *p, uint64_t handle, const struct tallies_reader *r, void *arg)
+{
+	struct tallies_state *st = p->tallies;
+	uint64_t base = area(p), count;
+	if (!base)
+		return;
+	same_area(p);
+	read_new_handles(p, base);
+	const struct handle_index *hi = hashmap_find(&st->by_key, handle);
+	if (hi && read_any(p, base + offsetof(struct tally_area, launches) + hi->index * 8, &count, 8) == 0)
+		hand_on(p, hi->index, count, r, arg);
 }
 
 static bool counts_handles(int api)
@@ -217,15 +238,15 @@ static bool counts_handles(int api)
 	return s && (s->op == OP_LAUNCH || s->op == OP_GRAPH_LAUNCH);
 }
 
-void tallies_read(struct tracee *p, const struct tallies_reader *r, void *arg)
+bool tallies_read(struct tracee *p, const struct tallies_reader *r, void *arg, bool handles)
 {
 	struct tallies_state *st = p->tallies;
 	uint64_t base = area(p);
 	if (!base)
-		return;
+		return false;
 	same_area(p);
 	read_probes(p, base, r, arg);
-	/* The handles' counts only when a launch probe counted (or some wait to be taken). */
+	/* The handles' counts only when a launch probe counted since (or some wait to be taken). */
 	uint64_t launch_calls = 0;
 	bool waiting = false;
 	for (int i = 0; i < launchring_probes(p); i++)
@@ -233,10 +254,13 @@ void tallies_read(struct tracee *p, const struct tallies_reader *r, void *arg)
 			launch_calls += st->last[i].calls;
 	for (size_t i = 0; i < st->n_handles && !waiting; i++)
 		waiting = st->handles[i].taken == 0;
-	if (launch_calls != st->launch_calls || waiting) {
-		st->launch_calls = launch_calls;
-		read_handles(p, base, r, arg);
-	}
+	if (launch_calls == st->launch_calls && !waiting)
+		return false;
+	if (!handles)
+		return true;
+	st->launch_calls = launch_calls;
+	read_handles(p, base, r, arg);
+	return false;
 }
 
 uint64_t tallies_live_count(const struct tracee *p)

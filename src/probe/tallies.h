@@ -29,8 +29,13 @@ struct tallies_reader {
 	 * first_ns (monotonic). False: not taken now, offered again (summed) at a later read. */
 	bool (*launches)(struct tracee *p, int api, uint64_t handle, uint64_t n, uint64_t first_ns, void *arg);
 };
-/* Reads the tallies of process p and tells r of what moved since the last read. */
-void tallies_read(struct tracee *p, const struct tallies_reader *r, void *arg);
+/* Reads the tallies of process p and tells r of what moved since the last read: the probes',
+ * and, with handles, every handle's count (its dense array: 8 bytes a handle). Without, true
+ * when the handles have counts to read (then read them soon). */
+bool tallies_read(struct tracee *p, const struct tallies_reader *r, void *arg, bool handles);
+/* handle's count alone, and the handles that came since the last read (a park: cheap however
+ * many handles there are). */
+void tallies_read_handle(struct tracee *p, uint64_t handle, const struct tallies_reader *r, void *arg);
 
 /* The name the runtime registered for host function key: its string's address in the
  * program, 0 if none. */

@@ -17,6 +17,7 @@
 #include "fake_tracee.h"
 #include "frame.h"
 #include "hit.h"
+#include "hit_tallies.h"
 #include "kernels.h"
 #include "lookup.h"
 #include "stats.h"
@@ -75,17 +76,18 @@ static struct thread *process(pid_t pid)
 }
 
 /* What the stubs recorded and tallied since the last look: the calls' records (collect), the
- * launch ring's (drain), each with the tallies they add. */
+ * launch ring's (drain), each with the tallies they add (read whole: as the last read, which
+ * reads every handle's count at once). */
 static void collect(uint64_t now)
 {
 	hit_collect_returns(tracee, now);
-	hit_read_tallies(tracee, false);
+	hit_read_tallies(tracee, HIT_TALLY_LAST);
 }
 
 static void drain(void)
 {
 	hit_drain_launches(tracee);
-	hit_read_tallies(tracee, false);
+	hit_read_tallies(tracee, HIT_TALLY_LAST);
 }
 
 /* t stops at the int3 of function name, called from ret with the register arguments args (the

@@ -45,9 +45,9 @@ static uint64_t call(uint64_t probe, uint64_t a1, uint64_t a2, uint64_t a3, uint
 static uint64_t handle_count(uint64_t h)
 {
 	uint64_t n = 0;
-	for (size_t i = 0; i < 1u << TALLY_HANDLE_BITS; i++)
-		if (t->handle[i].key == h)
-			n += t->handle[i].count;
+	for (size_t i = 0; i < t->head.handles_used; i++)
+		if (t->launched[i].key == h)
+			n += t->launches[i];
 	return n;
 }
 
@@ -130,9 +130,9 @@ static void single(void)
 	call(PROBE_LAUNCH, 0xdef0, 0, 0, 0, 0);	/* the runtime's, through the call stub */
 	call(PROBE_LAUNCH, 0xdef0, 0, 0, 1, 0);	/* failed: no launch */
 	check(handle_count(0xabc0) == 10 && handle_count(0xdef0) == 2 && t->probe[PROBE_LAUNCH].calls == 13 &&
-		      t->head.handles_used == 2 && t->order[0] == tally_slot(0xabc0, TALLY_HANDLE_BITS) + 1 &&
-		      t->order[1] == tally_slot(0xdef0, TALLY_HANDLE_BITS) + 1,
-	      "%s: launches by handle 10 and 2, 13 calls, the two slots listed in order", which);
+		      t->head.handles_used == 2 && t->launched[0].key == 0xabc0 && t->launched[1].key == 0xdef0 &&
+		      t->launched[0].probe == PROBE_LAUNCH && t->handle[tally_slot(0xdef0, TALLY_HANDLE_BITS)].index == 1,
+	      "%s: launches by handle 10 and 2, 13 calls, the two handles listed in the order they came", which);
 
 	/* A window of slots full: counted as lost by the probe, not waited for. */
 	uint64_t full = 0;
