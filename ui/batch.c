@@ -444,8 +444,8 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	fprintf(batch.out, "; %" PRIu64 " stops, tracer CPU %s\n", s->stops, cpu);
 	meters_print(batch.out, &d, b->st.pid);
 	if (s->lost)
-		fprintf(batch.out, "lost events: %" PRIu64 " calls counted but not recorded (gputop fell behind)\n",
-			s->lost);
+		fprintf(batch.out, "records dropped: %" PRIu64 " (gputop fell behind: the counts stay exact; "
+				   "per-GPU, NCCL, timeline and stack detail misses them)\n", s->lost);
 	fputc('\n', batch.out);
 	batch_api(&rs, SIZE_MAX);
 	fputc('\n', batch.out);

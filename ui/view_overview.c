@@ -160,7 +160,7 @@ static void overview_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *
 	fmt_duration(a, sizeof(a), s->sync_ns);
 	fmt_duration(b, sizeof(b), s->tracer_cpu_ns);
 	snprintf(total, sizeof(total), "synchronize: %" PRIu64 " calls, %s blocked; gputop: %" PRIu64
-		 " stops, %s CPU%s", s->sync_calls, a, s->stops, b, s->lost ? ", lost events" : "");
+		 " stops, %s CPU%s", s->sync_calls, a, s->stops, b, s->lost ? ", records dropped" : "");
 	if (s->lost)
 		snprintf(total + strlen(total), sizeof(total) - strlen(total), " %" PRIu64, s->lost);
 	if (y < r.y + r.h)

@@ -103,6 +103,15 @@ int threads_count(const struct tracee *p)
 	return n;
 }
 
+struct thread *threads_with_pointer(const struct tracee *p, uint64_t tp)
+{
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(p, &it));)
+		if (t->thread_pointer == tp)
+			return t;
+	return NULL;
+}
+
 struct thread *threads_iter(const struct tracee *p, uint32_t *cursor)
 {
 	struct threads_state *st = p->threads;

@@ -60,5 +60,7 @@ int threads_count_all(const struct tracee *p);
  * Removing the current thread while iterating is allowed (hashmap_next's order makes it
  * safe); adding is not (the table may grow). */
 struct thread *threads_iter(const struct tracee *p, uint32_t *cursor);
+/* The thread whose thread pointer (learnt at its first stop) is tp; NULL if none is known. */
+struct thread *threads_with_pointer(const struct tracee *p, uint64_t tp);
 
 #endif

@@ -110,6 +110,11 @@ void hit_call_return(struct tracee *p, struct thread *t, struct cuda_call *c, co
 		const struct module *caller = sym_module_at(p, c->caller);
 		c->alloc.caller_module = caller ? caller->base : NULL;
 	}
+	/* Module loading that returned a handle known already names it anew at once
+	 * (kernel_names.c): the launches the stubs counted so far go under the name it had. */
+	if (c->op == OP_KERNEL_NAME && c->name.src == NAME_FROM_STRING && c->source != CALL_RECORDED &&
+	    cuda_call_ok(c) && c->name.value && kernels_seen(p, c->name.value))
+		hit_read_launches_of(p, c->name.value);
 	account_call(p, t, c);
 }
 

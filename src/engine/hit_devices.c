@@ -163,8 +163,12 @@ static void devices_on_call(struct tracee *p, const struct cuda_call *c)
 		stats_on_device(proc, c->device, DEV_SYNC, 0, c->ns);
 		break;
 	case OP_COLLECTIVE:
-		stats_on_collective(proc, (enum coll_op)c->coll.coll, c->coll.bytes, c->ns, c->coll.comm,
-				    c->coll.peer, c->device);
+		if (c->tallied)	/* its calls, bytes and time: the tallies' */
+			stats_note_collective(proc, (enum coll_op)c->coll.coll, c->coll.bytes, c->coll.comm,
+					      c->coll.peer, c->device);
+		else
+			stats_on_collective(proc, (enum coll_op)c->coll.coll, c->coll.bytes, c->ns, c->coll.comm,
+					    c->coll.peer, c->device);
 		break;
 	case OP_COMM_INIT:
 		on_comm_init(proc, c);

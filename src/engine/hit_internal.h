@@ -104,9 +104,6 @@ struct hit_state {
 
 void graphs_free(struct hit_state *st);
 
-/* The thread of process p whose thread pointer is tp; NULL if none is known. */
-struct thread *hit_thread_with_pointer(struct tracee *p, uint64_t tp);
-
 /* The stack the call stub's trap took for a recorded call, STACK_NONE if none (forgotten). */
 uint32_t hit_take_call_stack(struct tracee *p, const struct lr_call *c);
 

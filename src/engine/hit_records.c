@@ -67,15 +67,6 @@ static int by_time(const void *a, const void *b)
 	return x->rec.tsc < y->rec.tsc ? -1 : x->rec.tsc > y->rec.tsc;
 }
 
-struct thread *hit_thread_with_pointer(struct tracee *p, uint64_t tp)
-{
-	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(p, &it));)
-		if (t->thread_pointer == tp)
-			return t;
-	return NULL;
-}
-
 /* Whether a recorded call can hold a call of row s (hit_same_scope). */
 static bool record_of_scope(const struct tracee *p, const struct lr_call *c, const struct api_spec *s)
 {
@@ -110,7 +101,7 @@ static void on_call_record(struct tracee *p, const struct lr_call *c, const stru
 								 * the default) */
 	int api = launchring_probe_api(p, (int)c->probe - 1);
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
-	struct thread *t = hit_thread_with_pointer(p, c->thread);
+	struct thread *t = threads_with_pointer(p, c->thread);
 	struct thread *who = t ? t : &nobody;
 	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 };
 	struct cuda_call call;

@@ -73,7 +73,7 @@ static void on_live(const struct tallies_alloc *a, void *arg)
 {
 	struct live_read *lr = arg;
 	const struct api_spec *s = a->api >= 0 ? cuda_api_get(a->api) : NULL;
-	struct thread *t = hit_thread_with_pointer(lr->p, a->thread);
+	struct thread *t = threads_with_pointer(lr->p, a->thread);
 	if (lr->n == lr->cap) {
 		size_t cap = lr->cap ? 2 * lr->cap : 1024;
 		struct stats_alloc *m = realloc(lr->a, cap * sizeof *m);

@@ -13,7 +13,6 @@
 #include "threads.h"
 #include "tracee.h"
 #include "xol.h"
-#include "hit_tallies.h"
 
 /* A CUfunction or CUkernel first seen at a launch (or in a graph's kernel node), made before we
  * attached: ask the driver for its name, calling cuFuncGetName (or cuKernelGetName) in the
@@ -73,9 +72,7 @@ void kernel_names_learn(struct tracee *p, struct thread *t, const struct cuda_ca
 		}
 		if (mem_read_string(t->tid, c->name.from, name, sizeof name) < 0)
 			break;
-		if (kernels_seen(p, value))
-			hit_read_launches_of(p, value);	/* counted so far under its old name */
-		kernels_learn_name(p, value, name);	/* the ring was drained first (trap.c) */
+		kernels_learn_name(p, value, name);	/* its launches so far: hit.c read them first */	/* the ring was drained first (trap.c) */
 		/* Named: its first launch needs no park, unless its launch site is wanted or
 		 * --gpu-time waits for a thread held at a launch to load its library. */
 		if (c->spec->layer == LAYER_DRIVER && !(config.stacks & CONFIG_STACKS_LAUNCHES) && !config.gpu_time)

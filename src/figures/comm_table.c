@@ -81,6 +81,12 @@ void comm_table_on_coll(struct stats_comm *c, enum coll_op op, uint64_t bytes, u
 	c->coll[op].calls++;
 	c->coll[op].bytes += bytes;
 	c->coll[op].ns += ns;
+	comm_table_on_coll_detail(c, op, bytes, comm, peer, device);
+}
+
+void comm_table_on_coll_detail(struct stats_comm *c, enum coll_op op, uint64_t bytes, uint64_t comm, int peer,
+			       int device)
+{
 	if (op != COLL_SEND)
 		return;
 	const struct stats_comm_info *info = comm_table_find(c, comm);

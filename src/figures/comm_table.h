@@ -80,6 +80,10 @@ void comm_table_on_p2p(struct stats_comm *c, int src, int dst, uint64_t bytes);
  * once, by the sender; an ncclRecv only under its op). */
 void comm_table_on_coll(struct stats_comm *c, enum coll_op op, uint64_t bytes, uint64_t ns, uint64_t comm,
 			int peer, int device);
+/* The same, where the stubs counted the op's calls, bytes and time in place (its totals come
+ * from stats_add_coll): the rest only (an ncclSend to the matrix). */
+void comm_table_on_coll_detail(struct stats_comm *c, enum coll_op op, uint64_t bytes, uint64_t comm, int peer,
+			       int device);
 /* Learns (or updates) a communicator; -1 leaves a figure as it was. Returns its entry or NULL. */
 const struct stats_comm_info *comm_table_learn(struct stats_comm *c, uint64_t comm, int rank, int nranks, int device);
 const struct stats_comm_info *comm_table_find(const struct stats_comm *c, uint64_t comm);

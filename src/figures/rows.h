@@ -27,7 +27,7 @@ struct row_api {
 	int last_error;			/* 0: none */
 	const char *last_error_name;	/* NULL: a code without a name (or none) */
 	int stops_per_call;		/* -1: not probed */
-	uint64_t lost;			/* calls counted, not recorded (stats.h) */
+	uint64_t lost;			/* records dropped, detail only (stats.h) */
 };
 
 /* One kernel that was launched. */

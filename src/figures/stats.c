@@ -789,6 +789,29 @@ void stats_on_collective(int proc, enum coll_op op, uint64_t bytes, uint64_t ns,
 	pthread_mutex_unlock(&stats.lock);
 }
 
+void stats_note_collective(int proc, enum coll_op op, uint64_t bytes, uint64_t comm, int peer, int device)
+{
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	if (st)
+		comm_table_on_coll_detail(&st->comm, op, bytes, comm, peer, device);
+	pthread_mutex_unlock(&stats.lock);
+}
+
+void stats_add_coll(int proc, enum coll_op op, int64_t calls, int64_t bytes, int64_t ns)
+{
+	if ((unsigned)op >= COLL_COUNT)
+		return;
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	if (st) {
+		st->comm.coll[op].calls += (uint64_t)calls;
+		st->comm.coll[op].bytes += (uint64_t)bytes;
+		st->comm.coll[op].ns += (uint64_t)ns;
+	}
+	pthread_mutex_unlock(&stats.lock);
+}
+
 void stats_comm_learn(int proc, uint64_t comm, int rank, int nranks, int device, bool names_rank)
 {
 	pthread_mutex_lock(&stats.lock);

@@ -26,8 +26,9 @@ struct stats_api {
 	uint64_t errors;	/* calls that returned non-zero (only for probes with a return) */
 	uint64_t ns;		/* time inside the call, stop overhead subtracted */
 	int last_error;		/* last non-zero return code, 0 if none */
-	uint64_t lost;		/* calls counted but not recorded (a full ring or call table while
-				 * gputop fell behind): their bytes, times and kernels are missing */
+	uint64_t lost;		/* records the stubs could not keep (a full ring or call table while
+				 * gputop fell behind): every count stays exact (the tallies), the
+				 * detail (devices, communicators, timeline, stacks) misses them */
 	bool returns_seen;	/* the return is probed, so errors and time are known */
 	int8_t stops_per_call;	/* what a call costs the program in stops: 0 (ring or call stub),
 				 * 1 or 2; -1 when not probed */
@@ -156,7 +157,7 @@ struct stats_snapshot {
 	struct stats_xfer graph_memset;	/* memsets run as graph nodes */
 	uint64_t allocs, frees;		/* successful allocation and free calls */
 	uint64_t stops;			/* times the program was stopped by gputop */
-	uint64_t lost;			/* calls counted but not recorded, all functions */
+	uint64_t lost;			/* records dropped (detail only), all functions */
 	uint64_t tracer_cpu_ns;		/* gputop's own CPU time (user + system) */
 	int threads;			/* threads of the program being traced */
 	bool launches_estimated;	/* launch figures are extrapolated (--max-overhead) */
@@ -245,6 +246,9 @@ void stats_on_stop(int proc);
 void stats_on_device(int proc, int device, enum dev_event ev, uint64_t bytes, uint64_t ns);
 void stats_on_p2p(int proc, int src_device, int dst_device, uint64_t bytes);
 void stats_on_collective(int proc, enum coll_op op, uint64_t bytes, uint64_t ns, uint64_t comm, int peer, int device);
+/* A collective the stubs counted in place: its detail only (stats_add_coll adds its totals). */
+void stats_note_collective(int proc, enum coll_op op, uint64_t bytes, uint64_t comm, int peer, int device);
+void stats_add_coll(int proc, enum coll_op op, int64_t calls, int64_t bytes, int64_t ns);
 /* An NCCL communicator of the process (-1: not known); names_rank: its rank is the process's
  * when its environment gave none (a communicator of one process per rank). */
 void stats_comm_learn(int proc, uint64_t comm, int rank, int nranks, int device, bool names_rank);

@@ -103,6 +103,13 @@ static void stats_on_tallied(struct tracee *p, const struct cuda_tally *t)
 	case OP_SYNC:
 		stats_add_sync(proc, (int64_t)ok, (int64_t)ns);
 		break;
+	case OP_COLLECTIVE:	/* elements by datatype */
+		for (unsigned k = 0; k < CUDA_TALLY_CLASSES; k++)
+			if (t->class_calls[k])
+				stats_add_coll(proc, (enum coll_op)s->coll, (int64_t)t->class_calls[k],
+					       (int64_t)(t->class_sum[k] * cuda_nccl_type_size(k)),
+					       (int64_t)t->class_ns[k]);
+		break;
 	}
 }
 
@@ -143,6 +150,10 @@ static void stats_on_retract(struct tracee *p, const struct cuda_call *c)
 	case OP_ALLOC:
 		if (all)
 			stats_add_allocs(proc, -1, 0);
+		break;
+	case OP_COLLECTIVE:
+		if (all)
+			stats_add_coll(proc, (enum coll_op)c->coll.coll, -1, -(int64_t)c->coll.bytes, -(int64_t)c->ns);
 		break;
 	}
 }

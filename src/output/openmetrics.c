@@ -461,7 +461,7 @@ static const struct family families[] = {
 	{ "gputop_api_seconds", COUNTER, "seconds",
 	  "Time spent inside a CUDA API function (only where the return is probed).", api_seconds },
 	{ "gputop_api_unrecorded_calls", COUNTER, NULL,
-	  "Calls counted but not recorded (gputop fell behind): their bytes, times and kernels are missing.",
+	  "Records of calls dropped while gputop fell behind: the counts stay exact (the stubs keep them), the detail (per GPU, NCCL communicators, timeline) misses them.",
 	  api_unrecorded },
 	{ "gputop_launches", COUNTER, NULL, "Kernel launches, all kernels.", launches },
 	{ "gputop_launches_estimated", GAUGE, NULL,
