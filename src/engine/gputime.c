@@ -303,13 +303,13 @@ static bool stop_step(struct tracee *p, struct gputime_state *st, uint64_t deadl
 	if (err < 0) {
 		note_counts(p, st, false);
 		/* Unloaded; its thread, back in glibc, ends (its exit reaches the dispatcher). */
-		pid_t helper = (pid_t)st->last.helper_tid;
-		return helper && threads_find(p, helper) && now_ns() < deadline;
+		pid_t helper = (pid_t)st->last.helper_tid;	/* gettid() there: the program's own id */
+		return helper && threads_find_own(p, helper) && now_ns() < deadline;
 	}
 	st->last.helper_tid = h.helper_tid;
 	if (st->final_read && h.cupti_kept) {	/* both stay loaded: only its thread ends */
 		pid_t helper = (pid_t)h.helper_tid;
-		return helper && threads_find(p, helper) && now_ns() < deadline;
+		return helper && threads_find_own(p, helper) && now_ns() < deadline;
 	}
 	if (h.state == GT_FINAL && !st->final_read) {
 		gputime_ring_drain(st->ring);	/* every record there will be */
