@@ -1,4 +1,4 @@
-/* nspid.c — NSpid of /proc/PID/status (nspid.h). */
+/* nspid.c — NSpid of /proc/PID/status and /proc/PID/task/TID/status (nspid.h). */
 #include "nspid.h"
 
 #include <stdio.h>

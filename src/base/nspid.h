@@ -1,6 +1,8 @@
 /* nspid.h — a process's IDs in the PID namespaces it belongs to (NSpid in /proc/PID/status):
  * how the PID gputop knows is matched with the one another view of the machine reports
- * (NVML in a container may name processes by another namespace's PIDs). */
+ * (NVML in a container may name processes by another namespace's PIDs), and a thread's id
+ * in its own namespace with the one gputop traces (a container's program seen from the
+ * node writes gettid()'s ids into memory gputop reads). */
 #ifndef GPUTOP_NSPID_H
 #define GPUTOP_NSPID_H
 

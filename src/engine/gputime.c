@@ -12,7 +12,9 @@
  * interrupted for this: registration calls do not count as such an entry.
  *
  * Unloading: the library's thread does it itself when asked (or when it finds gputop gone:
- * its TracerPid is 0), so that no thread of the program has to be stopped in an unknown state
+ * its TracerPid is 0; where gputop is outside the program's PID namespace, which TracerPid
+ * shows as 0 always, gputop's beat, counted at each look, stood still 10 s), so that no
+ * thread of the program has to be stopped in an unknown state
  * for it: flush, disable, unsubscribe, finalize; gputop reads the last records and says so;
  * the thread dlcloses libcupti and then the library. */
 #define _GNU_SOURCE
