@@ -23,7 +23,8 @@
 #        from then on). Unpaced (225000 calls a second, each recorded by a stub; gputop's
 #        drains take a tenth of a CPU of 2 shared ones) the ratio measured 0.64-0.93, in
 #        gputop's own PID namespace as in another: the calls' cost, not the namespaces'.
-#        After the detach the program goes on and ends normally.
+#        The detach puts back every byte of the libraries' code and takes gputop's pages
+#        away; the program goes on and ends normally.
 #     c. Python (python3.11, tests/progs/py_loop.py): --stacks allocs gives the Python frames
 #        (CPython's native thread id is the program's gettid()).
 #     d. --gpu-time (the simulated CUPTI, ring_loop as in gputime.sh part 2): the library
@@ -84,6 +85,22 @@ ns_spawn() {
 	expect_eq "$(awk '$1 == "NSpid:" { print $NF }' "/proc/$TARGET/status")" 1 "$name: the program is PID 1 in its own namespace, $TARGET here"
 }
 
+# code_of PID OUT: the code of the simulated libraries in PID (their executable mappings).
+code_of() {
+	local range perms name
+	: >"$2"
+	while read -r range perms name; do
+		[[ $perms == r-xp && $name == */sim*/libcud* ]] || continue
+		dd if="/proc/$1/mem" bs=4096 skip=$((16#${range%-*} / 4096)) \
+			count=$(((16#${range#*-} - 16#${range%-*}) / 4096)) 2>/dev/null >>"$2"
+	done < <(awk '{ print $1, $2, $6 }' "/proc/$1/maps")
+}
+
+# exec_maps PID: its executable mappings.
+exec_maps() {
+	awk '$2 ~ /x/ { print $1, $2, $6 }' "/proc/$1/maps"
+}
+
 # exact_counts JSON TOTAL WHAT: rb_progress's calls, TOTAL rounds of them.
 exact_counts() {
 	local F=$1 n=$2 w=$3
@@ -140,6 +157,8 @@ ns_spawn rate env RB_GO_FILE="$TMP/go" RB_STOP_FILE="$TMP/stop" RB_PROGRESS_FILE
 wait_for_line "$TMP/rate.out" '^rb_progress: running$' 20 || note "rate: the program did not say running"
 before=$(($(lines "$P") + 2))
 wait_lines "$P" $((before + W * K)) 30 || bail "rate: progress lines without gputop"
+code_of "$TARGET" "$TMP/rate.code.before"
+exec_maps "$TARGET" >"$TMP/rate.maps.before"
 rb_gputop_bg rate-g -p "$TARGET" --json "$TMP/rate.json"
 rb_wait_attached rate-g
 attached=$(($(lines "$P") + 15))	# past the attach's own cost
@@ -148,6 +167,12 @@ kill -TERM "$GPUTOP_PID"
 wait_pid "$GPUTOP_PID" 30
 expect_eq "$WAIT_STATUS" 0 "rate: gputop detaches on SIGTERM, status 0"
 expect_match "$(cat "$TMP/rate-g.err")" "detached from $TARGET" "rate: gputop says it detached"
+code_of "$TARGET" "$TMP/rate.code.after"
+[ -s "$TMP/rate.code.before" ] && cmp -s "$TMP/rate.code.before" "$TMP/rate.code.after" &&
+	ok "rate: detached, every byte of the libraries' code as before" ||
+	not_ok "rate: detached, every byte of the libraries' code as before"
+exec_maps "$TARGET" >"$TMP/rate.maps.after"
+expect_file_eq "$TMP/rate.maps.after" "$TMP/rate.maps.before" "rate: detached, the executable mappings as before (gputop's pages gone)"
 after=$(($(lines "$P") + 2))
 wait_lines "$P" $((after + W * K)) 30 || bail "rate: progress lines after the detach"
 r_before=$(median_rate "$P" "$before") r_attached=$(median_rate "$P" "$attached") r_after=$(median_rate "$P" "$after")
