@@ -197,6 +197,22 @@ static void nap_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* This thread's TracerPid: gputop's pid as the program's /proc names it, 0 when untraced or
+ * when gputop is in no PID namespace of that /proc's (a container seen from the node); -1
+ * when it cannot be read. */
+static int tracer_pid(void)
+{
+	char buf[2048];
+	int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);	/* no stdio: no malloc */
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	const char *p = strstr(buf, "\nTracerPid:");
+	return p ? atoi(p + 11) : -1;
+}
+
 /* ---- the threads CUPTI makes ------------------------------------------------------------- */
 
 /* The process's threads before libcupti was loaded: a thread not among them after
@@ -353,18 +369,23 @@ static void teardown(bool subscribed, bool enabled)
 		SH.cupti_kept = !new_threads_gone(2000);
 }
 
-/* gputop is still there: this thread is traced (by gputop, which traces every thread). */
-static bool traced(void)
+#define BEAT_LOST_MS 10000	/* gputop's looks come every 10 ms; a gputop stopped (SIGSTOP)
+				 * that long is taken for gone where TracerPid cannot tell */
+static bool tracer_named;	/* TracerPid named gputop when the thread started */
+static uint64_t last_beat;
+static long beat_quiet_ms;	/* waited since last_beat was new (naps: no clock to ask) */
+
+/* gputop is still there: this thread is traced (by gputop, which traces every thread), as
+ * TracerPid says where it can; elsewhere, gputop's looks (its beat) went on within the last
+ * BEAT_LOST_MS. waited_ms: how long this thread waited since it last asked. */
+static bool traced(long waited_ms)
 {
-	char buf[2048];
-	int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);	/* no stdio: no malloc */
-	if (fd < 0)
-		return true;	/* cannot tell: keep going until asked */
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	const char *p = strstr(buf, "\nTracerPid:");
-	return !p || atoi(p + 11) != 0;
+	if (tracer_named)
+		return tracer_pid() != 0;
+	uint64_t beat = __atomic_load_n(&SH.beat, __ATOMIC_ACQUIRE);
+	beat_quiet_ms = beat != last_beat ? 0 : beat_quiet_ms + waited_ms;
+	last_beat = beat;
+	return beat_quiet_ms < BEAT_LOST_MS;
 }
 
 /* Waits for gputop's word (stop or released) while gputop is there, at most limit_ms
@@ -374,7 +395,7 @@ static bool wait_for(const uint32_t *word, long limit_ms)
 	for (long waited = 0; !__atomic_load_n(word, __ATOMIC_ACQUIRE); waited += 10) {
 		if (limit_ms && waited >= limit_ms)
 			return false;
-		if (waited % 250 == 0 && !traced())
+		if (waited % 250 == 0 && !traced(waited ? 250 : 0))
 			return false;
 		nap_ms(10);
 	}
@@ -400,6 +421,7 @@ HIDDEN struct closing gt_thread_main(void)
 {
 	pthread_setname_np(pthread_self(), "gputop-gpu");
 	SH.helper_tid = (uint32_t)syscall(SYS_gettid);
+	tracer_named = tracer_pid() != 0;	/* traced now: gputop made this thread run */
 	bool subscribed = false, enabled = false;
 	atexit(at_exit);
 	if (find_cupti() == 0 && subscribe() == 0) {

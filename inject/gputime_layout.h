@@ -74,7 +74,9 @@ struct gt_shared {
 	uint64_t tail;		/* records consumed */
 	uint32_t stop;		/* 1: flush, disable, unload */
 	uint32_t released;	/* 1: gputop read the final records (GT_FINAL): unload now */
-	uint8_t pad[64];
+	uint64_t beat;		/* counts gputop's looks: how the library tells gputop is there
+				 * where TracerPid cannot (gputop outside its PID namespace) */
+	uint8_t pad[56];
 	struct gt_record ring[GT_RING];
 	uint32_t name_at[GT_NAMES];	/* offsets into names[] of NUL-terminated names */
 	char names[GT_NAME_BYTES];

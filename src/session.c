@@ -228,9 +228,10 @@ static int attach_more(const struct options *opt)
 	return 0;
 }
 
-/* --gpu-time: gputop's library is there, and GPUTOP_CUPTI, if set, names a file (it is looked
- * for in each program's own file system when it is loaded). */
-static int gpu_time_check(void)
+/* --gpu-time: gputop's library is there, and GPUTOP_CUPTI, if set, names a file in the file
+ * system of the program to attach to, pid (another mount namespace: a container's), or in
+ * gputop's own for a program it starts. */
+static int gpu_time_check(pid_t pid)
 {
 	char lib[PATH_MAX];
 	if (gputime_find_library(lib, sizeof lib) < 0) {
@@ -239,8 +240,8 @@ static int gpu_time_check(void)
 		return -1;
 	}
 	const char *cupti = config.cupti_path;
-	if (cupti && access(cupti, R_OK) < 0) {
-		log_error("GPUTOP_CUPTI=%s: %s", cupti, strerror(errno));
+	if (cupti && !gputime_file_there(pid, cupti)) {
+		log_error("GPUTOP_CUPTI=%s: %s%s", cupti, strerror(errno), pid ? " (in the program's file system)" : "");
 		return -1;
 	}
 	gputime_enable(lib);
@@ -460,7 +461,7 @@ int session_run(const struct options *opt)
 		return EXIT_PERMISSION;
 	if (!opt->pid && (code = launch_check(opt->argv[0])) != 0)
 		return code;
-	if (opt->gpu_time && gpu_time_check() < 0)
+	if (opt->gpu_time && gpu_time_check(opt->pid) < 0)
 		return EXIT_FAILURE_;
 	if (outfile_open_all(files, F_COUNT) < 0)
 		return EXIT_OUTPUT;

@@ -1,4 +1,4 @@
-/* nspid.c — NSpid of /proc/PID/status (nspid.h). */
+/* nspid.c — NSpid of /proc/PID/status and /proc/PID/task/TID/status (nspid.h). */
 #include "nspid.h"
 
 #include <stdio.h>
@@ -6,12 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
-int nspid_read(pid_t pid, pid_t *out, int max)
+/* The NSpid line of a status file of /proc. */
+static int read_ids(const char *path, pid_t id, pid_t *out, int max)
 {
-	char path[64], line[256];
+	char line[512];
 	int n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return 0;
@@ -25,8 +25,26 @@ int nspid_read(pid_t pid, pid_t *out, int max)
 	}
 	fclose(f);
 	if (n == 0 && max > 0)
-		out[n++] = pid;
+		out[n++] = id;
 	return n;
+}
+
+int nspid_read(pid_t pid, pid_t *out, int max)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	return read_ids(path, pid, out, max);
+}
+
+pid_t nspid_own(pid_t pid, pid_t tid)
+{
+	char path[64];
+	pid_t ids[33];	/* the kernel nests 32 levels at most (MAX_PID_NS_LEVEL) */
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	int n = read_ids(path, tid, ids, 33);
+	return n > 0 ? ids[n - 1] : 0;
 }
 
 bool nspid_visible(pid_t pid)

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "memory.h"
 #include "symbols.h"
+#include "threads.h"
 #include "tracee.h"
 
 enum { MAX_INTERPRETERS = 64, MAX_THREADS = 4096, MAX_TABLE = 1 << 16 };
@@ -124,8 +125,9 @@ static bool has_type(const struct pystack_state *py, pid_t tid, uint64_t obj, ui
 	return obj && type && read_ptr(tid, obj + (uint64_t)py->L->ob_type) == type;
 }
 
-/* The thread state of the thread (native id tid, or pthread_self() == tp before 3.11). */
-static uint64_t thread_state(const struct pystack_state *py, pid_t tid, uint64_t tp)
+/* The thread state of the thread tid: by its native id (3.11+), gettid() in the program, its
+ * own PID namespace's id own; before 3.11 by pthread_self() == tp. */
+static uint64_t thread_state(const struct pystack_state *py, pid_t tid, pid_t own, uint64_t tp)
 {
 	const struct py_layout *L = py->L;
 	uint64_t interp = read_ptr(tid, py->runtime + L->runtime_interp_head);
@@ -138,7 +140,7 @@ static uint64_t thread_state(const struct pystack_state *py, pid_t tid, uint64_t
 			}
 			uint64_t id = read_ptr(tid, ts + (L->tstate_native_thread_id >= 0 ? L->tstate_native_thread_id
 										       : L->tstate_thread_id));
-			if (L->tstate_native_thread_id >= 0 ? id == (uint64_t)tid : id == tp)
+			if (L->tstate_native_thread_id >= 0 ? id == (uint64_t)own : id == tp)
 				return ts;
 		}
 	}
@@ -247,15 +249,16 @@ static bool frame_code(const struct pystack_state *py, pid_t tid, uint64_t frame
 	return true;
 }
 
-int pystack_read(const struct tracee *p, pid_t tid, uint64_t tp, struct py_frame *out, int max)
+int pystack_read(const struct tracee *p, struct thread *t, struct py_frame *out, int max)
 {
 	struct pystack_state *py = p->pystack;
+	pid_t tid = t->tid;
 	if (!py->looked)
 		find_interpreter(p, tid);
 	if (!py->L || !py->code_type || max <= 0)
 		return 0;
 	const struct py_layout *L = py->L;
-	uint64_t ts = thread_state(py, tid, tp);
+	uint64_t ts = thread_state(py, tid, threads_own_tid(p, t), t->thread_pointer);
 	uint64_t frame = read_ptr(tid, ts + L->tstate_frame);
 	if (L->cframe_frame >= 0)
 		frame = read_ptr(tid, frame + L->cframe_frame);

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 struct tracee;
+struct thread;
 
 struct py_frame {
 	uint64_t code;		/* the code object's address */
@@ -27,10 +28,10 @@ struct py_frame {
 	char file[320];
 };
 
-/* Up to max Python frames of the stopped thread tid (thread pointer tp) of the traced
- * process, innermost first, with code and line only; 0 when it runs no Python code or the
- * interpreter is not one gputop can read. */
-int pystack_read(const struct tracee *p, pid_t tid, uint64_t tp, struct py_frame *out, int max);
+/* Up to max Python frames of the stopped thread t of the traced process, innermost first,
+ * with code and line only; 0 when it runs no Python code or the interpreter is not one gputop
+ * can read. */
+int pystack_read(const struct tracee *p, struct thread *t, struct py_frame *out, int max);
 /* Names a frame of pystack_read: function, file, module. 0, or -1 when unreadable. */
 int pystack_describe(const struct tracee *p, pid_t tid, struct py_frame *f);
 

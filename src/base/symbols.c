@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tracee.h"
@@ -33,8 +35,32 @@ static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, 
 	return -1;
 }
 
+/* A module's file as the program sees it: through /proc/PID/root, in the program's mount
+ * namespace and under its root (a container), never by its path in gputop's own view, where
+ * another file, or none, may stand. Regular files only, as libdw's own finder: a device
+ * mapped (/dev/nvidia*) must not be opened. A vdso or a file deleted since it was mapped:
+ * libdw's finder, which reads it from memory. *userdata: the process's state (visit_module). */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base, char **file_name,
+		    Elf **elfp)
+{
+	const struct symbols_state *st = *userdata;
+	if (name[0] != '/' || strstr(name, " (deleted)"))
+		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	char path[PATH_MAX + 32];
+	struct stat sb;
+	if (!st || snprintf(path, sizeof path, "/proc/%d/root%s", (int)st->traced_pid, name) >= (int)sizeof path ||
+	    stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !(*file_name = strdup(path))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
+	.find_elf = find_elf,
 	.find_debuginfo = no_debuginfo,
 };
 
@@ -94,6 +120,7 @@ static int visit_module(Dwfl_Module *dm, void **userdata, const char *name, Dwar
 	struct refresh_ctx *ctx = arg;
 	struct symbols_state *st = ctx->st;
 	Dwarf_Addr end;
+	*userdata = st;	/* for find_elf, which libdw calls once the module's file is wanted */
 	dwfl_module_info(dm, NULL, NULL, &end, NULL, NULL, NULL, NULL);
 	for (size_t i = 0; i < st->n_mods; i++)
 		if (st->mods[i]->start == start && strcmp(st->mods[i]->path, name) == 0) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "hashmap.h"
+#include "nspid.h"
 #include "tracee.h"
 
 struct thread_slot {
@@ -15,6 +16,8 @@ struct thread_slot {
 /* The process's part (p->threads). */
 struct threads_state {
 	struct hashmap table;
+	enum { NS_UNKNOWN, NS_OURS, NS_OTHER } pid_ns;	/* the process's PID namespace, gputop's
+							 * or another (a container) */
 };
 
 struct threads_state *threads_state_new(void)
@@ -86,6 +89,43 @@ void threads_remove(struct tracee *p, pid_t tid)
 void threads_clear(struct tracee *p)
 {
 	free_all(p->threads);
+}
+
+/* Whether the process's PID namespace is gputop's: its NSpid has one id. Read once: a process
+ * never changes its PID namespace. */
+static bool in_our_pid_ns(const struct tracee *p)
+{
+	struct threads_state *st = p->threads;
+	pid_t ids[2];
+	if (st->pid_ns == NS_UNKNOWN) {
+		int n = nspid_read(p->pid, ids, 2);
+		if (n == 0)
+			return true;	/* gone: its threads are found by nothing anyway */
+		st->pid_ns = n == 1 ? NS_OURS : NS_OTHER;
+	}
+	return st->pid_ns == NS_OURS;
+}
+
+pid_t threads_own_tid(const struct tracee *p, struct thread *t)
+{
+	if (in_our_pid_ns(p))
+		return t->tid;
+	if (!t->own_tid)
+		t->own_tid = nspid_own(p->pid, t->tid);
+	return t->own_tid;
+}
+
+struct thread *threads_find_own(const struct tracee *p, pid_t own)
+{
+	if (own <= 0)
+		return NULL;
+	if (in_our_pid_ns(p))
+		return threads_find(p, own);
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(p, &it));)
+		if (threads_own_tid(p, t) == own)
+			return t;
+	return NULL;
 }
 
 int threads_count_all(const struct tracee *p)

@@ -38,6 +38,7 @@ struct thread {
 	int8_t dev_pushed[8];	/* devices under contexts pushed (cuCtxPushCurrent), innermost last */
 	uint8_t n_pushed;
 	uint64_t thread_pointer;	/* its %fs base, from its last stop: names it in call records */
+	pid_t own_tid;		/* its id in its own PID namespace (threads_own_tid); 0: not read */
 	uint64_t cpu_ns;	/* CPU time it had used when last looked at (--max-overhead) */
 	uint32_t depth, cap;
 	struct frame *frames;	/* its shadow stack of calls in flight: depth of cap */
@@ -53,6 +54,12 @@ struct thread *threads_find_in(struct threads_state *st, pid_t tid);
 struct thread *threads_add(struct tracee *p, pid_t tid);	/* finds or adds */
 void threads_remove(struct tracee *p, pid_t tid);
 void threads_clear(struct tracee *p);
+/* The thread whose id in the program's own PID namespace is own (a gettid() of the program's:
+ * a park slot, CPython's native id), NULL if none. A program in a container seen from the node
+ * has other ids there than the ones gputop traces (NSpid in /proc/TID/status). */
+struct thread *threads_find_own(const struct tracee *p, pid_t own);
+/* t's id in the program's own PID namespace, as gettid() in t says it (0: unknown, gone). */
+pid_t threads_own_tid(const struct tracee *p, struct thread *t);
 int threads_count(const struct tracee *p);		/* traced threads, guests excluded */
 int threads_count_all(const struct tracee *p);
 

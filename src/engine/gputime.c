@@ -12,7 +12,9 @@
  * interrupted for this: registration calls do not count as such an entry.
  *
  * Unloading: the library's thread does it itself when asked (or when it finds gputop gone:
- * its TracerPid is 0), so that no thread of the program has to be stopped in an unknown state
+ * its TracerPid is 0; where gputop is outside the program's PID namespace, which TracerPid
+ * shows as 0 always, gputop's beat, counted at each look, stood still 10 s), so that no
+ * thread of the program has to be stopped in an unknown state
  * for it: flush, disable, unsubscribe, finalize; gputop reads the last records and says so;
  * the thread dlcloses libcupti and then the library. */
 #define _GNU_SOURCE
@@ -232,6 +234,14 @@ void gputime_at_stop(struct tracee *p, struct thread *t)
 	st->phase = GPUTIME_LOADING;
 	char cupti[PATH_MAX];
 	uint64_t handle = 0, shared = 0, flush = 0;
+	int there = gputime_library_in(p->pid, gpu_time.lib_path);
+	if (there < 0) {
+		/* Its dlopen would find nothing, or another file (another gputop's library). */
+		log_warn("--gpu-time: %s is %s in %d's file system (another mount namespace: a container?): "
+			 "no GPU time", gpu_time.lib_path, there == -ESTALE ? "another file" : "not there", p->pid);
+		st->phase = GPUTIME_DONE;
+		return;
+	}
 	if (gputime_find_cupti(p->pid, cupti, sizeof cupti) < 0) {
 		log_warn("--gpu-time: no libcupti found for %d (next to its CUDA libraries, in "
 			 "/usr/local/cuda): no GPU time", p->pid);
@@ -275,6 +285,7 @@ void gputime_drain(struct tracee *p)
 		note_counts(p, st, false);
 		return;
 	}
+	gputime_ring_beat(st->ring);	/* gputop is there, where TracerPid cannot say so */
 	if (st->last.state != GT_RUNNING) {	/* it stopped by itself: the last records */
 		gputime_ring_drain(st->ring);
 		say_final(&st->last, p->pid);
@@ -303,13 +314,14 @@ static bool stop_step(struct tracee *p, struct gputime_state *st, uint64_t deadl
 	if (err < 0) {
 		note_counts(p, st, false);
 		/* Unloaded; its thread, back in glibc, ends (its exit reaches the dispatcher). */
-		pid_t helper = (pid_t)st->last.helper_tid;
-		return helper && threads_find(p, helper) && now_ns() < deadline;
+		pid_t helper = (pid_t)st->last.helper_tid;	/* gettid() there: the program's own id */
+		return helper && threads_find_own(p, helper) && now_ns() < deadline;
 	}
 	st->last.helper_tid = h.helper_tid;
+	gputime_ring_beat(st->ring);
 	if (st->final_read && h.cupti_kept) {	/* both stay loaded: only its thread ends */
 		pid_t helper = (pid_t)h.helper_tid;
-		return helper && threads_find(p, helper) && now_ns() < deadline;
+		return helper && threads_find_own(p, helper) && now_ns() < deadline;
 	}
 	if (h.state == GT_FINAL && !st->final_read) {
 		gputime_ring_drain(st->ring);	/* every record there will be */

@@ -33,7 +33,7 @@ void park_poll(struct tracee *p, uint64_t now)
 		parks.hot_until = now + PARK_HOT_NS;
 	parks.last_poll = now;
 	for (int i = 0; i < n && !p->stopping_world; i++) {
-		struct thread *t = threads_find(p, parked[i].tid);
+		struct thread *t = threads_find_own(p, parked[i].own_tid);
 		if (!t || t->guest || t->park_asked || t->state == TS_STOPPED)
 			continue;
 		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
@@ -63,7 +63,7 @@ bool park_on_stop(struct tracee *p, struct thread *t, uint64_t now)
 	/* Detaching: restore_thread tells it to go on. Elsewhere than in the park (a signal
 	 * handler of the program's that ran meanwhile): not now; the next poll asks again. */
 	if (p->stopping_world || arch_get_regs(t->tid, &r) < 0 || !launchpark_in(p, arch_pc(&r)) ||
-	    (slot = launchpark_slot_of(p, t->tid, &sp)) < 0 || launchpark_regs(t->tid, &r, sp, &at) < 0)
+	    (slot = launchpark_slot_of(p, threads_own_tid(p, t), &sp)) < 0 || launchpark_regs(t->tid, &r, sp, &at) < 0)
 		return false;
 	/* Out of its sleep now, not when it ends: first, so that code run in the thread below
 	 * (naming a kernel, --gpu-time's loading) finds no system call to restart. */
@@ -85,7 +85,7 @@ void park_release(struct tracee *p, struct thread *t, arch_regs_t *r)
 {
 	uint64_t sp;
 	int slot;
-	if (!launchpark_in(p, arch_pc(r)) || (slot = launchpark_slot_of(p, t->tid, &sp)) < 0)
+	if (!launchpark_in(p, arch_pc(r)) || (slot = launchpark_slot_of(p, threads_own_tid(p, t), &sp)) < 0)
 		return;
 	launchpark_answer(p, slot, false);
 	if (launchpark_at_syscall(p, arch_pc(r))) {

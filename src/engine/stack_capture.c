@@ -161,7 +161,7 @@ uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)
 	int n = unwind_stack(p, t->tid, r, capture.pcs, depth, &truncated);
 	if (n <= 0)
 		return STACK_NONE;
-	int n_py = pystack_read(p, t->tid, t->thread_pointer, capture.py, depth);
+	int n_py = pystack_read(p, t, capture.py, depth);
 	/* The key: the process image, the pcs, then each Python frame's code object and line. */
 	uint32_t nk = 0;
 	capture.key[nk++] = p->stack_capture->image;

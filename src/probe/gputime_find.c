@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 
@@ -32,6 +33,21 @@ static bool there(pid_t pid, const char *path)
 	char full[PATH_MAX + 64];
 	snprintf(full, sizeof full, "/proc/%d/root%s", pid, path);
 	return access(full, R_OK) == 0;
+}
+
+bool gputime_file_there(pid_t pid, const char *path)
+{
+	return pid > 0 ? there(pid, path) : access(path, R_OK) == 0;
+}
+
+int gputime_library_in(pid_t pid, const char *lib)
+{
+	char full[PATH_MAX + 64];
+	struct stat ours, theirs;
+	snprintf(full, sizeof full, "/proc/%d/root%s", pid, lib);
+	if (stat(lib, &ours) < 0 || stat(full, &theirs) < 0)
+		return -ENOENT;
+	return ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino ? 0 : -ESTALE;
 }
 
 static const char sonames[][20] = { "libcupti.so.13", "libcupti.so.12", "libcupti.so" };

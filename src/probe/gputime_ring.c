@@ -18,6 +18,7 @@ struct gputime_ring {
 	pid_t pid;
 	uint64_t shared;	/* struct gt_shared in the program */
 	uint64_t tail;
+	uint64_t beat;		/* gputop's looks, counted into the program (gt_shared.beat) */
 	int *ids;		/* kernel id per name index; -2: not read yet */
 	struct gt_shared *head;	/* the words before the ring, as last read: only they are
 				 * allocated (the whole is megabytes) */
@@ -132,6 +133,12 @@ int gputime_ring_ask_stop(struct gputime_ring *g)
 int gputime_ring_release(struct gputime_ring *g)
 {
 	return put_word(g, AT(released));
+}
+
+int gputime_ring_beat(struct gputime_ring *g)
+{
+	g->beat++;
+	return mem_write(g->pid, AT(beat), &g->beat, sizeof g->beat);
 }
 
 uint64_t gputime_ring_unnamed(const struct gputime_ring *g)

@@ -66,6 +66,9 @@ long gputime_ring_drain(struct gputime_ring *g);
 /* gputop's words: stop (flush and unload) and released (the last records were read). */
 int gputime_ring_ask_stop(struct gputime_ring *g);
 int gputime_ring_release(struct gputime_ring *g);
+/* Counts one look of gputop's into the program: the library's sign that gputop is there
+ * where TracerPid cannot say (gputop outside the program's PID namespace). 0 or -errno. */
+int gputime_ring_beat(struct gputime_ring *g);
 uint64_t gputime_ring_unnamed(const struct gputime_ring *g);
 
 #endif

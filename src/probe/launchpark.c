@@ -11,7 +11,7 @@
 /* A slot, as arch_park writes it. */
 struct park_slot {
 	uint64_t state;		/* PARK_* */
-	uint64_t tid;
+	uint64_t tid;		/* gettid() in the program: its own PID namespace's */
 	uint64_t sp;		/* the registers it saved */
 	uint64_t waits;
 };
@@ -36,17 +36,17 @@ int launchpark_waiting(struct tracee *p, struct lr_parked out[])
 		return 0;
 	for (int i = 0; i < LR_PARK_SLOTS; i++)
 		if (s[i].state == PARK_WAITING && s[i].tid)
-			out[n++] = (struct lr_parked){ .slot = i, .tid = (pid_t)s[i].tid };
+			out[n++] = (struct lr_parked){ .slot = i, .own_tid = (pid_t)s[i].tid };
 	return n;
 }
 
-int launchpark_slot_of(struct tracee *p, pid_t tid, uint64_t *sp)
+int launchpark_slot_of(struct tracee *p, pid_t own_tid, uint64_t *sp)
 {
 	struct park_slot s[LR_PARK_SLOTS];
 	if (read_slots(p, s) < 0)
 		return -1;
 	for (int i = 0; i < LR_PARK_SLOTS; i++)
-		if (s[i].state == PARK_WAITING && s[i].tid == (uint64_t)tid) {
+		if (s[i].state == PARK_WAITING && s[i].tid == (uint64_t)own_tid) {
 			*sp = s[i].sp;
 			return i;
 		}

@@ -17,16 +17,19 @@
 
 struct tracee;
 
+/* A slot holds the thread's id as gettid() gave it in the program: in the program's own PID
+ * namespace, which is not gputop's in a container seen from the node (threads_find_own). */
 struct lr_parked {
 	int slot;
-	pid_t tid;
+	pid_t own_tid;
 };
 
 /* The threads parked now (up to LR_PARK_SLOTS into out); how many. */
 int launchpark_waiting(struct tracee *p, struct lr_parked out[]);
-/* The slot tid is parked in, -1 if none; *sp: where its registers are. Read while tid is
- * stopped, the answer stands: nothing but gputop changes a waiting slot then. */
-int launchpark_slot_of(struct tracee *p, pid_t tid, uint64_t *sp);
+/* The slot the thread whose own id is own_tid is parked in, -1 if none; *sp: where its
+ * registers are. Read while it is stopped, the answer stands: nothing but gputop changes a
+ * waiting slot then. */
+int launchpark_slot_of(struct tracee *p, pid_t own_tid, uint64_t *sp);
 /* Answers the park: served (the stub returns: its launch was counted) or not (the stub goes
  * on as if gputop were gone). 0 or -errno. */
 int launchpark_answer(struct tracee *p, int slot, bool served);

@@ -7,6 +7,8 @@
  *   cudaMalloc 4096 B, cudaMemcpy H2D 4096 B (a pattern of the thread and the round),
  *   [with RB_LAUNCH=1: cudaLaunchKernel progress_kernel(int*) grid (1,1,1) block (32,1,1)],
  *   cudaMemcpy D2H 4096 B (compared with what went in), cudaFree
+ * and with RB_PAUSE_US set sleeps that long after each round (a pace a real program keeps: it
+ * waits for its GPU between calls)
  * (no synchronize: on the simulated driver cuCtxSynchronize keeps an int3 probe). Once every
  * thread has made its first round it prints "rb_progress: running". At the end it prints
  * "rb_progress: threads=T rounds=<T x ROUNDS, or "many" when ROUNDS is 0> failures=<f>
@@ -28,6 +30,7 @@
 static long rounds_each;
 static const char *stop_file;
 static bool with_launch;
+static long pause_us;
 static int nthreads;
 static long done_rounds, started_threads, mismatches;
 static volatile int finished;
@@ -71,6 +74,8 @@ static void *worker(void *arg)
 			__atomic_add_fetch(&mismatches, 1, __ATOMIC_RELAXED);
 		record("cudaFree", cudaFree(p));
 		__atomic_add_fetch(&done_rounds, 1, __ATOMIC_RELAXED);
+		if (pause_us)
+			usleep((useconds_t)pause_us);
 		if (i == 0 && __atomic_add_fetch(&started_threads, 1, __ATOMIC_SEQ_CST) == nthreads)
 			printf("rb_progress: running\n");
 	}
@@ -114,6 +119,7 @@ int main(int argc, char **argv)
 	rounds_each = argc > 2 ? atol(argv[2]) : 100;
 	stop_file = getenv("RB_STOP_FILE");
 	with_launch = getenv("RB_LAUNCH") && atoi(getenv("RB_LAUNCH"));
+	pause_us = getenv("RB_PAUSE_US") ? atol(getenv("RB_PAUSE_US")) : 0;
 	if (argc < 3 || nthreads < 1 || nthreads > 64 || rounds_each < 0 || (!rounds_each && !stop_file)) {
 		fprintf(stderr, "usage: rb_progress THREADS ROUNDS (ROUNDS 0 needs RB_STOP_FILE)\n");
 		return 2;
