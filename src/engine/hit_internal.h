@@ -99,7 +99,7 @@ struct hit_state {
 	 * the same, and whether an allocation's or a free's record was lost since. */
 	uint64_t live_synced_ns;
 	bool live_records_lost;
-	uint64_t handles_read_ns;	/* the handles' counts were last read */
+	uint64_t tallies_read_ns;	/* the tallies were last read whole */
 };
 
 void graphs_free(struct hit_state *st);

@@ -114,17 +114,19 @@ static void sync_live(struct tracee *p, bool final, uint64_t now)
 
 static const struct tallies_reader reader = { .probe = on_probe, .launches = on_launches };
 
-/* The handles' counts, every handle's at once, at most every HANDLES_NS on the tick. */
-#define HANDLES_NS 50000000ull
+/* On the tick, the tallies are read at most every TICK_NS: the views refresh no faster, and
+ * every read is a system call that takes the program's mmap lock (its own mmap and munmap
+ * wait on it). The handles' counts then too, every handle's at once. */
+#define TICK_NS 50000000ull
 
 void hit_read_tallies(struct tracee *p, enum hit_tally_read how)
 {
 	struct hit_state *st = p->hit;
 	struct reading r = { .final = how == HIT_TALLY_LAST, .now = now_ns() };
-	bool handles = how != HIT_TALLY_TICK || r.now - st->handles_read_ns >= HANDLES_NS;
-	tallies_read(p, &reader, &r, handles);
-	if (handles)
-		st->handles_read_ns = r.now;
+	if (how == HIT_TALLY_TICK && r.now - st->tallies_read_ns < TICK_NS)
+		return;
+	tallies_read(p, &reader, &r, true);
+	st->tallies_read_ns = r.now;
 	sync_live(p, r.final, r.now);
 }
 

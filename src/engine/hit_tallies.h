@@ -8,10 +8,10 @@
 
 struct tracee;
 
-/* How much a read reads: on the tracer's tick, the handles' counts at most every 50 ms (the
- * views refresh no faster); WHOLE, now (a thread's exit, a library's load: its probes may
- * go); LAST, now and for the last time (a detach, the process's exit, an exec): a handle not
- * named yet waits no more for its name. */
+/* When a read reads: on the tracer's tick, at most every 50 ms (the views refresh no faster);
+ * WHOLE, now (a thread's exit, a library's load: its probes may go); LAST, now and for the last
+ * time (a detach, the process's exit, an exec): a handle not named yet waits no more for its
+ * name. */
 enum hit_tally_read { HIT_TALLY_TICK, HIT_TALLY_WHOLE, HIT_TALLY_LAST };
 /* What the stubs tallied in place since the last read, to the consumers; the figures' live
  * allocations made the stubs' table's again where records of it were lost. */
