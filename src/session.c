@@ -71,7 +71,7 @@ static int json_writer(FILE *f, const struct output_writer *w, const struct stat
 }
 
 /* What w writes of a fresh snapshot becomes the file's contents (outfile_commit), or, if a
- * write fails, the file stays as it was. 0, or -1 (said). */
+ * write fails, the file stays as it was. 0, or -1 (said at the end). */
 static int write_output(struct outfile *o, const struct output_writer *w)
 {
 	struct stats_snapshot snap;
@@ -338,7 +338,8 @@ static bool privileged(void)
 }
 
 /* The outputs that are written as the session goes, into their temporary files: --trace (or
- * standard error) and --timeline. False if one cannot start (said; that file is not made). */
+ * standard error) and --timeline. False if one cannot start (said at the end; that file is
+ * not made). */
 static bool open_live_outputs(const struct options *opt, struct outfile *files, pid_t pid)
 {
 	struct outfile *trace = &files[F_TRACE], *timeline = &files[F_TIMELINE];
@@ -422,6 +423,8 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	else if (!err)
 		log_info("detached from %d", pid);
 	if (output_failed) {	/* the run's results are missing: that comes before the program's status */
+		for (int i = 0; i < F_COUNT; i++)	/* said once the TUI is gone, not in its status line */
+			outfile_say_failed(&files[i]);
 		if (exited && !opt->pid)
 			log_error("exit status %d: an output was not written (%d %s %d)", EXIT_OUTPUT, pid,
 				  sig ? "was killed by signal" : "exited with status", sig ? sig : exit_code);

@@ -147,6 +147,7 @@ int outfile_open(struct outfile *o)
 	o->fd = -1;
 	o->temp = NULL;
 	o->existed = o->created = false;
+	o->err = 0;
 	if (!o->path || strcmp(o->path, "-") == 0)
 		return 0;
 	return o->in_place ? open_in_place(o) : open_beside(o);
@@ -175,14 +176,19 @@ int outfile_commit(struct outfile *o, int err)
 	o->fd = -1;
 	if (!err && rename(o->temp, o->path) < 0)
 		err = -errno;
-	if (err) {
+	if (err)
 		unlink(o->temp);
-		log_error("cannot write %s file '%s': %s (%s)", o->what, o->path, strerror(-err),
-			  o->existed ? "it is left as it was" : "it was not made");
-	}
 	free(o->temp);
 	o->temp = NULL;
+	o->err = err;
 	return err ? -1 : 0;
+}
+
+void outfile_say_failed(const struct outfile *o)
+{
+	if (o->err)
+		log_error("cannot write %s file '%s': %s (%s)", o->what, o->path, strerror(-o->err),
+			  o->existed ? "it is left as it was" : "it was not made");
 }
 
 void outfile_discard(struct outfile *o)

@@ -19,6 +19,7 @@ struct outfile {
 	char *temp;		/* not in place: the temporary file's name ("DIR/.NAME.XXXXXX") */
 	bool existed;		/* the file was there at the start */
 	bool created;		/* in place: gputop made the file */
+	int err;		/* the end: the write that failed (-errno), or 0 */
 };
 
 /* Opens o: a regular file only (a FIFO, a device, a symbolic link, a file of /proc or /sys are
@@ -28,9 +29,12 @@ int outfile_open(struct outfile *o);
 /* Opens every file of the array, or none: -1 after saying why, every one already made removed. */
 int outfile_open_all(struct outfile *files, int n);
 /* The end of what was written to o->fd (err: 0, or the first write's -errno): synced and
- * renamed over the file if all went well; else the temporary file is removed, the file left as
- * it was, and the error said, naming the file. 0, or -1 (said). Nothing to do in place. */
+ * renamed over the file if all went well; else the temporary file is removed and the file left
+ * as it was. 0, or -1 (the error kept in o->err, for outfile_say_failed). Nothing to do in
+ * place. */
 int outfile_commit(struct outfile *o, int err);
+/* Says that o was not written, and why, if so. */
+void outfile_say_failed(const struct outfile *o);
 /* The session did not start: closes o and removes what gputop made. */
 void outfile_discard(struct outfile *o);
 /* Closes o: a file in place stays; a temporary file not committed is removed. */
