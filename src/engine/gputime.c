@@ -142,7 +142,7 @@ static int load(struct tracee *p, struct thread *t, const char *cupti, uint64_t 
 	    call(p, t, start, scratch + AT_CUPTI, FLUSH_PERIOD_MS, *handle, &ret) < 0 || (int)ret != 0) {
 		if ((int)ret == GT_ERR_STAYED)
 			log_warn("--gpu-time: %d still holds gputop's library and CUPTI from an earlier session, "
-				 "idle (CUPTI was not finalized there): no GPU time", p->pid);
+				 "idle (they could not be unloaded there): no GPU time", p->pid);
 		else if ((int)ret != GT_ERR_FORKED)
 			log_warn("--gpu-time: %s did not start in %d (%s): no GPU time", gpu_time.lib_path, p->pid,
 				 (int)ret == GT_ERR_THREAD ? "it could not make its thread" : "not gputop's library?");

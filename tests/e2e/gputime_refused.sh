@@ -151,7 +151,7 @@ for k in 1 2; do
 	no_gpu_time_any "$TMP/again$k.json" "again $k"
 done
 refused_said "$TMP/again1.err" "$TARGET" "again 1"
-expect_match "$(cat "$TMP/again2.err")" "^gputop: warning: --gpu-time: $TARGET still holds gputop's library and CUPTI from an earlier session, idle \(CUPTI was not finalized there\): no GPU time$" \
+expect_match "$(cat "$TMP/again2.err")" "^gputop: warning: --gpu-time: $TARGET still holds gputop's library and CUPTI from an earlier session, idle \(they could not be unloaded there\): no GPU time$" \
 	"again 2: not started again, said so"
 touch "$TMP/stop"
 wait_pid "$TARGET" 30
