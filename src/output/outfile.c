@@ -73,10 +73,10 @@ static const char *open_error(void)
 	return errno == ELOOP ? "it is a symbolic link" : errno == EINVAL ? "not a regular file" : strerror(errno);
 }
 
-/* The file that is there: a regular file of storage, which this user may write. Its mode in
- * *mode. 0, or -1 after saying why. O_NOFOLLOW: in a shared directory a planted symlink must
- * not redirect our write. O_NONBLOCK: opening a FIFO for writing would wait for a reader
- * forever. */
+/* The file open as fd: a regular file of storage. Its mode in *mode. 0, or -1 after saying
+ * why. (Its opens below: O_NOFOLLOW, as in a shared directory a planted symlink must not
+ * redirect our write; O_NONBLOCK, as opening a FIFO for writing would wait for a reader
+ * forever; O_WRONLY without O_TRUNC: this user may write it, and nothing changes yet.) */
 static int check_existing(struct outfile *o, int fd, mode_t *mode)
 {
 	struct stat st;
