@@ -7,7 +7,8 @@
  * never blocks the program: a full ring drops and counts. Asked to stop (or finding itself
  * untraced: gputop died), its thread flushes, disables, unsubscribes, finalizes CUPTI, waits
  * for gputop to read the last records, unloads libcupti and then itself (a tail call to
- * dlclose from a frame of its own, so no code of the library runs after it is gone). */
+ * dlclose from a frame of its own, so no code of the library runs after it is gone). A CUPTI
+ * that was not finalized (it refused us) is never unloaded, nor the library: both stay, idle. */
 #define _GNU_SOURCE
 #include <cupti.h>
 #include <dlfcn.h>
@@ -49,6 +50,8 @@ static struct {
 } cupti;
 
 static char cupti_path[4096];
+static bool cupti_theirs;	/* libcupti was in the process before us: our dlclose only drops
+				 * our reference */
 static uint32_t flush_ms;
 static void *self;		/* our own handle, from gputop's dlopen */
 static CUpti_SubscriberHandle subscriber;
@@ -278,7 +281,8 @@ static bool new_threads_gone(long limit_ms)
 static int find_cupti(void)
 {
 	each_thread(note_before, NULL);
-	if (!(cupti.lib = dlopen(cupti_path, RTLD_NOW | RTLD_LOCAL))) {
+	cupti_theirs = (cupti.lib = dlopen(cupti_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) != NULL;
+	if (!cupti.lib && !(cupti.lib = dlopen(cupti_path, RTLD_NOW | RTLD_LOCAL))) {
 		const char *e = dlerror();
 		fail(GT_ERR_CUPTI_OPEN, e ? e : cupti_path, 0);
 		return -1;
@@ -348,7 +352,9 @@ static int enable(void)
  * finalized (CUPTI's "detach": it then leaves the driver alone; the CUPTI documentation asks
  * for buffers flushed first, done here, and no other CUPTI user racing us, which the subscription
  * guaranteed). Without cuptiFinalize libcupti stays loaded, disabled, and so do we: CUPTI keeps
- * our callbacks. */
+ * our callbacks. A CUPTI that refused us was never set up, so never finalized: it stays too.
+ * CUDA 13.0's, refusing, leaves thread-specific data in this thread whose destructor is its
+ * code, run when this thread ends: unloaded, that killed the program (SIGSEGV). */
 static void teardown(bool subscribed, bool enabled)
 {
 	__atomic_store_n(&stopping, true, __ATOMIC_RELEASE);
@@ -363,10 +369,12 @@ static void teardown(bool subscribed, bool enabled)
 		cupti.unsubscribe(subscriber);
 	/* Finalized only if it was ours to (another subscriber's CUPTI is left alone); unloaded
 	 * only once no thread made since it was loaded runs, whoever made it. */
-	if (subscribed)
-		SH.cupti_kept = !cupti.finalize || cupti.finalize() != CUPTI_SUCCESS;
-	if (cupti.lib && !SH.cupti_kept)
-		SH.cupti_kept = !new_threads_gone(2000);
+	if (subscribed && (!cupti.finalize || cupti.finalize() != CUPTI_SUCCESS))
+		SH.cupti_kept = GT_KEPT_FINALIZE;
+	else if (!subscribed && cupti.lib && !cupti_theirs)
+		SH.cupti_kept = GT_KEPT_UNFINALIZED;
+	if (cupti.lib && !SH.cupti_kept && !new_threads_gone(2000))
+		SH.cupti_kept = GT_KEPT_THREAD;
 }
 
 #define BEAT_LOST_MS 10000	/* gputop's looks come every 10 ms; a gputop stopped (SIGSTOP)
@@ -437,7 +445,7 @@ HIDDEN struct closing gt_thread_main(void)
 	__atomic_store_n(&SH.state, GT_FINAL, __ATOMIC_RELEASE);
 	wait_for(&SH.released, 10000);	/* gputop reads the last records and the status */
 	__atomic_store_n(&SH.state, GT_UNLOADING, __ATOMIC_RELEASE);
-	if (SH.cupti_kept)	/* CUPTI still holds our callbacks: we stay too, idle */
+	if (SH.cupti_kept)	/* CUPTI stays, and may hold our callbacks: we stay too, idle */
 		return (struct closing){ NULL, NULL };
 	if (cupti.lib)
 		dlclose(cupti.lib);
@@ -471,12 +479,13 @@ EXPORT void gputop_gpu_flush(void)
 
 /* Called by gputop in a thread it holds at a CUDA API entry: copies the arguments and starts
  * the library's thread, every signal blocked in it (and so in the threads CUPTI makes from it):
- * the program's signals go to the program's threads, as before. Returns 0, or GT_ERR_THREAD.
+ * the program's signals go to the program's threads, as before. Returns 0, or GT_ERR_THREAD,
+ * GT_ERR_FORKED, GT_ERR_STAYED.
  * gputop then waits for state GT_RUNNING or GT_FINAL, holding that thread only. */
 EXPORT int gputop_gpu_start(const char *path, uint32_t period_ms, void *handle)
 {
-	if (started_in && started_in != getpid())
-		return GT_ERR_FORKED;
+	if (started_in)	/* a fork's copy of us, or a copy an earlier session left loaded */
+		return started_in == getpid() ? GT_ERR_STAYED : GT_ERR_FORKED;
 	snprintf(cupti_path, sizeof cupti_path, "%s", path);
 	flush_ms = period_ms;
 	self = handle;

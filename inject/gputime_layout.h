@@ -35,6 +35,19 @@ enum gt_status {
 	GT_ERR_TRACER_GONE,	/* gputop went away without a word: it unloaded itself */
 	GT_ERR_FORKED,		/* the start function ran in a child forked from a process it runs in:
 				 * CUPTI is the parent's there, not to be used */
+	GT_ERR_STAYED,		/* the start function ran again where an earlier session left the
+				 * library loaded, idle (cupti_kept): its CUPTI is not to be used again */
+};
+
+/* Why libcupti stays loaded, idle (gt_shared.cupti_kept); the library stays with it. */
+enum gt_kept {
+	GT_KEPT_NO = 0,		/* both unloaded */
+	GT_KEPT_FINALIZE,	/* cuptiFinalize was missing or failed */
+	GT_KEPT_THREAD,		/* a thread made since libcupti was loaded still runs */
+	GT_KEPT_UNFINALIZED,	/* CUPTI was loaded but refused (or lacked a function) before it was
+				 * set up, so it was never finalized: what it left in the threads
+				 * that called it (thread-specific data whose destructors are its
+				 * code) is unknown */
 };
 
 enum gt_kind { GT_KERNEL = 1, GT_MEMCPY, GT_MEMSET };
@@ -66,8 +79,8 @@ struct gt_shared {
 	uint64_t cupti_dropped;	/* records CUPTI itself dropped (its buffers were full) */
 	uint32_t names_used;	/* entries of name_at[] written (release order) */
 	uint32_t names_dropped;	/* kernel names the full table could not take */
-	uint32_t cupti_kept;	/* 1: cuptiFinalize was missing or failed, so libcupti stays
-				 * loaded (every activity kind disabled, unsubscribed) */
+	uint32_t cupti_kept;	/* enum gt_kept: why libcupti, and so the library, stay loaded
+				 * (every activity kind disabled, unsubscribed), or 0 */
 	uint32_t pad0;
 	char message[256];	/* what failed, for gputop to say */
 	/* Written by gputop. */

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "config.h"
 #include "folded.h"
+#include "outfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -67,7 +68,8 @@ static const char usage_text[] =
 	"\n"
 	"Without -b and with a terminal on stdout, gputop shows a live TUI; otherwise it prints\n"
 	"a summary on stderr when the session ends. In launch mode gputop exits with the\n"
-	"program's exit status. See gputop(1) for keys, views and exit statuses.\n";
+	"program's exit status, or 6 if an output file could not be written (the old file is\n"
+	"then left as it was). See gputop(1) for keys, views and exit statuses.\n";
 
 /* Long options without a short one, past every char. */
 enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME, OPT_LEAK_AGE };
@@ -228,7 +230,8 @@ static int parse_pids(const char *arg, struct options *opt)
 	return 0;
 }
 
-/* --stacks: a comma-separated list of allocs, frees, syncs, launches, all, none. */
+/* --stacks: a comma-separated list of allocs, frees, syncs, launches, all, none; not empty,
+ * no empty item. */
 static bool parse_stacks(const char *s, unsigned *out)
 {
 	static const struct { char name[12]; unsigned bits; } words[] = {
@@ -238,7 +241,7 @@ static bool parse_stacks(const char *s, unsigned *out)
 		{ "none", 0 },
 	};
 	*out = 0;
-	while (*s) {
+	for (;;) {
 		size_t len = strcspn(s, ","), i;
 		for (i = 0; i < sizeof words / sizeof words[0]; i++)
 			if (strlen(words[i].name) == len && strncmp(words[i].name, s, len) == 0)
@@ -246,9 +249,33 @@ static bool parse_stacks(const char *s, unsigned *out)
 		if (i == sizeof words / sizeof words[0])
 			return false;
 		*out |= words[i].bits;
-		s += len + (s[len] == ',');
+		if (!s[len])
+			return true;
+		s += len + 1;
 	}
-	return true;
+}
+
+/* Two output options naming one file would write over each other: refused before anything
+ * is made. "-" is standard error, no file. */
+static int outputs_distinct(const struct options *opt)
+{
+	const struct { const char *what, *path; } out[] = {
+		{ "--json", opt->json_path }, { "--json-interval", opt->json_interval_path },
+		{ "--trace", opt->trace_path }, { "--folded", opt->folded_path },
+		{ "--timeline", opt->timeline_path }, { "-o", opt->output_path },
+	};
+	const size_t n = sizeof out / sizeof out[0];
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = i + 1; k < n; k++) {
+			if (!out[i].path || !out[k].path || !strcmp(out[i].path, "-") || !strcmp(out[k].path, "-") ||
+			    !outfile_same(out[i].path, out[k].path))
+				continue;
+			char why[8448];
+			snprintf(why, sizeof why, "%s '%s' and %s '%s' are the same file: give each output a file "
+				 "of its own", out[i].what, out[i].path, out[k].what, out[k].path);
+			return bad("%s", why);
+		}
+	return 0;
 }
 
 /* [ADDR:]PORT: a port of digits (0: any free one), and an address if a colon comes before it
@@ -340,6 +367,9 @@ int cli_parse(int argc, char **argv, struct options *opt)
 			opt->stack_depth = (int)v;
 			break;
 		case 'K':
+			if (!*optarg)
+				return bad("--stacks '%s' is an empty list: give allocs, frees, syncs, launches, all or "
+					   "none, comma-separated", optarg);
 			if (!parse_stacks(optarg, &opt->stacks))
 				return bad("invalid --stacks '%s': expected allocs, frees, syncs, launches, all or none, "
 					   "comma-separated", optarg);
@@ -411,5 +441,5 @@ int cli_parse(int argc, char **argv, struct options *opt)
 			   "--no-int3 refuses them: give one or the other%s", "");
 	if (opt->pid && opt->output_path)
 		return bad("-o FILE is for launch mode: the output of a running process is its own%s", "");
-	return 0;
+	return outputs_distinct(opt);
 }

@@ -70,32 +70,31 @@ static int json_writer(FILE *f, const struct output_writer *w, const struct stat
 	return json_write(f, w->info, snap);
 }
 
-/* Replaces the file's contents with what w writes of a fresh snapshot; closes it. */
+/* What w writes of a fresh snapshot becomes the file's contents (outfile_commit), or, if a
+ * write fails, the file stays as it was. 0, or -1 (said at the end). */
 static int write_output(struct outfile *o, const struct output_writer *w)
 {
 	struct stats_snapshot snap;
 	uint64_t t0 = now_ns();
 	if (stats_snapshot(&snap) < 0)
-		return -ENOMEM;
+		return outfile_commit(o, -ENOMEM);
 	uint64_t t1 = now_ns();
-	int err = ftruncate(o->fd, 0) < 0 ? -errno : 0;
-	FILE *f = err ? NULL : fdopen(o->fd, "w");
+	int fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0), err = 0;	/* o->fd stays open to be synced */
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (f) {
 		err = w->write(f, w, &snap);
 		if (fclose(f) != 0 && !err)
 			err = -errno;
 	} else {
-		close(o->fd);
-		err = err ? err : -errno;
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
 	}
-	o->fd = -1;
 	log_debug("%s: %zu processes, %zu kernel rows, %zu live allocations; snapshot %.1f ms, written %.1f ms",
 		  o->what, snap.n_proc, snap.n_kernel, snap.n_alloc, (double)(t1 - t0) / 1e6,
 		  (double)(now_ns() - t1) / 1e6);
 	stats_snapshot_free(&snap);
-	if (err)
-		log_error("cannot write '%s': %s", o->path, strerror(-err));
-	return err;
+	return outfile_commit(o, err);
 }
 
 static int write_folded(struct outfile *o, int metric)
@@ -339,28 +338,26 @@ static bool privileged(void)
 	return true;
 }
 
-/* The outputs that are written as the session goes: --trace (reopened through our descriptor,
- * not by name: the name was checked, no symbolic link, when it was opened, and may have been
- * replaced since) and --timeline. */
-static void open_live_outputs(const struct options *opt, struct outfile *files, pid_t pid)
+/* The outputs that are written as the session goes, into their temporary files: --trace (or
+ * standard error) and --timeline. False if one cannot start (said at the end; that file is
+ * not made). */
+static bool open_live_outputs(const struct options *opt, struct outfile *files, pid_t pid)
 {
 	struct outfile *trace = &files[F_TRACE], *timeline = &files[F_TIMELINE];
-	if (opt->trace_path) {
-		char via_fd[64];
-		if (trace->fd >= 0)
-			snprintf(via_fd, sizeof via_fd, "/proc/self/fd/%d", trace->fd);
-		trace_open(trace->fd >= 0 ? via_fd : opt->trace_path);
-		outfile_close(trace);
-	}
+	int err;
+	bool ok = true;
+	if (opt->trace_path && (err = trace_open(trace->fd)) < 0)
+		ok = outfile_commit(trace, err) == 0;
 	if (timeline->fd >= 0 &&
-	    timeline_open(timeline->fd, (uint64_t)(opt->timeline_max_mb * 1048576), pid) < 0)
-		log_warn("cannot write the timeline '%s': out of memory", timeline->path);
+	    (err = timeline_open(timeline->fd, (uint64_t)(opt->timeline_max_mb * 1048576), pid)) < 0)
+		ok &= outfile_commit(timeline, err) == 0;
+	return ok;
 }
 
 /* The session proper, every process held: the UI, the loop, then the summaries. Returns
  * gputop's exit status. */
-static int trace_and_report(const struct options *opt, struct outfile *files, pid_t pid,
-			    uint64_t start_ns, const char *command)
+static int trace_and_report(const struct options *opt, struct outfile *files, bool output_failed,
+			    pid_t pid, uint64_t start_ns, const char *command)
 {
 	devices_watch(pid, !opt->pid);
 	devices_start(config.nvml_poll_ms);	/* no thread: no meters, tracing goes on */
@@ -400,9 +397,9 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 	 * q): both only read the figures, which no longer change. */
 	int exit_code = 0, sig = 0;
 	bool exited = tracer_exited(&exit_code, &sig);
-	trace_close();
-	timeline_close();
-	bool output_failed = files[F_FOLDED].fd >= 0 && write_folded(&files[F_FOLDED], opt->folded_metric) < 0;
+	output_failed |= outfile_commit(&files[F_TRACE], trace_close()) < 0;
+	output_failed |= outfile_commit(&files[F_TIMELINE], timeline_close()) < 0;
+	output_failed |= files[F_FOLDED].fd >= 0 && write_folded(&files[F_FOLDED], opt->folded_metric) < 0;
 	struct devices_snapshot devices;
 	devices_snapshot(&devices);
 	const struct tracee *first = tracee_of_pid(pid);	/* kept to the end for its exit status */
@@ -426,8 +423,14 @@ static int trace_and_report(const struct options *opt, struct outfile *files, pi
 		log_info("%d %s %d", pid, sig ? "was killed by signal" : "exited with status", sig ? sig : exit_code);
 	else if (!err)
 		log_info("detached from %d", pid);
-	if (output_failed && !exited)
+	if (output_failed) {	/* the run's results are missing: that comes before the program's status */
+		for (int i = 0; i < F_COUNT; i++)	/* said once the TUI is gone, not in its status line */
+			outfile_say_failed(&files[i]);
+		if (exited && !opt->pid)
+			log_error("exit status %d: an output was not written (%d %s %d)", EXIT_OUTPUT, pid,
+				  sig ? "was killed by signal" : "exited with status", sig ? sig : exit_code);
 		return EXIT_OUTPUT;
+	}
 	if (tracer_timed_out_without_cuda()) {
 		log_error("%d never loaded a CUDA library", pid);
 		return EXIT_NO_CUDA;
@@ -449,7 +452,7 @@ int session_run(const struct options *opt)
 		[F_TRACE] = { .path = opt->trace_path, .what = "--trace" },
 		[F_FOLDED] = { .path = opt->folded_path, .what = "--folded" },
 		[F_TIMELINE] = { .path = opt->timeline_path, .what = "--timeline" },
-		[F_OUT] = { .path = opt->output_path, .what = "-o" },
+		[F_OUT] = { .path = opt->output_path, .what = "-o", .in_place = true },
 	};
 	bool started = false;	/* the files stay */
 	uint64_t t_clean = 0;
@@ -496,7 +499,7 @@ int session_run(const struct options *opt)
 	uint64_t start_ns = now_ns();
 	proc_command(pid, command, sizeof command);
 	session_set_started(pid, !opt->pid, start_ns, command);
-	open_live_outputs(opt, files, pid);
+	bool live_failed = !open_live_outputs(opt, files, pid);
 	config.follow = opt->pid ? opt->children : !opt->no_follow;
 	int err = tracer_start(tracee_of_pid(pid), !opt->pid, opt->max_overhead);
 	if (err < 0) {
@@ -508,10 +511,10 @@ int session_run(const struct options *opt)
 		goto out_live;
 	}
 	started = true;
-	code = trace_and_report(opt, files, pid, start_ns, command);
+	code = trace_and_report(opt, files, live_failed, pid, start_ns, command);
 out_live:
-	trace_close();
-	timeline_close();
+	(void)trace_close();	/* after a start that failed: their files are removed */
+	(void)timeline_close();
 out_metrics:
 	t_clean = now_ns();
 	account_clear();

@@ -46,6 +46,7 @@
 #define FLUSH_PERIOD_MS 100	/* CUPTI hands records over at least this often */
 #define START_WAIT_NS 15000000000ull	/* CUPTI's set-up: loading a 100 MB library included */
 #define STOP_WAIT_NS 10000000000ull
+#define CUPTI_INSUFFICIENT_PRIVILEGES 35	/* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (cupti_result.h) */
 
 static struct {
 	char lib_path[PATH_MAX];	/* set once */
@@ -141,7 +142,10 @@ static int load(struct tracee *p, struct thread *t, const char *cupti, uint64_t 
 	    call(p, t, dl.sym, *handle, scratch + AT_SHARED, 0, shared) < 0 || !*shared ||
 	    call(p, t, dl.sym, *handle, scratch + AT_FLUSH, 0, flush) < 0 || !*flush ||
 	    call(p, t, start, scratch + AT_CUPTI, FLUSH_PERIOD_MS, *handle, &ret) < 0 || (int)ret != 0) {
-		if ((int)ret != GT_ERR_FORKED)
+		if ((int)ret == GT_ERR_STAYED)
+			log_warn("--gpu-time: %d still holds gputop's library and CUPTI from an earlier session, "
+				 "idle (they could not be unloaded there): no GPU time", p->pid);
+		else if ((int)ret != GT_ERR_FORKED)
 			log_warn("--gpu-time: %s did not start in %d (%s): no GPU time", gpu_time.lib_path, p->pid,
 				 (int)ret == GT_ERR_THREAD ? "it could not make its thread" : "not gputop's library?");
 		else if (log_first("--gpu-time: forked"))	/* once a session: a program may fork many */
@@ -174,7 +178,22 @@ static void say_final(const struct gputime_header *h, pid_t pid)
 	default:
 		log_warn("--gpu-time: in %d, CUPTI said no: %s (%d): no GPU time", pid, h->message,
 			 h->cupti_result);
+		if (h->cupti_result == CUPTI_INSUFFICIENT_PRIVILEGES)
+			log_hint("the driver may allow GPU profiling to administrators only "
+				 "(NVreg_RestrictProfilingToAdminUsers=1): https://developer.nvidia.com/ERR_NVGPUCTRPERM");
 	}
+}
+
+/* Why libcupti and gputop's library stay in the program, idle, if they do. */
+static void say_kept(const struct gputime_header *h, pid_t pid)
+{
+	const char *why = h->cupti_kept == GT_KEPT_FINALIZE ? "cuptiFinalize is missing or failed"
+			: h->cupti_kept == GT_KEPT_THREAD ? "a thread made since CUPTI was loaded still runs"
+			: "CUPTI refused before it was set up, so it was never finalized, and a thread that "
+			  "called it may still run its code at its exit";
+	if (h->cupti_kept)
+		log_warn("--gpu-time: libcupti and gputop's library stay loaded in %d, idle (every activity "
+			 "kind off, no thread of gputop's): %s", pid, why);
 }
 
 /* The header's counters into the figures. */
@@ -219,9 +238,8 @@ static void wait_started(struct tracee *p, struct thread *t, struct gputime_stat
 		return;
 	}
 	say_final(&st->last, p->pid);	/* it stopped at once (or vanished) */
-	if (st->last.state == GT_FINAL && st->last.cupti_kept)
-		log_warn("--gpu-time: a thread appeared in %d while CUPTI was loaded: libcupti and gputop's "
-			 "library stay loaded there, idle", p->pid);
+	if (st->last.state == GT_FINAL)
+		say_kept(&st->last, p->pid);
 	gputime_ring_release(st->ring);
 	st->phase = GPUTIME_DONE;
 }
@@ -289,6 +307,8 @@ void gputime_drain(struct tracee *p)
 	if (st->last.state != GT_RUNNING) {	/* it stopped by itself: the last records */
 		gputime_ring_drain(st->ring);
 		say_final(&st->last, p->pid);
+		if (st->last.state == GT_FINAL)
+			say_kept(&st->last, p->pid);
 		gputime_ring_release(st->ring);
 		st->phase = GPUTIME_DONE;
 	}
@@ -327,10 +347,7 @@ static bool stop_step(struct tracee *p, struct gputime_state *st, uint64_t deadl
 		gputime_ring_drain(st->ring);	/* every record there will be */
 		st->last = h;
 		note_counts(p, st, false);
-		if (h.cupti_kept)
-			log_warn("--gpu-time: CUPTI could not be finalized in %d, or a thread it made still runs: "
-				 "libcupti stays loaded there, every activity kind disabled, and so does gputop's "
-				 "library, whose callbacks CUPTI holds (idle, no thread)", p->pid);
+		say_kept(&h, p->pid);
 		st->final_read = true;
 		gputime_ring_release(st->ring);
 	} else if (h.state == GT_RUNNING) {

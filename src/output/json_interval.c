@@ -5,11 +5,11 @@
 #include "json_interval.h"
 #include "clock.h"
 #include "log.h"
+#include "outfile.h"
 #include "stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,32 +30,11 @@ static struct {
 	pthread_cond_t wake;
 } jiv = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* A new temporary file next to path ("DIR/.NAME.XXXXXX"), its name in *tmp. Returns its fd. */
-static int temp_beside(const char *path, char **tmp)
-{
-	char *d = strdup(path), *b = strdup(path);
-	int fd = -1;
-
-	if (d && b && asprintf(tmp, "%s/.%s.XXXXXX", dirname(d), basename(b)) >= 0)
-		fd = mkostemp(*tmp, O_CLOEXEC);
-	else
-		*tmp = NULL, errno = ENOMEM;
-	int saved = errno;
-	free(d);
-	free(b);
-	if (fd < 0) {
-		free(*tmp);
-		*tmp = NULL;
-	}
-	errno = saved;
-	return fd;
-}
-
 static int rewrite(const char *path, const struct report_info *final)
 {
 	char *tmp;
 	struct stats_snapshot snap;
-	int fd = temp_beside(path, &tmp), err;
+	int fd = outfile_temp_beside(path, &tmp), err;
 
 	if (fd < 0)
 		return -errno;
@@ -125,7 +104,7 @@ int json_interval_check(const char *path)
 			  S_ISLNK(st.st_mode) ? "it is a symbolic link" : "not a regular file");
 		return -EINVAL;
 	}
-	if ((fd = temp_beside(path, &tmp)) < 0) {
+	if ((fd = outfile_temp_beside(path, &tmp)) < 0) {
 		int err = errno;
 		log_error("cannot write --json-interval file '%s': %s", path, strerror(err));
 		return -err;

@@ -41,6 +41,7 @@ static struct {
 	off_t off;		/* where the next events go (over the closing) */
 	uint64_t max_bytes;
 	bool full, any;
+	int err;		/* the first failed write's errno: nothing more is written */
 	size_t len;
 	uint64_t last_flush;
 	struct hashmap tids;	/* threads named so far (key: tid + 1) */
@@ -57,16 +58,19 @@ bool timeline_on(void)
 /* Whether events are still taken: not once the file reached its bound. */
 static bool taking(void)
 {
-	return tl.fd >= 0 && !tl.full;
+	return tl.fd >= 0 && !tl.full && !tl.err;
 }
 
 static void flush(void)
 {
-	if (tl.fd < 0 || (!tl.len && tl.off))
+	if (tl.fd < 0 || tl.err || (!tl.len && tl.off))
 		return;
 	memcpy(tl.buf + tl.len, tail, sizeof tail - 1);
-	if (pwrite(tl.fd, tl.buf, tl.len + sizeof tail - 1, tl.off) == (ssize_t)(tl.len + sizeof tail - 1))
+	ssize_t n = pwrite(tl.fd, tl.buf, tl.len + sizeof tail - 1, tl.off);
+	if (n == (ssize_t)(tl.len + sizeof tail - 1))
 		tl.off += (off_t)tl.len;
+	else
+		tl.err = n < 0 ? errno : ENOSPC;	/* a short write: the file system is full */
 	tl.len = 0;
 	tl.last_flush = now_ns();
 }
@@ -240,6 +244,7 @@ int timeline_open(int fd, uint64_t max_bytes, pid_t pid)
 	tl.fd = copy;
 	tl.off = 0;
 	tl.len = 0;
+	tl.err = 0;
 	tl.full = tl.any = false;
 	tl.max_bytes = max_bytes < 4096 ? 4096 : max_bytes;
 	hashmap_init(&tl.tids, sizeof(uint64_t), 64, 0);
@@ -250,11 +255,12 @@ int timeline_open(int fd, uint64_t max_bytes, pid_t pid)
 	return 0;
 }
 
-void timeline_close(void)
+int timeline_close(void)
 {
 	if (tl.fd < 0)
-		return;
+		return 0;
 	flush();
+	int err = tl.err ? -tl.err : 0;
 	close(tl.fd);
 	tl.fd = -1;
 	hashmap_clear(&tl.tids);
@@ -263,6 +269,7 @@ void timeline_close(void)
 	free(tl.tracks);
 	tl.tracks = NULL;
 	tl.n_tracks = 0;
+	return err;
 }
 
 /* "(x,y,z)": dimensions as the timeline has always shown them. */

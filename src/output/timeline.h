@@ -18,7 +18,9 @@
  * the first traced process, named after its command (others are named when they show up).
  * 0 or -errno. */
 int timeline_open(int fd, uint64_t max_bytes, pid_t pid);
-void timeline_close(void);	/* writes what is pending; the file stays valid */
+/* Writes what is pending; the file stays valid. 0, or the first failed write's -errno: after
+ * it nothing more was written. */
+int timeline_close(void);
 bool timeline_on(void);
 
 /* What a call's event says besides its name and time; zero fields are left out. */

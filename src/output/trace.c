@@ -2,44 +2,60 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_api.h"
 
 
 static FILE *trace;
+static int trace_err;	/* the first failed write's errno: nothing more is written */
 
-int trace_open(const char *path)
+int trace_open(int fd)
 {
-	if (strcmp(path, "-") == 0) {
+	trace_err = 0;
+	if (fd < 0) {
 		trace = stderr;
-	} else {
-		trace = fopen(path, "we");
-		if (!trace)
-			return -errno;
+		return 0;
+	}
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (copy < 0 || !(trace = fdopen(copy, "w"))) {
+		int err = -errno;
+		if (copy >= 0)
+			close(copy);
+		return err;
 	}
 	return 0;
 }
 
-void trace_close(void)
+int trace_close(void)
 {
-	if (trace && trace != stderr)
-		fclose(trace);
+	int err = trace_err ? -trace_err : 0;
+	if (trace && trace != stderr && fclose(trace) != 0 && !err)
+		err = -errno;
+	if (trace == stderr)
+		err = 0;	/* not a file gputop answers for */
 	trace = NULL;
+	return err;
 }
 
 static void line(pid_t tid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(pid_t tid, const char *fmt, ...)
 {
 	va_list ap;
+	if (trace_err)
+		return;
+	errno = 0;
 	fprintf(trace, "[%d] ", tid);
 	va_start(ap, fmt);
 	vfprintf(trace, fmt, ap);
 	va_end(ap);
-	fputc('\n', trace);
+	if (fputc('\n', trace) == EOF || ferror(trace))
+		trace_err = errno ? errno : EIO;
 }
 
 static void trace_launch(pid_t tid, const char *api, const uint32_t g[3], const uint32_t b[3])

@@ -5,9 +5,11 @@
 
 #include "cuda_call.h"
 
-/* Opens path ("-": stderr). 0 or -errno. (config.tracing is the session's: --trace given.) */
-int trace_open(const char *path);
-void trace_close(void);
+/* Writes to a copy of fd (the caller keeps fd), or to stderr where fd is -1. 0 or -errno.
+ * (config.tracing is the session's: --trace given.) */
+int trace_open(int fd);
+/* 0, or the first failed write's -errno: after it nothing more was written (stderr: 0). */
+int trace_close(void);
 
 /* The lines: a call's return (its error, 0 or the code and its name, and its time), or a failed
  * allocation's error alone; an allocation's pointer and bytes; a launch's dimensions (held by a

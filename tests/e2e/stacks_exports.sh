@@ -83,10 +83,14 @@ spawn "$TMP/g" env --default-signal=INT "$GPUTOP" -b -d 0.2 --timeline "$TMP/int
 GP=$SPAWNED_PID
 wait_for_line "$TMP/g.err" 'attached' 20 || not_ok "gputop attached"
 touch "$TMP/go"
-wait_for_line "$TMP/int.trace" '"cat":"launch"' 10 || not_ok "launch events come in"
+# While tracing, the events go to a temporary file beside it (.int.trace.XXXXXX), renamed at the end.
+beside=$(ls -A "$TMP" | grep -E '^\.int\.trace\.' | head -n 1)
+wait_for_line "$TMP/$beside" '"cat":"launch"' 10 || not_ok "launch events come in, beside the file"
+[ -e "$TMP/int.trace" ] && not_ok "the file comes at the end only" || ok "the file comes at the end only"
 kill -INT "$GP"
 wait_pid "$GP" 20
 expect_eq "$WAIT_STATUS" 0 "Ctrl-C: gputop exits 0"
+expect_eq "$(ls -A "$TMP" | grep -cE '^\.int\.trace\.')" 0 "Ctrl-C: the temporary file became the timeline"
 strict "$TMP/int.trace" >/dev/null && ok "Ctrl-C: the timeline is valid" ||
 	{ not_ok "Ctrl-C: the timeline is valid"; sed 's/^/#   /' "$TMP/strict.err"; }
 expect_running "$PROG" "Ctrl-C: the program runs on"

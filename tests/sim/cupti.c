@@ -14,6 +14,13 @@
  *                       finalize...), for tests that check the teardown
  *   SIMCUPTI_LINGER=1   cuptiFinalize leaves a thread of its own running (in this library's
  *                       code): a CUPTI that must not be unloaded
+ *   SIMCUPTI_REFUSE=subscribe  cuptiSubscribe fails with CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, as
+ *                       where profiling is for administrators only
+ *                       (NVreg_RestrictProfilingToAdminUsers) or the driver is older than CUPTI
+ * A refused cuptiSubscribe leaves thread-specific data in the calling thread, with a destructor
+ * in this library, as NVIDIA's does: CUDA 13.0's libcupti, refusing on a machine without a driver
+ * (CUPTI_ERROR_UNKNOWN), kills a thread that called it and exits after a dlclose of it (SIGSEGV,
+ * in the destructor), cuptiFinalize called first or not.
  * Records: a kernel starts when the simulated GPU is free (its previous kernel ended) or now,
  * whichever is later, and lasts its duration: runs never overlap, so a test knows the union. */
 #define _GNU_SOURCE
@@ -179,13 +186,37 @@ static void *flush_thread(void *arg)
 	return NULL;
 }
 
+/* The calling thread's state a refusal leaves behind: its destructor runs at the thread's exit. */
+static pthread_key_t thread_key;
+static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
+
+static void thread_state_free(void *state)
+{
+	free(state);
+}
+
+static void thread_key_make(void)
+{
+	pthread_key_create(&thread_key, thread_state_free);
+}
+
+static CUptiResult refuse(CUptiResult result)
+{
+	pthread_once(&thread_key_once, thread_key_make);
+	if (!pthread_getspecific(thread_key))
+		pthread_setspecific(thread_key, malloc(64));
+	return result;
+}
+
 EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *u)
 {
 	if (!s)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	const char *other = getenv("SIMCUPTI_OTHER_SUBSCRIBER");
+	const char *other = getenv("SIMCUPTI_OTHER_SUBSCRIBER"), *no = getenv("SIMCUPTI_REFUSE");
 	if ((other && *other) || subscribed)
-		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+		return refuse(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+	if (no && strcmp(no, "subscribe") == 0)
+		return refuse(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES);
 	subscribed = 1;
 	*s = (CUpti_SubscriberHandle)&subscribed;
 	note("subscribe");
@@ -320,6 +351,7 @@ EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 
 EXPORT CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char **str)
 {
-	*str = "simulated CUPTI error";
+	*str = result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ? "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"
+	     : "simulated CUPTI error";
 	return CUPTI_SUCCESS;
 }
