@@ -100,6 +100,7 @@ struct hit_state {
 	uint64_t live_synced_ns;
 	bool live_records_lost;
 	uint64_t tallies_read_ns;	/* the tallies were last read whole */
+	uint64_t tally_reads, tally_read_ns, live_syncs, live_sync_ns;	/* what they cost (debug) */
 };
 
 void graphs_free(struct hit_state *st);

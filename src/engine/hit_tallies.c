@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "cuda_api.h"
 #include "kernels.h"
+#include "log.h"
 #include "retfast.h"
 #include "stats.h"
 #include "tallies.h"
@@ -91,17 +92,20 @@ static void on_live(const struct tallies_alloc *a, void *arg)
 	};
 }
 
-/* The figures' live allocations made the table's again, where a record of an allocation or a
- * free was lost (the figures then differ from the table), at most every SYNC_NS but for the
- * last read. A whole read of the table, ~4 MiB: only then. */
-#define SYNC_NS 200000000ull
+/* The figures' live allocations made the table's again (a whole read of it, ~4 MiB): where a
+ * record of an allocation or a free was lost, at most every LOST_SYNC_NS; where the figures
+ * and the table differ, at the last read, and at most every DIFFER_SYNC_NS before (an
+ * allocation and a free of one address on two threads whose returns crossed; on a running
+ * program they differ for a moment whenever calls come between the read and the drains). */
+#define LOST_SYNC_NS 200000000ull
+#define DIFFER_SYNC_NS 2000000000ull
 static void sync_live(struct tracee *p, bool final, uint64_t now)
 {
 	struct hit_state *st = p->hit;
 	bool differ = tallies_live_count(p) != stats_live_in_place(p->stats_id);
 	if (!differ && !st->live_records_lost)
 		return;
-	if (!final && now - st->live_synced_ns < SYNC_NS)
+	if (!final && now - st->live_synced_ns < (st->live_records_lost ? LOST_SYNC_NS : DIFFER_SYNC_NS))
 		return;
 	struct live_read lr = { .p = p };
 	if (tallies_live(p, on_live, &lr) >= 0) {
@@ -110,6 +114,8 @@ static void sync_live(struct tracee *p, bool final, uint64_t now)
 		st->live_synced_ns = now;
 	}
 	free(lr.a);
+	st->live_syncs++;
+	st->live_sync_ns += now_ns() - now;
 }
 
 static const struct tallies_reader reader = { .probe = on_probe, .launches = on_launches };
@@ -128,6 +134,12 @@ void hit_read_tallies(struct tracee *p, enum hit_tally_read how)
 	tallies_read(p, &reader, &r, true);
 	st->tallies_read_ns = r.now;
 	sync_live(p, r.final, r.now);
+	st->tally_reads++;
+	st->tally_read_ns += now_ns() - r.now;
+	if (r.final)
+		log_debug("%d: tallies read %llu times (%.1f ms), the live table %llu times (%.1f ms)", p->pid,
+			  (unsigned long long)st->tally_reads, (double)st->tally_read_ns / 1e6,
+			  (unsigned long long)st->live_syncs, (double)st->live_sync_ns / 1e6);
 }
 
 void hit_read_launches_of(struct tracee *p, uint64_t handle)

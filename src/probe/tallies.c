@@ -45,8 +45,6 @@ struct tallies_state {
  * in it from one read to the next. */
 static struct {
 	struct tally_probe now[TALLY_PROBES];	/* 456 KiB */
-	struct mem_range ranges[MEM_READV_MAX];
-	int which[TALLY_PROBES];
 	uint64_t counts[1u << TALLY_HANDLE_BITS];	/* 512 KiB */
 	struct tally_launched launched[256];
 	struct tally_live live[8192];	/* 256 KiB: a read of the live table */
@@ -113,8 +111,6 @@ static int read_any(const struct tracee *p, uint64_t addr, void *buf, size_t len
 }
 
 #define PROBE_AT(base, i) ((base) + offsetof(struct tally_area, probe) + (uint64_t)(i) * sizeof(struct tally_probe))
-/* The counters read first: a probe whose calls, errors and lost keys did not move is left. */
-#define PROBE_HEAD offsetof(struct tally_probe, class_calls)
 
 static void diff(const struct tally_probe *now, const struct tally_probe *before, struct tally_probe *d)
 {
@@ -131,29 +127,14 @@ static void read_probes(struct tracee *p, uint64_t base, const struct tallies_re
 {
 	struct tallies_state *st = p->tallies;
 	struct tally_probe *now = scratch.now;
-	struct mem_range *ranges = scratch.ranges;
-	int *which = scratch.which;
-	int n = launchring_probes(p), moved = 0;
-	for (int i0 = 0; i0 < n; i0 += MEM_READV_MAX) {
-		int k = n - i0 < MEM_READV_MAX ? n - i0 : MEM_READV_MAX;
-		for (int i = 0; i < k; i++)
-			ranges[i] = (struct mem_range){ PROBE_AT(base, i0 + i), &now[i0 + i], PROBE_HEAD };
-		if (readv_any(p, ranges, k) < 0)
-			return;
-	}
-	for (int i = 0; i < n; i++)
-		if (memcmp(&now[i], &st->last[i], PROBE_HEAD) != 0)
-			which[moved++] = i;
-	for (int i0 = 0; i0 < moved; i0 += MEM_READV_MAX) {
-		int k = moved - i0 < MEM_READV_MAX ? moved - i0 : MEM_READV_MAX;
-		for (int i = 0; i < k; i++)
-			ranges[i] = (struct mem_range){ PROBE_AT(base, which[i0 + i]), &now[which[i0 + i]],
-							sizeof now[0] };
-		if (readv_any(p, ranges, k) < 0)
-			return;
-	}
-	for (int m = 0; m < moved; m++) {
-		int i = which[m], api = launchring_probe_api(p, i);
+	int n = launchring_probes(p);
+	/* Every probe's at once: one range (n x 456 bytes) costs less than a range a probe. */
+	if (n <= 0 || read_any(p, PROBE_AT(base, 0), now, (size_t)n * sizeof now[0]) < 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (memcmp(&now[i], &st->last[i], sizeof now[i]) == 0)
+			continue;
+		int api = launchring_probe_api(p, i);
 		struct tally_probe d;
 		diff(&now[i], &st->last[i], &d);
 		st->last[i] = now[i];
