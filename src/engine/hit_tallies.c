@@ -55,9 +55,11 @@ static bool on_launches(struct tracee *p, int api, uint64_t handle, uint64_t n, 
 	if (!s)
 		return true;
 	if (s->op == OP_LAUNCH) {
-		kernel = kernels_id_of(p, p->pid, handle);
+		/* Not looked up yet: not now either (a lookup of a handle no symbol names rescans the
+		 * handle variables, ~21,000 in a PyTorch rank, and makes a "kernel@0x…" row). */
 		if (kernels_unknown(p, handle) && !r->final && (r->now < first_ns || r->now - first_ns < NAME_WAIT_NS))
 			return false;
+		kernel = kernels_id_of(p, p->pid, handle);
 	}
 	account_launched(p, s, handle, kernel, n);
 	return true;
