@@ -12,18 +12,21 @@
 #include "cuda_api.h"
 
 
-static FILE *trace;
-static int trace_err;	/* the first failed write's errno: nothing more is written */
+/* The --trace file, and the first failed write's errno (nothing more is written then). */
+static struct {
+	FILE *out;
+	int err;
+} trace;
 
 int trace_open(int fd)
 {
-	trace_err = 0;
+	trace.err = 0;
 	if (fd < 0) {
-		trace = stderr;
+		trace.out = stderr;
 		return 0;
 	}
 	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (copy < 0 || !(trace = fdopen(copy, "w"))) {
+	if (copy < 0 || !(trace.out = fdopen(copy, "w"))) {
 		int err = -errno;
 		if (copy >= 0)
 			close(copy);
@@ -34,12 +37,12 @@ int trace_open(int fd)
 
 int trace_close(void)
 {
-	int err = trace_err ? -trace_err : 0;
-	if (trace && trace != stderr && fclose(trace) != 0 && !err)
+	int err = trace.err ? -trace.err : 0;
+	if (trace.out && trace.out != stderr && fclose(trace.out) != 0 && !err)
 		err = -errno;
-	if (trace == stderr)
+	if (trace.out == stderr)
 		err = 0;	/* not a file gputop answers for */
-	trace = NULL;
+	trace.out = NULL;
 	return err;
 }
 
@@ -47,51 +50,51 @@ static void line(pid_t tid, const char *fmt, ...) __attribute__((format(printf, 
 static void line(pid_t tid, const char *fmt, ...)
 {
 	va_list ap;
-	if (trace_err)
+	if (trace.err)
 		return;
 	errno = 0;
-	fprintf(trace, "[%d] ", tid);
+	fprintf(trace.out, "[%d] ", tid);
 	va_start(ap, fmt);
-	vfprintf(trace, fmt, ap);
+	vfprintf(trace.out, fmt, ap);
 	va_end(ap);
-	if (fputc('\n', trace) == EOF || ferror(trace))
-		trace_err = errno ? errno : EIO;
+	if (fputc('\n', trace.out) == EOF || ferror(trace.out))
+		trace.err = errno ? errno : EIO;
 }
 
 static void trace_launch(pid_t tid, const char *api, const uint32_t g[3], const uint32_t b[3])
 {
-	if (trace)
+	if (trace.out)
 		line(tid, "%s grid=(%u,%u,%u) block=(%u,%u,%u)", api, g[0], g[1], g[2], b[0], b[1], b[2]);
 }
 
 static void trace_graph_launch(pid_t tid, const char *api, uint64_t exec)
 {
-	if (trace)
+	if (trace.out)
 		line(tid, "%s graph=0x%" PRIx64, api, exec);
 }
 
 static void trace_alloc(pid_t tid, const char *api, uint64_t ptr, uint64_t bytes)
 {
-	if (trace)
+	if (trace.out)
 		line(tid, "%s -> 0x%" PRIx64 " (%" PRIu64 " bytes)", api, ptr, bytes);
 }
 
 static void trace_return(pid_t tid, const char *api, int err, const char *err_name, uint64_t ns)
 {
-	if (trace)
+	if (trace.out)
 		line(tid, "%s = %d%s%s <%" PRIu64 " ns>", api, err, err ? " " : "", err ? (err_name ?: "") : "", ns);
 }
 
 static void trace_error(pid_t tid, const char *api, int err, const char *err_name)
 {
-	if (trace)
+	if (trace.out)
 		line(tid, "%s = %d %s", api, err, err_name ?: "");
 }
 
 static void trace_on_call(struct tracee *p, const struct cuda_call *c)
 {
 	const struct api_spec *s = c->spec;
-	if (!trace)
+	if (!trace.out)
 		return;
 	if (c->returned && c->op != OP_ALLOC)
 		trace_return(c->tid, cuda_api_label(s), c->result, cuda_error_name(s->layer, c->result), c->ns);

@@ -211,6 +211,18 @@ void kernels_learn_name(struct tracee *p, uint64_t value, const char *mangled)
 		remember(p, value, id_for_mangled(p, mangled), false);
 }
 
+/* The kernel the runtime registered host function stub as, from the names the stubs keep in
+ * place (tallies.h): its id, or -1. Before any symbol lookup: libdw searches a module's whole
+ * symbol table for one (libtorch_cuda.so: 112,000 functions, milliseconds a lookup). */
+static int registered_id(struct tracee *p, pid_t pid, uint64_t stub)
+{
+	char name[1024];
+	uint64_t name_at = tallies_registered_name(p, stub);
+	if (!name_at || mem_read_string(pid, name_at, name, sizeof name) < 0)
+		return -1;
+	return id_for_mangled(p, name);
+}
+
 /* Name of a host function by its symbol: "module+0xoffset" when it has none. */
 static int id_for_stub(struct tracee *p, uint64_t stub, bool *unknown)
 {
@@ -237,8 +249,14 @@ void kernels_learn_from_stub(struct tracee *p, uint64_t value, uint64_t stub)
 		remember(p, value, entry_id(p, e), false);
 		return;
 	}
+	int id = registered_id(p, p->pid, stub);
+	if (id >= 0) {
+		remember(p, stub, id, false);
+		remember(p, value, id, false);
+		return;
+	}
 	bool unknown;
-	int id = id_for_stub(p, stub, &unknown);
+	id = id_for_stub(p, stub, &unknown);
 	remember(p, value, id, unknown);
 }
 
@@ -341,12 +359,10 @@ int kernels_id_of(struct tracee *p, pid_t pid, uint64_t value)
 	if (e)
 		return entry_id(p, e);
 	/* A host function the runtime registered: the stubs kept its name in place. */
-	char name[1024];
-	uint64_t name_at = tallies_registered_name(p, value);
-	if (name_at && mem_read_string(pid, name_at, name, sizeof name) == 0) {
-		int id = id_for_mangled(p, name);
-		remember(p, value, id, false);
-		return id;
+	int reg = registered_id(p, pid, value);
+	if (reg >= 0) {
+		remember(p, value, reg, false);
+		return reg;
 	}
 	st->unknown_since_scan = true;
 	bool unknown;
