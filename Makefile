@@ -78,11 +78,12 @@ check: deps all
 	$(Q)$(MAKE) -s -C tests
 	$(Q)tests/run
 
-# The long run of the tests of a killed or frozen gputop: 20 SIGKILLs per row of
-# tests/e2e/robust_kill9.sh's matrix (make check runs 2), and robust_frozen.sh.
+# The long run of the tests of a killed, frozen or late gputop: 20 SIGKILLs per row of
+# tests/e2e/robust_kill9.sh's matrix (make check runs 2), robust_frozen.sh, and 20 trials of
+# each case of exact_late.sh (make check runs 1).
 check-robust: deps all
 	$(Q)$(MAKE) -s -C tests
-	$(Q)KILL9_TRIALS=20 TEST_TIMEOUT=1800 tests/run robust_kill9 robust_frozen
+	$(Q)KILL9_TRIALS=20 EXACT_TRIALS=20 TEST_TIMEOUT=1800 tests/run robust_kill9 robust_frozen exact_late
 
 demo: deps all
 	$(Q)$(MAKE) -s -C tests progs
