@@ -117,13 +117,6 @@ INLINE void live_insert(struct tally_area *t, uint64_t probe, uint64_t key, uint
 			add(&t->probe[probe].live_bytes, size);
 			add(&t->probe[probe].live_count, 1);
 			add(&t->probe[probe].effects, 1);
-			if (t->spec[probe].flags & TALLY_PEAK) {
-				uint64_t now = __atomic_add_fetch(&t->head.device_bytes, size, __ATOMIC_RELAXED);
-				uint64_t peak = load(&t->head.device_peak);
-				while (now > peak && !__atomic_compare_exchange_n(&t->head.device_peak, &peak, now, 1,
-										  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-					;
-			}
 			return;
 		}
 	}
@@ -143,8 +136,6 @@ INLINE void live_remove(struct tally_area *t, uint64_t probe, uint64_t key)
 			if (owner < TALLY_PROBES) {
 				sub(&t->probe[owner].live_bytes, size);
 				sub(&t->probe[owner].live_count, 1);
-				if (t->spec[owner].flags & TALLY_PEAK)
-					sub(&t->head.device_bytes, size);
 			}
 			add(&t->probe[probe].effects, 1);
 			return;

@@ -39,7 +39,6 @@ enum tally_effect {
 #define TALLY_OUT2		8
 
 #define TALLY_VOID		0x01	/* returns nothing: no call is an error */
-#define TALLY_PEAK		0x02	/* its allocations count to the device bytes' peak */
 
 /* Written by gputop before the probe is armed; read by the stubs. */
 struct tally_spec {
@@ -48,7 +47,7 @@ struct tally_spec {
 	uint8_t value;		/* summed by class; an insert's size; a name's pointer */
 	uint8_t times;		/* value times this operand (a pitch times a height); 0: 1 */
 	uint8_t class_arg;	/* the class; 0: class 0 */
-	uint8_t flags;		/* TALLY_VOID, TALLY_PEAK */
+	uint8_t flags;		/* TALLY_VOID */
 	uint8_t pad[2];
 };
 
@@ -101,9 +100,7 @@ struct tally_name {
 
 struct tally_head {
 	uint64_t handles_used;	/* handles taken: entries of launched[] and launches[] in use */
-	uint64_t device_bytes;	/* live bytes of TALLY_PEAK probes, and their peak */
-	uint64_t device_peak;
-	uint64_t pad[5];
+	uint64_t pad[7];
 };
 
 struct tally_area {	/* LR_TALLY_SIZE bytes */

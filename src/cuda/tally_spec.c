@@ -26,8 +26,6 @@ void cuda_tally_spec(const struct api_spec *s, struct tally_spec *out)
 		} else {
 			out->value = reg(s->arg_size);
 		}
-		if (!(s->flags & API_HOST))
-			out->flags |= TALLY_PEAK;
 		break;
 	case OP_FREE:
 		out->effect = TALLY_REMOVE;

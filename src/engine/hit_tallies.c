@@ -22,7 +22,7 @@
  * frozen or busy) waits this long before its launches count under "kernel@0x…": it is named at
  * its next launch, which parks, so that its launches are not split between two rows. (A handle
  * module loading returned again counts under the name it had until a park names it anew:
- * park.c reads the tallies before.) */
+ * hit_launch_trap reads its count first, hit_read_launches_of.) */
 #define NAME_WAIT_NS 2000000000ull
 
 struct reading {
@@ -133,7 +133,7 @@ void hit_read_tallies(struct tracee *p, enum hit_tally_read how)
 	struct reading r = { .final = how == HIT_TALLY_LAST, .now = now_ns() };
 	if (how == HIT_TALLY_TICK && r.now - st->tallies_read_ns < TICK_NS)
 		return;
-	tallies_read(p, &reader, &r, true);
+	tallies_read(p, &reader, &r);
 	st->tallies_read_ns = r.now;
 	sync_live(p, r.final, r.now);
 	st->tally_reads++;

@@ -69,7 +69,7 @@ void tallies_state_free(struct tallies_state *st)
 	free(st);
 }
 
-void tallies_forget(struct tracee *p)
+static void tallies_forget(struct tracee *p)
 {
 	struct tallies_state *st = p->tallies;
 	free(st->handles);
@@ -219,12 +219,12 @@ static bool counts_handles(int api)
 	return s && (s->op == OP_LAUNCH || s->op == OP_GRAPH_LAUNCH);
 }
 
-bool tallies_read(struct tracee *p, const struct tallies_reader *r, void *arg, bool handles)
+void tallies_read(struct tracee *p, const struct tallies_reader *r, void *arg)
 {
 	struct tallies_state *st = p->tallies;
 	uint64_t base = area(p);
 	if (!base)
-		return false;
+		return;
 	same_area(p);
 	read_probes(p, base, r, arg);
 	/* The handles' counts only when a launch probe counted since (or some wait to be taken). */
@@ -236,12 +236,9 @@ bool tallies_read(struct tracee *p, const struct tallies_reader *r, void *arg, b
 	for (size_t i = 0; i < st->n_handles && !waiting; i++)
 		waiting = st->handles[i].taken == 0;
 	if (launch_calls == st->launch_calls && !waiting)
-		return false;
-	if (!handles)
-		return true;
+		return;
 	st->launch_calls = launch_calls;
 	read_handles(p, base, r, arg);
-	return false;
 }
 
 uint64_t tallies_live_count(const struct tracee *p)
@@ -332,17 +329,4 @@ int tallies_live(struct tracee *p, void (*each)(const struct tallies_alloc *a, v
 		}
 	}
 	return n;
-}
-
-int tallies_device_bytes(const struct tracee *p, uint64_t *now, uint64_t *peak)
-{
-	uint64_t base = area(p), w[2];
-	if (!base)
-		return -ENOENT;
-	int err = read_any(p, base + offsetof(struct tally_area, head.device_bytes), w, sizeof w);
-	if (err == 0) {
-		*now = w[0];
-		*peak = w[1];
-	}
-	return err;
 }

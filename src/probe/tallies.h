@@ -17,8 +17,6 @@ struct tallies_state;
 /* A process's part (p->tallies, base/tracee.h): what was read so far; made and freed with it. */
 struct tallies_state *tallies_state_new(void);
 void tallies_state_free(struct tallies_state *st);
-/* The area is new or gone (the ring mapped again, an exec): nothing read from it yet. */
-void tallies_forget(struct tracee *p);
 
 struct tallies_reader {
 	/* Probe of row api: its counters' differences since the last read (calls, untimed,
@@ -29,10 +27,10 @@ struct tallies_reader {
 	 * first_ns (monotonic). False: not taken now, offered again (summed) at a later read. */
 	bool (*launches)(struct tracee *p, int api, uint64_t handle, uint64_t n, uint64_t first_ns, void *arg);
 };
-/* Reads the tallies of process p and tells r of what moved since the last read: the probes',
- * and, with handles, every handle's count (its dense array: 8 bytes a handle). Without, true
- * when the handles have counts to read (then read them soon). */
-bool tallies_read(struct tracee *p, const struct tallies_reader *r, void *arg, bool handles);
+/* Reads the tallies of process p and tells r of what moved since the last read: the probes'
+ * and every handle's count (its dense array: 8 bytes a handle). A new mapping (an exec, a
+ * ring made again) starts from zero. */
+void tallies_read(struct tracee *p, const struct tallies_reader *r, void *arg);
 /* handle's count alone, and the handles that came since the last read (a park: cheap however
  * many handles there are). */
 void tallies_read_handle(struct tracee *p, uint64_t handle, const struct tallies_reader *r, void *arg);
@@ -55,7 +53,5 @@ int tallies_live(struct tracee *p, void (*each)(const struct tallies_alloc *a, v
 uint64_t tallies_live_count(const struct tracee *p);
 /* addr was freed through a stop (no stub saw the free): it leaves the live table, if there. */
 void tallies_drop_alloc(struct tracee *p, uint64_t addr);
-/* The device bytes (of TALLY_PEAK probes) live now and at their peak, since the area was made. */
-int tallies_device_bytes(const struct tracee *p, uint64_t *now, uint64_t *peak);
 
 #endif
