@@ -343,9 +343,14 @@ wait_pid() {
 }
 
 # running PID: the process exists and has not ended (an ended child stays a zombie until
-# waited for, and still answers kill -0).
+# waited for, and still answers kill -0). One read of its state: a kill -0 then a read of
+# /proc/PID/stat raced with bash reaping the zombie in between (bash reaps any child while it
+# waits for the read's subshell; a traced child's zombie is handed to it only once the tracer
+# has reaped it), and the missing file read as "running".
 running() {
-	kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != "Z" ]
+	local state
+	state=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
 }
 
 # expect_running PID WHAT
