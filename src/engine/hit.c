@@ -123,7 +123,7 @@ void hit_call_return(struct tracee *p, struct thread *t, struct cuda_call *c, co
 /* tallied: a launch stub's park, which counted the launch in place (arch/tally.h); counted
  * false: made inside another traced call, which counts (its tallies come back out). */
 static void entry_only(struct tracee *p, struct thread *t, int api, const arch_regs_t *r, const uint64_t *a,
-		       bool sampled, bool tallied, bool counted, struct hit_guard *g)
+		       bool sampled, bool tallied, bool counted, struct hit_keeper *g)
 {
 	struct cuda_call c;
 	hit_call_from_args(p, t, api, a, &c);
@@ -292,7 +292,7 @@ bool hit_launch_named(struct tracee *p, const arch_regs_t *r, bool ex)
  * the registers as at the park's call, some of the call's saved on its stack
  * (arch_launch_trap_entry rebuilds its entry): the call is counted from that view of its entry,
  * the kernel named (asking the driver if need be), and the handle marked seen. */
-void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, bool ex, struct hit_guard *g)
+void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, bool ex, struct hit_keeper *g)
 {
 	int probe = (int)(uint32_t)arch_scratch(r);
 	int api = launchring_probe_api(p, probe);
@@ -326,7 +326,7 @@ void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, b
 		stack_capture_note_handle(p, handle);
 }
 
-void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int index, struct hit_guard *g)
+void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int index, struct hit_keeper *g)
 {
 	struct hit_state *st = p->hit;
 	int probe = (int)(uint32_t)arch_scratch(r);

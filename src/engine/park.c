@@ -30,9 +30,9 @@ static struct {
 	uint64_t hot_until, last_poll;
 } parks;
 
-/* A park served in place (hit.h's guard first: keep finds the rest). */
+/* A park served in place (hit.h's keeper first: keep finds the rest). */
 struct in_place {
-	struct hit_guard guard;
+	struct hit_keeper keeper;
 	struct lr_parked park;
 	bool answered, kept;
 };
@@ -41,7 +41,7 @@ struct in_place {
  * served at once, before anything read is kept, and only while gputop's heartbeat is young
  * enough that the thread cannot be giving up at this moment (it gives up at LR_FRESH_NS):
  * else the launch would be kept here and recorded by the thread too. */
-static bool keep(struct tracee *p, struct hit_guard *g)
+static bool keep(struct tracee *p, struct hit_keeper *g)
 {
 	struct in_place *ip = (struct in_place *)g;
 	if (ip->answered)
@@ -55,10 +55,10 @@ static bool keep(struct tracee *p, struct hit_guard *g)
 static void serve_in_place(struct tracee *p, struct thread *t, const struct lr_parked *k, const arch_regs_t *at,
 			   uint64_t now)
 {
-	struct in_place ip = { .guard = { keep }, .park = *k };
+	struct in_place ip = { .keeper = { keep }, .park = *k };
 	launchring_beat(p);	/* gputop is there: the thread waits for this answer */
 	t->thread_pointer = arch_thread_pointer(at);
-	tracer_on_stub_wait(p, t, at, arch_breakpoint_addr(at), now, &ip.guard);
+	tracer_on_stub_wait(p, t, at, arch_breakpoint_addr(at), now, &ip.keeper);
 	if (!ip.answered)	/* nothing kept: a launch not counted here is recorded by its thread */
 		launchpark_answer(p, k, false);
 }

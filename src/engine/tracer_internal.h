@@ -13,7 +13,7 @@
 #include "tracee_ctl.h"
 #include "tracer.h"
 
-struct hit_guard;
+struct hit_keeper;
 
 struct thread;
 
@@ -63,7 +63,7 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now);
  * served without a stop (hit.h); NULL: the thread is stopped. A park held for gputop counts
  * as a stop either way (cost.stops: the times gputop held the program). */
 bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now,
-			 struct hit_guard *g);
+			 struct hit_keeper *g);
 /* Whether that park wants memory only (a stack, a launch of a kernel named already): served
  * in place, the thread never stopped, so a gputop frozen meanwhile cannot hold it. */
 bool tracer_stub_wait_in_place(struct tracee *p, const arch_regs_t *r, uint64_t addr);

@@ -81,7 +81,7 @@ bool tracer_stub_wait_in_place(struct tracee *p, const arch_regs_t *r, uint64_t 
 }
 
 bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now,
-			 struct hit_guard *g)
+			 struct hit_keeper *g)
 {
 	bool ex;
 	int record;

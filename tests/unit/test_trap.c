@@ -451,10 +451,10 @@ static void rtld_and_exec(void)
 	stats_snapshot_free(&s);
 }
 
-/* A guard of a park served in place (hit.h): counts its questions, answers as told. */
-static bool guard_keep(struct tracee *p, struct hit_guard *g)
+/* A keeper of a park served in place (hit.h): counts its questions, answers as told. */
+static bool keeper_keep(struct tracee *p, struct hit_keeper *g)
 {
-	struct { struct hit_guard g; int asked; bool answer; } *gt = (void *)g;
+	struct { struct hit_keeper g; int asked; bool answer; } *gt = (void *)g;
 	(void)p;
 	gt->asked++;
 	return gt->answer;
@@ -510,8 +510,8 @@ static void stub_waits(void)
 	check(!tracer_stub_wait_in_place(tracee, &unnamed, LAUNCH_TRAP) && !tracer_stub_wait_in_place(tracee, &r, 0x7400),
 	      "not a launch of a kernel with no name yet (the driver is asked, in the thread), nor a wait that is none");
 
-	/* In place, what was read is kept only if the guard says the thread stood in the park. */
-	struct guard_test { struct hit_guard g; int asked; bool answer; } gt = { { guard_keep }, 0, false };
+	/* In place, what was read is kept only if the keeper says the thread stood in the park. */
+	struct keeper_test { struct hit_keeper g; int asked; bool answer; } gt = { { keeper_keep }, 0, false };
 	int gputime_before = told.gputime_stops;
 	ours = tracer_on_stub_wait(tracee, t, &r, LAUNCH_TRAP, now_ns(), &gt.g);
 	check(ours && gt.asked == 1 && n_seen == 1 && told.gputime_stops == gputime_before,
@@ -520,7 +520,7 @@ static void stub_waits(void)
 	gt.answer = true;
 	ours = tracer_on_stub_wait(tracee, t, &r, LAUNCH_TRAP, now_ns(), &gt.g);
 	check(ours && gt.asked == 2 && n_seen == 2 && seen[1].op == OP_LAUNCH && told.released == 0 && fake.sets == 0,
-	      "in place, still parked: counted once the guard said so; nothing written to the thread");
+	      "in place, still parked: counted once the keeper said so; nothing written to the thread");
 }
 
 int main(void)
