@@ -174,14 +174,14 @@ void arch_launch_trap_entry(const arch_regs_t *r, const uint64_t saved[ARCH_LAUN
 			    arch_regs_t *entry);
 /* The park (x86_64_launch.S, probe/launchpark.c): where a stub holds a thread for gputop.
  * arch_park..arch_park_end is its code; arch_park_syscall its one system call (the futex
- * wait). It saved ARCH_PARK_SAVED words at its sp: the volatile registers, then its return
- * address. arch_park_regs gives the registers the thread had at the park's call, its pc as if
- * an int3 there had trapped (so that the stub's trap addresses name the park's calls). */
+ * wait). It saved ARCH_PARK_SAVED words at its sp: every general register and the thread
+ * pointer, then its return address. arch_park_regs gives the registers the thread had at the
+ * park's call from those words alone (no stop needed), its pc as if an int3 there had trapped
+ * (so that the stub's trap addresses name the park's calls). */
 extern const uint8_t arch_park[], arch_park_syscall[], arch_park_end[];
-#define ARCH_PARK_SAVED 10
+#define ARCH_PARK_SAVED 17
 #define ARCH_SYSCALL_LEN 2	/* the system call instruction's length */
-void arch_park_regs(const arch_regs_t *now, const uint64_t saved[ARCH_PARK_SAVED], uint64_t sp,
-		    arch_regs_t *at);
+void arch_park_regs(const uint64_t saved[ARCH_PARK_SAVED], uint64_t sp, arch_regs_t *at);
 /* The thread, stopped inside a system call, returns from it with -EINTR (no restart). */
 void arch_cancel_syscall(arch_regs_t *r);
 /* The registers in DWARF's numbering, from number 0, for libdw's unwinder (base/unwind.c):

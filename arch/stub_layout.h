@@ -13,6 +13,8 @@
 #define LR_OFF_HEARTBEAT	256	/* time stamp counter at the tracer's last drain */
 #define LR_OFF_FRESH		264	/* ticks: a heartbeat younger than this is a tracer that reads
 					 * (a park waits for gputop only then) */
+#define LR_OFF_STALE		272	/* without ticks (fresh 0): the heartbeat a park gave up on;
+					 * no park waits again until the heartbeat moves */
 #define LR_OFF_PARK_WAIT	320	/* a struct timespec: how long a parked thread sleeps at a time */
 #define LR_OFF_DONE_HEAD	384	/* the calls' ring (below): producers, lock cmpxchg */
 #define LR_OFF_DONE_TAIL	448	/* the tracer */
@@ -20,9 +22,10 @@
 #define LR_OFF_RANGES		576	/* per scope (1 CUDA, 2 NCCL): LR_SCOPE_RANGES [lo, hi) pairs of
 					 * the modules holding its probed functions; lo 0 ends the list */
 #define LR_SCOPE_RANGES		12
-#define LR_OFF_PARK		1024	/* park slots (arch_park): state, tid, the saved registers' sp */
+#define LR_OFF_PARK		1024	/* park slots (arch_park): state, tid, the saved registers' sp,
+					 * the slot's parks so far (this one's number), gputop's answer */
 #define LR_PARK_SLOTS		64
-#define LR_PARK_SIZE		32
+#define LR_PARK_SIZE		40
 #define LR_OFF_LOST		4096	/* u64 per probe: calls a full ring or table dropped */
 #define LR_OFF_OUTS		12288	/* u8 pairs per probe: out-parameter argument positions */
 #define LR_OFF_STACKS		14336	/* u8 per probe: 1 = the call stub traps for a stack (while

@@ -278,22 +278,29 @@ void arch_launch_trap_entry(const arch_regs_t *r, const uint64_t saved[ARCH_LAUN
 	entry->rsp = r->rsp + LR_TRAP_SP_OFFSET;
 }
 
-void arch_park_regs(const arch_regs_t *now, const uint64_t saved[ARCH_PARK_SAVED], uint64_t sp,
-		    arch_regs_t *at)
+void arch_park_regs(const uint64_t saved[ARCH_PARK_SAVED], uint64_t sp, arch_regs_t *at)
 {
-	/* x86_64_launch.S's arch_park pushes rax, rcx, rdx, rsi, rdi, r8, r9, r10, r11 below the
-	 * return address of its call (a 5-byte call rel32). */
-	*at = *now;
-	at->r11 = saved[0];
-	at->r10 = saved[1];
-	at->r9 = saved[2];
-	at->r8 = saved[3];
-	at->rdi = saved[4];
-	at->rsi = saved[5];
-	at->rdx = saved[6];
-	at->rcx = saved[7];
-	at->rax = saved[8];
-	at->rip = saved[9] - 5 + 1;
+	/* x86_64_launch.S's arch_park pushes rax, rcx, rdx, rsi, rdi, r8-r11, rbx, rbp, r12-r15 and
+	 * %fs:0 (the thread pointer: glibc's TCB points to itself) below the return address of its
+	 * call (a 5-byte call rel32). */
+	memset(at, 0, sizeof *at);
+	at->fs_base = saved[0];
+	at->r15 = saved[1];
+	at->r14 = saved[2];
+	at->r13 = saved[3];
+	at->r12 = saved[4];
+	at->rbp = saved[5];
+	at->rbx = saved[6];
+	at->r11 = saved[7];
+	at->r10 = saved[8];
+	at->r9 = saved[9];
+	at->r8 = saved[10];
+	at->rdi = saved[11];
+	at->rsi = saved[12];
+	at->rdx = saved[13];
+	at->rcx = saved[14];
+	at->rax = saved[15];
+	at->rip = saved[16] - 5 + 1;
 	at->rsp = sp + 8 * ARCH_PARK_SAVED;
 	at->orig_rax = (uint64_t)-1;
 }

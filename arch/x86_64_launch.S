@@ -28,6 +28,7 @@
 	.set LR_CAPACITY, LR_OFF_CAPACITY
 	.set LR_HEARTBEAT, LR_OFF_HEARTBEAT
 	.set LR_FRESH, LR_OFF_FRESH
+	.set LR_STALE, LR_OFF_STALE
 	.set LR_LOST, LR_OFF_LOST
 	.set LR_CALLS, LR_OFF_CALLS		/* call records (the call stub) */
 	.set RB_RECORDS, LR_CALL_RECORDS
@@ -392,19 +393,23 @@ arch_call_ret:
 	jmp *%rcx
 
 /* The park: where a stub wants the tracer (a kernel to name, a stack to take) without a trap
- * that would kill the program if gputop were gone. The thread takes a park slot (LR_OFF_PARK),
- * writes its tid and where its registers are (its sp here: r11, r10, r9, r8, rdi, rsi, rdx, rcx,
- * rax, then the return address, which stands for the trap's pc), and waits on a futex of the slot,
- * a millisecond at a time, while gputop is there (present) and drains (a fresh heartbeat).
- * gputop, at its next drain, stops the thread (PTRACE_INTERRUPT, an event stop, which a dead
- * tracer leaves running), does there what it did at the trap, and marks the slot served; or
- * marks it "go on". Returns rax = 0 when served; otherwise 1 (gone, frozen, late, no free slot:
- * the caller records the launch unnamed). Every other register is kept. Without a heartbeat to
- * judge by (no reliable time stamp counter), PARK_MAX_WAITS waits at most. */
+ * that would kill the program if gputop were gone. The thread saves every register it has (the
+ * volatile ones, the callee-saved ones, then the thread pointer %fs:0: ARCH_PARK_SAVED words
+ * with the return address, which stands for the trap's pc), takes a park slot (LR_OFF_PARK),
+ * numbers the park in it (the slot's count of parks), writes its tid and where its registers
+ * are, and waits on a futex of the slot, a millisecond at a time, while gputop is there
+ * (present) and drains (a fresh heartbeat). gputop, at its next look, takes what it wants from
+ * the saved registers and the stack without a stop (a call's stack, a sampled launch site), or
+ * stops the thread with PTRACE_INTERRUPT (an event stop, which a dead tracer leaves running) to
+ * run code in it (a kernel's name asked of the driver); then it answers: the park's number * 2,
+ * + 1 for "go on". Only the thread writes the slot's state, so it can always leave: gone, frozen,
+ * late, no free slot, or told to go on, rax = 1 (the caller records the launch unnamed);
+ * answered as served, rax = 0. Every other register is kept. Without a heartbeat to judge by
+ * (no reliable time stamp counter), a park that saw the heartbeat stand still for PARK_MAX_WAITS
+ * waits writes it down as stale (LR_OFF_STALE): no park waits again until gputop drains. */
 	.set PARK_WAITING, 1
-	.set PARK_SERVED, 2
 	.set PARK_CLAIMED, 4
-	.set PARK_MAX_WAITS, 200
+	.set PARK_MAX_WAITS, 2000		/* of LR_PARK_WAIT_NS (launchring.h): 0.2 s at least */
 	.globl arch_park, arch_park_syscall, arch_park_end
 arch_park:
 	push %rax
@@ -416,8 +421,20 @@ arch_park:
 	push %r9
 	push %r10
 	push %r11
+	push %rbx
+	push %rbp
+	push %r12
+	push %r13
+	push %r14
+	push %r15
+	pushq %fs:0			/* the thread pointer */
 	mov 0f(%rip), %r9		/* the ring */
-	lea LR_OFF_PARK(%r9), %r8
+	mov LR_HEARTBEAT(%r9), %rbp	/* the heartbeat as the park found it */
+	cmpq $0, LR_FRESH(%r9)
+	jne 10f
+	cmp LR_STALE(%r9), %rbp
+	je 9f				/* no drain since a park gave up: not waited for */
+10:	lea LR_OFF_PARK(%r9), %r8
 	lea (LR_OFF_PARK + LR_PARK_SLOTS * LR_PARK_SIZE)(%r9), %rsi
 1:	xor %eax, %eax
 	mov $PARK_CLAIMED, %ecx
@@ -426,19 +443,21 @@ arch_park:
 	add $LR_PARK_SIZE, %r8
 	cmp %rsi, %r8
 	jb 1b
-	mov $1, %eax			/* none free */
+9:	mov $1, %eax			/* none free, or not to wait */
 	jmp 8f
 2:	mov %rsp, 16(%r8)
-	movq $0, 24(%r8)		/* waits so far */
+	incq 24(%r8)			/* this park's number: an answer names it */
 	mov $186, %eax			/* SYS_gettid */
 	syscall
 	mov %rax, 8(%r8)
+	xor %ebx, %ebx			/* waits since the heartbeat last moved */
 	movq $PARK_WAITING, (%r8)	/* gputop may serve it from here on */
-3:	cmpq $PARK_WAITING, (%r8)
-	jne 5f				/* served, or told to go on */
+3:	mov 32(%r8), %rax		/* answered? */
+	shr $1, %rax
+	cmp 24(%r8), %rax
+	je 5f
 	cmpq $0, LR_PRESENT(%r9)
 	je 4f
-	incq 24(%r8)
 	cmpq $0, LR_FRESH(%r9)
 	je 6f
 	rdtsc
@@ -448,8 +467,16 @@ arch_park:
 	cmp LR_FRESH(%r9), %rax
 	jae 4f				/* no drain lately: frozen, starved or gone */
 	jmp 7f
-6:	cmpq $PARK_MAX_WAITS, 24(%r8)
-	jae 4f
+6:	mov LR_HEARTBEAT(%r9), %rax
+	cmp %rax, %rbp
+	je 11f
+	mov %rax, %rbp			/* gputop drained meanwhile: it is there */
+	xor %ebx, %ebx
+11:	inc %rbx
+	cmp $PARK_MAX_WAITS, %rbx
+	jbe 7f
+	mov %rbp, LR_STALE(%r9)
+	jmp 4f
 7:	mov %r8, %rdi			/* futex(&state, FUTEX_WAIT_PRIVATE, PARK_WAITING, &wait) */
 	mov $128, %esi
 	mov $PARK_WAITING, %edx
@@ -458,16 +485,24 @@ arch_park:
 arch_park_syscall:
 	syscall
 	jmp 3b
-4:	mov $PARK_WAITING, %eax		/* give the slot back, unless gputop took it meanwhile */
-	xor %ecx, %ecx
-	lock cmpxchg %rcx, (%r8)
-	jne 5f
+4:	mov 32(%r8), %rax		/* an answer that came meanwhile still counts */
+	shr $1, %rax
+	cmp 24(%r8), %rax
+	je 5f
+	movq $0, (%r8)			/* free again: a later answer names this park, no other */
 	mov $1, %eax
 	jmp 8f
-5:	mov (%r8), %rax
+5:	mov 32(%r8), %rax
+	and $1, %eax			/* served: 0; go on: 1 */
 	movq $0, (%r8)			/* free again */
-	sub $PARK_SERVED, %rax		/* served: 0; go on: 1 */
-8:	pop %r11
+8:	lea 8(%rsp), %rsp		/* the thread pointer */
+	pop %r15
+	pop %r14
+	pop %r13
+	pop %r12
+	pop %rbp
+	pop %rbx
+	pop %r11
 	pop %r10
 	pop %r9
 	pop %r8

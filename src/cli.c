@@ -50,7 +50,7 @@ static const char usage_text[] =
 	"                          of gputop could turn into a SIGTRAP): functions that would need\n"
 	"                          one are not probed, new libraries are looked for every 100 ms\n"
 	"      --stack-depth N     frames kept of each call stack (default 32, 0 = no stacks)\n"
-	"      --stacks LIST       calls that stop for their stack: allocs, frees, syncs,\n"
+	"      --stacks LIST       calls that wait for their stack: allocs, frees, syncs,\n"
 	"                          launches (sampled), all or none (default), comma-separated\n"
 	"      --leak-age SECONDS  PyTorch blocks live longer are leak candidates (default 30)\n"
 	"      --folded FILE       write folded stacks (flamegraph.pl, inferno, speedscope) at the end\n"

@@ -244,6 +244,11 @@ static void wait_started(struct tracee *p, struct thread *t, struct gputime_stat
 	st->phase = GPUTIME_DONE;
 }
 
+bool gputime_wants_stop(const struct tracee *p)
+{
+	return gpu_time.lib_path[0] && p->gputime->phase == GPUTIME_WAITING && xol_ready(p);
+}
+
 void gputime_at_stop(struct tracee *p, struct thread *t)
 {
 	struct gputime_state *st = p->gputime;

@@ -20,6 +20,8 @@ void gputime_forget(struct tracee *p);	/* exec: the library went with the old im
  * program's own and the library is not loaded yet, loads it there and waits (other threads run
  * and their stops are handled) until CUPTI records or says why not. */
 void gputime_at_stop(struct tracee *p, struct thread *t);
+/* The library waits for such a stop in p (a park then stops rather than be served in place). */
+bool gputime_wants_stop(const struct tracee *p);
 /* The tick: p's new records into the figures. */
 void gputime_drain(struct tracee *p);
 /* t is held at the entry of execve: the records CUPTI holds are flushed (the library's flush

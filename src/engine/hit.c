@@ -123,7 +123,7 @@ void hit_call_return(struct tracee *p, struct thread *t, struct cuda_call *c, co
 /* tallied: a launch stub's park, which counted the launch in place (arch/tally.h); counted
  * false: made inside another traced call, which counts (its tallies come back out). */
 static void entry_only(struct tracee *p, struct thread *t, int api, const arch_regs_t *r, const uint64_t *a,
-		       bool sampled, bool tallied, bool counted)
+		       bool sampled, bool tallied, bool counted, struct hit_keeper *g)
 {
 	struct cuda_call c;
 	hit_call_from_args(p, t, api, a, &c);
@@ -139,6 +139,8 @@ static void entry_only(struct tracee *p, struct thread *t, int api, const arch_r
 		    ((sampled && config.stack_depth > 0) || stack_capture_launch_due(p, kernel, now_ns())))
 			c.stack = stack_capture_launch(p, t, r);
 	}
+	if (g && !g->keep(p, g))
+		return;	/* the thread went on: it records the launch itself */
 	account_call(p, t, &c);
 }
 
@@ -280,11 +282,17 @@ static uint64_t ring_probe_function(const struct tracee *p, int probe)
 	return 0;
 }
 
+bool hit_launch_named(struct tracee *p, const arch_regs_t *r, bool ex)
+{
+	uint64_t handle = 0, where;	/* the launch stub keeps the argument registers */
+	return arch_arg(r, ex ? 2 : 1, &handle, &where) == 1 && handle && kernels_named(p, handle);
+}
+
 /* The stub parked the thread (engine/park.c): the first launch of a function handle. r holds
  * the registers as at the park's call, some of the call's saved on its stack
  * (arch_launch_trap_entry rebuilds its entry): the call is counted from that view of its entry,
  * the kernel named (asking the driver if need be), and the handle marked seen. */
-void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, bool ex)
+void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, bool ex, struct hit_keeper *g)
 {
 	int probe = (int)(uint32_t)arch_scratch(r);
 	int api = launchring_probe_api(p, probe);
@@ -311,14 +319,14 @@ void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, b
 	 * so that its later launches are; that call counts it, and its tally comes back out. */
 	hit_read_launches_of(p, handle);
 	if (!t->guest)
-		entry_only(p, t, api, &entry, a, sampled, true, top);
-	p->hit->top_entry = top ? t->tid : 0;
+		entry_only(p, t, api, &entry, a, sampled, true, top, g);
+	p->hit->top_entry = top && !g ? t->tid : 0;	/* --gpu-time loads at a stop only */
 	launchring_seen(p, handle);
 	if (s->op == OP_LAUNCH)	/* sampled launch sites: kernels only, not executable graphs */
 		stack_capture_note_handle(p, handle);
 }
 
-void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int index)
+void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int index, struct hit_keeper *g)
 {
 	struct hit_state *st = p->hit;
 	int probe = (int)(uint32_t)arch_scratch(r);
@@ -334,7 +342,7 @@ void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int
 	if (is_nested(p, t, &entry, api >= 0 ? cuda_api_get(api) : NULL))
 		return;	/* part of a traced call: that one counts, and has its stack */
 	uint32_t stack = stack_capture(p, t, &entry);
-	if (stack == STACK_NONE)
+	if (stack == STACK_NONE || (g && !g->keep(p, g)))
 		return;
 	if (!st->call_stack[index].entry_tsc)
 		st->n_call_stacks++;
@@ -374,7 +382,7 @@ void hit_entry(struct tracee *p, struct thread *t, const struct bp *b, arch_regs
 	if (load_args(p, t->tid, s, r, a, with_return ? &ret : NULL) < 0)
 		return;	/* unreadable stack: let the call go untraced rather than guess */
 	if (!with_return) {
-		entry_only(p, t, b->api, &at_entry, a, false, false, true);
+		entry_only(p, t, b->api, &at_entry, a, false, false, true, NULL);
 		return;
 	}
 	uint64_t slot = arch_return_slot(r);

@@ -42,13 +42,22 @@ void hit_collect_returns(struct tracee *p, uint64_t now);
 void hit_forget_frames(struct tracee *p, struct thread *t, uint32_t from);
 void hit_reset(struct tracee *p);	/* exec: no frame of the old image is left */
 
-/* Launches through the launch ring (launchring.h): the stub's trap for a handle not seen yet
+/* A park served without a stop (engine/park.c): what was read of the thread holds only if it
+ * stood in the park all along. keep says so, and answers the park, right before anything read
+ * is kept; false: nothing is (the thread went on by itself). NULL where the thread is stopped. */
+struct hit_keeper {
+	bool (*keep)(struct tracee *p, struct hit_keeper *g);
+};
+
+/* Launches through the launch ring (launchring.h): the stub's park for a handle not seen yet
  * (r: the thread's registers there; ex: the stub's variant), and the records of the others,
  * read now. */
-void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, bool ex);
-/* The call stub trapped for the call's stack (--stacks): taken now, kept for its record (the
- * index-th), whose return is counted later (hit_records.c). The thread goes on after the int3. */
-void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int index);
+void hit_launch_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, bool ex, struct hit_keeper *g);
+/* Whether the launch parked at r has a kernel known by name: it needs no call into the thread. */
+bool hit_launch_named(struct tracee *p, const arch_regs_t *r, bool ex);
+/* The call stub parked for the call's stack (--stacks): taken now, kept for its record (the
+ * index-th), whose return is counted later (hit_records.c). */
+void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int index, struct hit_keeper *g);
 void hit_drain_launches(struct tracee *p);
 
 /* The engine's consumers of calls (cuda/cuda_call.h), which the session registers

@@ -32,6 +32,7 @@
 #include "stack_capture.h"
 #include "reap.h"
 #include "rescue.h"
+#include "rescue_cycle.h"
 #include "retfast.h"
 #include "session_state.h"
 #include "stats.h"
@@ -288,6 +289,7 @@ static void housekeeping(void)
 	}
 	follow_tick();
 	close_ended();
+	rescue_cycle_guard_tick();	/* a guard killed is replaced */
 }
 
 bool tracer_traces(pid_t pid)

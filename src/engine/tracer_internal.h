@@ -13,6 +13,8 @@
 #include "tracee_ctl.h"
 #include "tracer.h"
 
+struct hit_keeper;
+
 struct thread;
 
 /* The tracer's session (tracer.c's): the first process (the one gputop launched or the first
@@ -57,8 +59,14 @@ void libwatch_tick(struct tracee *p);
 /* trap.c: SIGTRAP stops of t, a thread of p. */
 bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now);
 /* What a stub wanted gputop for (a launch to name, a call's stack), with r as at the stub's
- * park (addr: the park's call); the thread is not let go. Whether it was one. */
-bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now);
+ * park (addr: the park's call); the thread is not let go. Whether it was one. g: the park is
+ * served without a stop (hit.h); NULL: the thread is stopped. A park held for gputop counts
+ * as a stop either way (cost.stops: the times gputop held the program). */
+bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now,
+			 struct hit_keeper *g);
+/* Whether that park wants memory only (a stack, a launch of a kernel named already): served
+ * in place, the thread never stopped, so a gputop frozen meanwhile cannot hold it. */
+bool tracer_stub_wait_in_place(struct tracee *p, const arch_regs_t *r, uint64_t addr);
 
 /* park.c: threads the stubs park for gputop (probe/launchpark.h). park_poll asks each one
  * parked to stop: every drain, and every PARK_POLL_NS while parks keep coming (park_hot; the

@@ -69,7 +69,19 @@ static enum budget_stop budget_kind(int api)
 	return s->op == OP_LAUNCH ? STOP_LAUNCH : s->op == OP_KERNEL_NAME ? STOP_OTHER : STOP_WORK;
 }
 
-bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now)
+bool tracer_stub_wait_in_place(struct tracee *p, const arch_regs_t *r, uint64_t addr)
+{
+	bool ex;
+	int record;
+	if (launchring_is_call_trap(p, addr, arch_call_trap_record(r), &record))
+		return true;	/* a stack: memory only */
+	/* A launch whose kernel has a name (a sampled launch site; a handle named from the
+	 * program's data), unless --gpu-time waits to load at a stop. */
+	return launchring_is_trap(p, addr, &ex) && hit_launch_named(p, r, ex) && !gputime_wants_stop(p);
+}
+
+bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *r, uint64_t addr, uint64_t now,
+			 struct hit_keeper *g)
 {
 	bool ex;
 	int record;
@@ -77,8 +89,9 @@ bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *
 		/* A launch of a handle not seen yet: counted and named now. Bookkeeping for the
 		 * budget: it cannot shed these. */
 		count_stop(p);
-		hit_launch_trap(p, t, r, ex);
-		gputime_at_stop(p, t);	/* --gpu-time: loaded at the first such stop */
+		hit_launch_trap(p, t, r, ex, g);
+		if (!g)
+			gputime_at_stop(p, t);	/* --gpu-time: loaded at the first such stop */
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
 		return true;
@@ -86,7 +99,7 @@ bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *
 	if (launchring_is_call_trap(p, addr, arch_call_trap_record(r), &record)) {
 		/* A call that wants its stack (--stacks): taken now. */
 		count_stop(p);
-		hit_call_trap(p, t, r, record);
+		hit_call_trap(p, t, r, record, g);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
 		return true;

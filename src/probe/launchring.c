@@ -76,6 +76,7 @@ struct launchring_state {
 	bool calls_used;	/* a probe calls the call stub */
 	uint64_t filling_until;	/* a drain took many records: drain often until then */
 	uint32_t generation;	/* mappings made so far: their tallies start from zero */
+	uint64_t beat_ns;	/* when the heartbeat was last written (clock.h) */
 };
 
 struct launchring_state *launchring_state_new(void)
@@ -132,11 +133,17 @@ void launchring_forget(struct tracee *p)
 
 /* A park waits for gputop only while it drains: the time stamp of this drain, and how old one
  * may be (LR_FRESH_NS) for the tracer to count as reading. Without a calibrated time stamp
- * counter, 0: the park waits a bounded number of times. */
-static void heartbeat(const struct tracee *p)
+ * counter, 0: a park waits until the heartbeat stands still for a bounded number of waits. */
+void launchring_beat(struct tracee *p)
 {
 	uint64_t hb[2] = { arch_timestamp(), retfast_ns_to_ticks(p, LR_FRESH_NS) };
-	ring_write(p, p->launchring->ring + LR_OFF_HEARTBEAT, hb, sizeof hb);
+	if (ring_write(p, p->launchring->ring + LR_OFF_HEARTBEAT, hb, sizeof hb) == 0)
+		p->launchring->beat_ns = now_ns();
+}
+
+uint64_t launchring_beat_ns(const struct tracee *p)
+{
+	return p->launchring->beat_ns;
 }
 
 int launchring_init(struct tracee *p, struct thread *t)
@@ -176,7 +183,7 @@ int launchring_init(struct tracee *p, struct thread *t)
 	st->launches = st->calls = (struct ring_pos){ 0 };
 	st->n_probes = 0;
 	st->generation++;
-	heartbeat(p);	/* fresh from the start: the first calls may come before the first drain */
+	launchring_beat(p);	/* fresh from the start: the first calls may come before the first drain */
 	log_debug("launches recorded in the ring at %#llx", (unsigned long long)st->ring);
 	return 0;
 }
@@ -496,7 +503,7 @@ void launchring_drain(struct tracee *p, void (*on_record)(int api, const uint64_
 		}
 	} while (n == BATCH);
 	drain_lost(p, on_lost, arg);
-	heartbeat(p);
+	launchring_beat(p);
 }
 
 /* ---- call records ---------------------------------------------------------------------- */

@@ -17,8 +17,12 @@
  * gputop is never waited for. */
 #define LR_FRESH_NS 250000000ull
 /* A parked thread (arch_park) sleeps this long at a time between its looks at gputop's
- * heartbeat, its `present` word and its slot. */
-#define LR_PARK_WAIT_NS 1000000
+ * heartbeat, its `present` word and its slot: gputop, which serves most parks without a stop,
+ * cannot wake it (a futex of another process's private memory), so this is what an answer
+ * waits to be seen (1 ms made --stacks allocs' loop 3 times slower than 0.1). Without a time
+ * stamp counter a park gives up after PARK_MAX_WAITS (x86_64_launch.S: 2000, 0.2 s) waits of a
+ * heartbeat standing still. */
+#define LR_PARK_WAIT_NS 100000
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,7 +53,11 @@ int launchring_unmap(struct tracee *p, struct thread *t);	/* detach; after the l
 uint64_t launchring_base(const struct tracee *p);	/* the ring's address in the program, 0 if none */
 /* Reads or writes the program's memory through a thread that has some (0 or -errno). */
 int launchring_io(const struct tracee *p, uint64_t addr, void *buf, size_t len, bool write);
-uint64_t launchring_present_flag(const struct tracee *p);	/* the word the rescue clears: no more parks */
+uint64_t launchring_present_flag(const struct tracee *p);
+/* The heartbeat (LR_OFF_HEARTBEAT): written at every drain, and by a park served in place;
+ * launchring_beat_ns: when it was last written (clock.h's now_ns), 0 never. */
+void launchring_beat(struct tracee *p);
+uint64_t launchring_beat_ns(const struct tracee *p);	/* the word the rescue clears: no more parks */
 void launchring_say_absent(struct tracee *p);	/* detach: the stubs park no more, from now on */
 
 /* The stub a jump probe calls: a launch (its function handle in the first argument), a launch

@@ -248,9 +248,10 @@ int rescue_restore_all(void)
 /* ---- the watchdog ------------------------------------------------------------------------ */
 
 /* Waits for gputop's goodbye (a byte) or its end (EOF), looking every RESCUE_CYCLE_LOOK_MS
- * whether the guard saw gputop held by a tracer it traces (rescue_cycle.h): the program's code
- * is then put back at once, while gputop still holds it, before the guard kills gputop. */
-static void watchdog_main(int pipe_rd, pid_t traced, struct rescue_table *tab)
+ * for gputop held by a tracer it traces (rescue_cycle.h), as the guard does: the program's code
+ * is then put back at once, while gputop still holds it, and two looks later (every watchdog
+ * has put its own back) gputop is ended, by this watchdog or the guard, whichever comes first. */
+static void watchdog_main(int pipe_rd, pid_t traced, pid_t gputop, struct rescue_table *tab)
 {
 	char byte;
 	/* Not a child anyone waits for: be invisible to terminal signals meant for gputop. */
@@ -260,13 +261,18 @@ static void watchdog_main(int pipe_rd, pid_t traced, struct rescue_table *tab)
 	signal(SIGHUP, SIG_IGN);
 	struct pollfd pf = { .fd = pipe_rd, .events = POLLIN };
 	bool put_back = false;
+	int looks_since = 0;
 	for (;;) {
 		int r = poll(&pf, 1, RESCUE_CYCLE_LOOK_MS);
 		if (r > 0 || (r < 0 && errno != EINTR))
 			break;
-		if (r == 0 && !put_back && rescue_cycle_seen()) {
+		if (r != 0)
+			continue;
+		if (!put_back && rescue_cycle_look(gputop)) {
 			put_back = true;
 			restore_table(tab);	/* no int3 of gputop's is met once it is dead */
+		} else if (put_back && ++looks_since == 2) {
+			rescue_cycle_end(gputop);
 		}
 	}
 	ssize_t n;
@@ -294,6 +300,7 @@ int rescue_watchdog_start(int slot, pid_t traced)
 		return 0;	/* this process has one */
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
+	pid_t gputop = getpid();
 	pid_t p = fork();
 	if (p < 0) {
 		close(fds[0]);
@@ -308,7 +315,7 @@ int rescue_watchdog_start(int slot, pid_t traced)
 				close(rescue.watchdog_pipe[i]);
 		rescue_cycle_forked();
 		close(fds[1]);
-		watchdog_main(fds[0], traced, tab);
+		watchdog_main(fds[0], traced, gputop, tab);
 	}
 	close(fds[0]);
 	rescue.watchdog_pipe[slot] = fds[1];

@@ -1,5 +1,6 @@
-/* rescue_cycle.c — the guard against a tracer loop (rescue_cycle.h). The guard process uses only
- * poll, nanosleep, write, kill and /proc reads: it is forked from a gputop with threads. */
+/* rescue_cycle.c — the watch for a tracer loop (rescue_cycle.h): the guard, and the same looks
+ * made by every watchdog. They use only poll, nanosleep, write, kill and /proc reads: they are
+ * forked from a gputop with threads. */
 #define _GNU_SOURCE
 #include "rescue_cycle.h"
 
@@ -9,21 +10,30 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "tracer_chain.h"
 
+/* Shared by the guard and the watchdogs (a mapping made before any of them is forked). */
+struct cycle_shared {
+	int seen;	/* the loop was seen: every watchdog puts its program back */
+	int said;	/* why gputop is ended was written (once, by whichever came first) */
+};
+
 static struct {
-	int *seen;	/* shared with the guard and the watchdogs: the loop was seen */
+	struct cycle_shared *shared;
 	pid_t guard_pid;
-	int guard_pipe;
+	int guard_pipe;	/* gputop's end: a byte is goodbye; no reader left (POLLERR) is a dead guard */
+	unsigned restarts;
 } cycle = { .guard_pipe = -1 };
 
 bool rescue_cycle_seen(void)
 {
-	return cycle.seen && __atomic_load_n(cycle.seen, __ATOMIC_ACQUIRE);
+	return cycle.shared && __atomic_load_n(&cycle.shared->seen, __ATOMIC_ACQUIRE);
 }
 
 void rescue_cycle_forked(void)
@@ -57,7 +67,7 @@ static char *put_num(char *at, const char *end, long v)
 	return at;
 }
 
-static void say_and_end(pid_t gputop, pid_t by)
+static void say(pid_t gputop, pid_t by)
 {
 	char comm[32], msg[512], *at = msg, *end = msg + sizeof msg;
 	tracer_chain_comm(by, comm, sizeof comm);
@@ -72,6 +82,40 @@ static void say_and_end(pid_t gputop, pid_t by)
 			      "on without it\n");
 	if (write(STDERR_FILENO, msg, (size_t)(at - msg)) < 0)
 		(void)0;
+}
+
+/* The tracer of gputop that gputop traces (through any chain), 0 when there is no loop. */
+static pid_t looping_tracer(pid_t gputop)
+{
+	pid_t by;
+	return tracer_chain_loops(gputop, &by) ? by : 0;
+}
+
+bool rescue_cycle_look(pid_t gputop)
+{
+	if (rescue_cycle_seen())
+		return true;
+	if (!looping_tracer(gputop))
+		return false;
+	if (cycle.shared)
+		__atomic_store_n(&cycle.shared->seen, 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* Of the guard and the watchdogs, the first to end gputop says why; the others end it too (a
+ * first one stopped or killed meanwhile must not leave gputop held). */
+static bool first_to_say(void)
+{
+	return !cycle.shared || __atomic_exchange_n(&cycle.shared->said, 1, __ATOMIC_ACQ_REL) == 0;
+}
+
+void rescue_cycle_end(pid_t gputop)
+{
+	pid_t by = looping_tracer(gputop);
+	if (!by)
+		return;	/* the tracer let go meanwhile */
+	if (first_to_say())
+		say(gputop, by);
 	kill(gputop, SIGKILL);
 }
 
@@ -82,34 +126,36 @@ static void guard_main(int pipe_rd, pid_t gputop)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	prctl(PR_SET_NAME, "gputop-guard");	/* told apart in ps from gputop and its watchdogs */
+	/* Only its pipe and stderr: a guard started again later would hold the watchdogs' pipes
+	 * (their EOF is gputop's death) and gputop's files and sockets. */
+	if (pipe_rd > 3)
+		close_range(3, (unsigned)pipe_rd - 1, 0);
+	close_range((unsigned)pipe_rd + 1, ~0u, 0);
 	struct pollfd pf = { .fd = pipe_rd, .events = POLLIN };
 	for (;;) {
 		int r = poll(&pf, 1, RESCUE_CYCLE_LOOK_MS);
 		if (r > 0 || (r < 0 && errno != EINTR))
 			_exit(0);	/* gputop ended, or said goodbye */
-		pid_t by;
-		if (r == 0 && tracer_chain_loops(gputop, &by))
+		if (r == 0 && rescue_cycle_look(gputop))
 			break;
 	}
-	__atomic_store_n(cycle.seen, 1, __ATOMIC_RELEASE);
 	/* The watchdogs look as often: two looks, and every one has put its program back. */
 	struct timespec nap = { 0, 2 * RESCUE_CYCLE_LOOK_MS * 1000000L };
 	while (nanosleep(&nap, &nap) < 0 && errno == EINTR)
 		;
-	pid_t by;
-	if (tracer_chain_loops(gputop, &by))
-		say_and_end(gputop, by);
+	rescue_cycle_end(gputop);
 	_exit(0);
 }
 
 int rescue_cycle_guard_start(void)
 {
 	int fds[2];
-	if (!cycle.seen) {
-		void *p = mmap(NULL, sizeof *cycle.seen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!cycle.shared) {
+		void *p = mmap(NULL, sizeof *cycle.shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return -errno;
-		cycle.seen = p;
+		cycle.shared = p;
 	}
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
@@ -128,7 +174,30 @@ int rescue_cycle_guard_start(void)
 	close(fds[0]);
 	cycle.guard_pipe = fds[1];
 	cycle.guard_pid = p;
+	log_debug("the guard against a tracer loop: %d", (int)p);
 	return 0;
+}
+
+void rescue_cycle_guard_tick(void)
+{
+	struct pollfd pf = { .fd = cycle.guard_pipe, .events = 0 };
+	if (cycle.guard_pipe < 0 || poll(&pf, 1, 0) <= 0 || !(pf.revents & (POLLERR | POLLHUP)))
+		return;
+	/* No reader: the guard is gone (killed: it ends on its own only after gputop's end). Its
+	 * exit is taken here, so that the loop's waitpid never meets it under a pid no longer the
+	 * guard's; the watchdogs looked for the loop meanwhile. */
+	pid_t old = cycle.guard_pid;
+	close(cycle.guard_pipe);
+	cycle.guard_pipe = -1;
+	cycle.guard_pid = 0;
+	while (waitpid(old, NULL, __WALL) < 0 && errno == EINTR)
+		;	/* its files are closed: it is exiting */
+	if (cycle.restarts++ < RESCUE_CYCLE_RESTARTS && rescue_cycle_guard_start() == 0)
+		log_info("the guard against a tracer loop (%d) ended: another started (%d)", (int)old,
+			 (int)cycle.guard_pid);
+	else
+		log_warn("the guard against a tracer loop (%d) ended; the watchdogs still look for a loop",
+			 (int)old);
 }
 
 void rescue_cycle_guard_stop(void)

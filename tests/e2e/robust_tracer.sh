@@ -16,6 +16,14 @@
 #  2. strace -p $PPID started by a shell gputop launched, then CUDA work (rb_busy): the same;
 #  3. attach mode with --children: the program's child traces gputop once gputop has attached:
 #     the same, and the program, the test's own child, ends with status 0.
+#  4. the guard killed (SIGKILL) first, then the loop at once (issue 33, part 4: it hung until
+#     SIGKILL, 0 of 2): every watchdog looks for the loop too, so gputop is ended within 5 s
+#     all the same, GUARD_TRIALS times (10: a trial takes about a second);
+#  5. the guard stopped (SIGSTOP), then the loop (it hung while the guard was stopped): the
+#     same, 3 trials;
+#  6. the guard killed, and gputop starts another at its tick (within 1 s); the watchdogs
+#     stopped, then the loop: the new guard alone ends gputop within 5 s (the watchdogs, let go
+#     then, put the program back).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/robust_lib.bash"
 need_bin rb_ptracer rb_reap rb_busy sim/libcudart.so.13 simdrv/libcuda.so.1
@@ -98,4 +106,74 @@ expect_match "$(cat "$TMP/ag.err")" "$LOOP" "attach, --children: it says why"
 wait_pid "$PROG" 60
 expect_eq "$WAIT_STATUS" 0 "attach, --children: the program ends with status 0"
 expect_eq "$(grep -v '^ready' "$TMP/a.out")" "$DONE" "attach, --children: its work and data are right"
+# --- 4-6. the guard killed or stopped ------------------------------------------------------------------
+GUARD_TRIALS=${GUARD_TRIALS:-10}
+
+# children_named PID NAME: the children of PID whose command name is NAME.
+children_named() {
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		[ "$(cat /proc/"$c"/comm 2>/dev/null)" = "$2" ] && echo "$c"
+	done
+}
+
+# guard_trial NAME WHAT: attach (--children) to rb_ptracer, do WHAT to gputop's guard and
+# watchdogs (kill, stop, replaced), then let the program's child trace gputop: gputop must end
+# (137) within 5 s, saying why, and the program end with status 0, its work right.
+guard_trial() {
+	local name=$1 what=$2 guard dogs=()
+	rm -f "$TMP/$name.pid"
+	spawn "$TMP/$name" env RB_TRACE_PID_FILE="$TMP/$name.pid" "$BIN/rb_ptracer" 2 50
+	local prog=$SPAWNED_PID
+	wait_for_line "$TMP/$name.out" '^ready [0-9]+$' 30 || { not_ok "$name: rb_ptracer said ready"; return; }
+	spawn "$TMP/$name-g" "$GPUTOP" -p "$prog" --children --json "$TMP/$name.json"
+	local g=$SPAWNED_PID
+	wait_for_line "$TMP/$name-g.err" 'attached to' 20 || { not_ok "$name: gputop attached"; return; }
+	guard=$(children_named "$g" gputop-guard)
+	mapfile -t dogs < <(children_named "$g" gputop)	# its watchdogs, one a traced process
+	if [ -z "$guard" ] || [ ${#dogs[@]} -eq 0 ]; then
+		not_ok "$name: gputop's guard and watchdogs found (guard '$guard', watchdogs ${dogs[*]})"
+		return
+	fi
+	case $what in
+	kill) kill -KILL "$guard" ;;
+	stop) kill -STOP "$guard" ;;
+	replaced)
+		kill -KILL "$guard"
+		local new='' deadline=$(($(date +%s%N) + 1000000000))
+		while [ -z "$new" ] && [ "$(date +%s%N)" -lt "$deadline" ]; do
+			sleep 0.05
+			new=$(children_named "$g" gputop-guard)
+		done
+		if [ -n "$new" ] && [ "$new" != "$guard" ]; then
+			ok "$name: the guard killed ($guard), gputop started another within 1 s ($new)"
+		else
+			not_ok "$name: the guard killed ($guard), gputop started another within 1 s ('$new')"
+		fi
+		kill -STOP "${dogs[@]}"	# the new guard alone looks now
+		;;
+	esac
+	local start=$(date +%s%N)
+	echo "$g" >"$TMP/$name.pid.tmp" && mv "$TMP/$name.pid.tmp" "$TMP/$name.pid"
+	wait_pid "$g" 5
+	local status=$WAIT_STATUS ms=$((($(date +%s%N) - start) / 1000000))
+	[ "$what" = stop ] && kill -CONT "$guard"
+	[ "$what" = replaced ] && kill -CONT "${dogs[@]}"
+	note "$name: gputop ended $ms ms after the loop was made, status $status"
+	expect_eq "$status" 137 "$name: gputop is ended within 5 s, not left stopped (124 would be a hang)"
+	expect_match "$(cat "$TMP/$name-g.err")" "$LOOP" "$name: it says why"
+	[ "$(grep -c 'is traced by' "$TMP/$name-g.err")" -eq 1 ] || not_ok "$name: said once ($(grep -c 'is traced by' "$TMP/$name-g.err"))"
+	wait_pid "$prog" 60
+	expect_eq "$WAIT_STATUS" 0 "$name: the program ends with status 0"
+	expect_eq "$(grep -v '^ready' "$TMP/$name.out")" "$DONE" "$name: its work and data are right"
+	rb_no_trap "$TMP/$name.err" "$name"
+}
+
+for ((i = 1; i <= GUARD_TRIALS; i++)); do
+	guard_trial "guard-killed-$i" kill
+done
+for i in 1 2 3; do
+	guard_trial "guard-stopped-$i" stop
+done
+guard_trial guard-replaced replaced
 finish

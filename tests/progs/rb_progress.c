@@ -6,10 +6,10 @@
  * of, as fast as they can:
  *   cudaMalloc 4096 B, cudaMemcpy H2D 4096 B (a pattern of the thread and the round),
  *   [with RB_LAUNCH=1: cudaLaunchKernel progress_kernel(int*) grid (1,1,1) block (32,1,1)],
+ *   [with RB_SYNC=1: cudaStreamSynchronize(0)],
  *   cudaMemcpy D2H 4096 B (compared with what went in), cudaFree
  * and with RB_PAUSE_US set sleeps that long after each round (a pace a real program keeps: it
- * waits for its GPU between calls)
- * (no synchronize: on the simulated driver cuCtxSynchronize keeps an int3 probe). Once every
+ * waits for its GPU between calls). Once every
  * thread has made its first round it prints "rb_progress: running". At the end it prints
  * "rb_progress: threads=T rounds=<T x ROUNDS, or "many" when ROUNDS is 0> failures=<f>
  * mismatches=<m>", exit status 0, or 1 if a call failed or a copy came back wrong.
@@ -29,7 +29,7 @@
 
 static long rounds_each;
 static const char *stop_file;
-static bool with_launch;
+static bool with_launch, with_sync;
 static long pause_us;
 static int nthreads;
 static long done_rounds, started_threads, mismatches;
@@ -69,6 +69,8 @@ static void *worker(void *arg)
 		if (with_launch)
 			record("cudaLaunchKernel", cudaLaunchKernel((const void *)progress_kernel, (dim3){ 1, 1, 1 },
 								    (dim3){ 32, 1, 1 }, args, 0, 0));
+		if (with_sync)
+			record("cudaStreamSynchronize", cudaStreamSynchronize(0));
 		record("cudaMemcpy", cudaMemcpy(back, p, sizeof(back), cudaMemcpyDeviceToHost));
 		if (memcmp(src, back, sizeof(src)) != 0)
 			__atomic_add_fetch(&mismatches, 1, __ATOMIC_RELAXED);
@@ -119,6 +121,7 @@ int main(int argc, char **argv)
 	rounds_each = argc > 2 ? atol(argv[2]) : 100;
 	stop_file = getenv("RB_STOP_FILE");
 	with_launch = getenv("RB_LAUNCH") && atoi(getenv("RB_LAUNCH"));
+	with_sync = getenv("RB_SYNC") && atoi(getenv("RB_SYNC"));
 	pause_us = getenv("RB_PAUSE_US") ? atol(getenv("RB_PAUSE_US")) : 0;
 	if (argc < 3 || nthreads < 1 || nthreads > 64 || rounds_each < 0 || (!rounds_each && !stop_file)) {
 		fprintf(stderr, "usage: rb_progress THREADS ROUNDS (ROUNDS 0 needs RB_STOP_FILE)\n");

@@ -111,6 +111,7 @@ static struct {
 	int budgeted;		/* budget_on_stop */
 	enum budget_stop kind;	/* the last one's */
 	int gputime_stops, gputime_execs;
+	bool gputime_waits;	/* gputime_wants_stop */
 	int refreshes, cuda_seen_told, crashes;
 	bool cuda_seen;		/* probes_cuda_seen */
 	bool refresh_finds_cuda;
@@ -139,6 +140,11 @@ void gputime_at_stop(struct tracee *p, struct thread *t)
 {
 	(void)p, (void)t;
 	told.gputime_stops++;
+}
+
+bool gputime_wants_stop(const struct tracee *p)
+{
+	return told.gputime_waits;
 }
 
 void gputime_before_exec(struct tracee *p, struct thread *t)
@@ -445,6 +451,15 @@ static void rtld_and_exec(void)
 	stats_snapshot_free(&s);
 }
 
+/* A keeper of a park served in place (hit.h): counts its questions, answers as told. */
+static bool keeper_keep(struct tracee *p, struct hit_keeper *g)
+{
+	struct { struct hit_keeper g; int asked; bool answer; } *gt = (void *)g;
+	(void)p;
+	gt->asked++;
+	return gt->answer;
+}
+
 /* What a stub waits for: a launch of a handle not seen yet, a call's stack. */
 static void stub_waits(void)
 {
@@ -468,7 +483,7 @@ static void stub_waits(void)
 	*fake_word(sp + 8) = 1;		/* gridDimY (rdx) */
 	*fake_word(SP) = APP_RET;
 	*fake_word(SP + 8) = 1;		/* blockDimZ */
-	bool ours = tracer_on_stub_wait(tracee, t, &r, LAUNCH_TRAP, now_ns());
+	bool ours = tracer_on_stub_wait(tracee, t, &r, LAUNCH_TRAP, now_ns(), NULL);
 	check(ours && n_seen == 1 && seen[0].op == OP_LAUNCH && seen[0].launch.grid[0] == 4 &&
 		      seen[0].launch.block[0] == 128,
 	      "the launch stub's wait: the launch counted from its entry's registers, grid 4, block 128");
@@ -477,12 +492,35 @@ static void stub_waits(void)
 	check(told.released == 0 && fake.sets == 0,
 	      "the thread is not let go, its registers not written (park.c answers the slot)");
 
-	ours = tracer_on_stub_wait(tracee, t, &r, CALL_TRAP, now_ns());
+	ours = tracer_on_stub_wait(tracee, t, &r, CALL_TRAP, now_ns(), NULL);
 	check(ours && tracee->stops == 2 && told.released == 0 && n_seen == 1,
 	      "the call stub's wait for a stack: one stop, no call counted there (its record is)");
 
-	ours = tracer_on_stub_wait(tracee, t, &r, 0x7400, now_ns());
+	ours = tracer_on_stub_wait(tracee, t, &r, 0x7400, now_ns(), NULL);
 	check(!ours && tracee->stops == 2, "a wait that is neither: not one, not counted");
+
+	/* Served in place (park.c): what needs no code run in the thread. */
+	check(tracer_stub_wait_in_place(tracee, &r, CALL_TRAP), "a stack: served in place");
+	check(tracer_stub_wait_in_place(tracee, &r, LAUNCH_TRAP), "a launch of a kernel named already: in place");
+	told.gputime_waits = true;
+	check(!tracer_stub_wait_in_place(tracee, &r, LAUNCH_TRAP), "not while --gpu-time waits to load at a stop");
+	told.gputime_waits = false;
+	arch_regs_t unnamed = r;
+	unnamed.rdi = 0x5150;	/* no name learnt */
+	check(!tracer_stub_wait_in_place(tracee, &unnamed, LAUNCH_TRAP) && !tracer_stub_wait_in_place(tracee, &r, 0x7400),
+	      "not a launch of a kernel with no name yet (the driver is asked, in the thread), nor a wait that is none");
+
+	/* In place, what was read is kept only if the keeper says the thread stood in the park. */
+	struct keeper_test { struct hit_keeper g; int asked; bool answer; } gt = { { keeper_keep }, 0, false };
+	int gputime_before = told.gputime_stops;
+	ours = tracer_on_stub_wait(tracee, t, &r, LAUNCH_TRAP, now_ns(), &gt.g);
+	check(ours && gt.asked == 1 && n_seen == 1 && told.gputime_stops == gputime_before,
+	      "in place, the thread gone on meanwhile: the launch not counted here (it records it), "
+	      "--gpu-time not told (no stop)");
+	gt.answer = true;
+	ours = tracer_on_stub_wait(tracee, t, &r, LAUNCH_TRAP, now_ns(), &gt.g);
+	check(ours && gt.asked == 2 && n_seen == 2 && seen[1].op == OP_LAUNCH && told.released == 0 && fake.sets == 0,
+	      "in place, still parked: counted once the keeper said so; nothing written to the thread");
 }
 
 int main(void)
