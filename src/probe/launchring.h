@@ -53,11 +53,11 @@ int launchring_unmap(struct tracee *p, struct thread *t);	/* detach; after the l
 uint64_t launchring_base(const struct tracee *p);	/* the ring's address in the program, 0 if none */
 /* Reads or writes the program's memory through a thread that has some (0 or -errno). */
 int launchring_io(const struct tracee *p, uint64_t addr, void *buf, size_t len, bool write);
-uint64_t launchring_present_flag(const struct tracee *p);
+uint64_t launchring_present_flag(const struct tracee *p);	/* the word the rescue clears: no more parks */
 /* The heartbeat (LR_OFF_HEARTBEAT): written at every drain, and by a park served in place;
  * launchring_beat_ns: when it was last written (clock.h's now_ns), 0 never. */
 void launchring_beat(struct tracee *p);
-uint64_t launchring_beat_ns(const struct tracee *p);	/* the word the rescue clears: no more parks */
+uint64_t launchring_beat_ns(const struct tracee *p);
 void launchring_say_absent(struct tracee *p);	/* detach: the stubs park no more, from now on */
 
 /* The stub a jump probe calls: a launch (its function handle in the first argument), a launch
