@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test: alone (it compares the program's rate with gputop against its rate without)
 # Issue 33, part 1: harmless in containers. A program in other namespaces than gputop's,
 # attached from outside by the PID gputop sees (a hostPID DaemonSet, a shell on the node), on
 # the SIMULATED libraries. Needs root (unshare); skipped without.

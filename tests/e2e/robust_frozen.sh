@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test: alone (it compares the program's rate with gputop against its rate without)
 # Robustness, gputop frozen (issue 17, part 8; issue 33, part 3): gputop stopped with SIGSTOP for
 # 3 s while it is attached to a busy program must not slow the program down, whatever --stacks
 # asks. The program (tests/progs/rb_progress.c: 2 threads of cudaMalloc, cudaMemcpy H2D,
