@@ -29,14 +29,29 @@
 #define PF_KTHREAD 0x00200000
 
 
-static bool has_cap_sys_ptrace(void)
+/* A capability set of /proc/PID/status ("CapEff:", "CapPrm:"); 0 when unreadable. */
+static unsigned long long caps_of(const char *status_path, const char *field)
 {
 	char buf[4096];
-	if (proc_read_file("/proc/self/status", buf, sizeof buf) < 0)
-		return false;
-	char *p = strstr(buf, "CapEff:");
-	unsigned long long eff = p ? strtoull(p + 7, NULL, 16) : 0;
-	return eff & (1ull << 19);	/* CAP_SYS_PTRACE */
+	if (proc_read_file(status_path, buf, sizeof buf) < 0)
+		return 0;
+	char *p = strstr(buf, field);
+	return p ? strtoull(p + strlen(field), NULL, 16) : 0;
+}
+
+static bool has_cap_sys_ptrace(void)
+{
+	return caps_of("/proc/self/status", "CapEff:") & (1ull << 19);	/* CAP_SYS_PTRACE */
+}
+
+/* The kernel lets a process attach to one whose permitted capabilities are not a subset of its
+ * own only with CAP_SYS_PTRACE: a root program, and a gputop (a sidecar) with capabilities
+ * dropped. */
+static bool holds_caps_we_lack(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	return caps_of(path, "CapPrm:") & ~caps_of("/proc/self/status", "CapPrm:");
 }
 
 /* Why is a ptrace attach refused? Say the likeliest reasons, in order. */
@@ -60,6 +75,11 @@ static void explain_eperm(pid_t pid)
 		else
 			log_hint("ptrace_scope %d allows %s; start the program under gputop (gputop -- PROGRAM)",
 				 scope, scope == 2 ? "only CAP_SYS_PTRACE" : "no attaching at all");
+	} else if (!has_ptrace && holds_caps_we_lack(pid)) {
+		log_error("cannot attach to %d: Operation not permitted: it holds capabilities gputop lacks%s", pid,
+			  uid == 0 ? " (it runs as root)" : "");
+		log_hint("attaching to it takes CAP_SYS_PTRACE (in a container: --cap-add=SYS_PTRACE; Kubernetes: "
+			 "capabilities add SYS_PTRACE, as root), or start the program under gputop (gputop -- PROGRAM)");
 	} else {
 		log_error("cannot attach to %d: Operation not permitted", pid);
 		log_hint("a set-uid or non-dumpable program, or a container without CAP_SYS_PTRACE; "

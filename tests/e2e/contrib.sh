@@ -6,7 +6,9 @@
 #     for no privilege beyond CAP_SYS_PTRACE, share the pod's process namespace, run gputop as a
 #     native sidecar of a Job with the downward API's GPUTOP_POD_* variables; and the
 #     NetworkPolicy, evaluated here as Kubernetes does, lets Prometheus alone reach the metrics
-#     port and the job's pods reach each other on every port.
+#     port and the Job's own pods (by the label the Job controller sets, not app=train, which
+#     any pod may carry) reach each other on every port. The PodMonitor carries the label
+#     kube-prometheus-stack's default selector asks for (issue 36).
 #  2. contrib/prometheus/prometheus.yml passes `promtool check config`; the Grafana dashboard
 #     is JSON whose variables filter by job and rank (its queries are run against a real
 #     Prometheus in metrics_prometheus.sh).
@@ -15,7 +17,9 @@
 #     for the process its pattern names, attaches to it and to the worker it starts, serves the
 #     worker's figures with its rank and job, goes on serving when the launcher ends before the
 #     worker, and exits 0 once both have ended (the sidecar completes). Then on SIGTERM it
-#     detaches and exits 0, the traced program running on to a clean exit.
+#     detaches and exits 0, the traced program running on to a clean exit. First, as root: a
+#     root trainer and a sidecar with every capability dropped (setpriv --bounding-set=-all):
+#     refused, exit status 4, said why; with CAP_SYS_PTRACE alone: attached (issue 36).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/metrics_lib.bash"
 need_bin fleet_kernels simdrv/libcuda.so.1
@@ -47,7 +51,12 @@ docs = [d for f in sys.argv[1:] for d in yaml.safe_load_all(open(f)) if d]
 kind = lambda k: next(d for d in docs if d["kind"] == k)
 job = kind("Job")
 pod = job["spec"]["template"]["spec"]
-labels = job["spec"]["template"]["metadata"]["labels"]
+# The pods' labels: the template's and those the Job controller adds (Kubernetes 1.27+).
+labels = dict(job["spec"]["template"]["metadata"]["labels"],
+              **{"batch.kubernetes.io/job-name": job["metadata"]["name"], "job-name": job["metadata"]["name"],
+                 "batch.kubernetes.io/controller-uid": "u-1", "controller-uid": "u-1"})
+other_job = dict(job["spec"]["template"]["metadata"]["labels"],
+                 **{"batch.kubernetes.io/job-name": "other", "job-name": "other"})
 print("kinds", " ".join(sorted(d["kind"] for d in docs)))
 print("shareProcessNamespace", pod.get("shareProcessNamespace"))
 print("hostPID", pod.get("hostPID", False))
@@ -82,11 +91,17 @@ def allowed(np, ns, peer_ns, peer_labels, port):
     return False
 np = kind("NetworkPolicy")
 print("policy selects the job's pods", matches(np["spec"]["podSelector"], labels))
+print("service selects the job's pods", matches({"matchLabels": kind("Service")["spec"]["selector"]}, labels),
+      "another job's", matches({"matchLabels": kind("Service")["spec"]["selector"]}, other_job))
+pm = kind("PodMonitor")
+print("podmonitor release label", pm["metadata"].get("labels", {}).get("release"))
+print("podmonitor selects the job's pods", matches(pm["spec"]["selector"], labels))
 prom = ("monitoring", {"app.kubernetes.io/name": "prometheus"})
 cases = [("the job's pods", "default", labels), ("Prometheus", *prom),
          ("another pod of the namespace", "default", {"app": "web"}),
          ("another pod of monitoring", "monitoring", {"app": "grafana"}),
-         ("a pod of another namespace", "other", labels)]
+         ("a pod of another namespace", "other", labels),
+         ("a pod of another Job labelled app=train", "default", other_job)]
 for name, ns, lab in cases:
     for port in (9464, 29500):
         print("reach", port, "from", name, allowed(np, "default", ns, lab, port))
@@ -107,9 +122,17 @@ expect_match "$lint" "^policy selects the job's pods True$" "the NetworkPolicy g
 expect_match "$lint" '^reach 9464 from Prometheus True$' "the policy: Prometheus reaches the metrics port"
 expect_match "$lint" "^reach 29500 from the job's pods True$" "the policy: the job's pods reach each other (rendezvous port)"
 expect_match "$lint" "^reach 9464 from the job's pods True$" "the policy: the job's pods reach each other on any port"
-for who in "another pod of the namespace" "another pod of monitoring" "a pod of another namespace"; do
+for who in "another pod of the namespace" "another pod of monitoring" "a pod of another namespace" \
+	"a pod of another Job labelled app=train"; do
 	expect_match "$lint" "^reach 9464 from $who False$" "the policy: $who does not reach the metrics port"
 done
+expect_match "$lint" "^reach 29500 from a pod of another Job labelled app=train False$" \
+	"the policy: the Job's own label, not app=train, lets a pod reach the job's pods"
+expect_match "$lint" "^service selects the job's pods True another job's False$" \
+	"the headless Service names this Job's pods only"
+expect_match "$lint" '^podmonitor release label kube-prometheus-stack$' \
+	"the PodMonitor carries the label kube-prometheus-stack's default selector asks for"
+expect_match "$lint" "^podmonitor selects the job's pods True$" "the PodMonitor selects the job's pods"
 
 # --- 2. Prometheus and Grafana -------------------------------------------------------------------
 command -v promtool >/dev/null || bail "promtool is installed (Debian's prometheus package)"
@@ -128,6 +151,28 @@ expect_eq "$(jq '[.panels[].targets[].expr | select(test("gputop_cpu_seconds") |
 # --- 3. the sidecar's entry point --------------------------------------------------------------
 can_attach_to_others || skip "this user may not ptrace other processes (Yama ptrace_scope)"
 export LD_LIBRARY_PATH=$SIMDRV
+
+# A root trainer, a sidecar with every capability dropped (the recipe's first variant before
+# issue 36): the kernel refuses it, since the trainer holds capabilities it lacks; with
+# CAP_SYS_PTRACE alone (the recipe) it attaches. setpriv empties the bounding set, as a
+# container's "drop: [ALL]" does.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	RB_GO_FILE=$TMP/go-0 spawn "$TMP/prog-0" "$BIN/fleet_kernels" 2 10
+	P0=$SPAWNED_PID
+	wait_for_line "$TMP/prog-0.out" '^ready [0-9]+$' 30 || bail "program 0 said ready"
+	setpriv --bounding-set=-all "$GPUTOP" -b -n 1 -d 0.1 -p "$P0" >"$TMP/nocap.out" 2>"$TMP/nocap.err"
+	expect_eq "$?" 4 "a root trainer, a sidecar with no capability: refused (exit status 4)"
+	expect_match "$(cat "$TMP/nocap.err")" 'holds capabilities gputop lacks \(it runs as root\)' "it says why"
+	expect_match "$(cat "$TMP/nocap.err")" 'takes CAP_SYS_PTRACE' "and what it takes"
+	setpriv --bounding-set=-all,+sys_ptrace "$GPUTOP" -b -n 1 -d 0.1 -p "$P0" >"$TMP/ptrace.out" 2>"$TMP/ptrace.err"
+	expect_eq "$?" 0 "a root trainer, a sidecar with CAP_SYS_PTRACE alone: attached"
+	expect_match "$(cat "$TMP/ptrace.err")" "attached to $P0" "it says it attached"
+	touch "$TMP/go-0"
+	wait_pid "$P0" 30
+	expect_eq "$WAIT_STATUS" 0 "the trainer ends with status 0 after both"
+else
+	note "not root, or no setpriv: the root-trainer case is not reproduced"
+fi
 MARK=fleet-$$-$RANDOM
 # The launcher (as torchrun is): starts the worker when told, and ends when told.
 cat >"$TMP/launcher.sh" <<'EOF'
