@@ -39,6 +39,8 @@ static const char usage_text[] =
 	"                          (OpenMetrics; ADDR 127.0.0.1 unless given; 0.0.0.0 = all)\n"
 	"      --metrics-top-kernels N  kernels with a series of their own (default 50); the\n"
 	"                          others are counted together as \"(other kernels)\"\n"
+	"      --linger SECONDS    --listen: once the tracing ends, serve the last figures that\n"
+	"                          long (the last scrapes of a short job); Ctrl-C ends it sooner\n"
 	"  -o, --output FILE       launch mode: the program's stdout and stderr go to FILE\n"
 	"                          (so they do not draw over the TUI)\n"
 	"      --timeout SECONDS   end the session after SECONDS (then detach)\n"
@@ -72,7 +74,7 @@ static const char usage_text[] =
 	"then left as it was). See gputop(1) for keys, views and exit statuses.\n";
 
 /* Long options without a short one, past every char. */
-enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME, OPT_LEAK_AGE };
+enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME, OPT_LEAK_AGE, OPT_LINGER };
 
 static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -84,6 +86,7 @@ static const struct option long_options[] = {
 	{ "json-interval", required_argument, NULL, OPT_JSON_INTERVAL },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "metrics-top-kernels", required_argument, NULL, OPT_TOP_KERNELS },
+	{ "linger", required_argument, NULL, OPT_LINGER },
 	{ "output", required_argument, NULL, 'o' },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "max-overhead", required_argument, NULL, 'O' },
@@ -353,6 +356,10 @@ int cli_parse(int argc, char **argv, struct options *opt)
 			    opt->metrics_top_kernels > 100000)
 				return bad("invalid kernel count '%s': expected a number from 0 to 100000", optarg);
 			break;
+		case OPT_LINGER:
+			if (!parse_seconds(optarg, &opt->linger_s, false) || opt->linger_s > 86400)
+				return bad("invalid linger '%s': expected a number of seconds above 0, at most 86400", optarg);
+			break;
 		case 't':
 			if (!parse_seconds(optarg, &opt->timeout_s, false))
 				return bad("invalid timeout '%s': expected a number of seconds above 0", optarg);
@@ -434,6 +441,8 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		return bad("--children is for attach mode (launch mode follows children unless --no-follow)%s", "");
 	if (opt->metrics_top_kernels >= 0 && !opt->listen)
 		return bad("--metrics-top-kernels is for --listen%s", "");
+	if (opt->linger_s > 0 && !opt->listen)
+		return bad("--linger is for --listen (it keeps serving the metrics)%s", "");
 	if (opt->metrics_top_kernels < 0)
 		opt->metrics_top_kernels = 50;
 	if (opt->no_int3 && opt->trace_path)

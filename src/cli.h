@@ -37,6 +37,7 @@ struct options {
 	const char *timeline_path;	/* --timeline FILE: Chrome trace event JSON */
 	double timeline_max_mb;	/* --timeline-max-mb: its bound (default 256) */
 	const char *listen;	/* --listen [ADDR:]PORT: serve GET /metrics; NULL = no */
+	double linger_s;	/* --linger SECONDS: serve the last figures that long after the end */
 	long metrics_top_kernels;	/* --metrics-top-kernels N: kernel series per process */
 	bool gpu_time;		/* --gpu-time: kernels' GPU time from CUPTI, loaded into the program */
 	double leak_age_s;	/* --leak-age SECONDS: PyTorch blocks older are leak candidates; 0:

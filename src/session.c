@@ -166,6 +166,28 @@ static void mark_ended(void)
 	session_set_ended(exited, code, sig);
 }
 
+/* --linger: the metrics server goes on serving the last figures until deadline (the scrapes
+ * that come after a short job's end, which Prometheus would otherwise never collect). A person's
+ * SIGINT or SIGQUIT ends it at once; SIGTERM and SIGHUP do not: a Kubernetes native sidecar gets
+ * SIGTERM as soon as the trainer has ended, which is when the linger is wanted, and the kubelet's
+ * SIGKILL after the grace period can harm nothing, as nothing is traced any more. */
+static void linger(uint64_t deadline)
+{
+	uint64_t now = now_ns();
+	if (now >= deadline)
+		return;
+	log_info("serving the last figures on http://%s/metrics for %.0f s more (Ctrl-C ends it)",
+		 metrics_server_where(), (double)(deadline - now) / 1e9);
+	(void)tracer_take_stop_signal();	/* the one that ended the tracing, if any */
+	while (now_ns() < deadline) {
+		int sig = tracer_take_stop_signal();
+		if (sig == SIGINT || sig == SIGQUIT)
+			break;
+		struct timespec step = { .tv_nsec = 50000000 };
+		nanosleep(&step, NULL);
+	}
+}
+
 /* tracer_start failed. If the program died meanwhile (a seccomp filter's SIGSYS at an injected
  * call, kill -9...), say how, once its threads are reaped. A launched program still alive is
  * stopped before its first instruction: it is killed rather than left to run behind gputop's
@@ -390,7 +412,8 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	devices_stop();		/* the GPUs' last figures, before the UI shows the final ones */
 	uint64_t t_meters = now_ns();
 	mark_ended();
-	metrics_server_stop();
+	if (!opt->linger_s)
+		metrics_server_stop();
 	log_debug("the end: GPU meters stopped in %.1f ms", (double)(t_meters - t_end) / 1e6);
 
 	/* The files are written while the UI shows its last figures (-b's summary, the TUI until
@@ -418,6 +441,8 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 		pthread_join(ui, NULL);
 	if (mode == UI_SUMMARY)
 		batch_print_final(stderr);
+	if (opt->linger_s && mode != UI_TUI)	/* the TUI served them until q */
+		linger(t_end + (uint64_t)(opt->linger_s * 1e9));
 	log_debug("the end: the UI's last figures %.1f ms after the tracing ended", (double)(now_ns() - t_end) / 1e6);
 	if (exited)
 		log_info("%d %s %d", pid, sig ? "was killed by signal" : "exited with status", sig ? sig : exit_code);

@@ -61,6 +61,13 @@ void tracer_stop_clear(void)
 	signals.stop_signal = 0;
 }
 
+int tracer_take_stop_signal(void)
+{
+	int sig = signals.stop_signal;
+	signals.stop_signal = 0;
+	return sig;
+}
+
 static void on_tick(int sig)
 {
 	/* Only to interrupt waitpid. */

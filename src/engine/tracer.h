@@ -62,6 +62,9 @@ void tracer_install_crash_handler(void);
 /* Signals to gputop (SIGINT, SIGTERM, SIGHUP, SIGQUIT) ask for a detach; installs their
  * handlers, after noting the signal state gputop started with. */
 void tracer_install_signal_handlers(void);
+/* After the tracing: the stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) received since the
+ * last call, or 0 (--linger waits on it). */
+int tracer_take_stop_signal(void);
 /* In the child about to exec the program (launch mode): the signal dispositions and mask
  * gputop started with, so that the program runs as it would without gputop. */
 void tracer_restore_signal_state(void);

@@ -45,6 +45,7 @@ static struct {
 	size_t top_kernels;
 	/* Where gputop runs: labels of every series (set at start, read by the publisher). */
 	char hostname[256];
+	char where[300];	/* ADDR:PORT as bound (PORT 0 picked one) */
 	struct openmetrics_label labels[4];
 	/* The publisher's alone: each process's series, kept from one rendering to the next. */
 	struct process_series {
@@ -308,6 +309,11 @@ static int open_listen_socket(const char *addr, char *where, size_t where_len)
 
 /* --- start and stop ----------------------------------------------------------------------------- */
 
+const char *metrics_server_where(void)
+{
+	return server.where;
+}
+
 /* The labels of where gputop runs: this host's name, and the Kubernetes pod's where the
  * sidecar's environment names it (gputop(1), METRICS). */
 static void set_session_labels(void)
@@ -380,6 +386,7 @@ int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
 		return -err;
 	}
 	log_info("serving metrics on http://%s/metrics", where);
+	snprintf(server.where, sizeof server.where, "%s", where);
 	return 0;
 }
 

@@ -24,6 +24,8 @@
  * refresh_s: how often the published text is renewed; top_kernels: kernel series per process.
  * Returns 0, or -errno after saying why on stderr ("cannot listen on ...: ..."). */
 int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels);
+/* Where it serves, ADDR:PORT as bound ("" when not serving). */
+const char *metrics_server_where(void);
 /* Stops serving and frees everything; no-op when not started. */
 void metrics_server_stop(void);
 
