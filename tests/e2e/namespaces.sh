@@ -51,19 +51,6 @@ W=5	# windows in a phase
 NS_ATTACHES=${NS_ATTACHES:-3}
 WANT_OUT=$'rb_progress: running\nrb_progress: threads=1 rounds=many failures=0 mismatches=0'
 
-lines() {
-	wc -l <"$1" 2>/dev/null || echo 0
-}
-
-# wait_lines FILE N SECONDS: until FILE has N lines.
-wait_lines() {
-	local deadline=$(($(date +%s) + $3))
-	while [ "$(lines "$1")" -lt "$2" ] && [ "$(date +%s)" -lt "$deadline" ]; do
-		sleep 0.05
-	done
-	[ "$(lines "$1")" -ge "$2" ]
-}
-
 # median_rate FILE FROM: the median rate (rounds a second, by the program's time stamps) of
 # the W windows of K intervals from progress line FROM on.
 median_rate() {

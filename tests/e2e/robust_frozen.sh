@@ -62,11 +62,6 @@ FREEZE=3	# seconds gputop is stopped
 QUICK=5		# more freezes of 0.3 s, each a look for a thread held
 WANT_OUT=$'rb_progress: running\nrb_progress: threads=2 rounds=many failures=0 mismatches=0'
 
-# lines FILE: how many lines FILE has now.
-lines() {
-	wc -l <"$1" 2>/dev/null || echo 0
-}
-
 # rate FILE FROM TO: rounds a second between progress lines FROM and TO (1-based line numbers),
 # by the program's own time stamps.
 rate() {
@@ -77,15 +72,6 @@ rate() {
 # count FILE LINE: the rounds count on progress line LINE.
 count_at() {
 	awk -v a="$2" 'NR == a { print $3 }' "$1"
-}
-
-# wait_lines FILE N SECONDS: until FILE has N lines.
-wait_lines() {
-	local deadline=$(($(date +%s) + $3))
-	while [ "$(lines "$1")" -lt "$2" ] && [ "$(date +%s)" -lt "$deadline" ]; do
-		sleep 0.05
-	done
-	[ "$(lines "$1")" -ge "$2" ]
 }
 
 # held_threads PID: how many of PID's threads are in a ptrace-stop (t) now.

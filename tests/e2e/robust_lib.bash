@@ -141,3 +141,17 @@ wait_gone() {
 	done
 	! running "$1"
 }
+
+# lines FILE: how many lines FILE has now (a program's progress lines).
+lines() {
+	wc -l <"$1" 2>/dev/null || echo 0
+}
+
+# wait_lines FILE N SECONDS: until FILE has N lines.
+wait_lines() {
+	local deadline=$(($(date +%s) + $3))
+	while [ "$(lines "$1")" -lt "$2" ] && [ "$(date +%s)" -lt "$deadline" ]; do
+		sleep 0.05
+	done
+	[ "$(lines "$1")" -ge "$2" ]
+}
