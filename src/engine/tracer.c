@@ -24,7 +24,7 @@
 #include "config.h"
 #include "gputime.h"
 #include "hit.h"
-#include "hit_tallies.h"
+#include "hit_drain.h"
 #include "launchring.h"
 #include "memory.h"
 #include "log.h"
@@ -157,11 +157,10 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 		/* The thread's last CPU figure and the last returns the stub recorded, while its
 		 * memory and /proc entry are still there. */
 		tracee_cpu_ns(p);
-		hit_collect_returns(p, now);
-		hit_drain_launches(p);
-		/* Every thread's exit reads them whole; the group leader's (which an exit_group
-		 * brings too) or the last thread's for the last time: the area may be gone next. */
-		hit_read_tallies(p, t->tid == p->pid || threads_count_all(p) <= 1 ? HIT_TALLY_LAST : HIT_TALLY_WHOLE);
+		/* Every thread's exit reads the tallies whole; the group leader's (which an
+		 * exit_group brings too) or the last thread's for the last time: the area may be
+		 * gone next. */
+		hit_drain(p, now, t->tid == p->pid || threads_count_all(p) <= 1 ? HIT_DRAIN_LAST : HIT_DRAIN_WHOLE);
 		torch_flush(p);
 		gputime_drain(p);	/* the GPU records its exit flushed */
 		hit_forget_frames(p, t, 0);	/* its calls in flight never return */
@@ -236,9 +235,7 @@ static bool drain_all(uint64_t now)
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		if (!p->set_up)
 			continue;
-		hit_collect_returns(p, now);	/* calls recorded whole: no stop brings them */
-		hit_drain_launches(p);
-		hit_read_tallies(p, HIT_TALLY_TICK);	/* the totals, kept in place */
+		hit_drain(p, now, HIT_DRAIN_TICK);	/* calls recorded whole: no stop brings them */
 		torch_flush(p);	/* PyTorch's blocks those calls handed out */
 		park_poll(p, now);	/* threads the stubs hold for gputop */
 		gputime_drain(p);	/* --gpu-time's records */
