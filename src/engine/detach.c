@@ -26,7 +26,6 @@
 #include "rescue.h"
 #include "retfast.h"
 #include "threads.h"
-#include "torch_alloc.h"
 #include "xol.h"
 
 /* ---- detach ----------------------------------------------------------------------------- */
@@ -181,10 +180,9 @@ int tracer_detach(struct tracee *p)
 
 	launchring_say_absent(p);	/* a thread still in a stub must not trap once we are gone */
 	int restore_err = bp_disarm_all(p);
-	/* What the stubs recorded before everyone stopped; a thread waiting for room in the ring
-	 * gets it. */
+	/* What the stubs recorded before everyone stopped (a thread waiting for room in the ring
+	 * gets it); PyTorch's last blocks, and its allocator's totals with every thread held. */
 	hit_drain(p, now_ns(), HIT_DRAIN_WHOLE);
-	torch_flush(p);	/* PyTorch's last blocks, and its allocator's totals with every thread held */
 	it = 0;
 	bool all_out = true;
 	for (struct thread *t; (t = threads_iter(p, &it));)
