@@ -49,5 +49,18 @@ extern const struct cuda_consumer torch_consumer;
 /* After each drain of the recorded calls: the Blocks handed out meanwhile are read (those taken
  * back in the same drain are never read), segments are found, the statistics read. */
 void torch_flush(struct tracee *p);
+/* What the session does after each flush (engine/torch_dumps.c: the snapshots asked for). */
+void torch_set_flushed(void (*fn)(struct tracee *p));
+
+/* For probe/torch_shot_read.c: a Block read by the layout in use (0, -errno, -ENODATA while no
+ * layout checked yet), and a device's DeviceCachingAllocator (0: not known). */
+struct torch_block_view {
+	uint64_t ptr, size, requested, stream, pool, prev, next;
+	int device;
+	bool allocated, mapped, expandable;
+};
+int torch_block_read(struct tracee *p, uint64_t at, struct torch_block_view *b);
+bool torch_followed(struct tracee *p);	/* its blocks are read (a layout checked) */
+uint64_t torch_device_allocator(struct tracee *p, int device);
 
 #endif
