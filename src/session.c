@@ -334,7 +334,6 @@ static void configure(const struct options *opt)
 		torch_mem_set_leak_age((uint64_t)(opt->leak_age_s * 1e9));
 	config.memory_snapshot = opt->memory_snapshot_path;
 	config.oom_snapshot = opt->oom_snapshot_path;
-	torch_set_flushed(torch_dumps_flushed);
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
 }
 
@@ -347,6 +346,8 @@ static void add_consumers(const struct options *opt)
 	account_add(&devices_consumer);
 	account_add(&stacks_consumer);
 	account_add(&torch_consumer);
+	if (opt->memory_snapshot_path)
+		account_add(&torch_dumps_consumer);	/* after torch_consumer: its blocks read */
 	if (opt->trace_path)
 		account_add(&trace_consumer);
 	if (opt->timeline_path)
@@ -427,6 +428,9 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	bool exited = tracer_exited(&exit_code, &sig);
 	output_failed |= outfile_commit(&files[F_TRACE], trace_close()) < 0;
 	output_failed |= outfile_commit(&files[F_TIMELINE], timeline_close()) < 0;
+	if (timeline_clamped())
+		log_info("--timeline: %llu calls' times clamped so as not to overlap their thread's previous "
+			 "call (a stop's clock and the stubs' counter disagreed)", (unsigned long long)timeline_clamped());
 	output_failed |= files[F_FOLDED].fd >= 0 && write_folded(&files[F_FOLDED], opt->folded_metric) < 0;
 	struct devices_snapshot devices;
 	devices_snapshot(&devices);

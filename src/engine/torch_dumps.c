@@ -29,10 +29,13 @@ void torch_dumps_take(struct tracee *p, enum torch_shot_why why)
 	torch_shot_free(&s);
 }
 
-void torch_dumps_flushed(struct tracee *p)
+static void torch_dumps_drained(struct tracee *p)
 {
-	if (p->stopping_world)	/* the detach's flush, every thread held */
-		torch_dumps_take(p, SHOT_DETACH);
-	else if (session_take_memory_snapshot())
+	if (!p->stopping_world && session_take_memory_snapshot())
 		torch_dumps_take(p, SHOT_ASKED);
 }
+
+const struct cuda_consumer torch_dumps_consumer = {
+	.name = "PyTorch's memory snapshots",
+	.drained = torch_dumps_drained,
+};

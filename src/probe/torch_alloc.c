@@ -149,7 +149,8 @@ void torch_state_free(struct torch_state *st)
 	free(st);
 }
 
-void torch_forget(struct tracee *p)
+/* exec, or the module unloaded: the old image's allocator is gone (a consumer's .gone). */
+static void torch_forget(struct tracee *p)
 {
 	struct torch_state *st = p->torch;
 	torch_mem_forget(p->pid);	/* an allocator gputop did not know included */
@@ -341,13 +342,7 @@ static void read_all_stats(struct tracee *p)
  * record_before never nest). */
 static struct {
 	unsigned char raw[MEM_READV_MAX][BLOCK_READ];
-	void (*flushed)(struct tracee *p);	/* torch_set_flushed */
 } torch_alloc;
-
-void torch_set_flushed(void (*fn)(struct tracee *p))
-{
-	torch_alloc.flushed = fn;
-}
 
 /* ---- segments ---------------------------------------------------------------------------- */
 
@@ -469,10 +464,6 @@ static void torch_on_call(struct tracee *p, const struct cuda_call *c)
 		torch_on_block_free(p, c->torch.allocator, c->torch.block, c->end_ns > c->ns ? c->end_ns - c->ns : 0);
 }
 
-const struct cuda_consumer torch_consumer = {
-	.name = "PyTorch's memory",
-	.call = torch_on_call,
-};
 
 static void block_read(struct tracee *p, struct pending *pend, const unsigned char *raw)
 {
@@ -572,7 +563,10 @@ uint64_t torch_device_allocator(struct tracee *p, int device)
 	return p->torch && device >= 0 && device < TORCH_MAX_DEVICES ? p->torch->dca[device] : 0;
 }
 
-void torch_flush(struct tracee *p)
+/* After each drain of the recorded calls (a consumer's .drained): the Blocks handed out
+ * meanwhile are read (those taken back in the same drain are never read), segments are found,
+ * the statistics read. */
+static void torch_flush(struct tracee *p)
 {
 	struct torch_state *st = p->torch;
 	if (!st || !st->on || !check_backend(p))
@@ -583,9 +577,14 @@ void torch_flush(struct tracee *p)
 	read_pending(p);
 	find_segments(p);
 	read_all_stats(p);
-	if (torch_alloc.flushed)
-		torch_alloc.flushed(p);
 }
+
+const struct cuda_consumer torch_consumer = {
+	.name = "PyTorch's memory",
+	.call = torch_on_call,
+	.drained = torch_flush,
+	.gone = torch_forget,
+};
 
 /* ---- blocks live before gputop came -------------------------------------------------------- */
 
