@@ -1,172 +1,47 @@
 /* session.c — one session from the command line to the exit status: outputs checked before
- * anything is touched, the target attached or launched, the tracer loop in this thread and
- * the UI in another, then the summary and the JSON. */
+ * anything is touched, the target attached or launched (session_target.c), the tracer loop in
+ * this thread and the UI in another (ui/ui_thread.c), then the files written at the end
+ * (output/report.c) and the summary. */
 #define _GNU_SOURCE
 #include "session.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "account.h"
 #include "arch.h"
 #include "clock.h"
 #include "config.h"
-#include "cuda_api.h"
 #include "devices.h"
-#include "folded.h"
-#include "gputime.h"
-#include "gputime_find.h"
 #include "hit.h"
-#include "trace.h"
-#include "json.h"
 #include "json_interval.h"
-#include "metrics_server.h"
-#include "launch_check.h"
-#include "outfile.h"
-#include "launchring.h"
 #include "log.h"
-#include "probes.h"
-#include "reap.h"
+#include "metrics_server.h"
+#include "outfile.h"
+#include "procfs.h"
+#include "report.h"
 #include "rescue.h"
 #include "rescue_cycle.h"
 #include "seccomp.h"
 #include "session_state.h"
-#include "retfast.h"
+#include "session_target.h"
 #include "stats.h"
 #include "stats_calls.h"
-#include "procfs.h"
-#include "target.h"
 #include "timeline.h"
 #include "torch_alloc.h"
 #include "torch_dumps.h"
 #include "torch_mem.h"
 #include "torch_snapshot.h"
+#include "trace.h"
 #include "tracee_ctl.h"
 #include "tracer.h"
 #include "ui.h"
 
-/* What an output file gets: the snapshot of every process, written by a presenter. */
-struct output_writer {
-	int (*write)(FILE *f, const struct output_writer *w, const struct stats_snapshot *snap);
-	const struct report_info *info;	/* --json's */
-	int metric;			/* --folded's */
-};
-
-static int folded_writer(FILE *f, const struct output_writer *w, const struct stats_snapshot *snap)
-{
-	return folded_write(f, w->metric, snap);
-}
-
-static int json_writer(FILE *f, const struct output_writer *w, const struct stats_snapshot *snap)
-{
-	return json_write(f, w->info, snap);
-}
-
-/* What w writes of a fresh snapshot becomes the file's contents (outfile_commit), or, if a
- * write fails, the file stays as it was. 0, or -1 (said at the end). */
-static int write_output(struct outfile *o, const struct output_writer *w)
-{
-	struct stats_snapshot snap;
-	uint64_t t0 = now_ns();
-	if (stats_snapshot(&snap) < 0)
-		return outfile_commit(o, -ENOMEM);
-	uint64_t t1 = now_ns();
-	int fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0), err = 0;	/* o->fd stays open to be synced */
-	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (f) {
-		err = w->write(f, w, &snap);
-		if (fclose(f) != 0 && !err)
-			err = -errno;
-	} else {
-		err = -errno;
-		if (fd >= 0)
-			close(fd);
-	}
-	log_debug("%s: %zu processes, %zu kernel rows, %zu live allocations; snapshot %.1f ms, written %.1f ms",
-		  o->what, snap.n_proc, snap.n_kernel, snap.n_alloc, (double)(t1 - t0) / 1e6,
-		  (double)(now_ns() - t1) / 1e6);
-	stats_snapshot_free(&snap);
-	return outfile_commit(o, err);
-}
-
-static int write_folded(struct outfile *o, int metric)
-{
-	return write_output(o, &(struct output_writer){ .write = folded_writer, .metric = metric });
-}
-
-static int write_json(struct outfile *o, const struct report_info *info)
-{
-	return write_output(o, &(struct output_writer){ .write = json_writer, .info = info });
-}
-
-/* --json-interval's summaries while tracing (the writer's thread: it reads only the snapshot,
- * never the tracer's state, so the stops a call costs come from the snapshot's API rows). */
-static void report_while_tracing(struct report_info *out, const struct stats_snapshot *s)
-{
-	out->duration_s = (double)(now_ns() - s->start_ns) / 1e9;
-	out->stops_per_return = out->stops_per_launch = 0;
-	for (size_t i = 0; i < s->n_api; i++) {
-		const struct api_spec *spec = cuda_api_get((int)i);
-		const struct stats_api *a = &s->api[i];
-
-		if (!spec || !a->calls)
-			continue;
-		if (spec->op == OP_LAUNCH && a->stops_per_call > 0)
-			out->stops_per_launch = 1;
-		if (a->returns_seen && a->stops_per_call > 1)
-			out->stops_per_return = 1;
-	}
-}
-
 enum ui_mode { UI_TUI, UI_BATCH, UI_SUMMARY };
-
-/* What the UI thread is started with: it lives in the session's frame until the thread is
- * joined. */
-struct ui_start {
-	struct ui_options opt;
-	bool batch;
-};
-
-static void *ui_thread(void *arg)
-{
-	const struct ui_start *u = arg;
-	if (u->batch)
-		batch_run(&u->opt);
-	else
-		tui_run(&u->opt);
-	return NULL;
-}
-
-static int start_ui(const struct options *opt, struct ui_start *u, pthread_t *th)
-{
-	*u = (struct ui_start){ .opt = { .delay_s = opt->delay_s, .iterations = opt->iterations,
-					 .no_color = opt->no_color, .memory_snapshot = opt->memory_snapshot_path != NULL },
-				.batch = opt->batch };
-	/* Signals to gputop belong to the tracer thread: they must interrupt its waitpid. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int err = pthread_create(th, NULL, ui_thread, u);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return -err;
-}
-
-static void mark_ended(void)
-{
-	int code = 0, sig = 0;
-	bool exited = tracer_exited(&code, &sig);
-	session_set_ended(exited, code, sig);
-}
 
 /* --linger: the metrics server goes on serving the last figures until deadline (the scrapes
  * that come after a short job's end, which Prometheus would otherwise never collect). A person's
@@ -188,134 +63,6 @@ static void linger(uint64_t deadline)
 		struct timespec step = { .tv_nsec = 50000000 };
 		nanosleep(&step, NULL);
 	}
-}
-
-/* tracer_start failed. If the program died meanwhile (a seccomp filter's SIGSYS at an injected
- * call, kill -9...), say how, once its threads are reaped. A launched program still alive is
- * stopped before its first instruction: it is killed rather than left to run behind gputop's
- * back once gputop has exited; an attached one is let go as it was. */
-static int start_failed(const struct options *opt, pid_t pid, int err)
-{
-	int code = 0, sig = 0;
-	bool dead = tracer_exited(&code, &sig);
-	/* ESRCH: a thread of it vanished under gputop; the rest of it may still be on its way out. */
-	if (!dead && reap_dead_program(tracee_of_pid(pid), pid, &code, &sig, err == -ESRCH ? 2000 : 0))
-		dead = true;
-	if (dead && sig)
-		log_error("%d was killed by SIG%s while gputop was attaching%s", pid,
-			  sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
-			  sig == SIGSYS ? ": a seccomp filter (it forbids a system call gputop made it run)" : "");
-	else if (dead)
-		log_error("%d exited with status %d while gputop was attaching", pid, code);
-	if (dead)
-		return opt->pid ? EXIT_FAILURE_ : code;
-	if (opt->pid) {
-		tracer_detach(tracee_of_pid(pid));
-	} else {
-		kill(pid, SIGKILL);
-		reap_dead_program(tracee_of_pid(pid), pid, &code, &sig, 2000);
-		log_error("'%s' was not run", opt->argv[0]);
-	}
-	return seccomp_refused() ? EXIT_SECCOMP : EXIT_FAILURE_;
-}
-
-/* The other processes of -p PID,PID... (all or none: a PID that cannot be attached ends the
- * session, as a bad first one does), then with --children the descendants of each (those
- * that cannot be attached are said and skipped: they may have ended meanwhile). */
-static int attach_more(const struct options *opt)
-{
-	for (int i = 1; i < opt->n_pids; i++) {
-		tracer_space_attach();
-		int code = target_attach(opt->pids[i]);
-		if (code)
-			return code;
-		if (tracer_start_another(tracee_of_pid(opt->pids[i])) < 0) {
-			log_error("cannot probe %d", opt->pids[i]);
-			return EXIT_FAILURE_;
-		}
-		log_info("attached to %d", opt->pids[i]);
-	}
-	for (int i = 0; opt->children && i < opt->n_pids; i++) {
-		pid_t below[256];
-		int n = proc_descendants(opt->pids[i], below, 255);
-		for (int k = 0; k < n; k++) {
-			if (tracer_traces(below[k]))
-				continue;
-			tracer_space_attach();
-			if (target_attach(below[k]) != 0 || tracer_start_another(tracee_of_pid(below[k])) < 0)
-				log_warn("child %d of %d is not traced", below[k], opt->pids[i]);
-			else
-				log_info("attached to %d, a descendant of %d", below[k], opt->pids[i]);
-		}
-	}
-	return 0;
-}
-
-/* --gpu-time: gputop's library is there, and GPUTOP_CUPTI, if set, names a file in the file
- * system of the program to attach to, pid (another mount namespace: a container's), or in
- * gputop's own for a program it starts. */
-static int gpu_time_check(pid_t pid)
-{
-	char lib[PATH_MAX];
-	if (gputime_find_library(lib, sizeof lib) < 0) {
-		log_error("--gpu-time: %s is missing", lib);
-		log_hint("it is built with gputop where CUDA's CUPTI headers are (make CUDA=/path/to/cuda)");
-		return -1;
-	}
-	const char *cupti = config.cupti_path;
-	if (cupti && !gputime_file_there(pid, cupti)) {
-		log_error("GPUTOP_CUPTI=%s: %s%s", cupti, strerror(errno), pid ? " (in the program's file system)" : "");
-		return -1;
-	}
-	gputime_enable(lib);
-	config.gpu_time = true;
-	return 0;
-}
-
-/* Whether process pid has a CUDA library mapped (libcudart or libcuda, by the file's name). */
-static bool maps_cuda(pid_t pid)
-{
-	char path[64], *line = NULL;
-	size_t size = 0;
-	bool found = false;
-
-	snprintf(path, sizeof path, "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "re");
-	while (f && !found && getline(&line, &size, f) > 0) {
-		const char *name = strrchr(line, '/');
-		found = name && (strncmp(name, "/libcudart.so", 13) == 0 || strncmp(name, "/libcuda.so", 11) == 0);
-	}
-	free(line);
-	if (f)
-		fclose(f);
-	return found;
-}
-
-/* Attached without --children to a process with no CUDA (a launcher, a shell, torchrun's
- * agent): where its descendants have CUDA, they are what the user wanted to see. */
-static void hint_children(pid_t pid)
-{
-	pid_t below[256];
-	int n = proc_descendants(pid, below, 255), cuda = 0;
-	pid_t first = 0;
-
-	for (int i = 0; i < n; i++)
-		if (maps_cuda(below[i]) && !cuda++)
-			first = below[i];
-	if (cuda)
-		log_hint("%d of its descendants use%s CUDA (%d%s): --children traces them (gputop -p %d --children)",
-			 cuda, cuda == 1 ? "s" : "", first, cuda > 1 ? ", ..." : "", pid);
-	else if (n)
-		log_hint("it has %d descendant%s: --children traces them too, once they load CUDA", n, n == 1 ? "" : "s");
-}
-
-static int get_target(const struct options *opt, int output_fd, pid_t *pid)
-{
-	if (opt->pid) {
-		*pid = opt->pid;
-		return target_attach(opt->pid);
-	}
-	return target_launch(opt->argv, output_fd, pid);
 }
 
 /* The output files of the command line, in the order they are opened. */
@@ -354,17 +101,6 @@ static void add_consumers(const struct options *opt)
 	account_add(&graphs_consumer);
 }
 
-/* AT_SECURE: the kernel says this exec gained privilege, which also covers file capabilities
- * (setcap cap_sys_ptrace+ep), where the ids stay the user's. */
-static bool privileged(void)
-{
-	if (geteuid() == getuid() && getegid() == getgid() && !getauxval(AT_SECURE))
-		return false;
-	log_error("refusing to run set-uid, set-gid or with file capabilities: gputop must not "
-		  "have more privilege than you");
-	return true;
-}
-
 /* The outputs that are written as the session goes, into their temporary files: --trace (or
  * standard error) and --timeline. False if one cannot start (said at the end; that file is
  * not made). */
@@ -391,15 +127,9 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	if (opt->json_interval_path) {
 		/* What the summaries say of the session itself. */
 		struct report_info start = { .pid = pid, .command = command, .launched = !opt->pid };
-		json_interval_start(opt->json_interval_path, opt->json_interval_s, &start, report_while_tracing);
+		json_interval_start(opt->json_interval_path, opt->json_interval_s, &start, report_from_snapshot);
 	}
-	if (opt->pid)
-		log_info("attached to %d (%s)", pid, command);
-	if (!probes_cuda_seen(tracee_of_pid(pid))) {
-		log_info("no CUDA library in %d yet: waiting for one to load", pid);
-		if (opt->pid && !opt->children && !opt->quiet)
-			hint_children(pid);
-	}
+	session_say_target(opt, pid, command);
 
 	enum ui_mode mode = opt->batch ? UI_BATCH : isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
 												 : UI_SUMMARY;
@@ -408,45 +138,35 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 		double t = (double)opt->iterations * opt->delay_s;
 		timeout = timeout > 0 && timeout < t ? timeout : t;
 	}
-	pthread_t ui;
-	struct ui_start ui_start;
-	bool ui_running = mode != UI_SUMMARY && start_ui(opt, &ui_start, &ui) == 0;
+	struct ui_thread ui = { 0 };
+	struct ui_options ui_opt = { .delay_s = opt->delay_s, .iterations = opt->iterations, .no_color = opt->no_color,
+				     .memory_snapshot = opt->memory_snapshot_path != NULL };
+	if (mode != UI_SUMMARY)
+		(void)ui_start(&ui, &ui_opt, mode == UI_BATCH);
 
 	int err = tracer_loop(timeout, true);
 	uint64_t t_end = now_ns();
 	devices_stop();		/* the GPUs' last figures, before the UI shows the final ones */
 	uint64_t t_meters = now_ns();
-	mark_ended();
+	int exit_code = 0, sig = 0;
+	bool exited = tracer_exited(&exit_code, &sig);
+	session_set_ended(exited, exit_code, sig);
 	if (!opt->linger_s)
 		metrics_server_stop();
 	log_debug("the end: GPU meters stopped in %.1f ms", (double)(t_meters - t_end) / 1e6);
 
 	/* The files are written while the UI shows its last figures (-b's summary, the TUI until
 	 * q): both only read the figures, which no longer change. */
-	int exit_code = 0, sig = 0;
-	bool exited = tracer_exited(&exit_code, &sig);
-	output_failed |= outfile_commit(&files[F_TRACE], trace_close()) < 0;
-	output_failed |= outfile_commit(&files[F_TIMELINE], timeline_close()) < 0;
-	if (timeline_clamped())
-		log_info("--timeline: %llu calls' times clamped so as not to overlap their thread's previous "
-			 "call (a stop's clock and the stubs' counter disagreed)", (unsigned long long)timeline_clamped());
-	output_failed |= files[F_FOLDED].fd >= 0 && write_folded(&files[F_FOLDED], opt->folded_metric) < 0;
-	struct devices_snapshot devices;
-	devices_snapshot(&devices);
-	const struct tracee *first = tracee_of_pid(pid);	/* kept to the end for its exit status */
 	struct report_info info = {
-		.devices = &devices,
 		.pid = pid, .command = command, .launched = !opt->pid,
 		.duration_s = (double)(now_ns() - start_ns) / 1e9,
 		.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
-		.stops_per_return = first && retfast_used(first) ? 0 : 1,
-		.stops_per_launch = first && launchring_used(first) ? 0 : 1,
 	};
-	output_failed |= files[F_JSON].fd >= 0 && write_json(&files[F_JSON], &info) < 0;
-	output_failed |= json_interval_stop(&info) < 0;
+	struct report_files end = { .json = &files[F_JSON], .trace = &files[F_TRACE], .folded = &files[F_FOLDED],
+				    .timeline = &files[F_TIMELINE], .folded_metric = opt->folded_metric };
+	output_failed |= !report_write_end(&end, &info);
 	log_debug("the end: outputs written %.1f ms after the tracing ended", (double)(now_ns() - t_end) / 1e6);
-	if (ui_running)
-		pthread_join(ui, NULL);
+	ui_join(&ui);
 	if (mode == UI_SUMMARY)
 		batch_print_final(stderr);
 	if (opt->linger_s && mode != UI_TUI)	/* the TUI served them until q */
@@ -464,15 +184,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 				  sig ? "was killed by signal" : "exited with status", sig ? sig : exit_code);
 		return EXIT_OUTPUT;
 	}
-	if (tracer_timed_out_without_cuda()) {
-		log_error("%d never loaded a CUDA library", pid);
-		return EXIT_NO_CUDA;
-	}
-	if (err < 0)
-		return EXIT_FAILURE_;
-	if (!opt->pid && exited)
-		return exit_code;
-	return gputime_refused() ? EXIT_SECCOMP : EXIT_OK;	/* --gpu-time refused */
+	return session_target_status(opt, pid, err);
 }
 
 /* One session, acquired in order and released in reverse on one path: the outputs first (a
@@ -493,12 +205,8 @@ int session_run(const struct options *opt)
 	int code;
 
 	configure(opt);
-	if (privileged())
-		return EXIT_PERMISSION;
-	if (!opt->pid && (code = launch_check(opt->argv[0])) != 0)
+	if ((code = session_check_target(opt)) != 0)
 		return code;
-	if (opt->gpu_time && gpu_time_check(opt->pid) < 0)
-		return EXIT_FAILURE_;
 	if (outfile_open_all(files, F_COUNT) < 0)
 		return EXIT_OUTPUT;
 	code = EXIT_OUTPUT;
@@ -527,7 +235,7 @@ int session_run(const struct options *opt)
 	int guard = rescue_cycle_guard_start();
 	if (guard < 0)
 		log_debug("no guard against a tracer loop: %s", strerror(-guard));
-	code = get_target(opt, files[F_OUT].fd, &pid);
+	code = session_take_target(opt, files[F_OUT].fd, &pid);
 	outfile_close(&files[F_OUT]);	/* the program has it now */
 	if (code != 0)
 		goto out_metrics;
@@ -539,10 +247,10 @@ int session_run(const struct options *opt)
 	config.follow = opt->pid ? opt->children : !opt->no_follow;
 	int err = tracer_start(tracee_of_pid(pid), !opt->pid, opt->max_overhead);
 	if (err < 0) {
-		code = start_failed(opt, pid, err);
+		code = session_start_failed(opt, pid, err);
 		goto out_live;
 	}
-	if ((code = attach_more(opt)) != 0) {
+	if ((code = session_attach_more(opt)) != 0) {
 		tracer_detach_all();
 		goto out_live;
 	}

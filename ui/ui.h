@@ -4,6 +4,7 @@
 #ifndef GPUTOP_UI_H
 #define GPUTOP_UI_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -21,5 +22,16 @@ int batch_run(const struct ui_options *opt);
 /* The final summary alone (all tables), for sessions without periodic output. */
 void batch_print_final(FILE *f);
 int tui_run(const struct ui_options *opt);
+
+/* The UI in a thread of its own (ui_thread.c), batch mode or the TUI, with every signal blocked
+ * there (they are the tracer's); u lives until ui_join. 0, or -errno (no UI: tracing goes on). */
+struct ui_thread {
+	struct ui_options opt;
+	bool batch;
+	bool running;
+	pthread_t thread;
+};
+int ui_start(struct ui_thread *u, const struct ui_options *opt, bool batch);
+void ui_join(struct ui_thread *u);	/* once the session ended; nothing if none was started */
 
 #endif
