@@ -17,6 +17,7 @@
 
 #include "breakpoints.h"
 #include "clock.h"
+#include "dump_take.h"
 #include "frame.h"
 #include "hit.h"
 #include "hit_tallies.h"
@@ -185,6 +186,8 @@ int tracer_detach(struct tracee *p)
 	hit_drain_launches(p);	/* a thread waiting for room in the ring gets it */
 	hit_read_tallies(p, HIT_TALLY_WHOLE);
 	torch_flush(p);	/* PyTorch's last blocks, and its allocator's totals with every thread held */
+	if (tracer.job)
+		dump_take(tracer.job, p);	/* --dump: every thread held here anyway */
 	it = 0;
 	bool all_out = true;
 	for (struct thread *t; (t = threads_iter(p, &it));)
@@ -217,6 +220,7 @@ int tracer_detach(struct tracee *p)
 		rescue_watchdog_stop(p->rescue_slot);	/* goodbye: nothing of ours is left for it to restore */
 	}
 	mem_close(p);
+	dump_note_held(tracer.job, p, now_ns() - t0);
 	log_debug("%d: detached in %.1f ms", p->pid, (double)(now_ns() - t0) / 1e6);
 	if (restore_err < 0) {
 		log_error("could not restore every breakpoint of %d: %s", p->pid,
