@@ -270,6 +270,14 @@ struct cuda_consumer {
 	 * (c->counted false: all of it comes back out), or a launch, copy or memset a capture
 	 * holds (c->held: its work comes back out, the call stays). */
 	void (*retract)(struct tracee *p, const struct cuda_call *c);
+	/* After each drain of process p's stubs that reads its tallies (engine/hit_drain.h: the
+	 * tracer's tick, a thread's exit, a library's load, an exec, a detach...): the calls just
+	 * told are all there are so far, and what they leave to read from the program can be
+	 * read now (PyTorch's Blocks). */
+	void (*drained)(struct tracee *p);
+	/* Process p's image is gone (an exec): what the consumer kept of the old image, which
+	 * the new image's calls must not find, goes. */
+	void (*gone)(struct tracee *p);
 };
 
 #endif
