@@ -189,6 +189,8 @@ struct cuda_call {
 	uint64_t retval;	/* the whole return register */
 	uint64_t ns;		/* its time inside, gputop's stops taken out */
 	uint64_t end_ns;	/* when it returned (monotonic), else when gputop saw it */
+	uint64_t start_ns;	/* when it was called, stamped as end_ns was; 0: not stamped
+				 * (end_ns - ns is the best guess) */
 	uint64_t seen_ns;	/* when gputop counted it */
 	uint64_t caller;	/* its return address; 0: not known */
 	uint32_t stack;		/* its call stack (figures/stacks.h), 0 (STACK_NONE): none */

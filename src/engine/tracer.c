@@ -420,7 +420,7 @@ static int loop(double timeout_s, bool need_cuda)
 			tracer_stop_clear();
 			req = REQ_DETACH;
 		}
-		if (deadline && now >= deadline) {
+		if ((deadline && now >= deadline) || req == REQ_COUNT_DONE) {
 			if (need_cuda && !probes_cuda_seen(tracer.root))
 				tracer.root->no_cuda_timeout = true;
 			req = REQ_DETACH;
