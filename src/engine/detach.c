@@ -28,6 +28,7 @@
 #include "retfast.h"
 #include "threads.h"
 #include "xol.h"
+#include "torch_dumps.h"
 
 /* ---- detach ----------------------------------------------------------------------------- */
 
@@ -184,6 +185,7 @@ int tracer_detach(struct tracee *p)
 	/* What the stubs recorded before everyone stopped (a thread waiting for room in the ring
 	 * gets it); PyTorch's last blocks, and its allocator's totals with every thread held. */
 	hit_drain(p, now_ns(), HIT_DRAIN_WHOLE);
+	torch_dumps_take(p, SHOT_DETACH);	/* --memory-snapshot, at this held instant */
 	if (tracer.job)
 		dump_take(tracer.job, p);	/* --dump: every thread held here anyway */
 	it = 0;
