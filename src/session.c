@@ -48,7 +48,9 @@
 #include "target.h"
 #include "timeline.h"
 #include "torch_alloc.h"
+#include "torch_dumps.h"
 #include "torch_mem.h"
+#include "torch_snapshot.h"
 #include "tracee_ctl.h"
 #include "tracer.h"
 #include "ui.h"
@@ -148,7 +150,7 @@ static void *ui_thread(void *arg)
 static int start_ui(const struct options *opt, struct ui_start *u, pthread_t *th)
 {
 	*u = (struct ui_start){ .opt = { .delay_s = opt->delay_s, .iterations = opt->iterations,
-					 .no_color = opt->no_color },
+					 .no_color = opt->no_color, .memory_snapshot = opt->memory_snapshot_path != NULL },
 				.batch = opt->batch };
 	/* Signals to gputop belong to the tracer thread: they must interrupt its waitpid. */
 	sigset_t all, old;
@@ -330,6 +332,8 @@ static void configure(const struct options *opt)
 	config.tracing = opt->trace_path != NULL;	/* every call wanted, in order: probes.c's stubs */
 	if (opt->leak_age_s > 0)
 		torch_mem_set_leak_age((uint64_t)(opt->leak_age_s * 1e9));
+	config.memory_snapshot = opt->memory_snapshot_path;
+	config.oom_snapshot = opt->oom_snapshot_path;
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
 }
 
@@ -342,6 +346,8 @@ static void add_consumers(const struct options *opt)
 	account_add(&devices_consumer);
 	account_add(&stacks_consumer);
 	account_add(&torch_consumer);
+	if (opt->memory_snapshot_path)
+		account_add(&torch_dumps_consumer);	/* after torch_consumer: its blocks read */
 	if (opt->trace_path)
 		account_add(&trace_consumer);
 	if (opt->timeline_path)
@@ -422,6 +428,9 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	bool exited = tracer_exited(&exit_code, &sig);
 	output_failed |= outfile_commit(&files[F_TRACE], trace_close()) < 0;
 	output_failed |= outfile_commit(&files[F_TIMELINE], timeline_close()) < 0;
+	if (timeline_clamped())
+		log_info("--timeline: %llu calls' times clamped so as not to overlap their thread's previous "
+			 "call (a stop's clock and the stubs' counter disagreed)", (unsigned long long)timeline_clamped());
 	output_failed |= files[F_FOLDED].fd >= 0 && write_folded(&files[F_FOLDED], opt->folded_metric) < 0;
 	struct devices_snapshot devices;
 	devices_snapshot(&devices);
@@ -495,6 +504,9 @@ int session_run(const struct options *opt)
 		return EXIT_OUTPUT;
 	code = EXIT_OUTPUT;
 	if (opt->json_interval_path && json_interval_check(opt->json_interval_path) < 0)
+		goto out_files;
+	if (torch_snapshot_check(opt->memory_snapshot_path, "--memory-snapshot") < 0 ||
+	    torch_snapshot_check(opt->oom_snapshot_path, "--oom-snapshot") < 0)
 		goto out_files;
 	if (opt->listen && metrics_server_start(opt->listen, opt->delay_s, (size_t)opt->metrics_top_kernels) < 0)
 		goto out_files;

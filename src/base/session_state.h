@@ -11,6 +11,8 @@
 enum session_request {
 	REQ_NONE,
 	REQ_DETACH,	/* stop tracing; the program runs on */
+	REQ_COUNT_DONE,	/* -n's count of tables ran out: as REQ_DETACH, and a program that never
+			 * loaded CUDA is then exit status 7, as at --timeout */
 	REQ_KILL,	/* launch mode: kill the program, then end */
 };
 
@@ -36,5 +38,10 @@ enum session_request session_take_request(void);
 void session_set_started(pid_t pid, bool launched, uint64_t start_ns, const char *command);
 void session_set_cuda_seen(void);
 void session_set_ended(bool exited, int exit_status, int term_signal);
+
+/* A snapshot of PyTorch's memory asked for (the TUI's key): posted by the UI, taken once by
+ * the tracer at its next drain (probe/torch_shot_read.c). */
+void session_ask_memory_snapshot(void);
+bool session_take_memory_snapshot(void);
 
 #endif

@@ -26,8 +26,8 @@
 #include "rescue.h"
 #include "retfast.h"
 #include "threads.h"
-#include "torch_alloc.h"
 #include "xol.h"
+#include "torch_dumps.h"
 
 /* ---- detach ----------------------------------------------------------------------------- */
 
@@ -181,10 +181,10 @@ int tracer_detach(struct tracee *p)
 
 	launchring_say_absent(p);	/* a thread still in a stub must not trap once we are gone */
 	int restore_err = bp_disarm_all(p);
-	/* What the stubs recorded before everyone stopped; a thread waiting for room in the ring
-	 * gets it. */
+	/* What the stubs recorded before everyone stopped (a thread waiting for room in the ring
+	 * gets it); PyTorch's last blocks, and its allocator's totals with every thread held. */
 	hit_drain(p, now_ns(), HIT_DRAIN_WHOLE);
-	torch_flush(p);	/* PyTorch's last blocks, and its allocator's totals with every thread held */
+	torch_dumps_take(p, SHOT_DETACH);	/* --memory-snapshot, at this held instant */
 	it = 0;
 	bool all_out = true;
 	for (struct thread *t; (t = threads_iter(p, &it));)

@@ -1,6 +1,7 @@
-/* hit_drain.c — one drain of a process's stubs (hit_drain.h): the records, then the tallies.
- * Memory reads only; nothing here stops a thread. */
+/* hit_drain.c — one drain of a process's stubs (hit_drain.h): the records, then the tallies,
+ * then the consumers' .drained. Memory reads only; nothing here stops a thread. */
 #include "hit_drain.h"
+#include "account.h"
 #include "hit.h"
 #include "hit_tallies.h"
 
@@ -14,4 +15,5 @@ void hit_drain(struct tracee *p, uint64_t now, enum hit_drain_how how)
 		[HIT_DRAIN_TICK] = HIT_TALLY_TICK, [HIT_DRAIN_WHOLE] = HIT_TALLY_WHOLE, [HIT_DRAIN_LAST] = HIT_TALLY_LAST,
 	};
 	hit_read_tallies(p, read[how]);
+	account_drained(p);
 }

@@ -1,7 +1,8 @@
 /* hit_drain.h — what the stubs of a process recorded and counted since the last look, handed
  * on, in the one order every step of the engine needs: the calls recorded whole and the
  * returns (hit_collect_returns), the launch ring (hit_drain_launches), the tallies
- * (hit_tallies.h). A step that must see the
+ * (hit_tallies.h), then each consumer's .drained (account.h: what the calls leave to read from
+ * the program, PyTorch's Blocks). A step that must see the
  * program's calls so far (the tracer's tick, a stop, a park, a thread's exit, a library's
  * load, an exec, a detach) drains here, never through its parts. */
 #ifndef GPUTOP_HIT_DRAIN_H
@@ -14,7 +15,7 @@ struct tracee;
 enum hit_drain_how {
 	/* The records alone: a stop or a park, whose thread's earlier calls come first. */
 	HIT_DRAIN_RECORDS,
-	/* And the tallies, at most every 50 ms: the tracer's tick. */
+	/* And the tallies (at most every 50 ms), then the consumers told: the tracer's tick. */
 	HIT_DRAIN_TICK,
 	/* The tallies now: a thread's exit, a library's load (its probes may go), a CUDA graph's
 	 * capture or life, an attach. */
