@@ -65,14 +65,11 @@ void hit_drain_launches(struct tracee *p);
 bool hit_record_in_flight(struct tracee *p, struct thread *t, uint64_t thread_pointer, struct cuda_call *c,
 			  uint64_t *entry_ns);
 
-/* The engine's consumers of calls (cuda/cuda_call.h), which the session registers
- * (account.h). devices_consumer (hit_devices.c): what calls say of devices and NCCL to the
- * figures — the work per device, peer copies, collectives, communicators made and asked.
+/* The engine's consumer of calls (cuda/cuda_call.h), which the session registers (account.h).
  * graphs_consumer (hit_graphs.c): while a stream captures, launches, copies and memsets are held
  * (its hold); at the capture's end those that became nodes of the captured graph are dropped,
  * the others counted; an executable graph's nodes are asked of the driver at its instantiation
  * or update (the thread stopped there), forgotten at its destruction. */
-extern const struct cuda_consumer devices_consumer;
 extern const struct cuda_consumer graphs_consumer;
 
 /* How the CUDA graphs (hit_graphs.c) count what the stubs recorded before a capture begins or
