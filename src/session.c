@@ -112,8 +112,16 @@ static int write_json(struct outfile *o, const struct report_info *info)
 
 /* --json-interval's summaries while tracing (the writer's thread: it reads only the snapshot,
  * never the tracer's state, so the stops a call costs come from the snapshot's API rows). */
+static bool session_cuda_before_attach(void)
+{
+	struct session_status st;
+	session_status_get(&st);
+	return st.cuda_before_attach;
+}
+
 static void report_while_tracing(struct report_info *out, const struct stats_snapshot *s)
 {
+	out->cuda_before_attach = session_cuda_before_attach();
 	out->duration_s = (double)(now_ns() - s->start_ns) / 1e9;
 	out->stops_per_return = out->stops_per_launch = 0;
 	for (size_t i = 0; i < s->n_api; i++) {
@@ -389,6 +397,8 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 {
 	devices_watch(pid, !opt->pid);
 	devices_start(config.nvml_poll_ms);	/* no thread: no meters, tracing goes on */
+	if (opt->pid && probes_cuda_seen(tracee_of_pid(pid)))
+		session_set_cuda_before_attach();	/* what it allocated until now is not seen */
 	if (opt->json_interval_path) {
 		/* What the summaries say of the session itself. */
 		struct report_info start = { .pid = pid, .command = command, .launched = !opt->pid };
@@ -438,6 +448,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	struct report_info info = {
 		.devices = &devices,
 		.pid = pid, .command = command, .launched = !opt->pid,
+		.cuda_before_attach = opt->pid && session_cuda_before_attach(),
 		.duration_s = (double)(now_ns() - start_ns) / 1e9,
 		.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
 		.stops_per_return = first && retfast_used(first) ? 0 : 1,

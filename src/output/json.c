@@ -401,7 +401,7 @@ static void json_process_memory(struct jw *w, const struct report_info *info,
 	struct row_unseen u;
 
 	device_rows_unseen(&u, info->devices, info->pid,
-			   s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
+			   s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED], info->cuda_before_attach);
 	jw_key(w, "process");
 	jw_open(w, '{');
 	jw_key(w, "device_bytes");
@@ -413,7 +413,7 @@ static void json_process_memory(struct jw *w, const struct report_info *info,
 	jw_key(w, "unseen_bytes");
 	jw_u64_if(w, u.known, u.unseen_bytes);
 	jw_key(w, "unseen");
-	jw_str(w, u.known ? u.label : NULL);
+	jw_str(w, u.label);
 	jw_key(w, "context_made_while_traced");
 	jw_bool(w, u.from_start);
 	jw_key(w, "sm_utilization_pct");
@@ -476,6 +476,8 @@ static void json_memory(struct jw *w, const struct report_info *info, const stru
 {
 	jw_key(w, "memory");
 	jw_open(w, '{');
+	jw_key(w, "counted_since");	/* allocations, frees, live: since the attach, or the start */
+	jw_str(w, info->launched ? "start" : "attach");
 	jw_key(w, "live_bytes");
 	jw_u64(w, s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
 	jw_key(w, "live_host_bytes");
