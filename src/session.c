@@ -344,7 +344,6 @@ static void configure(const struct options *opt)
 static void add_consumers(const struct options *opt)
 {
 	account_add(&stats_consumer);
-	account_add(&devices_consumer);
 	account_add(&stacks_consumer);
 	account_add(&torch_consumer);
 	account_add(&torch_dumps_consumer);	/* after torch_consumer: its blocks read */
