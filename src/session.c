@@ -148,7 +148,8 @@ static void *ui_thread(void *arg)
 static int start_ui(const struct options *opt, struct ui_start *u, pthread_t *th)
 {
 	*u = (struct ui_start){ .opt = { .delay_s = opt->delay_s, .iterations = opt->iterations,
-					 .no_color = opt->no_color },
+					 .no_color = opt->no_color,
+					 .alloc_stacks = (opt->stacks & CONFIG_STACKS_ALLOCS) && opt->stack_depth },
 				.batch = opt->batch };
 	/* Signals to gputop belong to the tracer thread: they must interrupt its waitpid. */
 	sigset_t all, old;
@@ -307,6 +308,13 @@ static void hint_children(pid_t pid)
 		log_hint("it has %d descendant%s: --children traces them too, once they load CUDA", n, n == 1 ? "" : "s");
 }
 
+/* No CUDA library in the program yet: said once, in these words, at the attach or when a
+ * program gputop started has loaded none after NO_CUDA_NEWS_NS. */
+static void say_no_cuda(pid_t pid)
+{
+	log_info("no CUDA library in %d yet: waiting for one to load", pid);
+}
+
 static int get_target(const struct options *opt, int output_fd, pid_t *pid)
 {
 	if (opt->pid) {
@@ -390,10 +398,12 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	}
 	if (opt->pid)
 		log_info("attached to %d (%s)", pid, command);
-	if (!probes_cuda_seen(tracee_of_pid(pid))) {
-		log_info("no CUDA library in %d yet: waiting for one to load", pid);
-		if (opt->pid && !opt->children && !opt->quiet)
+	if (opt->pid && !probes_cuda_seen(tracee_of_pid(pid))) {	/* a running program: news at once */
+		say_no_cuda(pid);
+		if (!opt->children && !opt->quiet)
 			hint_children(pid);
+	} else if (!opt->pid) {
+		tracer_on_no_cuda(NO_CUDA_NEWS_NS, say_no_cuda);
 	}
 
 	enum ui_mode mode = opt->batch ? UI_BATCH : isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
@@ -439,7 +449,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	log_debug("the end: outputs written %.1f ms after the tracing ended", (double)(now_ns() - t_end) / 1e6);
 	if (ui_running)
 		pthread_join(ui, NULL);
-	if (mode == UI_SUMMARY)
+	if (mode == UI_SUMMARY && !opt->quiet)	/* -q: errors and warnings only (a container's log) */
 		batch_print_final(stderr);
 	if (opt->linger_s && mode != UI_TUI)	/* the TUI served them until q */
 		linger(t_end + (uint64_t)(opt->linger_s * 1e9));
@@ -498,7 +508,7 @@ int session_run(const struct options *opt)
 		goto out_files;
 	if (opt->listen && metrics_server_start(opt->listen, opt->delay_s, (size_t)opt->metrics_top_kernels) < 0)
 		goto out_files;
-	if (files[F_OUT].fd >= 0 && ftruncate(files[F_OUT].fd, 0) < 0) {
+	if (files[F_OUT].fd >= 0 && !files[F_OUT].device && ftruncate(files[F_OUT].fd, 0) < 0) {
 		log_error("cannot write -o file '%s': %s", files[F_OUT].path, strerror(errno));
 		goto out_metrics;
 	}

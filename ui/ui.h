@@ -12,6 +12,7 @@ struct ui_options {
 	double delay_s;		/* -d: seconds between refreshes */
 	long iterations;	/* -n: refreshes, then detach; < 0 none */
 	bool no_color;		/* --no-color */
+	bool alloc_stacks;	/* --stacks allocs: allocations wait for their call stack */
 };
 
 /* Runs until the session ends (or the user quits, which requests a detach or kill), then
