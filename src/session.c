@@ -432,6 +432,9 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	bool exited = tracer_exited(&exit_code, &sig);
 	output_failed |= outfile_commit(&files[F_TRACE], trace_close()) < 0;
 	output_failed |= outfile_commit(&files[F_TIMELINE], timeline_close()) < 0;
+	if (timeline_clamped())
+		log_info("--timeline: %llu calls' times clamped so as not to overlap their thread's previous "
+			 "call (a stop's clock and the stubs' counter disagreed)", (unsigned long long)timeline_clamped());
 	output_failed |= files[F_FOLDED].fd >= 0 && write_folded(&files[F_FOLDED], opt->folded_metric) < 0;
 	struct devices_snapshot devices;
 	devices_snapshot(&devices);

@@ -539,7 +539,7 @@ int batch_run(const struct ui_options *opt)
 	}
 	batch_poll(&b);
 	if (!b.st.ended) {
-		session_request(REQ_DETACH);
+		session_request(opt->iterations > 0 ? REQ_COUNT_DONE : REQ_DETACH);
 		while (!batch_wait(&b, UINT64_MAX))
 			;
 	}

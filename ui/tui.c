@@ -80,7 +80,7 @@ static void tui_tick(struct tui *t, uint64_t now)
 	t->refreshes++;
 	if (t->opt->iterations > 0 && t->refreshes >= t->opt->iterations && t->asked == REQ_NONE &&
 	    !t->st.ended)
-		session_request(t->asked = REQ_DETACH);
+		session_request(t->asked = REQ_COUNT_DONE);
 }
 
 /* Leave once the session is over and nothing is left to show: the user quit, or asked for

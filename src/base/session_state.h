@@ -11,6 +11,8 @@
 enum session_request {
 	REQ_NONE,
 	REQ_DETACH,	/* stop tracing; the program runs on */
+	REQ_COUNT_DONE,	/* -n's count of tables ran out: as REQ_DETACH, and a program that never
+			 * loaded CUDA is then exit status 7, as at --timeout */
 	REQ_KILL,	/* launch mode: kill the program, then end */
 };
 

@@ -189,6 +189,8 @@ struct cuda_call {
 	uint64_t retval;	/* the whole return register */
 	uint64_t ns;		/* its time inside, gputop's stops taken out */
 	uint64_t end_ns;	/* when it returned (monotonic), else when gputop saw it */
+	uint64_t start_ns;	/* when it was called, stamped as end_ns was; 0: not stamped
+				 * (end_ns - ns is the best guess) */
 	uint64_t seen_ns;	/* when gputop counted it */
 	uint64_t caller;	/* its return address; 0: not known */
 	uint32_t stack;		/* its call stack (figures/stacks.h), 0 (STACK_NONE): none */
@@ -270,6 +272,14 @@ struct cuda_consumer {
 	 * (c->counted false: all of it comes back out), or a launch, copy or memset a capture
 	 * holds (c->held: its work comes back out, the call stays). */
 	void (*retract)(struct tracee *p, const struct cuda_call *c);
+	/* After each drain of process p's stubs that reads its tallies (engine/hit_drain.h: the
+	 * tracer's tick, a thread's exit, a library's load, an exec, a detach...): the calls just
+	 * told are all there are so far, and what they leave to read from the program can be
+	 * read now (PyTorch's Blocks). */
+	void (*drained)(struct tracee *p);
+	/* Process p's image is gone (an exec): what the consumer kept of the old image, which
+	 * the new image's calls must not find, goes. */
+	void (*gone)(struct tracee *p);
 };
 
 #endif

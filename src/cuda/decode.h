@@ -62,6 +62,7 @@ struct call_return {
 	uint64_t retval;	/* the return register */
 	uint64_t ns;		/* the call's time */
 	uint64_t end_ns;	/* when it returned (monotonic); 0: not stamped (now) */
+	uint64_t start_ns;	/* when it was called, on end_ns's clock; 0: not stamped */
 	bool outs_read;		/* out and out2 are what the out-parameters pointed to at the
 				 * return (a stub read them); else they are read now, through read */
 	uint64_t out, out2;

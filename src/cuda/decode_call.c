@@ -167,6 +167,7 @@ void decode_call_return(struct cuda_call *c, const struct call_return *r, uint64
 	c->ns = r->ns;
 	c->seen_ns = now;
 	c->end_ns = r->end_ns ? r->end_ns : now;
+	c->start_ns = r->end_ns && r->start_ns <= r->end_ns ? r->start_ns : 0;
 	if (c->result)
 		return;	/* the out-parameters hold nothing of it */
 	switch (c->op) {

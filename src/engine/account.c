@@ -89,3 +89,17 @@ void account_lost(struct tracee *p, int api, uint64_t n)
 		if (account.consumers[i]->lost)
 			account.consumers[i]->lost(p, api, n);
 }
+
+void account_drained(struct tracee *p)
+{
+	for (int i = 0; i < account.n_consumers; i++)
+		if (account.consumers[i]->drained)
+			account.consumers[i]->drained(p);
+}
+
+void account_gone(struct tracee *p)
+{
+	for (int i = 0; i < account.n_consumers; i++)
+		if (account.consumers[i]->gone)
+			account.consumers[i]->gone(p);
+}

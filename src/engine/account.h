@@ -30,5 +30,9 @@ void account_lost(struct tracee *p, int api, uint64_t n);
  * probe's calls, and n more launches of a handle (kernel: its id; -1 for a graph). */
 void account_tally(struct tracee *p, const struct cuda_tally *tally);
 void account_launched(struct tracee *p, const struct api_spec *s, uint64_t handle, int kernel, uint64_t n);
+/* Process p was drained (engine/hit_drain.h), and its image is gone (an exec): each consumer's
+ * .drained and .gone. */
+void account_drained(struct tracee *p);
+void account_gone(struct tracee *p);
 
 #endif

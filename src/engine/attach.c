@@ -24,7 +24,7 @@
 #include "clock.h"
 #include "config.h"
 #include "hit.h"
-#include "hit_tallies.h"
+#include "hit_drain.h"
 #include "kernels.h"
 #include "log.h"
 #include "memory.h"
@@ -202,9 +202,7 @@ int tracer_settle_after_exec(struct thread *t)
  * an executable graph is made anew or destroyed (the launches counted ran its nodes until now). */
 static void count_records(struct tracee *p, uint64_t now)
 {
-	hit_collect_returns(p, now);
-	hit_drain_launches(p);
-	hit_read_tallies(p, HIT_TALLY_WHOLE);
+	hit_drain(p, now, HIT_DRAIN_WHOLE);
 }
 
 int tracer_setup_image(struct tracee *p, struct thread *t)

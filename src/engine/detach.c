@@ -19,14 +19,13 @@
 #include "clock.h"
 #include "frame.h"
 #include "hit.h"
-#include "hit_tallies.h"
+#include "hit_drain.h"
 #include "launchring.h"
 #include "log.h"
 #include "memory.h"
 #include "rescue.h"
 #include "retfast.h"
 #include "threads.h"
-#include "torch_alloc.h"
 #include "xol.h"
 
 /* ---- detach ----------------------------------------------------------------------------- */
@@ -181,10 +180,9 @@ int tracer_detach(struct tracee *p)
 
 	launchring_say_absent(p);	/* a thread still in a stub must not trap once we are gone */
 	int restore_err = bp_disarm_all(p);
-	hit_collect_returns(p, now_ns());	/* what the stub recorded before everyone stopped */
-	hit_drain_launches(p);	/* a thread waiting for room in the ring gets it */
-	hit_read_tallies(p, HIT_TALLY_WHOLE);
-	torch_flush(p);	/* PyTorch's last blocks, and its allocator's totals with every thread held */
+	/* What the stubs recorded before everyone stopped (a thread waiting for room in the ring
+	 * gets it); PyTorch's last blocks, and its allocator's totals with every thread held. */
+	hit_drain(p, now_ns(), HIT_DRAIN_WHOLE);
 	it = 0;
 	bool all_out = true;
 	for (struct thread *t; (t = threads_iter(p, &it));)
@@ -193,8 +191,9 @@ int tracer_detach(struct tracee *p)
 	launchring_restore_calls(p);	/* calls in flight through the call stub: their returns back */
 	struct thread *injector = tracer_injectable_thread(p);
 	if (xol_ready(p)) {
-		hit_drain_launches(p);	/* the last launches, those of threads brought out included */
-		hit_read_tallies(p, HIT_TALLY_LAST);	/* the last totals: the area goes */
+		/* The last launches, those of threads brought out included, and the last totals:
+		 * the area goes. */
+		hit_drain(p, now_ns(), HIT_DRAIN_LAST);
 		if (!all_out)
 			log_warn("a thread of %d could not be brought out of gputop's code: its pages stay "
 				 "mapped (they work without gputop)", p->pid);

@@ -32,6 +32,7 @@
 #include "gputime_find.h"
 #include "gputime_ring.h"
 #include "hit.h"
+#include "hit_drain.h"
 #include "log.h"
 #include "memory.h"
 #include "seccomp_watch.h"
@@ -218,8 +219,7 @@ static void wait_started(struct tracee *p, struct thread *t, struct gputime_stat
 			st->phase = GPUTIME_DONE;
 			return;
 		}
-		hit_collect_returns(p, now_ns());	/* the launch ring and call records: as the loop would */
-		hit_drain_launches(p);
+		hit_drain(p, now_ns(), HIT_DRAIN_RECORDS);	/* the launch ring and call records: as the loop would */
 		if (!tracee_dispatch_pending()) {
 			struct timespec nap = { 0, 1000000 };
 			nanosleep(&nap, NULL);

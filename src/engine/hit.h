@@ -71,8 +71,8 @@ extern const struct cuda_consumer devices_consumer;
 extern const struct cuda_consumer graphs_consumer;
 
 /* How the CUDA graphs (hit_graphs.c) count what the stubs recorded before a capture begins or
- * ends or an executable graph is redefined: hit_collect_returns and hit_drain_launches, given
- * by the engine's set-up (they count through account.c, which calls the graphs: no cycle). */
+ * ends or an executable graph is redefined: a whole drain (hit_drain.h), given by the engine's
+ * set-up (it counts through account.c, which calls the graphs: no cycle). */
 void graphs_set_catch_up(void (*catch_up)(struct tracee *p, uint64_t now));
 
 

@@ -130,7 +130,8 @@ static void on_call_record(struct tracee *p, const struct lr_call *c, const stru
 		call.launch.kernel = kernels_id_of(p, who->tid, call.launch.handle);
 	uint64_t ticks = c->ret_tsc > c->entry_tsc ? c->ret_tsc - c->entry_tsc : 0;
 	struct call_return r = { .retval = c->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true,
-				 .out = c->out_value, .out2 = c->out2_value, .end_ns = retfast_tsc_to_mono(c->ret_tsc) };
+				 .out = c->out_value, .out2 = c->out2_value, .end_ns = retfast_tsc_to_mono(c->ret_tsc),
+				 .start_ns = c->entry_tsc ? retfast_tsc_to_mono(c->entry_tsc) : 0 };
 	hit_call_return(p, who, &call, &r, now);
 }
 
@@ -163,7 +164,8 @@ static void collect_batch(struct tracee *p, struct done *d, int n, struct lr_cal
 		uint64_t ticks = rr->entry_tsc && rr->tsc > rr->entry_tsc ? rr->tsc - rr->entry_tsc : 0;
 		struct call_return r = { .retval = rr->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true,
 					 .out = rr->out_value, .out2 = rr->out2_value,
-					 .end_ns = retfast_tsc_to_mono(rr->tsc) };
+					 .end_ns = retfast_tsc_to_mono(rr->tsc),
+					 .start_ns = rr->entry_tsc ? retfast_tsc_to_mono(rr->entry_tsc) : 0 };
 		hit_forget_frames(p, t, d[k].frame);
 		hit_call_return(p, t, &f.call, &r, now);
 	}

@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "hit.h"
+#include "hit_drain.h"
 #include "launchpark.h"
 #include "launchring.h"
 #include "seccomp_watch.h"
@@ -81,8 +82,7 @@ void park_poll(struct tracee *p, uint64_t now)
 			if (!drained) {
 				/* The returns and launches the stubs recorded came before these parks:
 				 * a thread's own earlier launches are counted before its parked one. */
-				hit_collect_returns(p, now);
-				hit_drain_launches(p);
+				hit_drain(p, now, HIT_DRAIN_RECORDS);
 				drained = true;
 			}
 			serve_in_place(p, t, &parked[i], &at, now);
@@ -122,9 +122,9 @@ bool park_on_stop(struct tracee *p, struct thread *t, uint64_t now)
 		arch_set_regs(t->tid, &r);
 	}
 	t->thread_pointer = arch_thread_pointer(&r);
-	hit_collect_returns(p, now);	/* the returns the stubs recorded came before this, */
-	hit_drain_launches(p);	/* and so did the launches in the ring: the thread's
-						 * own earlier ones are counted before this one */
+	/* The returns the stubs recorded came before this, and so did the launches in the ring:
+	 * the thread's own earlier ones are counted before this one. */
+	hit_drain(p, now, HIT_DRAIN_RECORDS);
 	bool served = tracer_on_stub_wait(p, t, &at, arch_breakpoint_addr(&at), now, NULL);
 	launchpark_answer(p, &k, served);
 	tracee_release(p, t);

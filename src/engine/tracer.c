@@ -19,12 +19,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "budget.h"
 #include "clock.h"
 #include "config.h"
 #include "gputime.h"
 #include "hit.h"
-#include "hit_tallies.h"
+#include "hit_drain.h"
 #include "launchring.h"
 #include "memory.h"
 #include "log.h"
@@ -38,7 +39,6 @@
 #include "stats.h"
 #include "procfs.h"
 #include "threads.h"
-#include "torch_alloc.h"
 #include "xol.h"
 
 #define SPIN_US_DEFAULT 30	/* measured on the H100 host: a stop 22 -> 15 us */
@@ -74,7 +74,7 @@ static void on_exec(struct tracee *p, struct thread *t)
 	hit_reset(p);
 	gputime_forget(p);
 	stack_capture_forget(p);
-	torch_forget(p);
+	account_gone(p);	/* what the consumers kept of the old image */
 	rescue_forget_all(p->rescue_slot);
 	rescue_watchdog_stop(p->rescue_slot);	/* it holds the old image's /proc/PID/mem */
 	mem_close(p);
@@ -157,12 +157,10 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 		/* The thread's last CPU figure and the last returns the stub recorded, while its
 		 * memory and /proc entry are still there. */
 		tracee_cpu_ns(p);
-		hit_collect_returns(p, now);
-		hit_drain_launches(p);
-		/* Every thread's exit reads them whole; the group leader's (which an exit_group
-		 * brings too) or the last thread's for the last time: the area may be gone next. */
-		hit_read_tallies(p, t->tid == p->pid || threads_count_all(p) <= 1 ? HIT_TALLY_LAST : HIT_TALLY_WHOLE);
-		torch_flush(p);
+		/* Every thread's exit reads the tallies whole; the group leader's (which an
+		 * exit_group brings too) or the last thread's for the last time: the area may be
+		 * gone next. */
+		hit_drain(p, now, t->tid == p->pid || threads_count_all(p) <= 1 ? HIT_DRAIN_LAST : HIT_DRAIN_WHOLE);
 		gputime_drain(p);	/* the GPU records its exit flushed */
 		hit_forget_frames(p, t, 0);	/* its calls in flight never return */
 		tracee_release(p, t);
@@ -236,10 +234,7 @@ static bool drain_all(uint64_t now)
 	for (struct tracee *p; (p = tracee_next(&it));) {
 		if (!p->set_up)
 			continue;
-		hit_collect_returns(p, now);	/* calls recorded whole: no stop brings them */
-		hit_drain_launches(p);
-		hit_read_tallies(p, HIT_TALLY_TICK);	/* the totals, kept in place */
-		torch_flush(p);	/* PyTorch's blocks those calls handed out */
+		hit_drain(p, now, HIT_DRAIN_TICK);	/* calls recorded whole: no stop brings them */
 		park_poll(p, now);	/* threads the stubs hold for gputop */
 		gputime_drain(p);	/* --gpu-time's records */
 		filling |= launchring_filling(p, now);
@@ -440,7 +435,7 @@ static int loop(double timeout_s, bool need_cuda)
 			tracer_stop_clear();
 			req = REQ_DETACH;
 		}
-		if (deadline && now >= deadline) {
+		if ((deadline && now >= deadline) || req == REQ_COUNT_DONE) {
 			if (need_cuda && !probes_cuda_seen(tracer.root))
 				tracer.root->no_cuda_timeout = true;
 			req = REQ_DETACH;

@@ -19,7 +19,7 @@
 #include "frame.h"
 #include "gputime.h"
 #include "hit.h"
-#include "hit_tallies.h"
+#include "hit_drain.h"
 #include "launchring.h"
 #include "memory.h"
 #include "probes.h"
@@ -158,13 +158,11 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 		test_crash_now();
 	struct frame *timed = NULL;
 	if (b->kind == BP_RTLD) {
-		hit_drain_launches(p);	/* before a library's probes may go */
-		hit_read_tallies(p, HIT_TALLY_WHOLE);
+		hit_drain(p, now, HIT_DRAIN_WHOLE);	/* before a library's probes may go */
 		on_rtld_hit(p, t);
 		arch_set_pc(&r, b->slot);
 	} else if (b->kind == BP_EXEC) {
-		hit_drain_launches(p);	/* the returns were read above */
-		hit_read_tallies(p, HIT_TALLY_LAST);	/* the image and its tallies go */
+		hit_drain(p, now, HIT_DRAIN_LAST);	/* the image and its tallies go */
 		gputime_before_exec(p, t);	/* --gpu-time: CUPTI's last records of this image */
 		arch_set_pc(&r, b->slot);
 	} else {

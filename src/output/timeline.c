@@ -1,7 +1,8 @@
 /* timeline.c — the Chrome trace event file (timeline.h). Each event is built and written by
  * jansson (json_writer.h: names by the one UTF-8 rule), gathered in a buffer and written with
- * one pwrite together with the document's closing "]}" at the end; the next write starts over
- * that closing, so the file on disk is always a complete JSON document. */
+ * one pwrite together with the document's closing (the array's end and otherData, with the
+ * count of clamped calls) at the end; the next write starts over that closing, so the file on
+ * disk is always a complete JSON document. */
 #define _GNU_SOURCE
 #include "timeline.h"
 
@@ -18,9 +19,8 @@
 #include "hashmap.h"
 #include "json_writer.h"
 
-enum { BUF = 1 << 16, EVENT_MAX = 2048, DEVICES = 64 };
+enum { BUF = 1 << 16, EVENT_MAX = 2048, DEVICES = 64, TAIL_MAX = 96, DIRECTIONS = 8 };
 #define FLUSH_NS 200000000ull	/* at least this often while events come */
-static const char tail[] = "\n]}\n";
 
 struct live_entry {	/* an allocation the counter counts, by address */
 	uint64_t ptr;
@@ -34,6 +34,15 @@ struct track {
 	pid_t pid;
 	struct hashmap live;	/* of live_entry */
 	uint64_t live_bytes[DEVICES + 1];	/* [DEVICES]: device not known */
+	uint64_t copied[DIRECTIONS];		/* bytes copied, by enum copy_dir */
+};
+
+enum { RECENT = 4 };
+/* A thread's track: the latest calls put on it, which the next one must not overlap (a call
+ * whose end was counted late comes after later ones). */
+struct thread_track {
+	uint64_t key;		/* tid + 1 */
+	uint64_t start[RECENT], end[RECENT];	/* ns; end 0: none */
 };
 
 static struct {
@@ -44,10 +53,11 @@ static struct {
 	int err;		/* the first failed write's errno: nothing more is written */
 	size_t len;
 	uint64_t last_flush;
-	struct hashmap tids;	/* threads named so far (key: tid + 1) */
+	struct hashmap tids;	/* of thread_track: threads named so far */
+	uint64_t clamped;	/* calls whose times were clamped to their thread's previous call */
 	struct track *tracks;	/* one per process seen, in that order */
 	size_t n_tracks;
-	char buf[BUF + sizeof tail];
+	char buf[BUF + TAIL_MAX];
 } tl = { .fd = -1 };
 
 bool timeline_on(void)
@@ -65,9 +75,10 @@ static void flush(void)
 {
 	if (tl.fd < 0 || tl.err || (!tl.len && tl.off))
 		return;
-	memcpy(tl.buf + tl.len, tail, sizeof tail - 1);
-	ssize_t n = pwrite(tl.fd, tl.buf, tl.len + sizeof tail - 1, tl.off);
-	if (n == (ssize_t)(tl.len + sizeof tail - 1))
+	int tail = snprintf(tl.buf + tl.len, TAIL_MAX, "\n],\"otherData\":{\"tool\":\"gputop\",\"clamped_calls\":%" PRIu64 "}}\n",
+			    tl.clamped);
+	ssize_t n = pwrite(tl.fd, tl.buf, tl.len + (size_t)tail, tl.off);
+	if (n == (ssize_t)(tl.len + (size_t)tail))
 		tl.off += (off_t)tl.len;
 	else
 		tl.err = n < 0 ? errno : ENOSPC;	/* a short write: the file system is full */
@@ -208,13 +219,14 @@ static struct track *track_of(pid_t pid)
 	return t;
 }
 
-/* A thread's track gets its name the first time it shows up. */
-static void name_thread(pid_t pid, pid_t tid)
+/* A thread's track, named the first time it shows up; NULL when out of memory. */
+static struct thread_track *thread_of(pid_t pid, pid_t tid)
 {
 	bool added;
 	track_of(pid);
-	if (!hashmap_insert(&tl.tids, (uint64_t)tid + 1, &added) || !added)
-		return;
+	struct thread_track *t = hashmap_insert(&tl.tids, (uint64_t)tid + 1, &added);
+	if (!t || !added)
+		return t;
 	char path[64], comm[64] = "";
 	if (tid == 0) {
 		snprintf(comm, sizeof comm, "launches (thread not recorded)");
@@ -228,6 +240,7 @@ static void name_thread(pid_t pid, pid_t tid)
 		}
 	}
 	named(pid, tid, "thread_name", comm);
+	return t;
 }
 
 int timeline_open(int fd, uint64_t max_bytes, pid_t pid)
@@ -246,9 +259,10 @@ int timeline_open(int fd, uint64_t max_bytes, pid_t pid)
 	tl.len = 0;
 	tl.err = 0;
 	tl.full = tl.any = false;
+	tl.clamped = 0;
 	tl.max_bytes = max_bytes < 4096 ? 4096 : max_bytes;
-	hashmap_init(&tl.tids, sizeof(uint64_t), 64, 0);
-	static const char head[] = "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"gputop\"},\"traceEvents\":[";
+	hashmap_init(&tl.tids, sizeof(struct thread_track), 64, 0);
+	static const char head[] = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
 	put(head, sizeof head - 1);
 	track_of(pid);
 	flush();
@@ -272,6 +286,11 @@ int timeline_close(void)
 	return err;
 }
 
+uint64_t timeline_clamped(void)
+{
+	return tl.clamped;
+}
+
 /* "(x,y,z)": dimensions as the timeline has always shown them. */
 static void dim3_text(struct jw *w, const char *key, const uint32_t v[3])
 {
@@ -281,79 +300,108 @@ static void dim3_text(struct jw *w, const char *key, const uint32_t v[3])
 	jw_str(w, text);
 }
 
-void timeline_call(pid_t pid, pid_t tid, const char *api, uint64_t start_ns, uint64_t dur_ns,
-		   const struct timeline_args *a)
+/* A call [*start, *end] on thread t, made not to overlap the thread's recent calls: a thread's
+ * calls follow each other (one made inside another is not put on the timeline), so an overlap
+ * only says that two clocks disagree (the stop's clock at an int3 return, the counter's at the
+ * next call's entry) or that gputop was late. It starts 1 ns after the latest one ends (or ends
+ * 1 ns before it starts, where it came in late and began first): touching ends are left apart,
+ * so that ts + dur, added in floating point by a viewer, cannot pass the next ts. */
+static void clamp(struct thread_track *t, uint64_t *start, uint64_t *end)
+{
+	int order[RECENT], n = 0, oldest = 0;
+	for (int i = 0; i < RECENT; i++) {	/* the recent calls by their start */
+		if (t->end[i] < t->end[oldest])
+			oldest = i;
+		if (!t->end[i])
+			continue;
+		int j = n++;
+		for (; j > 0 && t->start[order[j - 1]] > t->start[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	bool clamped = false;
+	for (int k = 0; k < n; k++) {
+		int i = order[k];
+		if (*end < t->start[i] || *start > t->end[i])
+			continue;
+		clamped = true;
+		if (*start >= t->start[i]) {
+			*start = t->end[i] + 1;
+			if (*end < *start)
+				*end = *start;
+		} else {
+			*end = t->start[i] - 1;
+		}
+	}
+	tl.clamped += clamped;
+	t->start[oldest] = *start;
+	t->end[oldest] = *end;
+}
+
+void timeline_call(pid_t pid, pid_t tid, const char *api, uint64_t start_ns, uint64_t end_ns)
 {
 	struct jw w = { 0 };
-	double largest = us(start_ns) > us(dur_ns) ? us(start_ns) : us(dur_ns);
 	if (!taking())
 		return;
-	name_thread(pid, tid);
+	struct thread_track *t = thread_of(pid, tid);
+	if (end_ns < start_ns)
+		end_ns = start_ns;
+	if (t)
+		clamp(t, &start_ns, &end_ns);
 	event_begin(&w, api, "cuda", "X", pid, tid);
 	jw_key(&w, "ts");
 	jw_double(&w, us(start_ns));
 	jw_key(&w, "dur");
-	jw_double(&w, us(dur_ns));
-	jw_key(&w, "args");
-	jw_open(&w, '{');
-	if (a->bytes) {
-		jw_key(&w, "bytes");
-		jw_u64(&w, a->bytes);
-	}
-	if (a->ptr) {
-		char ptr[24];
-		snprintf(ptr, sizeof ptr, "0x%" PRIx64, a->ptr);
-		jw_key(&w, "ptr");
-		jw_str(&w, ptr);
-	}
-	if (a->copy_kind) {
-		jw_key(&w, "kind");
-		jw_str(&w, a->copy_kind);
-	}
-	if (a->copy_kind && a->bytes && dur_ns) {
-		jw_key(&w, "GBps");	/* bytes per ns */
-		jw_double(&w, round((double)a->bytes / (double)dur_ns * 1e3) / 1e3);
-	}
-	if (a->kernel) {
-		jw_key(&w, "kernel");
-		jw_str(&w, a->kernel);
-	}
-	if (a->grid) {
-		dim3_text(&w, "grid", a->grid);
-		dim3_text(&w, "block", a->block);
-	}
-	if (a->device >= 0) {
-		jw_key(&w, "device");
-		jw_int(&w, a->device);
-	}
-	if (a->error) {
-		jw_key(&w, "error");
-		jw_int(&w, a->error);
-		jw_key(&w, "error_name");
-		jw_str(&w, a->error_name ? a->error_name : "");
-	}
+	jw_double(&w, us(end_ns - start_ns));
 	jw_close(&w);
-	jw_close(&w);
-	emit(&w, largest);
+	emit(&w, us(end_ns));
 }
 
-void timeline_launch(pid_t pid, pid_t tid, const char *kernel, uint64_t at_ns, const uint32_t g[3],
-		     const uint32_t b[3])
+void timeline_error(pid_t pid, pid_t tid, const char *api, int error, const char *error_name, uint64_t at_ns)
 {
 	struct jw w = { 0 };
 	if (!taking())
 		return;
-	name_thread(pid, tid);
+	thread_of(pid, tid);
+	event_begin(&w, error_name && *error_name ? error_name : "error", "error", "i", pid, tid);
+	jw_key(&w, "s");
+	jw_str(&w, "t");
+	jw_key(&w, "ts");
+	jw_double(&w, us(at_ns));
+	jw_key(&w, "args");
+	jw_open(&w, '{');
+	jw_key(&w, "call");
+	jw_str(&w, api);
+	jw_key(&w, "error");
+	jw_int(&w, error);
+	jw_close(&w);
+	jw_close(&w);
+	emit(&w, us(at_ns));
+}
+
+void timeline_launch(pid_t pid, pid_t tid, const char *kernel, uint64_t at_ns, const uint32_t g[3],
+		     const uint32_t b[3], int device)
+{
+	struct jw w = { 0 };
+	if (!taking())
+		return;
+	thread_of(pid, tid);
 	event_begin(&w, kernel ? kernel : "kernel", "launch", "i", pid, tid);
 	jw_key(&w, "s");
 	jw_str(&w, "t");
 	jw_key(&w, "ts");
 	jw_double(&w, us(at_ns));
-	if (g && b) {
+	if ((g && b) || device >= 0) {
 		jw_key(&w, "args");
 		jw_open(&w, '{');
-		dim3_text(&w, "grid", g);
-		dim3_text(&w, "block", b);
+		if (g && b) {
+			dim3_text(&w, "grid", g);
+			dim3_text(&w, "block", b);
+		}
+		if (device >= 0) {
+			jw_key(&w, "device");
+			jw_int(&w, device);
+		}
 		jw_close(&w);
 	}
 	jw_close(&w);
@@ -393,6 +441,27 @@ void timeline_alloc(pid_t pid, uint64_t ptr, uint64_t bytes, int device, uint64_
 	e->device = dev;
 	t->live_bytes[dev >= 0 ? dev : DEVICES] += bytes;
 	counter(t, dev, at_ns);
+}
+
+void timeline_copy(pid_t pid, int dir, const char *dir_name, uint64_t bytes, uint64_t at_ns)
+{
+	struct track *t = taking() && dir >= 0 && dir < DIRECTIONS ? track_of(pid) : NULL;
+	if (!t || !bytes)
+		return;
+	t->copied[dir] += bytes;
+	struct jw w = { 0 };
+	char name[48];
+	snprintf(name, sizeof name, "copied bytes, %s", dir_name);
+	event_begin(&w, name, "copy", "C", pid, 0);
+	jw_key(&w, "ts");
+	jw_double(&w, us(at_ns));
+	jw_key(&w, "args");
+	jw_open(&w, '{');
+	jw_key(&w, "bytes");
+	jw_u64(&w, t->copied[dir]);
+	jw_close(&w);
+	jw_close(&w);
+	emit(&w, us(at_ns));
 }
 
 void timeline_free(pid_t pid, uint64_t ptr, uint64_t at_ns)

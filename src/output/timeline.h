@@ -1,7 +1,12 @@
 /* timeline.h — --timeline FILE: what the program did with CUDA over time, as Chrome trace
  * event JSON (ui.perfetto.dev, chrome://tracing, speedscope): one track per process and
- * thread, each traced call a complete event ("X") with its arguments, each launch an instant
- * event ("i"), live allocated bytes per device a counter ("C"). Written as it goes from the
+ * thread, each traced call a complete event ("X") named by its function alone (speedscope
+ * makes a frame of a name and its "args": one frame a function), each launch an instant event
+ * ("i") with its kernel, grid and block, each failed call an instant with its error, live
+ * allocated bytes per device and bytes copied per direction counters ("C"). A thread's calls
+ * nest by construction: one that would overlap the thread's previous call (two clocks that
+ * disagree: a stop's time and a stub's stamp) is clamped to it and counted, the count in the
+ * file (otherData.clamped_calls) and in gputop's last words. Written as it goes from the
  * figures gputop already has (entry and return stamps), bounded in size, and a valid JSON
  * document after every write, so that any end of the session leaves one. Formats and writes;
  * knows nothing of how calls were caught: it consumes their events (timeline_calls.c). */
@@ -23,23 +28,19 @@ int timeline_open(int fd, uint64_t max_bytes, pid_t pid);
 int timeline_close(void);
 bool timeline_on(void);
 
-/* What a call's event says besides its name and time; zero fields are left out. */
-struct timeline_args {
-	uint64_t bytes;
-	uint64_t ptr;			/* an allocation's address */
-	const char *copy_kind;		/* "H2D" ... */
-	const char *kernel;
-	const uint32_t *grid, *block;
-	int device;			/* -1: not known */
-	int error;
-	const char *error_name;
-};
+/* Calls whose times were clamped so far (timeline_call). */
+uint64_t timeline_clamped(void);
 
 /* Times are monotonic ns (clock.h). tid 0: a launch the ring recorded without its thread. */
-void timeline_call(pid_t pid, pid_t tid, const char *api, uint64_t start_ns, uint64_t dur_ns,
-		   const struct timeline_args *a);
+void timeline_call(pid_t pid, pid_t tid, const char *api, uint64_t start_ns, uint64_t end_ns);
+/* A call of api that failed with error (its name error_name) at at_ns. */
+void timeline_error(pid_t pid, pid_t tid, const char *api, int error, const char *error_name, uint64_t at_ns);
+/* device -1: not known. */
 void timeline_launch(pid_t pid, pid_t tid, const char *kernel, uint64_t at_ns, const uint32_t grid[3],
-		     const uint32_t block[3]);
+		     const uint32_t block[3], int device);
+/* A copy of bytes in direction dir (enum copy_dir, its name dir_name) ending at at_ns: the
+ * process's counter of bytes copied that way moves. */
+void timeline_copy(pid_t pid, int dir, const char *dir_name, uint64_t bytes, uint64_t at_ns);
 /* An allocation (bytes > 0) or a free (bytes 0) at ptr on device: the live bytes counter of
  * the device moves. */
 void timeline_alloc(pid_t pid, uint64_t ptr, uint64_t bytes, int device, uint64_t at_ns);

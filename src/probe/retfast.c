@@ -1,6 +1,6 @@
 /* retfast.c — the record table and the return stub (see retfast.h): mapping them into the
- * program, which record a call gets, and the time stamp counter's conversion to the tracer's
- * clock. What a record means for the statistics is hit.c's business. */
+ * program, which record a call gets; the time stamp counter's conversion to the tracer's
+ * clock is base/tsc_map.c's. What a record means for the statistics is hit.c's business. */
 #define _GNU_SOURCE
 #include "retfast.h"
 
@@ -17,6 +17,7 @@
 #include "log.h"
 #include "memory.h"
 #include "tracee.h"
+#include "tsc_map.h"
 #include "xol.h"
 
 #define TABLE_SIZE (RET_RECORDS * RET_RECORD_SIZE)
@@ -49,13 +50,6 @@ void retfast_state_free(struct retfast_state *st)
 {
 	free(st);
 }
-
-/* Two (time stamp, monotonic ns) points; conversion is linear between and beyond them.
- * gputop-wide: the counter's rate is the machine's, not a process's (each retfast_init
- * measures it again). */
-static struct {
-	uint64_t tsc0, ns0, tsc1, ns1;
-} clock_fit;
 
 bool retfast_ready(const struct tracee *p)
 {
@@ -101,52 +95,19 @@ void retfast_forget(struct tracee *p)
 	memset(st->used, 0, sizeof st->used);
 }
 
-/* A time stamp and the monotonic time read together (retried if something came between). */
-static void clock_pair(uint64_t *tsc, uint64_t *ns)
-{
-	for (int i = 0; i < 5; i++) {
-		uint64_t a = arch_timestamp();
-		*ns = now_ns();
-		uint64_t b = arch_timestamp();
-		*tsc = a + (b - a) / 2;
-		if (b - a < 20000)
-			return;
-	}
-}
-
-/* Stretches the baseline as the session goes on: the rate gets more exact. */
-static void update_rate(void)
-{
-	uint64_t t, n;
-	clock_pair(&t, &n);
-	if (n - clock_fit.ns1 > 100000000u) {
-		clock_fit.tsc1 = t;
-		clock_fit.ns1 = n;
-	}
-}
-
 uint64_t retfast_ns_to_ticks(const struct tracee *p, uint64_t ns)
 {
-	if (!p->retfast->table)
-		return 0;
-	update_rate();
-	if (clock_fit.ns1 <= clock_fit.ns0 || clock_fit.tsc1 <= clock_fit.tsc0)
-		return 0;
-	return (uint64_t)((double)ns * (double)(clock_fit.tsc1 - clock_fit.tsc0) / (double)(clock_fit.ns1 - clock_fit.ns0));
+	return p->retfast->table ? tsc_map_ns_to_ticks(ns) : 0;
 }
 
 uint64_t retfast_ticks_to_ns(uint64_t ticks)
 {
-	update_rate();
-	return (uint64_t)((double)ticks * (double)(clock_fit.ns1 - clock_fit.ns0) / (double)(clock_fit.tsc1 - clock_fit.tsc0));
+	return tsc_map_ticks_to_ns(ticks);
 }
 
 uint64_t retfast_tsc_to_mono(uint64_t tsc)
 {
-	if (tsc >= clock_fit.tsc0)
-		return clock_fit.ns0 + retfast_ticks_to_ns(tsc - clock_fit.tsc0);
-	uint64_t back = retfast_ticks_to_ns(clock_fit.tsc0 - tsc);
-	return back < clock_fit.ns0 ? clock_fit.ns0 - back : 0;
+	return tsc_map_to_mono(tsc);
 }
 
 int retfast_init(struct tracee *p, struct thread *t)
@@ -169,12 +130,8 @@ int retfast_init(struct tracee *p, struct thread *t)
 	int err = mem_write_code(p, at, code, size);
 	if (err < 0)
 		return err;
-	/* The counter's rate: two points 10 ms apart to start with. */
-	clock_pair(&clock_fit.tsc0, &clock_fit.ns0);
-	struct timespec ts = { 0, 10000000 };
-	nanosleep(&ts, NULL);
-	clock_pair(&clock_fit.tsc1, &clock_fit.ns1);
-	if (clock_fit.tsc1 <= clock_fit.tsc0)
+	/* The counter's map to the clock (the first process's attach measures its rate). */
+	if (tsc_map_start() < 0)
 		return -EINVAL;
 	st->table = (uint64_t)addr;
 	st->ever_ready = true;

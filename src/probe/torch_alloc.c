@@ -156,7 +156,8 @@ void torch_state_free(struct torch_state *st)
 	free(st);
 }
 
-void torch_forget(struct tracee *p)
+/* exec, or the module unloaded: the old image's allocator is gone (a consumer's .gone). */
+static void torch_forget(struct tracee *p)
 {
 	struct torch_state *st = p->torch;
 	torch_mem_forget(p->pid);	/* an allocator gputop did not know included */
@@ -470,10 +471,6 @@ static void torch_on_call(struct tracee *p, const struct cuda_call *c)
 		torch_on_block_free(p, c->torch.allocator, c->torch.block, c->end_ns > c->ns ? c->end_ns - c->ns : 0);
 }
 
-const struct cuda_consumer torch_consumer = {
-	.name = "PyTorch's memory",
-	.call = torch_on_call,
-};
 
 static void block_read(struct tracee *p, struct pending *pend, const unsigned char *raw)
 {
@@ -555,7 +552,10 @@ static void read_pending(struct tracee *p)
 	}
 }
 
-void torch_flush(struct tracee *p)
+/* After each drain of the recorded calls (a consumer's .drained): the Blocks handed out
+ * meanwhile are read (those taken back in the same drain are never read), segments are found,
+ * the statistics read. */
+static void torch_flush(struct tracee *p)
 {
 	struct torch_state *st = p->torch;
 	if (!st || !st->on || !check_backend(p))
@@ -567,6 +567,13 @@ void torch_flush(struct tracee *p)
 	find_segments(p);
 	read_all_stats(p);
 }
+
+const struct cuda_consumer torch_consumer = {
+	.name = "PyTorch's memory",
+	.call = torch_on_call,
+	.drained = torch_flush,
+	.gone = torch_forget,
+};
 
 /* ---- blocks live before gputop came -------------------------------------------------------- */
 

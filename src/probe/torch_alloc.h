@@ -21,7 +21,6 @@ struct torch_state;
 /* The process's part (tracee->torch, base/tracee.h), made and freed with it. */
 struct torch_state *torch_state_new(void);
 void torch_state_free(struct torch_state *st);
-void torch_forget(struct tracee *p);	/* exec: the old image's allocator is gone */
 
 /* Data symbols of libc10_cuda.so that gputop reads (module_scan.c keeps their offsets). */
 enum torch_sym {
@@ -44,10 +43,10 @@ void torch_on_module_gone(struct tracee *p, const struct module *m);
 /* The calls of the OP_TORCH_* rows (cuda/cuda_call.h), as a consumer of calls: a Block handed
  * out (when: the call's return) or freed (when the free began), with the call's stack. Calls
  * come in the order they returned; a free that began before its block was last handed out (on
- * another thread) is of the block's previous life. */
+ * another thread) is of the block's previous life. After each drain (its .drained): the Blocks
+ * handed out meanwhile are read (those taken back in the same drain are never read), segments
+ * are found, the statistics read. At an exec (its .gone): the old image's allocator is
+ * forgotten. */
 extern const struct cuda_consumer torch_consumer;
-/* After each drain of the recorded calls: the Blocks handed out meanwhile are read (those taken
- * back in the same drain are never read), segments are found, the statistics read. */
-void torch_flush(struct tracee *p);
 
 #endif

@@ -120,6 +120,10 @@ if can_attach_to_others; then
 		-p "$target" -b --timeout 1
 	expect_match "$ERR" '[Ww]ait' "no CUDA: the message says gputop waited for a CUDA library"
 	expect_running "$target" "no CUDA: the program still runs"
+	# -b -n: the count of tables runs out as --timeout does (issue 36: it exited 0, silently).
+	expect_error nocudalib_n 7 'never loaded a CUDA library' "attach to a program without CUDA, -b -n 3 -d 0.2" \
+		-p "$target" -b -n 3 -d 0.2
+	expect_running "$target" "no CUDA, -b -n: the program still runs"
 	touch "$TMP/stop-nocuda"
 	wait_pid "$target" 30
 	expect_eq "$WAIT_STATUS" 0 "no CUDA: the program ends normally, status 0"

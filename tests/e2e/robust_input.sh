@@ -176,7 +176,9 @@ try nocuda_launch 7 "never loaded a CUDA library" "launch mode, no CUDA before -
 expect_match "$(cat "$TMP/nocuda_launch.err")" 'waiting for one to load' "launch, no CUDA: it said it was waiting"
 try nocuda_n 7 "never loaded a CUDA library" "launch mode, no CUDA before -n 2 -d 0.3" \
 	-n 2 -d 0.3 -- "$BIN/no_cuda" --seconds 100 --stop "$TMP/stop-nocuda"
-touch "$TMP/stop-nocuda"	# both programs, left running by the detach, end
+try nocuda_bn 7 "never loaded a CUDA library" "launch mode, no CUDA before -b -n 2 -d 0.3" \
+	-b -n 2 -d 0.3 -- "$BIN/no_cuda" --seconds 100 --stop "$TMP/stop-nocuda"
+touch "$TMP/stop-nocuda"	# the programs, left running by the detach, end
 
 # --- not permitted: 4, as an ordinary user -------------------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
