@@ -6,6 +6,7 @@
 #include "clock.h"
 #include "devices.h"
 #include "format.h"
+#include "log.h"
 #include "meters.h"
 #include "rows.h"
 #include "session_state.h"
@@ -33,6 +34,8 @@ struct batch_col {
 struct batch {
 	struct stats_snapshot prev;	/* figures of the last block, for interval rates */
 	struct session_status st;
+	bool said_all_failed;		/* "every CUDA call failed ..." is said once, in the first table
+					 * where it holds (and in the summary) */
 };
 
 static struct {
@@ -395,6 +398,12 @@ static void batch_block(struct batch *b, const struct stats_snapshot *s)
 	batch.estimated = s->launches_estimated;
 	batch_header(b, s);
 	meters_print(batch.out, &d, b->st.pid);
+	char failed[160];
+	cells_all_failed(failed, sizeof failed, &rs);
+	if (failed[0] && !b->said_all_failed) {
+		fprintf(batch.out, "%s\n", failed);
+		b->said_all_failed = true;
+	}
 	fputc('\n', batch.out);
 	batch_api(&rs, BATCH_TOP);
 	fputc('\n', batch.out);
@@ -446,6 +455,13 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	if (s->lost)
 		fprintf(batch.out, "records dropped: %" PRIu64 " (gputop fell behind: the counts stay exact; "
 				   "per-GPU, NCCL, timeline and stack detail misses them)\n", s->lost);
+	char failed[160];
+	cells_all_failed(failed, sizeof failed, &rs);
+	if (failed[0]) {
+		fprintf(batch.out, "%s\n", failed);
+		if (batch.out != stderr)	/* and where a container's log has it */
+			log_warn("%s", failed);
+	}
 	fputc('\n', batch.out);
 	batch_api(&rs, SIZE_MAX);
 	fputc('\n', batch.out);

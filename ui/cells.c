@@ -231,3 +231,21 @@ void cells_gpu_copies(char *buf, size_t n, const struct rows *rs)
 		gpu_copy_part(buf, n, copy_dir_name[d], &rs->gpu.xfer[d]);
 	gpu_copy_part(buf, n, "memset", &rs->gpu.memset_);
 }
+
+void cells_all_failed(char *buf, size_t n, const struct rows *rs)
+{
+	const char *e = rs->all_failed;
+	/* The errors of a program that finds no driver or no GPU (runtime, then driver names). */
+	static const char *const no_driver[] = { "cudaErrorInsufficientDriver", "cudaErrorNoDevice",
+						 "CUDA_ERROR_NO_DEVICE", "CUDA_ERROR_NOT_INITIALIZED" };
+	bool driver = false;
+	for (size_t i = 0; e && i < sizeof no_driver / sizeof *no_driver; i++)
+		driver |= !strcmp(e, no_driver[i]);
+	if (!e)
+		buf[0] = '\0';
+	else if (!*e)
+		snprintf(buf, n, "every CUDA call failed, with several errors (see the API table)");
+	else
+		snprintf(buf, n, "every CUDA call failed: %s%s%s", e, !driver ? "" : fmt_ascii() ? " - " : " \u2014 ",
+			 driver ? "is there a driver?" : "");
+}

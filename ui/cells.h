@@ -68,6 +68,9 @@ void cells_xfer(struct cells_xfer *c, const struct row_xfer *r);
 void cells_alloc(struct cells_alloc *c, const struct row_alloc *r, const struct rows *rs);
 void cells_coll(struct cells_coll *c, const struct row_coll *r, const struct rows *rs);
 void cells_device(struct cells_device *c, const struct row_device *r, const struct rows *rs, bool estimated);
+/* "every CUDA call failed: cudaErrorInsufficientDriver — is there a driver?" when every call
+ * whose result is known failed (rows.all_failed); empty otherwise. */
+void cells_all_failed(char *buf, size_t n, const struct rows *rs);
 /* A GPU's number, "?" when not known (-1). */
 void cells_gpu(char *buf, size_t n, int device);
 /* --gpu-time's line: "GPU busy: 37.5% (375 ms of kernels in 1.00 s recorded)", with its

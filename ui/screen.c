@@ -4,6 +4,7 @@
  * (help.c). It only draws and says; keys are actions.c's. */
 #include "tui_internal.h"
 #include "clock.h"
+#include "cells.h"
 #include "crt.h"
 #include "format.h"
 #include "meters.h"
@@ -147,6 +148,11 @@ int screen_status_text(const struct tui *t, char *buf, size_t n)
 	if (!t->st.cuda_seen && (!t->st.launched || now - t->st.start_ns >= NO_CUDA_NEWS_NS)) {
 		snprintf(buf, n, "no CUDA library in %d yet: waiting for one to load", (int)t->st.pid);
 		return tui_attr(TC_WARN);
+	}
+	if (t->have_cur) {
+		cells_all_failed(buf, n, &t->rows);
+		if (buf[0])
+			return tui_attr(TC_WARN);
 	}
 	if (screen_estimated(t)) {
 		snprintf(buf, n, "~ launch figures are estimates (--max-overhead samples launches)");

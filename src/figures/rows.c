@@ -41,6 +41,27 @@ static void rows_api_one(struct row_api *r, const struct stats_snapshot *cur,
 	};
 }
 
+/* Whether every call whose result gputop knows failed (rows with a return that says an error:
+ * not PyTorch's allocator's, whose return is a value), and with which error: a program without
+ * a driver or a GPU fails every call with one error, which is then to be said once, plainly. */
+static const char *rows_all_failed(const struct rows *r)
+{
+	const char *error = NULL;
+	uint64_t failed = 0;
+	for (size_t i = 0; i < r->n_api; i++) {
+		const struct row_api *a = &r->api[i];
+		const struct api_spec *spec = cuda_api_get(a->index);
+		if (!a->calls || !a->returns_seen || !spec || (spec->flags & API_VALUE_RET))
+			continue;
+		if (a->errors != a->calls)
+			return NULL;
+		const char *name = a->last_error_name ? a->last_error_name : "";
+		error = !error || !strcmp(error, name) ? name : "";
+		failed += a->calls;
+	}
+	return failed ? error : NULL;
+}
+
 static int rows_api(struct rows *r, const struct stats_snapshot *cur,
 		    const struct stats_snapshot *prev)
 {
@@ -63,6 +84,7 @@ static int rows_api(struct rows *r, const struct stats_snapshot *cur,
 	}
 	r->n_api = n;
 	free(idx);
+	r->all_failed = rows_all_failed(r);
 	return 0;
 }
 

@@ -108,6 +108,9 @@ struct rows {
 						 * executions, no time of their own */
 	struct row_xfer graph_memset;		/* "memset graph" */
 	uint64_t calls, calls_delta, errors;	/* all API rows */
+	const char *all_failed;			/* every call whose result is known failed (no
+						 * driver, no GPU): the error's name, "" where the
+						 * rows' last errors differ; NULL otherwise */
 	uint64_t launches, launches_delta;	/* direct kernel launches */
 	uint64_t graph_kernel_runs, graph_kernel_runs_delta;	/* kernel executions in graphs */
 	uint64_t graph_launches, graph_launches_delta;		/* graph launches */
