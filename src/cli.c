@@ -55,6 +55,12 @@ static const char usage_text[] =
 	"      --stacks LIST       calls that wait for their stack: allocs, frees, syncs,\n"
 	"                          launches (sampled), all or none (default), comma-separated\n"
 	"      --leak-age SECONDS  PyTorch blocks live longer are leak candidates (default 30)\n"
+	"      --memory-snapshot FILE\n"
+	"                          PyTorch's memory as torch.cuda.memory._snapshot() pickles it\n"
+	"                          (python -m torch.cuda._memory_viz reads it): written when\n"
+	"                          gputop detaches, and on the TUI's key S\n"
+	"      --oom-snapshot FILE\n"
+	"                          the same, at the instant of an out-of-memory\n"
 	"      --folded FILE       write folded stacks (flamegraph.pl, inferno, speedscope) at the end\n"
 	"      --folded-metric M   live-bytes (default), allocated-bytes, launches or api-time\n"
 	"      --timeline FILE     write a timeline (Chrome trace event JSON: Perfetto, speedscope)\n"
@@ -74,7 +80,8 @@ static const char usage_text[] =
 	"file is then left as it was). See gputop(1) for keys, views and exit statuses.\n";
 
 /* Long options without a short one, past every char. */
-enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME, OPT_LEAK_AGE, OPT_LINGER };
+enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME, OPT_LEAK_AGE, OPT_LINGER,
+       OPT_MEMORY_SNAPSHOT, OPT_OOM_SNAPSHOT };
 
 static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -98,6 +105,8 @@ static const struct option long_options[] = {
 	{ "timeline-max-mb", required_argument, NULL, 'X' },
 	{ "gpu-time", no_argument, NULL, OPT_GPU_TIME },
 	{ "leak-age", required_argument, NULL, OPT_LEAK_AGE },
+	{ "memory-snapshot", required_argument, NULL, OPT_MEMORY_SNAPSHOT },
+	{ "oom-snapshot", required_argument, NULL, OPT_OOM_SNAPSHOT },
 	{ "no-color", no_argument, NULL, 'C' },
 	{ "trust-seccomp", no_argument, NULL, 'S' },
 	{ "no-int3", no_argument, NULL, OPT_NO_INT3 },
@@ -289,6 +298,7 @@ static int outputs_distinct(const struct options *opt)
 		{ "--json", opt->json_path }, { "--json-interval", opt->json_interval_path },
 		{ "--trace", opt->trace_path }, { "--folded", opt->folded_path },
 		{ "--timeline", opt->timeline_path }, { "-o", opt->output_path },
+		{ "--memory-snapshot", opt->memory_snapshot_path }, { "--oom-snapshot", opt->oom_snapshot_path },
 	};
 	const size_t n = sizeof out / sizeof out[0];
 	for (size_t i = 0; i < n; i++)
@@ -415,6 +425,12 @@ int cli_parse(int argc, char **argv, struct options *opt)
 			break;
 		case 'L':
 			opt->timeline_path = optarg;
+			break;
+		case OPT_MEMORY_SNAPSHOT:
+			opt->memory_snapshot_path = optarg;
+			break;
+		case OPT_OOM_SNAPSHOT:
+			opt->oom_snapshot_path = optarg;
 			break;
 		case 'X':
 			if (!parse_seconds(optarg, &mb, false) || mb > 1024 * 1024)

@@ -42,6 +42,8 @@ struct options {
 	bool gpu_time;		/* --gpu-time: kernels' GPU time from CUPTI, loaded into the program */
 	double leak_age_s;	/* --leak-age SECONDS: PyTorch blocks older are leak candidates; 0:
 				 * the default (30) */
+	const char *memory_snapshot_path;	/* --memory-snapshot FILE: PyTorch's _snapshot() */
+	const char *oom_snapshot_path;		/* --oom-snapshot FILE: ... at an out-of-memory */
 	double json_interval_s;	/* --json-interval SECONDS FILE; 0 = no */
 	const char *json_interval_path;
 };

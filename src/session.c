@@ -48,7 +48,9 @@
 #include "target.h"
 #include "timeline.h"
 #include "torch_alloc.h"
+#include "torch_dumps.h"
 #include "torch_mem.h"
+#include "torch_snapshot.h"
 #include "tracee_ctl.h"
 #include "tracer.h"
 #include "ui.h"
@@ -148,7 +150,7 @@ static void *ui_thread(void *arg)
 static int start_ui(const struct options *opt, struct ui_start *u, pthread_t *th)
 {
 	*u = (struct ui_start){ .opt = { .delay_s = opt->delay_s, .iterations = opt->iterations,
-					 .no_color = opt->no_color,
+					 .no_color = opt->no_color, .memory_snapshot = opt->memory_snapshot_path != NULL,
 					 .alloc_stacks = (opt->stacks & CONFIG_STACKS_ALLOCS) && opt->stack_depth },
 				.batch = opt->batch };
 	/* Signals to gputop belong to the tracer thread: they must interrupt its waitpid. */
@@ -338,6 +340,8 @@ static void configure(const struct options *opt)
 	config.tracing = opt->trace_path != NULL;	/* every call wanted, in order: probes.c's stubs */
 	if (opt->leak_age_s > 0)
 		torch_mem_set_leak_age((uint64_t)(opt->leak_age_s * 1e9));
+	config.memory_snapshot = opt->memory_snapshot_path;
+	config.oom_snapshot = opt->oom_snapshot_path;
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
 }
 
@@ -350,6 +354,8 @@ static void add_consumers(const struct options *opt)
 	account_add(&devices_consumer);
 	account_add(&stacks_consumer);
 	account_add(&torch_consumer);
+	if (opt->memory_snapshot_path)
+		account_add(&torch_dumps_consumer);	/* after torch_consumer: its blocks read */
 	if (opt->trace_path)
 		account_add(&trace_consumer);
 	if (opt->timeline_path)
@@ -508,6 +514,9 @@ int session_run(const struct options *opt)
 		return EXIT_OUTPUT;
 	code = EXIT_OUTPUT;
 	if (opt->json_interval_path && json_interval_check(opt->json_interval_path) < 0)
+		goto out_files;
+	if (torch_snapshot_check(opt->memory_snapshot_path, "--memory-snapshot") < 0 ||
+	    torch_snapshot_check(opt->oom_snapshot_path, "--oom-snapshot") < 0)
 		goto out_files;
 	if (opt->listen && metrics_server_start(opt->listen, opt->delay_s, (size_t)opt->metrics_top_kernels) < 0)
 		goto out_files;

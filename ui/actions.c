@@ -162,6 +162,14 @@ static int actions_do(struct tui *t, const struct tui_key *k, int ch)
 	case ACT_PROCESS: return actions_process(t);
 	case ACT_STACKS: actions_stacks(t); break;
 	case ACT_GROUP: actions_group(t); break;
+	case ACT_MEMORY_SNAPSHOT:
+		if (t->opt->memory_snapshot) {
+			session_ask_memory_snapshot();
+			screen_say(t, "PyTorch's memory snapshot: written at the next look (a line says where)");
+		} else {
+			screen_say(t, "no --memory-snapshot FILE given: no snapshot to write");
+		}
+		break;
 	case ACT_BY_GPU:
 		t->by_gpu = !t->by_gpu;
 		screen_say(t, t->by_gpu ? "by GPU: G again goes back" : "back to the view");

@@ -34,6 +34,7 @@ const struct tui_key tui_keys[] = {
 	  "call stacks of the selected row (Leaks, Kernels, API)", ACT_STACKS },
 	{ { 'g' }, "g", "Group", "group Leaks by allocation site, Memory by line; or not", ACT_GROUP },
 	{ { 'G' }, "G", "GPUs", "the figures by GPU, over any view, or back", ACT_BY_GPU },
+	{ { 'S' }, "S", NULL, "write PyTorch's memory snapshot now (--memory-snapshot FILE)", ACT_MEMORY_SNAPSHOT },
 	{ { CTRL_L }, "Ctrl-L", NULL, "redraw the whole screen", ACT_REDRAW },
 };
 

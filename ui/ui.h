@@ -12,6 +12,7 @@ struct ui_options {
 	double delay_s;		/* -d: seconds between refreshes */
 	long iterations;	/* -n: refreshes, then detach; < 0 none */
 	bool no_color;		/* --no-color */
+	bool memory_snapshot;	/* --memory-snapshot: the key S writes one */
 	bool alloc_stacks;	/* --stacks allocs: allocations wait for their call stack */
 };
 

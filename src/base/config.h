@@ -39,6 +39,10 @@ struct config {
 	 * sidecar: contrib/kubernetes): GPUTOP_POD_NAME, GPUTOP_POD_NAMESPACE, GPUTOP_NODE_NAME;
 	 * NULL where not set. */
 	const char *pod_name, *pod_namespace, *node_name;
+	/* PyTorch's memory written as _snapshot() (--memory-snapshot: at a detach and on the key
+	 * S; --oom-snapshot: at an out-of-memory) and the report of an out-of-memory
+	 * (--oom-report); NULL: not asked for. */
+	const char *memory_snapshot, *oom_snapshot, *oom_report;
 	/* GPUTOP_TEST_CRASH=SIG:N (tests only): gputop crashes at its Nth stop. */
 	uint64_t crash_at;
 	int crash_signal;		/* SIGSEGV or SIGABRT */

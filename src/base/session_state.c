@@ -8,6 +8,7 @@ static struct {
 	pthread_mutex_t lock;
 	struct session_status status;
 	enum session_request pending;
+	bool memory_snapshot;
 	void (*wake)(void);
 } session_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -67,4 +68,20 @@ void session_set_ended(bool exited, int exit_status, int term_signal)
 	session_state.status.exit_status = exit_status;
 	session_state.status.term_signal = term_signal;
 	pthread_mutex_unlock(&session_state.lock);
+}
+
+void session_ask_memory_snapshot(void)
+{
+	pthread_mutex_lock(&session_state.lock);
+	session_state.memory_snapshot = true;
+	pthread_mutex_unlock(&session_state.lock);
+}
+
+bool session_take_memory_snapshot(void)
+{
+	pthread_mutex_lock(&session_state.lock);
+	bool asked = session_state.memory_snapshot;
+	session_state.memory_snapshot = false;
+	pthread_mutex_unlock(&session_state.lock);
+	return asked;
 }

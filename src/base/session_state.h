@@ -43,4 +43,9 @@ void session_set_started(pid_t pid, bool launched, uint64_t start_ns, const char
 void session_set_cuda_seen(void);
 void session_set_ended(bool exited, int exit_status, int term_signal);
 
+/* A snapshot of PyTorch's memory asked for (the TUI's key): posted by the UI, taken once by
+ * the tracer at its next drain (probe/torch_shot_read.c). */
+void session_ask_memory_snapshot(void);
+bool session_take_memory_snapshot(void);
+
 #endif

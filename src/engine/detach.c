@@ -27,6 +27,7 @@
 #include "retfast.h"
 #include "threads.h"
 #include "xol.h"
+#include "torch_dumps.h"
 
 /* ---- detach ----------------------------------------------------------------------------- */
 
@@ -183,6 +184,7 @@ int tracer_detach(struct tracee *p)
 	/* What the stubs recorded before everyone stopped (a thread waiting for room in the ring
 	 * gets it); PyTorch's last blocks, and its allocator's totals with every thread held. */
 	hit_drain(p, now_ns(), HIT_DRAIN_WHOLE);
+	torch_dumps_take(p, SHOT_DETACH);	/* --memory-snapshot, at this held instant */
 	it = 0;
 	bool all_out = true;
 	for (struct thread *t; (t = threads_iter(p, &it));)

@@ -1,6 +1,6 @@
 /* pickle.c — Python's pickle format, protocol 2 (pickletools' opcodes: PROTO, NONE, NEWTRUE,
  * NEWFALSE, BININT1/2, BININT, LONG1, BINFLOAT, BINUNICODE, EMPTY_LIST/DICT, MARK, APPENDS,
- * SETITEMS, STOP). No memo: nothing is shared, so nothing is referred to twice. */
+ * SETITEMS, TUPLE, STOP). No memo: nothing is shared, so nothing is referred to twice. */
 #include "pickle.h"
 
 #include <errno.h>
@@ -13,7 +13,7 @@ enum {
 	OP_MARK = '(', OP_STOP = '.', OP_BININT = 'J', OP_BININT1 = 'K', OP_BININT2 = 'M',
 	OP_NONE = 'N', OP_BINUNICODE = 'X', OP_APPENDS = 'e', OP_EMPTY_DICT = '}',
 	OP_EMPTY_LIST = ']', OP_SETITEMS = 'u', OP_BINFLOAT = 'G', OP_PROTO = 0x80,
-	OP_NEWTRUE = 0x88, OP_NEWFALSE = 0x89, OP_LONG1 = 0x8a,
+	OP_TUPLE = 't', OP_NEWTRUE = 0x88, OP_NEWFALSE = 0x89, OP_LONG1 = 0x8a,
 };
 
 static void put(struct pickle *p, const void *bytes, size_t n)
@@ -155,6 +155,18 @@ void pickle_list_begin(struct pickle *p)
 void pickle_list_end(struct pickle *p)
 {
 	op(p, OP_APPENDS);
+	p->depth--;
+}
+
+void pickle_tuple_begin(struct pickle *p)
+{
+	op(p, OP_MARK);
+	p->depth++;
+}
+
+void pickle_tuple_end(struct pickle *p)
+{
+	op(p, OP_TUPLE);
 	p->depth--;
 }
 

@@ -27,6 +27,8 @@ void pickle_float(struct pickle *p, double v);
 void pickle_str(struct pickle *p, const char *s);	/* NULL: None */
 void pickle_list_begin(struct pickle *p);
 void pickle_list_end(struct pickle *p);
+void pickle_tuple_begin(struct pickle *p);
+void pickle_tuple_end(struct pickle *p);
 void pickle_dict_begin(struct pickle *p);
 void pickle_dict_end(struct pickle *p);
 /* The end (STOP): 0 with the bytes in p->buf, p->len; -ENOMEM (out of memory) or -EINVAL (a

@@ -128,13 +128,6 @@ struct torch_state {
 	size_t n_want, cap_want;
 };
 
-/* A Block as read. */
-struct block_view {
-	uint64_t ptr, size, requested, stream, pool, prev, next;
-	int device;
-	bool allocated, mapped, expandable;
-};
-
 static bool check_backend(struct tracee *p);
 
 struct torch_state *torch_state_new(void)
@@ -190,9 +183,9 @@ static uint64_t u64_at(const unsigned char *p, size_t off)
 }
 
 /* A Block's fields by layout l. */
-static void parse_with(const unsigned char *raw, const struct block_layout *L, struct block_view *b)
+static void parse_with(const unsigned char *raw, const struct block_layout *L, struct torch_block_view *b)
 {
-	*b = (struct block_view){
+	*b = (struct torch_block_view){
 		.device = (int8_t)raw[0],
 		.stream = u64_at(raw, 8),
 		.size = u64_at(raw, L->size),
@@ -207,20 +200,20 @@ static void parse_with(const unsigned char *raw, const struct block_layout *L, s
 	};
 }
 
-static void block_parse(struct tracee *p, const unsigned char *raw, int l, struct block_view *b)
+static void block_parse(struct tracee *p, const unsigned char *raw, int l, struct torch_block_view *b)
 {
 	parse_with(raw, l < N_LAYOUTS ? &layouts[l] : &p->torch->found, b);
 }
 
 /* Whether b reads as a block handed out: allocated and mapped, on a device, its size rounded to
  * the allocator's 512 bytes and not below what was asked. */
-static bool block_live(const struct block_view *b)
+static bool block_live(const struct torch_block_view *b)
 {
 	return b->allocated && b->mapped && b->device >= 0 && b->device < TORCH_MAX_DEVICES && b->ptr &&
 	       b->size && b->size % 512 == 0 && b->size >= b->requested && b->size - b->requested < (1ull << 40);
 }
 
-static bool fits(const struct block_view *b, uint64_t requested, uint64_t key)
+static bool fits(const struct torch_block_view *b, uint64_t requested, uint64_t key)
 {
 	return block_live(b) && (key ? b->ptr == key : b->requested == requested);
 }
@@ -228,7 +221,7 @@ static bool fits(const struct block_view *b, uint64_t requested, uint64_t key)
 /* The layout in which raw is a live block asked for `requested` bytes (or handing out key). */
 static int layout_that_fits(struct tracee *p, const unsigned char *raw, uint64_t requested, uint64_t key)
 {
-	struct block_view b;
+	struct torch_block_view b;
 	for (int l = 0; l < N_LAYOUTS; l++) {
 		block_parse(p, raw, l, &b);
 		if (fits(&b, requested, key))
@@ -353,7 +346,7 @@ static struct {
 
 /* ---- segments ---------------------------------------------------------------------------- */
 
-static int read_block(struct tracee *p, uint64_t at, unsigned char raw[BLOCK_READ], struct block_view *b)
+static int read_block(struct tracee *p, uint64_t at, unsigned char raw[BLOCK_READ], struct torch_block_view *b)
 {
 	int err = mem_read(p->pid, at, raw, BLOCK_READ);
 	if (err == 0)
@@ -367,7 +360,7 @@ static int read_block(struct tracee *p, uint64_t at, unsigned char raw[BLOCK_REA
 static int walk_segment(struct tracee *p, uint64_t at, int device, struct torch_segment *seg, int *steps)
 {
 	unsigned char raw[BLOCK_READ];
-	struct block_view b, n;
+	struct torch_block_view b, n;
 	if (read_block(p, at, raw, &b) < 0 || !block_live(&b) || b.device != device)
 		return -ENOENT;	/* taken back meanwhile */
 	uint64_t first = b.ptr, end = b.ptr + b.size, cur = at, ptr = b.ptr;
@@ -415,7 +408,7 @@ static void find_segments(struct tracee *p)
 	for (; i < st->n_want && steps < WALK_STEPS_PER_FLUSH; i++) {
 		struct want_segment *w = &st->want[i];
 		unsigned char raw[BLOCK_READ];
-		struct block_view b;
+		struct torch_block_view b;
 		struct torch_segment seg;
 		steps++;
 		if (read_block(p, w->block, raw, &b) < 0 || !block_live(&b))
@@ -475,7 +468,7 @@ static void torch_on_call(struct tracee *p, const struct cuda_call *c)
 static void block_read(struct tracee *p, struct pending *pend, const unsigned char *raw)
 {
 	struct torch_state *st = p->torch;
-	struct block_view b;
+	struct torch_block_view b;
 	if (st->layout < 0) {
 		int l = layout_that_fits(p, raw, pend->requested, 0);
 		if (l >= 0)
@@ -550,6 +543,24 @@ static void read_pending(struct tracee *p)
 			give_up(p, pend);
 		hashmap_remove(&st->pending, pend->block, NULL);
 	}
+}
+
+int torch_block_read(struct tracee *p, uint64_t at, struct torch_block_view *b)
+{
+	unsigned char raw[BLOCK_READ];
+	if (!p->torch || !p->torch->on || p->torch->layout < 0)
+		return -ENODATA;
+	return read_block(p, at, raw, b);
+}
+
+bool torch_followed(struct tracee *p)
+{
+	return p->torch && p->torch->on && p->torch->layout >= 0;
+}
+
+uint64_t torch_device_allocator(struct tracee *p, int device)
+{
+	return p->torch && device >= 0 && device < TORCH_MAX_DEVICES ? p->torch->dca[device] : 0;
 }
 
 /* After each drain of the recorded calls (a consumer's .drained): the Blocks handed out
@@ -688,7 +699,7 @@ static long record_before(struct tracee *p, const struct entry_pair *pairs, size
 					memset(raw[i], 0, BLOCK_READ);
 		for (int i = 0; i < k; i++) {
 			const struct entry_pair *e = &pairs[at + i];
-			struct block_view b;
+			struct torch_block_view b;
 			if (st->layout < 0) {
 				int l = layout_that_fits(p, raw[i], 0, e->ptr);
 				if (l >= 0)

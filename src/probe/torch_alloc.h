@@ -48,5 +48,15 @@ void torch_on_module_gone(struct tracee *p, const struct module *m);
  * are found, the statistics read. At an exec (its .gone): the old image's allocator is
  * forgotten. */
 extern const struct cuda_consumer torch_consumer;
+/* For probe/torch_shot_read.c: a Block read by the layout in use (0, -errno, -ENODATA while no
+ * layout checked yet), and a device's DeviceCachingAllocator (0: not known). */
+struct torch_block_view {
+	uint64_t ptr, size, requested, stream, pool, prev, next;
+	int device;
+	bool allocated, mapped, expandable;
+};
+int torch_block_read(struct tracee *p, uint64_t at, struct torch_block_view *b);
+bool torch_followed(struct tracee *p);	/* its blocks are read (a layout checked) */
+uint64_t torch_device_allocator(struct tracee *p, int device);
 
 #endif

@@ -7,7 +7,8 @@
  *   torch_blocks: allocated=N reserved=N live=N
  *   torch_blocks: block SIZE REQUESTED
  * and, with --linger MS, waits that long before it exits (its blocks stay live). With --hold
- * FILE it frees the 5 MiB block (its segment's one), says "held", waits for FILE, then empties
+ * FILE it frees the 5 MiB block (its segment's one), prints the allocator's segments and
+ * blocks as _snapshot() would list them (simtorch_print_snapshot), says "held", waits for FILE, then empties
  * the cache (torch.cuda.empty_cache()) and prints what that gave back:
  *   torch_blocks: empty_cache freed=N reserved=N */
 #include <stdint.h>
@@ -23,6 +24,7 @@ int simtorch_free(void *ptr);
 long long simtorch_allocated(void);
 long long simtorch_reserved(void);
 size_t simtorch_block_size(void *ptr);
+void simtorch_print_snapshot(FILE *f);
 
 #define MiB (1024 * 1024)
 #define STREAM ((void *)0x5000)
@@ -122,6 +124,7 @@ int main(int argc, char **argv)
 	if (hold) {
 		give(c);
 		long long before = simtorch_reserved();
+		simtorch_print_snapshot(stdout);
 		printf("torch_blocks: held allocated=%lld reserved=%lld\n", simtorch_allocated(), before);
 		fflush(stdout);
 		progs_wait_go(hold);

@@ -82,8 +82,28 @@ struct DeviceStats {
 };
 _Static_assert(sizeof(struct DeviceStats) == 976, "c10/core/CachingDeviceAllocator.h's DeviceStats");
 
+/* std::set<Block*, Comparison> as libstdc++ lays it out: the comparator, the header node (its
+ * parent is the root; the root's parent is the header) and the count. The simulation keeps the
+ * tree unbalanced and leaves the header's leftmost/rightmost unset: a reader walks from the
+ * root. */
+struct rb_node {
+	int color;
+	struct rb_node *parent, *left, *right;
+	struct Block *value;
+};
+struct rb_set {
+	void *compare;
+	struct {
+		int color;
+		struct rb_node *parent, *left, *right;
+	} header;
+	size_t count;
+};
+_Static_assert(sizeof(struct rb_set) == 48 && offsetof(struct rb_node, value) == 32, "libstdc++'s std::set");
+
 struct BlockPool {
-	unsigned char blocks[48], unmapped[48];	/* two std::set */
+	struct rb_set blocks;		/* the free blocks, by (stream, size, address) */
+	unsigned char unmapped[48];
 	bool is_small;
 	void *owner_PrivatePool;
 	int64_t get_free_blocks_call_count;
@@ -269,6 +289,68 @@ static void stat_pool(struct Stat a[3], bool small, int64_t n)
 
 /* ---- pools ---------------------------------------------------------------------------------- */
 
+/* BlockComparatorSize: stream, then size, then address. */
+static bool block_less(const struct Block *a, const struct Block *b)
+{
+	if (a->stream != b->stream)
+		return (uintptr_t)a->stream < (uintptr_t)b->stream;
+	if (a->size != b->size)
+		return a->size < b->size;
+	return (uintptr_t)a->ptr < (uintptr_t)b->ptr;
+}
+
+static struct rb_node *set_head(struct rb_set *s)
+{
+	return (struct rb_node *)&s->header;
+}
+
+static void set_insert(struct rb_set *s, struct Block *b)
+{
+	struct rb_node *n = calloc(1, sizeof *n), *parent = set_head(s), **link = &s->header.parent;
+	if (!n)
+		abort();
+	while (*link) {
+		parent = *link;
+		link = block_less(b, parent->value) ? &parent->left : &parent->right;
+	}
+	n->value = b;
+	n->parent = parent;
+	*link = n;
+	s->count++;
+}
+
+static void set_replace(struct rb_set *s, struct rb_node *z, struct rb_node *c)
+{
+	struct rb_node *p = z->parent;
+	if (p == set_head(s))
+		s->header.parent = c;
+	else if (p->left == z)
+		p->left = c;
+	else
+		p->right = c;
+	if (c)
+		c->parent = p;
+}
+
+static void set_erase(struct rb_set *s, struct Block *b)
+{
+	struct rb_node *z = s->header.parent;
+	while (z && z->value != b)
+		z = block_less(b, z->value) ? z->left : z->right;
+	if (!z)
+		return;
+	if (z->left && z->right) {	/* its successor's value moves up; the successor goes */
+		struct rb_node *y = z->right;
+		while (y->left)
+			y = y->left;
+		z->value = y->value;
+		z = y;
+	}
+	set_replace(s, z, z->left ? z->left : z->right);
+	free(z);
+	s->count--;
+}
+
 static int pool_index(const struct DeviceCachingAllocator *d, const struct BlockPool *p)
 {
 	return p == &d->small_blocks;
@@ -284,6 +366,7 @@ static void pool_insert(struct DeviceCachingAllocator *d, struct Block *b)
 			abort();
 	}
 	d->free_blocks[i][d->n_free[i]++] = b;
+	set_insert(&b->pool->blocks, b);
 }
 
 static void pool_erase(struct DeviceCachingAllocator *d, struct Block *b)
@@ -292,6 +375,7 @@ static void pool_erase(struct DeviceCachingAllocator *d, struct Block *b)
 	for (size_t k = 0; k < d->n_free[i]; k++)
 		if (d->free_blocks[i][k] == b) {
 			d->free_blocks[i][k] = d->free_blocks[i][--d->n_free[i]];
+			set_erase(&b->pool->blocks, b);
 			return;
 		}
 }
@@ -514,6 +598,7 @@ static void release_cached(struct DeviceCachingAllocator *d)
 			stat_pool(d->stats.reserved_bytes, b->pool->is_small, -(int64_t)b->size);
 			d->stats.num_device_free++;
 			d->free_blocks[i][k] = d->free_blocks[i][--d->n_free[i]];
+			set_erase(&b->pool->blocks, b);
 			free(b);
 		}
 	pthread_mutex_unlock(&d->mutex);
@@ -529,6 +614,8 @@ __attribute__((constructor)) static void sim_init(void)
 	pthread_mutex_init(&device0.mutex, &a);
 	device0.large_blocks.is_small = false;
 	device0.small_blocks.is_small = true;
+	device0.large_blocks.blocks.header.left = device0.large_blocks.blocks.header.right = set_head(&device0.large_blocks.blocks);
+	device0.small_blocks.blocks.header.left = device0.small_blocks.blocks.header.right = set_head(&device0.small_blocks.blocks);
 	for (int i = 0; i < SHARDS; i++) {
 		pthread_mutex_init(&native.mutex[i].m, NULL);
 		map_init(&native.allocated_blocks[i]);
@@ -624,4 +711,58 @@ EXPORT size_t simtorch_live_blocks(uint64_t *addr, uint64_t *size, uint64_t *req
 		pthread_mutex_unlock(&native.mutex[s].m);
 	}
 	return n;
+}
+
+/* What torch.cuda.memory._snapshot() would list, from the simulation's own books (its arrays of
+ * free blocks and its tables of allocated ones, not the std::sets gputop reads), as PyTorch's
+ * snapshot() walks them: a mapped block whose prev is none or unmapped begins a segment, which
+ * runs while next is mapped. One line per segment, then one per block:
+ *   simtorch: segment ADDRESS TOTAL ALLOCATED large|small expandable|fixed
+ *   simtorch: block ADDRESS SIZE REQUESTED active_allocated|inactive
+ * segments by address. */
+static int by_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)(*(struct Block *const *)a)->ptr, y = (uintptr_t)(*(struct Block *const *)b)->ptr;
+	return x < y ? -1 : x > y;
+}
+
+EXPORT void simtorch_print_snapshot(FILE *f)
+{
+	struct DeviceCachingAllocator *d = &device0;
+	size_t n = 0, cap = d->n_free[0] + d->n_free[1] + 1;
+	for (int s = 0; s < SHARDS; s++)
+		cap += native.allocated_blocks[s].num_elements;
+	struct Block **all = calloc(cap, sizeof *all);
+	if (!all)
+		abort();
+	pthread_mutex_lock(&d->mutex);
+	for (int i = 0; i < 2; i++)
+		for (size_t k = 0; k < d->n_free[i]; k++)
+			all[n++] = d->free_blocks[i][k];
+	for (int s = 0; s < SHARDS; s++) {
+		struct flat_hash_map *m = &native.allocated_blocks[s];
+		uint64_t slots = m->num_slots_minus_one + (uint64_t)m->max_lookups;
+		for (uint64_t i = 0; m->num_slots_minus_one && i < slots; i++)
+			if (m->entries[i].distance_from_desired >= 0)
+				all[n++] = m->entries[i].value;
+	}
+	qsort(all, n, sizeof *all, by_ptr);
+	for (size_t i = 0; i < n; i++) {
+		struct Block *h = all[i];
+		if (!h->mapped || (h->prev && h->prev->mapped))
+			continue;
+		size_t total = 0, allocated = 0;
+		for (struct Block *b = h; b && b->mapped; b = b->next) {
+			total += b->size;
+			allocated += b->allocated ? b->size : 0;
+		}
+		fprintf(f, "simtorch: segment %p %zu %zu %s %s\n", h->ptr, total, allocated,
+			h->pool->is_small ? "small" : "large", h->expandable_segment_ ? "expandable" : "fixed");
+		for (struct Block *b = h; b && b->mapped; b = b->next)
+			fprintf(f, "simtorch: block %p %zu %zu %s\n", b->ptr, b->size, b->requested_size,
+				b->allocated ? "active_allocated" : "inactive");
+	}
+	pthread_mutex_unlock(&d->mutex);
+	fflush(f);
+	free(all);
 }

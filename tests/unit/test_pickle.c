@@ -100,6 +100,11 @@ static void nested(void)
 		pickle_str(&p, "frames");
 		pickle_dict_begin(&p);
 		pickle_dict_end(&p);
+		pickle_str(&p, "pool");
+		pickle_tuple_begin(&p);
+		pickle_int(&p, i);
+		pickle_int(&p, -i);
+		pickle_tuple_end(&p);
 		pickle_dict_end(&p);
 	}
 	pickle_list_end(&p);
@@ -109,8 +114,8 @@ static void nested(void)
 	pickle_list_end(&p);
 	pickle_list_end(&p);
 	pickle_dict_end(&p);
-	python_reads(&p, "{\"segments\":[{\"address\":0x7f0000000000+i*0x200000,\"blocks\":[],\"frames\":{}} for i in range(3)],"
-		     "\"device_traces\":[[]]}", "dicts in lists in a dict, empty containers");
+	python_reads(&p, "{\"segments\":[{\"address\":0x7f0000000000+i*0x200000,\"blocks\":[],\"frames\":{},\"pool\":(i,-i)} for i in range(3)],"
+		     "\"device_traces\":[[]]}", "dicts in lists in a dict, tuples, empty containers");
 	pickle_free(&p);
 
 	/* Many items: Python's own pickler cuts runs at 1,000; the reader takes any. */

@@ -1,0 +1,19 @@
+/* torch_dumps.h — when PyTorch's memory is written out whole: --memory-snapshot at a detach
+ * (every thread held) and when the TUI's key S asks (session_state), --oom-snapshot at an
+ * out-of-memory. The snapshot read by probe/torch_shot_read.c, written by
+ * output/torch_snapshot.c. */
+#ifndef GPUTOP_TORCH_DUMPS_H
+#define GPUTOP_TORCH_DUMPS_H
+
+#include "account.h"
+#include "torch_shot.h"
+
+struct tracee;
+
+/* A consumer of calls whose .drained writes the snapshot the key S asked for (registered after
+ * torch_consumer, whose .drained reads the blocks). */
+extern const struct cuda_consumer torch_dumps_consumer;
+/* A snapshot of p now, to the file its reason goes to (none asked for: nothing read). */
+void torch_dumps_take(struct tracee *p, enum torch_shot_why why);
+
+#endif
