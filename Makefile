@@ -30,7 +30,7 @@ GPULIB  := $(if $(wildcard $(CUDA)/include/cupti.h),$(BUILD)/libgputop-gpu.so)
 
 all: $(BUILD)/gputop $(GPULIB)
 
-$(BUILD)/libgputop-gpu.so: inject/gputime.c inject/gputime_layout.h
+$(BUILD)/libgputop-gpu.so: inject/gputime.c inject/gputime_layout.h inject/gputime_totals.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) -std=gnu11 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Werror \

@@ -351,7 +351,6 @@ static void configure(const struct options *opt)
 static void add_consumers(const struct options *opt)
 {
 	account_add(&stats_consumer);
-	account_add(&devices_consumer);
 	account_add(&stacks_consumer);
 	account_add(&torch_consumer);
 	if (opt->memory_snapshot_path)

@@ -140,6 +140,10 @@ struct call_comm_init {
 	bool all;		/* ncclCommInitAll: nranks communicators, devices from devlist */
 	uint64_t devlist;	/* InitAll's int devlist[] (0: devices 0..) */
 	uint64_t comm;		/* at a successful return (not InitAll): the communicator */
+	/* InitAll, at a successful return: its nranks communicators, rank i on devices[i], which
+	 * the engine reads (valid while the call is told); NULL: not read. */
+	const uint64_t *comms;
+	const int *devices;
 };
 
 /* OP_COMM_QUERY: the rank (COLL_RANK) or size (COLL_SIZE) of comm. */

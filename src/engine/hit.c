@@ -115,7 +115,9 @@ void hit_call_return(struct tracee *p, struct thread *t, struct cuda_call *c, co
 	if (c->op == OP_KERNEL_NAME && c->name.src == NAME_FROM_STRING && c->source != CALL_RECORDED &&
 	    cuda_call_ok(c) && c->name.value && kernels_seen(p, c->name.value))
 		hit_read_launches_of(p, c->name.value);
+	hit_comms_read(c);
 	account_call(p, t, c);
+	hit_comms_free(c);
 }
 
 /* Calls probed at entry only: driver launches of kernels and graphs (one stop each, where the

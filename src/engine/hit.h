@@ -60,14 +60,11 @@ bool hit_launch_named(struct tracee *p, const arch_regs_t *r, bool ex);
 void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int index, struct hit_keeper *g);
 void hit_drain_launches(struct tracee *p);
 
-/* The engine's consumers of calls (cuda/cuda_call.h), which the session registers
- * (account.h). devices_consumer (hit_devices.c): what calls say of devices and NCCL to the
- * figures — the work per device, peer copies, collectives, communicators made and asked.
+/* The engine's consumer of calls (cuda/cuda_call.h), which the session registers (account.h).
  * graphs_consumer (hit_graphs.c): while a stream captures, launches, copies and memsets are held
  * (its hold); at the capture's end those that became nodes of the captured graph are dropped,
  * the others counted; an executable graph's nodes are asked of the driver at its instantiation
  * or update (the thread stopped there), forgotten at its destruction. */
-extern const struct cuda_consumer devices_consumer;
 extern const struct cuda_consumer graphs_consumer;
 
 /* How the CUDA graphs (hit_graphs.c) count what the stubs recorded before a capture begins or

@@ -53,6 +53,11 @@ int hit_ring_device(const struct tracee *p);
 /* A copy's source and destination devices, from its peer arguments or the allocations its
  * pointers are in (-1: not known). */
 void hit_copy_devices(const struct tracee *p, struct call_copy *m);
+/* ncclCommInitAll(comms, ndev, devlist) that succeeded: its ndev communicators and their devices
+ * (devlist[i], i when devlist is NULL) read into the event at the return (which stops), for the
+ * consumers; let go once they were told. Any other call: nothing. */
+void hit_comms_read(struct cuda_call *c);
+void hit_comms_free(struct cuda_call *c);
 /* Rows whose return is read even when the call is part of another traced call: names of
  * kernels, contexts (cudart retains the primary context inside its own calls). */
 bool hit_always_read(const struct api_spec *s);

@@ -1,12 +1,56 @@
 /* stats_calls.c — what a call (cuda/cuda_call.h) adds to the figures (stats.h) and to the
- * call-stack sites (stacks.h): one consumer each (stats_calls.h). A call a capture holds
- * (c->held) is a graph's node, not work: its call counts, its launch, copy or memset does not. */
+ * call-stack sites (stacks.h): one consumer each (stats_calls.h), the one writer of each. The
+ * figures: per API function, per kernel, per copy direction, the live allocations, and what a
+ * call says of devices (the work per device, peer copies, collectives, communicators made and
+ * asked). A call a capture holds (c->held) is a graph's node, not work: its call counts, its
+ * launch, copy or memset does not. */
 #include "stats_calls.h"
 
 #include "stacks.h"
 #include "stats.h"
 #include "tally_spec.h"
 #include "tracee.h"
+
+/* A copy counted on its device, and as P2P when it is a peer copy or its devices differ, in
+ * process proc's figures. */
+static void count_copy_devices(int proc, const struct cuda_call *c)
+{
+	const struct call_copy *m = &c->copy;
+	int src = m->src_device, dst = m->dst_device;
+	enum copy_dir dir = (enum copy_dir)m->dir;
+	/* The device a copy counts on: the one whose memory it reads (writes, for H2D); where its
+	 * pointers do not tell, the calling thread's, which issued it. */
+	int on = dir == DIR_H2D ? dst : src;
+	if (dir != DIR_H2H)
+		stats_on_device(proc, on >= 0 ? on : c->device, DEV_COPY, m->bytes, 0);
+	/* P2P: a peer copy between two devices (a side not known is "?"), or a D2D copy between
+	 * allocations gputop saw made on two devices. */
+	if (m->peer ? !(src >= 0 && src == dst) : (dir == DIR_D2D && src >= 0 && dst >= 0 && src != dst))
+		stats_on_p2p(proc, src, dst, m->bytes);
+}
+
+static void on_comm_init(int proc, const struct cuda_call *c)
+{
+	const struct call_comm_init *m = &c->comm_init;
+	if (m->all) {	/* ncclCommInitAll: rank i on devices[i], where the engine read them */
+		for (int i = 0; m->comms && i < m->nranks; i++)
+			stats_comm_learn(proc, m->comms[i], i, m->nranks, m->devices[i], false);
+		return;
+	}
+	/* NCCL makes a communicator on the calling thread's current device. */
+	stats_comm_learn(proc, m->comm, m->rank, m->nranks, c->device, true);
+}
+
+static void on_comm_query(int proc, const struct cuda_call *c)
+{
+	int v = c->comm_query.value;
+	if (v < 0)
+		return;
+	if (c->comm_query.what == COLL_RANK)
+		stats_comm_learn(proc, c->comm_query.comm, v, -1, -1, true);
+	else
+		stats_comm_learn(proc, c->comm_query.comm, -1, v, -1, true);
+}
 
 /* A call's event adds every figure, but where a stub counted the call in place
  * (c->tallied): its totals then come from the tallies (stats_on_tallied), and the event adds
@@ -28,6 +72,8 @@ static void stats_on_cuda_call(struct tracee *p, const struct cuda_call *c)
 							      (enum mem_kind)c->alloc.kind, c->device, c->tid,
 							      c->seen_ns, c->alloc.caller_module);
 		stats_set_alloc_stack(proc, c->alloc.ptr, c->stack);
+		if (c->alloc.kind != MEM_HOST)
+			stats_on_device(proc, c->device, DEV_ALLOC, c->alloc.bytes, 0);
 		break;
 	case OP_FREE:
 		if (c->free_.ptr)
@@ -40,15 +86,19 @@ static void stats_on_cuda_call(struct tracee *p, const struct cuda_call *c)
 			stats_set_launch_dims(proc, c->launch.kernel, c->launch.grid, c->launch.block);
 		else
 			stats_on_launch(proc, c->launch.kernel, c->launch.grid, c->launch.block);
+		stats_on_device(proc, c->device, DEV_LAUNCH, 0, 0);
 		break;
 	case OP_GRAPH_LAUNCH:	/* the executable graph: each of its nodes runs */
 		if (!tallied)
 			stats_on_graph_launch(proc, c->graph.exec);
 		break;
 	case OP_COPY:
-		if (!c->held && !cuda_tally_copy_in_place(c))
+		if (c->held)
+			break;
+		if (!cuda_tally_copy_in_place(c))
 			stats_on_copy(proc, (enum copy_dir)c->copy.dir, c->copy.async ? COPY_ASYNC : COPY_SYNC,
 				      c->copy.bytes, c->ns);
+		count_copy_devices(proc, c);
 		break;
 	case OP_MEMSET:
 		if (!c->held && !tallied)
@@ -57,6 +107,21 @@ static void stats_on_cuda_call(struct tracee *p, const struct cuda_call *c)
 	case OP_SYNC:
 		if (!tallied)
 			stats_on_sync(proc, c->ns);
+		stats_on_device(proc, c->device, DEV_SYNC, 0, c->ns);
+		break;
+	case OP_COLLECTIVE:
+		if (tallied)	/* its calls, bytes and time: the tallies' */
+			stats_note_collective(proc, (enum coll_op)c->coll.coll, c->coll.bytes, c->coll.comm,
+					      c->coll.peer, c->device);
+		else
+			stats_on_collective(proc, (enum coll_op)c->coll.coll, c->coll.bytes, c->ns, c->coll.comm,
+					    c->coll.peer, c->device);
+		break;
+	case OP_COMM_INIT:
+		on_comm_init(proc, c);
+		break;
+	case OP_COMM_QUERY:
+		on_comm_query(proc, c);
 		break;
 	}
 }

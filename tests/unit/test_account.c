@@ -383,7 +383,6 @@ int main(void)
 	}
 	account_add(&recorder);
 	account_add(&stats_consumer);
-	account_add(&devices_consumer);
 	account_add(&graphs_consumer);
 	allocations();
 	nesting();
