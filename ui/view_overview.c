@@ -7,7 +7,9 @@
 #include "tui.h"
 #include "cells.h"
 #include "crt.h"
+#include "device_rows.h"
 #include "format.h"
+#include "meters.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -134,6 +136,15 @@ static void overview_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *
 	fmt_bytes(a, sizeof(a), s->peak_device_bytes);
 	snprintf(total, sizeof(total), "peak %s, %" PRIu64 " live", a, s->live_count);
 	overview_metric(w, r, y++, "GPU memory", now, total, f->hist, HIST_MEMORY, false);
+	if (f->st->cuda_before_attach) {	/* what it holds from before the attach, where NVML
+						 * cannot tell it (its meters do where it can) */
+		struct row_unseen u;
+		device_rows_unseen(&u, f->dev, f->st->pid, 0, true);
+		if (!u.known && y < r.y + r.h) {
+			meters_unseen_text(total, sizeof(total), &u);
+			tui_put(w, y++, r.x + LABEL_W + 1, r.w - LABEL_W - 1, tui_attr(TC_WARN), total);
+		}
+	}
 
 	cells_per_sec(now, sizeof(now), rs->launches_delta, ns, f->estimated);
 	cells_launch_count(a, sizeof(a), rs->launches, f->estimated);
