@@ -23,6 +23,7 @@
 #include "config.h"
 #include "cuda_api.h"
 #include "devices.h"
+#include "dump.h"
 #include "folded.h"
 #include "gputime.h"
 #include "gputime_find.h"
@@ -111,8 +112,16 @@ static int write_json(struct outfile *o, const struct report_info *info)
 
 /* --json-interval's summaries while tracing (the writer's thread: it reads only the snapshot,
  * never the tracer's state, so the stops a call costs come from the snapshot's API rows). */
+static bool session_cuda_before_attach(void)
+{
+	struct session_status st;
+	session_status_get(&st);
+	return st.cuda_before_attach;
+}
+
 static void report_while_tracing(struct report_info *out, const struct stats_snapshot *s)
 {
+	out->cuda_before_attach = session_cuda_before_attach();
 	out->duration_s = (double)(now_ns() - s->start_ns) / 1e9;
 	out->stops_per_return = out->stops_per_launch = 0;
 	for (size_t i = 0; i < s->n_api; i++) {
@@ -150,7 +159,8 @@ static void *ui_thread(void *arg)
 static int start_ui(const struct options *opt, struct ui_start *u, pthread_t *th)
 {
 	*u = (struct ui_start){ .opt = { .delay_s = opt->delay_s, .iterations = opt->iterations,
-					 .no_color = opt->no_color, .memory_snapshot = opt->memory_snapshot_path != NULL },
+					 .no_color = opt->no_color, .memory_snapshot = opt->memory_snapshot_path != NULL,
+					 .alloc_stacks = (opt->stacks & CONFIG_STACKS_ALLOCS) && opt->stack_depth },
 				.batch = opt->batch };
 	/* Signals to gputop belong to the tracer thread: they must interrupt its waitpid. */
 	sigset_t all, old;
@@ -309,6 +319,13 @@ static void hint_children(pid_t pid)
 		log_hint("it has %d descendant%s: --children traces them too, once they load CUDA", n, n == 1 ? "" : "s");
 }
 
+/* No CUDA library in the program yet: said once, in these words, at the attach or when a
+ * program gputop started has loaded none after NO_CUDA_NEWS_NS. */
+static void say_no_cuda(pid_t pid)
+{
+	log_info("no CUDA library in %d yet: waiting for one to load", pid);
+}
+
 static int get_target(const struct options *opt, int output_fd, pid_t *pid)
 {
 	if (opt->pid) {
@@ -384,10 +401,12 @@ static bool open_live_outputs(const struct options *opt, struct outfile *files, 
 /* The session proper, every process held: the UI, the loop, then the summaries. Returns
  * gputop's exit status. */
 static int trace_and_report(const struct options *opt, struct outfile *files, bool output_failed,
-			    pid_t pid, uint64_t start_ns, const char *command)
+			    pid_t pid, uint64_t start_ns, const char *command, struct job *job)
 {
 	devices_watch(pid, !opt->pid);
 	devices_start(config.nvml_poll_ms);	/* no thread: no meters, tracing goes on */
+	if (opt->pid && probes_cuda_seen(tracee_of_pid(pid)))
+		session_set_cuda_before_attach();	/* what it allocated until now is not seen */
 	if (opt->json_interval_path) {
 		/* What the summaries say of the session itself. */
 		struct report_info start = { .pid = pid, .command = command, .launched = !opt->pid };
@@ -395,15 +414,17 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	}
 	if (opt->pid)
 		log_info("attached to %d (%s)", pid, command);
-	if (!probes_cuda_seen(tracee_of_pid(pid))) {
-		log_info("no CUDA library in %d yet: waiting for one to load", pid);
-		if (opt->pid && !opt->children && !opt->quiet)
+	if (opt->pid && !probes_cuda_seen(tracee_of_pid(pid))) {	/* a running program: news at once */
+		say_no_cuda(pid);
+		if (!opt->children && !opt->quiet)
 			hint_children(pid);
+	} else if (!opt->pid) {
+		tracer_on_no_cuda(NO_CUDA_NEWS_NS, say_no_cuda);
 	}
 
-	enum ui_mode mode = opt->batch ? UI_BATCH : isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
+	enum ui_mode mode = opt->batch ? UI_BATCH : !opt->dump && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
 												 : UI_SUMMARY;
-	double timeout = opt->timeout_s;
+	double timeout = opt->dump ? dump_timeout(opt) : opt->timeout_s;
 	if (mode == UI_SUMMARY && opt->iterations > 0) {
 		double t = (double)opt->iterations * opt->delay_s;
 		timeout = timeout > 0 && timeout < t ? timeout : t;
@@ -412,7 +433,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	struct ui_start ui_start;
 	bool ui_running = mode != UI_SUMMARY && start_ui(opt, &ui_start, &ui) == 0;
 
-	int err = tracer_loop(timeout, true);
+	int err = tracer_loop(timeout, !opt->dump);
 	uint64_t t_end = now_ns();
 	devices_stop();		/* the GPUs' last figures, before the UI shows the final ones */
 	uint64_t t_meters = now_ns();
@@ -437,17 +458,21 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	struct report_info info = {
 		.devices = &devices,
 		.pid = pid, .command = command, .launched = !opt->pid,
+		.cuda_before_attach = opt->pid && session_cuda_before_attach(),
 		.duration_s = (double)(now_ns() - start_ns) / 1e9,
 		.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
 		.stops_per_return = first && retfast_used(first) ? 0 : 1,
 		.stops_per_launch = first && launchring_used(first) ? 0 : 1,
+		.job = dump_finish(job),
 	};
 	output_failed |= files[F_JSON].fd >= 0 && write_json(&files[F_JSON], &info) < 0;
 	output_failed |= json_interval_stop(&info) < 0;
 	log_debug("the end: outputs written %.1f ms after the tracing ended", (double)(now_ns() - t_end) / 1e6);
 	if (ui_running)
 		pthread_join(ui, NULL);
-	if (mode == UI_SUMMARY)
+	if (opt->dump)
+		output_failed |= dump_print(job, stdout) < 0;
+	else if (mode == UI_SUMMARY && !opt->quiet)	/* -q: errors and warnings only (a container's log) */
 		batch_print_final(stderr);
 	if (opt->linger_s && mode != UI_TUI)	/* the TUI served them until q */
 		linger(t_end + (uint64_t)(opt->linger_s * 1e9));
@@ -490,6 +515,7 @@ int session_run(const struct options *opt)
 	bool started = false;	/* the files stay */
 	uint64_t t_clean = 0;
 	pid_t pid = 0;
+	struct job *job = NULL;	/* --dump's picture */
 	int code;
 
 	configure(opt);
@@ -510,7 +536,7 @@ int session_run(const struct options *opt)
 		goto out_files;
 	if (opt->listen && metrics_server_start(opt->listen, opt->delay_s, (size_t)opt->metrics_top_kernels) < 0)
 		goto out_files;
-	if (files[F_OUT].fd >= 0 && ftruncate(files[F_OUT].fd, 0) < 0) {
+	if (files[F_OUT].fd >= 0 && !files[F_OUT].device && ftruncate(files[F_OUT].fd, 0) < 0) {
 		log_error("cannot write -o file '%s': %s", files[F_OUT].path, strerror(errno));
 		goto out_metrics;
 	}
@@ -521,6 +547,7 @@ int session_run(const struct options *opt)
 	}
 	tracer_init();
 	add_consumers(opt);
+	job = dump_start(opt);
 	tracer_install_signal_handlers();
 	session_set_waker(tracer_wake);
 	if (rescue_init() == 0)
@@ -548,13 +575,14 @@ int session_run(const struct options *opt)
 		goto out_live;
 	}
 	started = true;
-	code = trace_and_report(opt, files, live_failed, pid, start_ns, command);
+	code = trace_and_report(opt, files, live_failed, pid, start_ns, command, job);
 out_live:
 	(void)trace_close();	/* after a start that failed: their files are removed */
 	(void)timeline_close();
 out_metrics:
 	t_clean = now_ns();
 	account_clear();
+	dump_end(job);
 	rescue_cycle_guard_stop();
 	metrics_server_stop();
 out_files:
