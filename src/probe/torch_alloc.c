@@ -306,7 +306,9 @@ static void feed_stats(struct tracee *p, int device, const int64_t *s)
 		.alloc_retries = s[9 * STAT_ARRAY / 8],
 		.ooms = s[9 * STAT_ARRAY / 8 + 1],
 	};
-	if (st->stats_read[device] && a.ooms > st->ooms[device]) {	/* it gave up: OutOfMemoryError */
+	/* It gave up (OutOfMemoryError): its count rose since the last read, or since 0 at the
+	 * first read that follows a failed cudaMalloc of its own. */
+	if (a.ooms > st->ooms[device] && (st->stats_read[device] || st->oom.api)) {
 		st->oom.by_torch = st->oom_now = true;
 		st->oom.device = device;
 	}
