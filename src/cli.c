@@ -63,7 +63,9 @@ static const char usage_text[] =
 	"                          (python -m torch.cuda._memory_viz reads it): written when\n"
 	"                          gputop detaches, and on the TUI's key S\n"
 	"      --oom-snapshot FILE\n"
-	"                          the same, at the instant of an out-of-memory\n"
+	"                          the same, at an out-of-memory\n"
+	"      --oom-report FILE   at an out-of-memory: the request, PyTorch's segments (or\n"
+	"                          fragmentation), live bytes by line, the largest blocks\n"
 	"      --folded FILE       write folded stacks (flamegraph.pl, inferno, speedscope) at the end\n"
 	"      --folded-metric M   live-bytes (default), allocated-bytes, launches or api-time\n"
 	"      --timeline FILE     write a timeline (Chrome trace event JSON: Perfetto, speedscope)\n"
@@ -84,7 +86,7 @@ static const char usage_text[] =
 
 /* Long options without a short one, past every char. */
 enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME, OPT_LEAK_AGE, OPT_LINGER,
-       OPT_MEMORY_SNAPSHOT, OPT_OOM_SNAPSHOT, OPT_DUMP };
+       OPT_MEMORY_SNAPSHOT, OPT_OOM_SNAPSHOT, OPT_OOM_REPORT, OPT_DUMP };
 
 static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -110,6 +112,7 @@ static const struct option long_options[] = {
 	{ "leak-age", required_argument, NULL, OPT_LEAK_AGE },
 	{ "memory-snapshot", required_argument, NULL, OPT_MEMORY_SNAPSHOT },
 	{ "oom-snapshot", required_argument, NULL, OPT_OOM_SNAPSHOT },
+	{ "oom-report", required_argument, NULL, OPT_OOM_REPORT },
 	{ "no-color", no_argument, NULL, 'C' },
 	{ "trust-seccomp", no_argument, NULL, 'S' },
 	{ "no-int3", no_argument, NULL, OPT_NO_INT3 },
@@ -303,6 +306,7 @@ static int outputs_distinct(const struct options *opt)
 		{ "--trace", opt->trace_path }, { "--folded", opt->folded_path },
 		{ "--timeline", opt->timeline_path }, { "-o", opt->output_path },
 		{ "--memory-snapshot", opt->memory_snapshot_path }, { "--oom-snapshot", opt->oom_snapshot_path },
+		{ "--oom-report", opt->oom_report_path },
 	};
 	const size_t n = sizeof out / sizeof out[0];
 	for (size_t i = 0; i < n; i++)
@@ -435,6 +439,9 @@ int cli_parse(int argc, char **argv, struct options *opt)
 			break;
 		case OPT_OOM_SNAPSHOT:
 			opt->oom_snapshot_path = optarg;
+			break;
+		case OPT_OOM_REPORT:
+			opt->oom_report_path = optarg;
 			break;
 		case 'X':
 			if (!parse_seconds(optarg, &mb, false) || mb > 1024 * 1024)

@@ -351,6 +351,7 @@ static void configure(const struct options *opt)
 		torch_mem_set_leak_age((uint64_t)(opt->leak_age_s * 1e9));
 	config.memory_snapshot = opt->memory_snapshot_path;
 	config.oom_snapshot = opt->oom_snapshot_path;
+	config.oom_report = opt->oom_report_path;
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
 }
 
@@ -362,8 +363,7 @@ static void add_consumers(const struct options *opt)
 	account_add(&stats_consumer);
 	account_add(&stacks_consumer);
 	account_add(&torch_consumer);
-	if (opt->memory_snapshot_path)
-		account_add(&torch_dumps_consumer);	/* after torch_consumer: its blocks read */
+	account_add(&torch_dumps_consumer);	/* after torch_consumer: its blocks read */
 	if (opt->trace_path)
 		account_add(&trace_consumer);
 	if (opt->timeline_path)
@@ -531,7 +531,8 @@ int session_run(const struct options *opt)
 	if (opt->json_interval_path && json_interval_check(opt->json_interval_path) < 0)
 		goto out_files;
 	if (torch_snapshot_check(opt->memory_snapshot_path, "--memory-snapshot") < 0 ||
-	    torch_snapshot_check(opt->oom_snapshot_path, "--oom-snapshot") < 0)
+	    torch_snapshot_check(opt->oom_snapshot_path, "--oom-snapshot") < 0 ||
+	    torch_snapshot_check(opt->oom_report_path, "--oom-report") < 0)
 		goto out_files;
 	if (opt->listen && metrics_server_start(opt->listen, opt->delay_s, (size_t)opt->metrics_top_kernels) < 0)
 		goto out_files;
