@@ -26,6 +26,9 @@ static const char usage_text[] =
 	"Options:\n"
 	"  -p, --pid PID[,PID...]  attach to running processes; q or Ctrl-C detaches, they run on\n"
 	"      --children          attach mode: also the processes' descendants, and new ones\n"
+	"      --dump              attach, print where every thread of every process is now (the\n"
+	"                          CUDA/NCCL call in flight, its stack, collectives; the rank\n"
+	"                          that differs), detach; with --timeout S, watch S seconds first\n"
 	"      --no-follow         launch mode: do not follow the program's children (by default\n"
 	"                          every descendant is followed, and probed once it loads CUDA)\n"
 	"  -b, --batch             print plain tables on stdout every interval, no TUI (like top -b)\n"
@@ -81,7 +84,7 @@ static const char usage_text[] =
 
 /* Long options without a short one, past every char. */
 enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME, OPT_LEAK_AGE, OPT_LINGER,
-       OPT_MEMORY_SNAPSHOT, OPT_OOM_SNAPSHOT };
+       OPT_MEMORY_SNAPSHOT, OPT_OOM_SNAPSHOT, OPT_DUMP };
 
 static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -111,6 +114,7 @@ static const struct option long_options[] = {
 	{ "trust-seccomp", no_argument, NULL, 'S' },
 	{ "no-int3", no_argument, NULL, OPT_NO_INT3 },
 	{ "children", no_argument, NULL, 'c' },
+	{ "dump", no_argument, NULL, OPT_DUMP },
 	{ "no-follow", no_argument, NULL, 'N' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -430,6 +434,9 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		case OPT_NO_INT3:
 			opt->no_int3 = true;
 			break;
+		case OPT_DUMP:
+			opt->dump = true;
+			break;
 		case 'q':
 			opt->quiet = true;
 			break;
@@ -455,6 +462,10 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		return bad("--no-follow is for launch mode (attach mode follows children only with --children)%s", "");
 	if (!opt->pid && opt->children)
 		return bad("--children is for attach mode (launch mode follows children unless --no-follow)%s", "");
+	if (opt->dump && !opt->pid)
+		return bad("--dump is for attach mode: gputop --dump -p PID[,PID...]%s", "");
+	if (opt->dump && (opt->batch || opt->listen || opt->json_interval_path))
+		return bad("--dump prints its picture once: -b, --listen and --json-interval are for a session that goes on%s", "");
 	if (opt->metrics_top_kernels >= 0 && !opt->listen)
 		return bad("--metrics-top-kernels is for --listen%s", "");
 	if (opt->linger_s > 0 && !opt->listen)

@@ -16,6 +16,7 @@ struct options {
 	int n_pids;
 	bool no_follow;		/* --no-follow: launch mode, the program's children are let go */
 	bool children;		/* --children: attach mode, descendants too, and new ones */
+	bool dump;		/* --dump: attach, print where every thread is, detach */
 	char **argv;		/* -- PROG ARGS...: launch; NULL when attaching */
 	bool batch;		/* -b: plain tables on stdout, no TUI */
 	double delay_s;		/* -d SECONDS between refreshes (default 1) */

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "cuda_api.h"
 #include "devices.h"
+#include "dump.h"
 #include "folded.h"
 #include "gputime.h"
 #include "gputime_find.h"
@@ -392,7 +393,7 @@ static bool open_live_outputs(const struct options *opt, struct outfile *files, 
 /* The session proper, every process held: the UI, the loop, then the summaries. Returns
  * gputop's exit status. */
 static int trace_and_report(const struct options *opt, struct outfile *files, bool output_failed,
-			    pid_t pid, uint64_t start_ns, const char *command)
+			    pid_t pid, uint64_t start_ns, const char *command, struct job *job)
 {
 	devices_watch(pid, !opt->pid);
 	devices_start(config.nvml_poll_ms);	/* no thread: no meters, tracing goes on */
@@ -411,9 +412,9 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 			hint_children(pid);
 	}
 
-	enum ui_mode mode = opt->batch ? UI_BATCH : isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
+	enum ui_mode mode = opt->batch ? UI_BATCH : !opt->dump && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
 												 : UI_SUMMARY;
-	double timeout = opt->timeout_s;
+	double timeout = opt->dump ? dump_timeout(opt) : opt->timeout_s;
 	if (mode == UI_SUMMARY && opt->iterations > 0) {
 		double t = (double)opt->iterations * opt->delay_s;
 		timeout = timeout > 0 && timeout < t ? timeout : t;
@@ -422,7 +423,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	struct ui_start ui_start;
 	bool ui_running = mode != UI_SUMMARY && start_ui(opt, &ui_start, &ui) == 0;
 
-	int err = tracer_loop(timeout, true);
+	int err = tracer_loop(timeout, !opt->dump);
 	uint64_t t_end = now_ns();
 	devices_stop();		/* the GPUs' last figures, before the UI shows the final ones */
 	uint64_t t_meters = now_ns();
@@ -452,13 +453,16 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 		.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
 		.stops_per_return = first && retfast_used(first) ? 0 : 1,
 		.stops_per_launch = first && launchring_used(first) ? 0 : 1,
+		.job = dump_finish(job),
 	};
 	output_failed |= files[F_JSON].fd >= 0 && write_json(&files[F_JSON], &info) < 0;
 	output_failed |= json_interval_stop(&info) < 0;
 	log_debug("the end: outputs written %.1f ms after the tracing ended", (double)(now_ns() - t_end) / 1e6);
 	if (ui_running)
 		pthread_join(ui, NULL);
-	if (mode == UI_SUMMARY)
+	if (opt->dump)
+		output_failed |= dump_print(job, stdout) < 0;
+	else if (mode == UI_SUMMARY)
 		batch_print_final(stderr);
 	if (opt->linger_s && mode != UI_TUI)	/* the TUI served them until q */
 		linger(t_end + (uint64_t)(opt->linger_s * 1e9));
@@ -501,6 +505,7 @@ int session_run(const struct options *opt)
 	bool started = false;	/* the files stay */
 	uint64_t t_clean = 0;
 	pid_t pid = 0;
+	struct job *job = NULL;	/* --dump's picture */
 	int code;
 
 	configure(opt);
@@ -531,6 +536,7 @@ int session_run(const struct options *opt)
 	}
 	tracer_init();
 	add_consumers(opt);
+	job = dump_start(opt);
 	tracer_install_signal_handlers();
 	session_set_waker(tracer_wake);
 	if (rescue_init() == 0)
@@ -558,13 +564,14 @@ int session_run(const struct options *opt)
 		goto out_live;
 	}
 	started = true;
-	code = trace_and_report(opt, files, live_failed, pid, start_ns, command);
+	code = trace_and_report(opt, files, live_failed, pid, start_ns, command, job);
 out_live:
 	(void)trace_close();	/* after a start that failed: their files are removed */
 	(void)timeline_close();
 out_metrics:
 	t_clean = now_ns();
 	account_clear();
+	dump_end(job);
 	rescue_cycle_guard_stop();
 	metrics_server_stop();
 out_files:

@@ -287,6 +287,11 @@ static void housekeeping(void)
 	rescue_cycle_guard_tick();	/* a guard killed is replaced */
 }
 
+void tracer_set_job(struct job *j)
+{
+	tracer.job = j;
+}
+
 bool tracer_traces(pid_t pid)
 {
 	return tracee_of_pid(pid) != NULL;

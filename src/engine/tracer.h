@@ -48,6 +48,9 @@ int tracer_detach(struct tracee *p);
 
 /* Every traced process let go, as tracer_detach does for one. */
 int tracer_detach_all(void);
+/* --dump: each process's picture goes into j (figures/job.h) as it is detached. */
+struct job;
+void tracer_set_job(struct job *j);
 /* pid is one of the traced processes. */
 bool tracer_traces(pid_t pid);
 

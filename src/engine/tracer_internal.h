@@ -27,6 +27,7 @@ struct tracer_session {
 	long spin_ns;	/* wait_event's poll, -1 until chosen */
 	uint64_t stop_began_ns, stop_ended_ns, stop_ns;
 	uint64_t stop_cost_ns;
+	struct job *job;	/* --dump's picture, taken at each detach; NULL: none */
 };
 extern struct tracer_session tracer;
 

@@ -10,6 +10,7 @@
 #include "rows.h"
 #include "site_rows.h"
 #include "stacks.h"
+#include "json_job.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -717,6 +718,8 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	rows_free(&rs);
 	json_cost(&w, info, s);
 	json_devices(&w, info->devices);
+	if (info->job)
+		json_job(&w, info->job);
 	jw_key(&w, "processes");
 	jw_open(&w, '[');
 	for (size_t i = 0; i < s->n_proc && !err; i++)

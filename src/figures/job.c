@@ -1,0 +1,135 @@
+/* job.c — the picture --dump takes (job.h), and which processes of it differ from the others. */
+#include "job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_api.h"
+#include "stacks.h"
+
+struct job *job_new(void)
+{
+	return calloc(1, sizeof(struct job));
+}
+
+void job_free(struct job *j)
+{
+	for (int i = 0; j && i < j->n; i++)
+		free(j->proc[i].threads);
+	free(j);
+}
+
+struct job_process *job_process_of(struct job *j, pid_t pid)
+{
+	for (int i = 0; i < j->n; i++)
+		if (j->proc[i].pid == pid)
+			return &j->proc[i];
+	if (j->n == JOB_MAX_PROCS)
+		return NULL;
+	struct job_process *jp = &j->proc[j->n++];
+	*jp = (struct job_process){ .pid = pid, .rank = -1, .nranks = -1 };
+	return jp;
+}
+
+struct job_thread *job_thread_add(struct job_process *jp, pid_t tid)
+{
+	if (!jp->threads && !(jp->threads = calloc(JOB_MAX_THREADS, sizeof *jp->threads)))
+		return NULL;
+	if (jp->n_threads == JOB_MAX_THREADS)
+		return NULL;
+	struct job_thread *t = &jp->threads[jp->n_threads++];
+	*t = (struct job_thread){ .tid = tid, .api = -1 };
+	return t;
+}
+
+static int thread_op(const struct job_thread *t)
+{
+	const struct api_spec *s = t->api >= 0 ? cuda_api_get(t->api) : NULL;
+	return s ? s->op : -1;
+}
+
+bool job_thread_waits(const struct job_thread *t)
+{
+	int op = thread_op(t);
+	return op == OP_SYNC || op == OP_COLLECTIVE;
+}
+
+bool job_thread_in_collective(const struct job_thread *t)
+{
+	return thread_op(t) == OP_COLLECTIVE;
+}
+
+/* The innermost Python frame of t's stack, NULL if it has none. */
+static const struct stack_frame *python_frame(const struct job_thread *t)
+{
+	const struct stack *s = stacks_get(t->stack);
+	for (uint32_t i = 0; s && i < s->n; i++)
+		if (s->frame[i].python)
+			return &s->frame[i];
+	return NULL;
+}
+
+/* A process's own figures from its threads: waiting, position, Python line (a waiting
+ * thread's first: the one the job is about). */
+static void sum_threads(struct job_process *jp)
+{
+	const struct stack_frame *py = NULL;
+	bool py_waits = false;
+	jp->waiting = false;
+	jp->in_collective = 0;
+	for (int i = 0; i < jp->n_threads; i++) {
+		const struct job_thread *t = &jp->threads[i];
+		bool waits = job_thread_waits(t);
+		jp->waiting |= waits;
+		jp->in_collective += job_thread_in_collective(t);
+		const struct stack_frame *f = python_frame(t);
+		if (f && (!py || (waits && !py_waits))) {
+			py = f;
+			py_waits = waits;
+		}
+	}
+	jp->position = (uint32_t)jp->collectives + (jp->in_collective > 0);
+	jp->py_function = py ? py->function : NULL;
+	jp->py_file = py ? py->file : NULL;
+	jp->py_line = py ? py->line : 0;
+}
+
+static bool same_line(const struct job_process *a, const struct job_process *b)
+{
+	return a->py_file && b->py_file && a->py_line == b->py_line && strcmp(a->py_file, b->py_file) == 0;
+}
+
+/* The Python line more than half of the processes are at; NULL where none is. */
+static const struct job_process *majority_line(const struct job *j)
+{
+	for (int i = 0; i < j->n; i++) {
+		int same = 0;
+		for (int k = 0; k < j->n; k++)
+			same += same_line(&j->proc[i], &j->proc[k]);
+		if (2 * same > j->n)
+			return &j->proc[i];
+	}
+	return NULL;
+}
+
+void job_mark(struct job *j)
+{
+	uint32_t top = 0;
+	int waiting = 0;
+	for (int i = 0; i < j->n; i++) {
+		sum_threads(&j->proc[i]);
+		top = j->proc[i].position > top ? j->proc[i].position : top;
+		waiting += j->proc[i].waiting;
+	}
+	const struct job_process *line = majority_line(j);
+	for (int i = 0; i < j->n && j->n > 1; i++) {
+		struct job_process *jp = &j->proc[i];
+		jp->odd = 0;
+		if (jp->position < top)
+			jp->odd |= JOB_ODD_BEHIND;
+		if (!jp->waiting && waiting == j->n - 1)
+			jp->odd |= JOB_ODD_NOT_WAITING;
+		if (line && jp->py_file && !same_line(jp, line))
+			jp->odd |= JOB_ODD_LINE;
+	}
+}
