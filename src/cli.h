@@ -45,6 +45,7 @@ struct options {
 				 * the default (30) */
 	const char *memory_snapshot_path;	/* --memory-snapshot FILE: PyTorch's _snapshot() */
 	const char *oom_snapshot_path;		/* --oom-snapshot FILE: ... at an out-of-memory */
+	const char *oom_report_path;		/* --oom-report FILE: the report of an out-of-memory */
 	double json_interval_s;	/* --json-interval SECONDS FILE; 0 = no */
 	const char *json_interval_path;
 };

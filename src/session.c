@@ -159,7 +159,8 @@ static void *ui_thread(void *arg)
 static int start_ui(const struct options *opt, struct ui_start *u, pthread_t *th)
 {
 	*u = (struct ui_start){ .opt = { .delay_s = opt->delay_s, .iterations = opt->iterations,
-					 .no_color = opt->no_color, .memory_snapshot = opt->memory_snapshot_path != NULL },
+					 .no_color = opt->no_color, .memory_snapshot = opt->memory_snapshot_path != NULL,
+					 .alloc_stacks = (opt->stacks & CONFIG_STACKS_ALLOCS) && opt->stack_depth },
 				.batch = opt->batch };
 	/* Signals to gputop belong to the tracer thread: they must interrupt its waitpid. */
 	sigset_t all, old;
@@ -318,6 +319,13 @@ static void hint_children(pid_t pid)
 		log_hint("it has %d descendant%s: --children traces them too, once they load CUDA", n, n == 1 ? "" : "s");
 }
 
+/* No CUDA library in the program yet: said once, in these words, at the attach or when a
+ * program gputop started has loaded none after NO_CUDA_NEWS_NS. */
+static void say_no_cuda(pid_t pid)
+{
+	log_info("no CUDA library in %d yet: waiting for one to load", pid);
+}
+
 static int get_target(const struct options *opt, int output_fd, pid_t *pid)
 {
 	if (opt->pid) {
@@ -343,6 +351,7 @@ static void configure(const struct options *opt)
 		torch_mem_set_leak_age((uint64_t)(opt->leak_age_s * 1e9));
 	config.memory_snapshot = opt->memory_snapshot_path;
 	config.oom_snapshot = opt->oom_snapshot_path;
+	config.oom_report = opt->oom_report_path;
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
 }
 
@@ -354,8 +363,7 @@ static void add_consumers(const struct options *opt)
 	account_add(&stats_consumer);
 	account_add(&stacks_consumer);
 	account_add(&torch_consumer);
-	if (opt->memory_snapshot_path)
-		account_add(&torch_dumps_consumer);	/* after torch_consumer: its blocks read */
+	account_add(&torch_dumps_consumer);	/* after torch_consumer: its blocks read */
 	if (opt->trace_path)
 		account_add(&trace_consumer);
 	if (opt->timeline_path)
@@ -406,10 +414,12 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	}
 	if (opt->pid)
 		log_info("attached to %d (%s)", pid, command);
-	if (!probes_cuda_seen(tracee_of_pid(pid))) {
-		log_info("no CUDA library in %d yet: waiting for one to load", pid);
-		if (opt->pid && !opt->children && !opt->quiet)
+	if (opt->pid && !probes_cuda_seen(tracee_of_pid(pid))) {	/* a running program: news at once */
+		say_no_cuda(pid);
+		if (!opt->children && !opt->quiet)
 			hint_children(pid);
+	} else if (!opt->pid) {
+		tracer_on_no_cuda(NO_CUDA_NEWS_NS, say_no_cuda);
 	}
 
 	enum ui_mode mode = opt->batch ? UI_BATCH : !opt->dump && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
@@ -462,7 +472,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 		pthread_join(ui, NULL);
 	if (opt->dump)
 		output_failed |= dump_print(job, stdout) < 0;
-	else if (mode == UI_SUMMARY)
+	else if (mode == UI_SUMMARY && !opt->quiet)	/* -q: errors and warnings only (a container's log) */
 		batch_print_final(stderr);
 	if (opt->linger_s && mode != UI_TUI)	/* the TUI served them until q */
 		linger(t_end + (uint64_t)(opt->linger_s * 1e9));
@@ -521,11 +531,12 @@ int session_run(const struct options *opt)
 	if (opt->json_interval_path && json_interval_check(opt->json_interval_path) < 0)
 		goto out_files;
 	if (torch_snapshot_check(opt->memory_snapshot_path, "--memory-snapshot") < 0 ||
-	    torch_snapshot_check(opt->oom_snapshot_path, "--oom-snapshot") < 0)
+	    torch_snapshot_check(opt->oom_snapshot_path, "--oom-snapshot") < 0 ||
+	    torch_snapshot_check(opt->oom_report_path, "--oom-report") < 0)
 		goto out_files;
 	if (opt->listen && metrics_server_start(opt->listen, opt->delay_s, (size_t)opt->metrics_top_kernels) < 0)
 		goto out_files;
-	if (files[F_OUT].fd >= 0 && ftruncate(files[F_OUT].fd, 0) < 0) {
+	if (files[F_OUT].fd >= 0 && !files[F_OUT].device && ftruncate(files[F_OUT].fd, 0) < 0) {
 		log_error("cannot write -o file '%s': %s", files[F_OUT].path, strerror(errno));
 		goto out_metrics;
 	}

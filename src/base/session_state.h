@@ -30,6 +30,10 @@ struct session_status {
 	int term_signal;	/* signal that killed it, 0 if it exited */
 };
 
+/* A program gputop starts loads CUDA in its first moments: one that has not after this long
+ * is news, said then (the session on stderr, the TUI's status line), not at every launch. */
+#define NO_CUDA_NEWS_NS 2000000000ull
+
 /* The UI's side. */
 void session_status_get(struct session_status *out);
 void session_request(enum session_request r);

@@ -5,6 +5,8 @@
 
 #include "config.h"
 #include "log.h"
+#include "oom_report.h"
+#include "torch_alloc.h"
 #include "session_state.h"
 #include "torch_shot_read.h"
 #include "torch_snapshot.h"
@@ -29,8 +31,31 @@ void torch_dumps_take(struct tracee *p, enum torch_shot_why why)
 	torch_shot_free(&s);
 }
 
+/* An out-of-memory: said at once, its report and snapshot written before the program goes on
+ * much further (the next drain after the failed call: within 10 ms). */
+static void on_oom(struct tracee *p, const struct torch_oom *o)
+{
+	struct torch_shot s;
+	bool have = torch_shot_read(p, &s) != -ENODATA;
+	char line[512];
+	oom_report_line(line, sizeof line, o, have ? &s : NULL);
+	log_warn("%s", line);
+	if (config.oom_report && oom_report_write(config.oom_report, o, have ? &s : NULL) == 0)
+		log_info("out-of-memory report written to %s", config.oom_report);
+	if (have && config.oom_snapshot) {
+		s.why_taken = SHOT_OOM;
+		if (torch_snapshot_write(config.oom_snapshot, &s) == 0)
+			log_info("out-of-memory snapshot written to %s", config.oom_snapshot);
+	}
+	if (have)
+		torch_shot_free(&s);
+}
+
 static void torch_dumps_drained(struct tracee *p)
 {
+	struct torch_oom o;
+	if (torch_take_oom(p, &o))
+		on_oom(p, &o);
 	if (!p->stopping_world && session_take_memory_snapshot())
 		torch_dumps_take(p, SHOT_ASKED);
 }
