@@ -286,11 +286,21 @@ static int id_for_stub(struct tracee *p, uint64_t stub, bool *unknown)
 	return stats_kernel_id(p->stats_id, buf);
 }
 
+/* value named as e is: a doubtful name stays doubtful (its row not made: the driver may name
+ * value otherwise). */
+static void remember_like(struct tracee *p, uint64_t value, struct entry *e)
+{
+	if (e->doubtful && e->id < 0)
+		remember_as(p, value, -1, e->name, e->mangled, false, true);
+	else
+		remember(p, value, entry_id(p, e), e->unknown);
+}
+
 void kernels_learn_from_stub(struct tracee *p, uint64_t value, uint64_t stub)
 {
 	struct entry *e = lookup(p, stub);
 	if (e && !e->unknown) {
-		remember(p, value, entry_id(p, e), false);
+		remember_like(p, value, e);
 		return;
 	}
 	int id = registered_id(p, p->pid, stub);
@@ -308,7 +318,7 @@ void kernels_learn_alias(struct tracee *p, uint64_t value, uint64_t known)
 {
 	struct entry *e = lookup(p, known);
 	if (e)
-		remember(p, value, entry_id(p, e), e->unknown);
+		remember_like(p, value, e);
 }
 
 int kernels_stub_symbol_to_mangled(const char *symbol, char *out, size_t size)
