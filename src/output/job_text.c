@@ -109,9 +109,11 @@ static void print_process(FILE *f, const struct job *j, const struct job_process
 {
 	fprintf(f, "process %d", jp->pid);
 	if (jp->rank >= 0)
-		fprintf(f, "  rank %d%s", jp->rank, "");
-	if (jp->nranks > 0)
+		fprintf(f, "  rank %d", jp->rank);
+	if (jp->rank >= 0 && jp->nranks > 0)
 		fprintf(f, " of %d", jp->nranks);
+	if (!jp->cuda)
+		fprintf(f, "  (no CUDA: no rank)");
 	fprintf(f, "  collectives %" PRIu64 " since the attach", jp->collectives);
 	if (jp->in_collective)
 		fprintf(f, " (+1 in flight)");
