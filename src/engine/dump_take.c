@@ -15,6 +15,7 @@
 #include "frame.h"
 #include "hit.h"
 #include "job.h"
+#include "probes.h"
 #include "procfs.h"
 #include "stack_capture.h"
 #include "stacks.h"
@@ -82,6 +83,7 @@ void dump_take(struct job *j, struct tracee *p)
 	if (!jp)
 		return;
 	uint64_t t0 = now_ns();
+	jp->cuda = probes_cuda_seen(p);
 	uint32_t it = 0;
 	for (struct thread *t; (t = threads_iter(p, &it));) {
 		if (t->guest || t->state != TS_STOPPED)

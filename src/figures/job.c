@@ -99,14 +99,14 @@ static bool same_line(const struct job_process *a, const struct job_process *b)
 	return a->py_file && b->py_file && a->py_line == b->py_line && strcmp(a->py_file, b->py_file) == 0;
 }
 
-/* The Python line more than half of the processes are at; NULL where none is. */
-static const struct job_process *majority_line(const struct job *j)
+/* The Python line more than half of the ranks (processes with CUDA) are at; NULL where none is. */
+static const struct job_process *majority_line(const struct job *j, int ranks)
 {
 	for (int i = 0; i < j->n; i++) {
 		int same = 0;
-		for (int k = 0; k < j->n; k++)
-			same += same_line(&j->proc[i], &j->proc[k]);
-		if (2 * same > j->n)
+		for (int k = 0; k < j->n && j->proc[i].cuda; k++)
+			same += j->proc[k].cuda && same_line(&j->proc[i], &j->proc[k]);
+		if (2 * same > ranks)
 			return &j->proc[i];
 	}
 	return NULL;
@@ -115,19 +115,24 @@ static const struct job_process *majority_line(const struct job *j)
 void job_mark(struct job *j)
 {
 	uint32_t top = 0;
-	int waiting = 0;
+	int waiting = 0, ranks = 0;
 	for (int i = 0; i < j->n; i++) {
 		sum_threads(&j->proc[i]);
+		if (!j->proc[i].cuda)
+			continue;
+		ranks++;
 		top = j->proc[i].position > top ? j->proc[i].position : top;
 		waiting += j->proc[i].waiting;
 	}
-	const struct job_process *line = majority_line(j);
-	for (int i = 0; i < j->n && j->n > 1; i++) {
+	const struct job_process *line = majority_line(j, ranks);
+	for (int i = 0; i < j->n; i++) {
 		struct job_process *jp = &j->proc[i];
 		jp->odd = 0;
+		if (!jp->cuda || ranks < 2)
+			continue;
 		if (jp->position < top)
 			jp->odd |= JOB_ODD_BEHIND;
-		if (!jp->waiting && waiting == j->n - 1)
+		if (!jp->waiting && waiting == ranks - 1)
 			jp->odd |= JOB_ODD_NOT_WAITING;
 		if (line && jp->py_file && !same_line(jp, line))
 			jp->odd |= JOB_ODD_LINE;

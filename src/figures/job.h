@@ -43,6 +43,7 @@ enum {
 
 struct job_process {
 	pid_t pid;
+	bool cuda;		/* it loaded CUDA: a rank (a launcher is none, and never odd) */
 	uint64_t held_ns;	/* how long gputop held it stopped, attach and detach together */
 	uint64_t taken_ns;	/* of which taking this picture */
 	int n_threads;

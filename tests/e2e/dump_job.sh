@@ -12,6 +12,8 @@
 #  - attached to the job already stuck (--dump alone): the others' call named from their stacks,
 #    said to be entered before the attach, with no made-up age or count;
 #  - after each dump the job goes on and ends as without gputop: the same lines, status 0;
+#  - --children of a launcher (bash) of the ranks: the ranks traced, the launcher (no CUDA) never
+#    the odd one out;
 #  - bad input: --dump without -p, with -b: exit 2.
 source "$(dirname "$0")/../lib.sh"
 need_bin sim/libcudart.so.13 simnccl/libnccl.so.2
@@ -156,6 +158,29 @@ jq_eq "$F" "[.job.processes[] | select(.pid != $ODD_PID) | .threads[].call | sel
 expect_eq "$(grep -c 'in ncclAllReduce, entered before gputop attached' "$D/gputop.out")" $((N - 1)) "stuck: said so in the text"
 end_job "$D" "stuck"
 expect_file_eq "$D/lines" "$TMP/plain/lines" "stuck: the job's lines are as without gputop"
+
+# --- --children of a launcher: the ranks under it, the launcher itself no rank ------------------------
+D=$TMP/l
+mkdir -p "$D"
+LAUNCH='for ((r = 0; r < $1; r++)); do RANK=$r WORLD_SIZE=$1 NCCL_SIM_JOB=$2/job "$3" "$4" "$5" "$6" $r $1 $7 $8 $9 "$2/go" "$2/stop" >"$2/r$r.out" & done; wait'
+spawn "$D/launcher" bash -c "$LAUNCH" launcher $N "$D" "$PY" "$PROG" "$SIM/libcudart.so.13" "$BIN/simnccl/libnccl.so.2" $ITER $ODD $AT
+L=$SPAWNED_PID
+for ((r = 0; r < N; r++)); do
+	wait_for_line "$D/r$r.out" '^ready' 60 || bail "rank $r under the launcher is ready"
+done
+touch "$D/go"
+stuck "$D" || bail "the job under the launcher is stuck at collective $AT"
+"$GPUTOP" --dump --children --json "$D/dump.json" -p "$L" >"$D/gputop.out" 2>"$D/gputop.err" </dev/null
+expect_eq "$?" 0 "--dump --children of the launcher: exit status 0"
+ODD_PID=$(sed -n 's/^ready //p' "$D/r$ODD.out")
+jq_eq "$D/dump.json" '.job.processes | length' $((N + 1)) "--children: the launcher and its $N ranks"
+jq_eq "$D/dump.json" '[.job.processes[] | select(.odd | length > 0) | .pid]' "[$ODD_PID]" \
+	"--children: the odd one out is rank $ODD, not the launcher (no CUDA: no rank)"
+touch "$D/stop"
+wait_pid "$L" 120
+expect_eq "$WAIT_STATUS" 0 "--children: the launcher and its ranks end, status 0"
+cat "$D"/r?.out | grep '^py_job:' >"$D/lines"
+expect_file_eq "$D/lines" "$TMP/plain/lines" "--children: the job's lines are as without gputop"
 
 # --- bad input ------------------------------------------------------------------------------------
 "$GPUTOP" --dump -- true >/dev/null 2>"$TMP/bad.err"

@@ -126,7 +126,7 @@ expect_screen 'gputop keys' "?: the help overlay"
 bar=$(tail -n 1 <<<"$SCREEN")
 for key in q '?' 's' 'r' '/' 'p' 'z' 'o l m k b a c' 'P'; do
 	if grep -qF -- "$key " <<<"$bar" &&
-		grep -qE -- "│ $(sed 's/[?/]/[&]/g' <<<"$key")(/[^ ]+)? +[a-z]" <<<"$SCREEN"; then
+		grep -qE -- "│ $(sed 's/[?/]/[&]/g' <<<"$key")(/[^ ]+)?( [<>])? +[a-z]" <<<"$SCREEN"; then
 		ok "help explains the bar's key '$key'"
 	else
 		not_ok "help explains the bar's key '$key'"

@@ -30,6 +30,7 @@ static struct job_process *add(struct job *j, pid_t pid, const char *api, const 
 			       uint64_t colls)
 {
 	struct job_process *jp = job_process_of(j, pid);
+	jp->cuda = true;
 	struct job_thread *t = job_thread_add(jp, pid);
 	t->api = api ? cuda_api_find(api) : -1;
 	t->stack = py_stack(pid, api ? api : "sleep", file, line);
@@ -71,6 +72,13 @@ static void test_two_and_one(void)
 	add(j, 30, NULL, "a.py", 1, 0);
 	job_mark(j);
 	check(j->proc[0].odd == 0 && !j->proc[0].waiting, "one process alone is never odd");
+	/* --children of a launcher: the launcher has no CUDA; it is no rank, and never odd. */
+	struct job_process *launcher = job_process_of(j, 29);
+	job_thread_add(launcher, 29)->stack = py_stack(29, "wait", "run.py", 2);
+	add(j, 31, "ncclAllReduce", "a.py", 5, 0);
+	job_mark(j);
+	check(launcher->odd == 0, "a process without CUDA (a launcher) is never odd");
+	check(j->proc[0].odd == (JOB_ODD_BEHIND | JOB_ODD_NOT_WAITING), "the ranks beside it are compared among themselves");
 	job_free(j);
 }
 
