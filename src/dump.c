@@ -25,6 +25,18 @@ struct job *dump_start(const struct options *opt)
 	return j;
 }
 
+/* The time its threads spent inside synchronizes and collectives that returned. */
+static void add_wait(struct job_process *jp)
+{
+	struct stats_snapshot s;
+	if (stats_snapshot_of(jp->pid, &s) < 0)
+		return;
+	jp->wait_ns = s.sync_ns;
+	for (int op = 0; op < COLL_COUNT; op++)
+		jp->wait_ns += s.comm.coll[op].ns;
+	stats_snapshot_free(&s);
+}
+
 /* Each process's rank and its collectives since the attach, from the figures. */
 static void add_figures(struct job *j)
 {
@@ -38,6 +50,7 @@ static void add_figures(struct job *j)
 			if (sp->info.pid != jp->pid)
 				continue;
 			jp->rank = sp->info.rank;
+			jp->watched_ns = jp->taken_at > sp->start_ns ? jp->taken_at - sp->start_ns : 0;
 			jp->nranks = sp->info.nranks;
 			jp->collectives = 0;
 			for (int op = 0; op < COLL_COUNT; op++)
@@ -45,6 +58,8 @@ static void add_figures(struct job *j)
 		}
 	}
 	stats_snapshot_free(&s);
+	for (int i = 0; i < j->n; i++)
+		add_wait(&j->proc[i]);
 }
 
 const struct job *dump_finish(struct job *j)

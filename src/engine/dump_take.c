@@ -83,6 +83,7 @@ void dump_take(struct job *j, struct tracee *p)
 	if (!jp)
 		return;
 	uint64_t t0 = now_ns();
+	jp->taken_at = t0;
 	jp->cuda = probes_cuda_seen(p);
 	uint32_t it = 0;
 	for (struct thread *t; (t = threads_iter(p, &it));) {

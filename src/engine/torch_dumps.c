@@ -2,11 +2,13 @@
 #include "torch_dumps.h"
 
 #include <errno.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "log.h"
 #include "oom_report.h"
 #include "torch_alloc.h"
+#include "torch_mem.h"
 #include "session_state.h"
 #include "torch_shot_read.h"
 #include "torch_snapshot.h"
@@ -37,6 +39,22 @@ static void on_oom(struct tracee *p, const struct torch_oom *o)
 {
 	struct torch_shot s;
 	bool have = torch_shot_read(p, &s) != -ENODATA;
+	struct torch_oom_event e = { .t_ns = o->t_ns, .size = o->size, .device = o->device, .error = o->error,
+				     .by_torch = o->by_torch, .stack = o->stack };
+	snprintf(e.api, sizeof e.api, "%s", o->api ? o->api : "");
+	if (have) {
+		struct torch_shot_sums sum;
+		if (e.device < 0)
+			e.device = s.n_device ? s.device[0].device : 0;
+		torch_shot_sum(&s, e.device, &sum);
+		e.sums_known = true;
+		e.reserved = sum.total;
+		e.allocated = sum.allocated;
+		e.free_in_segments = sum.free;
+		e.largest_free = sum.largest_free;
+		e.fragmentation = o->size && sum.free >= o->size && sum.largest_free < o->size;
+	}
+	torch_mem_on_oom(p->pid, &e);
 	char line[512];
 	oom_report_line(line, sizeof line, o, have ? &s : NULL);
 	log_warn("%s", line);

@@ -89,6 +89,13 @@ static void sum_threads(struct job_process *jp)
 		}
 	}
 	jp->position = (uint32_t)jp->collectives + (jp->in_collective > 0);
+	uint64_t wait = jp->wait_ns;
+	for (int i = 0; i < jp->n_threads; i++)
+		if (job_thread_waits(&jp->threads[i]) && jp->threads[i].from != JOB_CALL_STACK)
+			wait += jp->threads[i].age_ns < jp->watched_ns ? jp->threads[i].age_ns : jp->watched_ns;
+	jp->wait_share = -1;
+	if (jp->watched_ns >= JOB_WATCH_MIN_NS)
+		jp->wait_share = wait >= jp->watched_ns ? 1.0 : (double)wait / (double)jp->watched_ns;
 	jp->py_function = py ? py->function : NULL;
 	jp->py_file = py ? py->file : NULL;
 	jp->py_line = py ? py->line : 0;
@@ -110,6 +117,33 @@ static const struct job_process *majority_line(const struct job *j, int ranks)
 			return &j->proc[i];
 	}
 	return NULL;
+}
+
+/* The rank that waited least, where every other rank waited JOB_STRAGGLER_GAP of the time more:
+ * the one the others wait for. None where a rank's share is not known. */
+static void mark_straggler(struct job *j)
+{
+	struct job_process *least = NULL;
+	for (int i = 0; i < j->n; i++) {
+		struct job_process *jp = &j->proc[i];
+		if (!jp->cuda)
+			continue;
+		if (jp->wait_share < 0)
+			return;
+		if (!least || jp->wait_share < least->wait_share)
+			least = jp;
+	}
+	int ranks = 0;
+	for (int i = 0; i < j->n; i++) {
+		const struct job_process *jp = &j->proc[i];
+		if (!jp->cuda || jp == least)
+			continue;
+		if (jp->wait_share < least->wait_share + JOB_STRAGGLER_GAP)
+			return;
+		ranks++;
+	}
+	if (ranks)
+		least->odd |= JOB_ODD_WAITS_LEAST;
 }
 
 void job_mark(struct job *j)
@@ -137,4 +171,5 @@ void job_mark(struct job *j)
 		if (line && jp->py_file && !same_line(jp, line))
 			jp->odd |= JOB_ODD_LINE;
 	}
+	mark_straggler(j);
 }

@@ -39,13 +39,21 @@ enum {
 	JOB_ODD_BEHIND = 1,	/* fewer collectives reached than another process */
 	JOB_ODD_NOT_WAITING = 2,	/* in no synchronize or collective while all the others wait */
 	JOB_ODD_LINE = 4,	/* its Python line is not the one most processes are at */
+	JOB_ODD_WAITS_LEAST = 8,	/* the straggler: it waited least of the watched time, every
+				 * other rank at least JOB_STRAGGLER_GAP more */
 };
+#define JOB_ODD_KINDS 4
+/* The straggler's margin: the share of the watched time by which every other rank waited more. */
+#define JOB_STRAGGLER_GAP 0.2
+/* Shorter watches say no share (a dump without --timeout watches a few milliseconds). */
+#define JOB_WATCH_MIN_NS 500000000ull
 
 struct job_process {
 	pid_t pid;
 	bool cuda;		/* it loaded CUDA: a rank (a launcher is none, and never odd) */
 	uint64_t held_ns;	/* how long gputop held it stopped, attach and detach together */
 	uint64_t taken_ns;	/* of which taking this picture */
+	uint64_t taken_at;	/* monotonic, when it was taken */
 	int n_threads;
 	struct job_thread *threads;
 	/* Set by job_mark, from the figures and the threads. */
@@ -54,6 +62,10 @@ struct job_process {
 	int in_collective;	/* threads inside one now */
 	bool waiting;		/* a thread inside a synchronize or a collective */
 	uint32_t position;	/* collectives + (inside one now ? 1 : 0) */
+	uint64_t watched_ns;	/* from the attach to the picture */
+	uint64_t wait_ns;	/* of which its threads were inside synchronizes and collectives
+				 * (returned, then the calls in flight for their age) */
+	double wait_share;	/* wait_ns / watched_ns, at most 1; -1: watched too short */
 	const char *py_function, *py_file;	/* its innermost Python frame (the waiting thread's
 						 * first, else the first thread's with one); NULL */
 	uint32_t py_line;

@@ -47,7 +47,7 @@ int job_call_args(const struct job_thread *t, char *buf, size_t size)
 	}
 }
 
-const char *const job_odd_names[3] = { "behind", "not waiting", "another line" };
+const char *const job_odd_names[JOB_ODD_KINDS] = { "behind", "not waiting", "another line", "waits least" };
 
 static void print_odd(FILE *f, const struct job *j, const struct job_process *jp)
 {
@@ -61,6 +61,9 @@ static void print_odd(FILE *f, const struct job *j, const struct job_process *jp
 		fprintf(f, " not waiting while the others are;");
 	if (jp->odd & JOB_ODD_LINE)
 		fprintf(f, " at another Python line than most;");
+	if (jp->odd & JOB_ODD_WAITS_LEAST)
+		fprintf(f, " waits least (%.0f%% of the time; the others %.0f%% more at least): the one they wait for;",
+			100 * jp->wait_share, 100 * JOB_STRAGGLER_GAP);
 	fputc('\n', f);
 }
 
@@ -112,7 +115,10 @@ static void print_process(FILE *f, const struct job *j, const struct job_process
 	fprintf(f, "  collectives %" PRIu64 " since the attach", jp->collectives);
 	if (jp->in_collective)
 		fprintf(f, " (+1 in flight)");
-	fprintf(f, "  %s\n", jp->waiting ? "waiting" : "not waiting");
+	fprintf(f, "  %s", jp->waiting ? "waiting" : "not waiting");
+	if (jp->wait_share >= 0)
+		fprintf(f, "  waited %.0f%% of %.1f s", 100 * jp->wait_share, (double)jp->watched_ns / 1e9);
+	fputc('\n', f);
 	if (jp->py_file)
 		fprintf(f, "  Python: %s (%s:%u)\n", jp->py_function ? jp->py_function : "?", jp->py_file, jp->py_line);
 	if (jp->odd)

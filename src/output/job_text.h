@@ -13,8 +13,8 @@ const char *job_call_source(const struct job_thread *t);
 /* The arguments that matter of the call (op, bytes, peer, comm), as text; "" where none are
  * known. snprintf's return. */
 int job_call_args(const struct job_thread *t, char *buf, size_t size);
-/* The words of JOB_ODD_* bits 0, 1, 2. */
-extern const char *const job_odd_names[3];
+/* The words of JOB_ODD_* bits 0 to JOB_ODD_KINDS - 1. */
+extern const char *const job_odd_names[JOB_ODD_KINDS];
 /* 0, or -errno of a failed write. */
 int job_text_write(FILE *f, const struct job *j);
 

@@ -87,10 +87,14 @@ static void json_proc(struct jw *w, const struct job_process *jp)
 	}
 	jw_key(w, "odd");
 	jw_open(w, '[');
-	for (int b = 0; b < 3; b++)
+	for (int b = 0; b < JOB_ODD_KINDS; b++)
 		if (jp->odd & (1u << b))
 			jw_str(w, job_odd_names[b]);
 	jw_close(w);
+	jw_key(w, "watched_s");
+	jw_double(w, (double)jp->watched_ns / 1e9);
+	jw_key(w, "wait_share");
+	jw_double_if(w, jp->wait_share >= 0, jp->wait_share);
 	jw_key(w, "held_ms");
 	jw_double(w, (double)jp->held_ns / 1e6);
 	jw_key(w, "picture_ms");

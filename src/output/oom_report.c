@@ -25,29 +25,6 @@ static void where(char *buf, size_t size, uint32_t stack)
 		snprintf(buf, size, "%s", f->function ? f->function : "?");
 }
 
-/* The line that asked: the innermost Python frame outside the torch package, else the innermost
- * native frame outside the CUDA and PyTorch libraries and the C++ runtime. */
-static const struct stack_frame *request_site(uint32_t stack)
-{
-	static const char *const theirs[] = { "libcudart", "libcuda.", "libc10", "libtorch", "libstdc++" };
-	const struct stack *st = stacks_get(stack);
-	const struct stack_frame *native = NULL;
-	for (uint32_t i = 0; st && i < st->n; i++) {
-		const struct stack_frame *f = &st->frame[i];
-		bool ours = true;
-		if (f->python) {
-			if (f->file && !strstr(f->file, "/torch/"))
-				return f;
-			continue;
-		}
-		for (size_t k = 0; k < sizeof theirs / sizeof *theirs; k++)
-			ours &= !(f->module && strncmp(f->module, theirs[k], strlen(theirs[k])) == 0);
-		if (ours && !native)
-			native = f;
-	}
-	return native;
-}
-
 static void frame_text(char *buf, size_t size, const struct stack_frame *f)
 {
 	if (!f)
@@ -102,7 +79,7 @@ void oom_report_print(FILE *f, const struct torch_oom *o, const struct torch_sho
 	char line[512], at[300];
 	oom_report_line(line, sizeof line, o, s);
 	fprintf(f, "gputop: %s\n", line);
-	frame_text(at, sizeof at, request_site(o->stack));
+	frame_text(at, sizeof at, torch_rows_request_site(o->stack));
 	fprintf(f, "request: %llu bytes, GPU %d, %s, error %d, at %s\n", (unsigned long long)o->size, device_of(o, s),
 		o->api ? o->api : "?", o->error, at);
 	if (!s) {

@@ -103,7 +103,8 @@ ODD_PID=${JOB_PIDS[$ODD]}
 jq_eq "$F" '.job.processes | length' $N "$N processes in the job section"
 jq_eq "$F" '[.job.processes[] | select(.odd | length > 0) | .pid]' "[$ODD_PID]" "the odd one out: rank $ODD's process, alone"
 P="$(jq --argjson p "$ODD_PID" '.job.processes[] | select(.pid == $p)' "$F" >"$F.odd"; echo "$F.odd")"
-jq_eq "$P" '.odd' '["behind","not waiting","another line"]' "rank $ODD: behind, not waiting, at another line"
+jq_eq "$P" '.odd' '["behind","not waiting","another line","waits least"]' \
+	"rank $ODD: behind, not waiting, at another line, waited least"
 jq_eq "$P" '[.python.function, (.python.file | split("/") | last), .python.line]' "[\"straggle\",\"py_job.py\",$L_STRAGGLE]" \
 	"rank $ODD: its Python function and line (straggle, py_job.py:$L_STRAGGLE)"
 jq_eq "$P" '[.rank, .nranks, .collectives, .in_collective, .waiting]' "[$ODD,null,$((AT - 1)),false,false]" \
@@ -125,6 +126,9 @@ jq_check "$F.others" "[.[].threads[].call | select(. != null) | .age_s] | all(. 
 jq_check "$F.others" '[.[].threads[] | select(.call != null) | .stack[0:4][].function] | index("ncclAllReduce") != null' \
 	"the others: ncclAllReduce on the waiting thread's stack"
 jq_check "$F" '.job.processes | all(.held_ms > 0 and .picture_ms > 0)' "each process: how long it was held, said"
+jq_check "$F.others" "[.[].wait_share] | all(. > $(jq '.wait_share' "$P") + 0.2)" \
+	"the others waited a larger share of the watched time (+0.2 at least) than rank $ODD" \
+	'[.[] | {pid, wait_share, watched_s}]'
 note "held (ms): $(jq -c '[.job.processes[] | .held_ms | floor]' "$F")"
 # The text says the same.
 T=$D/gputop.out
@@ -137,6 +141,28 @@ expect_eq "$(grep -cE 'in ncclAllReduce\(AllReduce 4096 bytes, comm 0x[0-9a-f]+\
 expect_match "$(tail -n1 "$T")" "^held:( [0-9]+ [0-9.]+ ms \\(picture [0-9.]+ ms\\);){$N}$" "text: the last line, how long each was held"
 end_job "$D" "watched"
 expect_file_eq "$D/lines" "$TMP/plain/lines" "watched: the job's lines are as without gputop"
+
+# --- a straggler at every step (PY_JOB_SLOW_MS=30 on rank 1), watched 3 s while the job runs ------
+D=$TMP/slow
+PY_JOB_SLOW_MS=30 AT=100000 start_job "$D"
+pids=$(IFS=,; echo "${JOB_PIDS[*]}")
+spawn "$D/gputop" "$GPUTOP" --dump --timeout 3 --json "$D/dump.json" -p "$pids"
+G=$SPAWNED_PID
+for p in "${JOB_PIDS[@]}"; do
+	wait_for_line "$D/gputop.err" "attached to $p" 60 || bail "gputop attached to $p"
+done
+touch "$D/go"
+wait_pid "$G" 120
+expect_eq "$WAIT_STATUS" 0 "slow rank: --dump --timeout 3 exits 0"
+F=$D/dump.json
+ODD_PID=${JOB_PIDS[$ODD]}
+jq_eq "$F" '[.job.processes[] | select(.odd | index("waits least")) | .pid]' "[$ODD_PID]" \
+	"slow rank: rank $ODD, sleeping 30 ms a step, is the one that waits least, alone"
+jq_check "$F" '.job.processes | all(.watched_s >= 2.5 and .wait_share != null)' "slow rank: each rank's share of ~3 s watched" \
+	'[.job.processes[] | {pid, odd, wait_share, watched_s}]'
+expect_eq "$(grep -c 'waits least' "$D/gputop.out")" 1 "slow rank: said once in the text"
+end_job "$D" "slow rank"
+expect_file_eq "$D/lines" "$TMP/plain/lines" "slow rank: the job's lines are as without gputop"
 
 # --- attached to the job once it is stuck ----------------------------------------------------------
 D=$TMP/s

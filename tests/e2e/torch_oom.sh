@@ -36,7 +36,8 @@ python3 -c 'import pickle,sys; d=pickle.load(open(sys.argv[1],"rb")); assert d["
 export SIMCUDA_MEM_LIMIT=$((150 * 1048576))
 REQ=$((18 * 1048576))
 run_plain "$TMP/plain-frag" "$BIN/torch_blocks" --oom "$REQ"
-"$GPUTOP" --oom-report "$TMP/frag.txt" -b -- "$BIN/torch_blocks" --oom "$REQ" >"$TMP/frag.out" 2>"$TMP/frag.err"
+"$GPUTOP" --stacks allocs --oom-report "$TMP/frag.txt" --json "$TMP/frag.json" -b -- "$BIN/torch_blocks" --oom "$REQ" \
+	>"$TMP/frag.out" 2>"$TMP/frag.err"
 expect_eq "$?" 0 "fragmentation: exit status 0"
 expect_file_eq <(prog_lines "$TMP/frag.out" torch_blocks) "$TMP/plain-frag.out" "fragmentation: the same output as untraced"
 free=$(sed -n 's/^segments: .* free in segments \([0-9]*\); largest free block \([0-9]*\)$/\1 \2/p' "$TMP/frag.txt")
@@ -44,6 +45,16 @@ free=$(sed -n 's/^segments: .* free in segments \([0-9]*\); largest free block \
 	ok "fragmentation: free in segments (${free% *}) >= the request, the largest free block (${free#* }) below it" ||
 	not_ok "fragmentation: free in segments >= the request, the largest free block below it ($free)"
 expect_match "$(cat "$TMP/frag.txt")" "verdict: fragmentation" "fragmentation: said so"
+held=$(sed -n 's/^torch_blocks: oom caught allocated=\([0-9]*\) reserved=\([0-9]*\)$/\1 \2/p' "$TMP/plain-frag.out")
+F=$TMP/frag.json
+jq_eq "$F" '.torch_memory.oom | length' 1 "--json: one oom event"
+jq_eq "$F" '.torch_memory.oom[0] | [.function, .error, .bytes, .device, .pytorch_gave_up, .fragmentation]' \
+	"[\"cudaMalloc\",2,$REQ,0,true,true]" "--json: the request, PyTorch gave up, fragmentation"
+jq_eq "$F" '.torch_memory.oom[0] | [.reserved_bytes, .allocated_bytes]' "[${held#* },${held% *}]" \
+	"--json: reserved and allocated as the program printed them"
+jq_eq "$F" '.torch_memory.oom[0].line | [(.file | endswith("torch_blocks.c")), .line]' "[true,$OOM_LINE]" "--json: the request's line"
+expect_match "$(cat "$TMP/frag.out")" "OUT OF MEMORY in [0-9]+: cudaMalloc of 18.0 MiB on GPU 0 failed \\(PyTorch's allocator gave up\\) at .*torch_blocks.c:$OOM_LINE; .*: fragmentation" \
+	"-b: the out-of-memory line"
 
 # No PyTorch: a program's own cudaMalloc that fails (hold_memory: 10 MiB, then 100 MiB of a
 # 50 MiB device) is said and reported too; the program's output and status as untraced (1: it

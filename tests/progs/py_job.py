@@ -6,8 +6,9 @@ Each rank makes its communicator, prints "ready <pid>", waits for the file GO, t
 steps: a bit of arithmetic (its "loss"), one ncclAllReduce, one cudaStreamSynchronize. Rank ODD,
 before its collective number AT (1-based), calls straggle(), which waits in Python for the file
 STOP (at the line marked "@site straggle") after printing "straggling <pid>"; the others then
-wait inside that collective. At the end each prints "py_job: rank R collectives=N loss=X" and
-exits 0.
+wait inside that collective. With PY_JOB_SLOW_MS=M in its environment, rank ODD also sleeps M ms
+in Python before each collective (slow(), "@site slow"): a straggler the others wait for at
+every step. At the end each prints "py_job: rank R collectives=N loss=X" and exits 0.
 
 Usage: python3 py_job.py LIBCUDART LIBNCCL RANK NRANKS ITER ODD AT GO STOP"""
 import ctypes
@@ -39,7 +40,12 @@ def straggle():
         time.sleep(0.01)  # @site straggle
 
 
+def slow(ms):
+    time.sleep(ms / 1000.0)  # @site slow
+
+
 def main():
+    slow_ms = float(os.environ.get("PY_JOB_SLOW_MS", "0"))
     comm = ctypes.c_void_p()
     err = nccl.ncclCommInitRank(ctypes.byref(comm), nranks, UniqueId(), rank)
     if err:
@@ -54,6 +60,8 @@ def main():
         loss = loss * 0.97 + 0.01 * ((step * (rank + 3)) % 7)
         if rank == odd and step + 1 == at:
             straggle()
+        if rank == odd and slow_ms:
+            slow(slow_ms)
         err = nccl.ncclAllReduce(buf, buf, ctypes.c_size_t(1024), NCCL_FLOAT32, NCCL_SUM, comm, None)  # @site allreduce
         if err:
             raise SystemExit("py_job: ncclAllReduce failed: %d" % err)

@@ -106,6 +106,42 @@ static void test_threads(void)
 	job_free(j);
 }
 
+/* Ranks watched 2 s: waited (ns returned) w[i]; rank 0 also inside a collective 0.5 s. */
+static struct job *watched(const uint64_t *w, int n)
+{
+	struct job *j = job_new();
+	for (int i = 0; i < n; i++) {
+		struct job_process *jp = add(j, 60 + i, i == 0 ? "ncclAllReduce" : NULL, "s.py", 3, 10);
+		jp->watched_ns = 2000000000ull;
+		jp->wait_ns = w[i];
+		jp->threads[0].from = i == 0 ? JOB_CALL_RECORD : JOB_CALL_NONE;
+		jp->threads[0].age_ns = 500000000ull;
+	}
+	job_mark(j);
+	return j;
+}
+
+static void test_straggler_share(void)
+{
+	const uint64_t w[3] = { 1300000000ull, 100000000ull, 1800000000ull };
+	struct job *j = watched(w, 3);
+	check(j->proc[0].wait_share > 0.89 && j->proc[0].wait_share < 0.91,
+	      "a share: returned waits plus the call in flight's age, over the time watched (%.3f)", j->proc[0].wait_share);
+	check(j->proc[1].odd & JOB_ODD_WAITS_LEAST, "the rank that waited least, 0.2 below every other: the straggler");
+	check(!(j->proc[0].odd & JOB_ODD_WAITS_LEAST) && !(j->proc[2].odd & JOB_ODD_WAITS_LEAST), "the others are not");
+	job_free(j);
+	const uint64_t close[3] = { 1300000000ull, 1500000000ull, 1800000000ull };
+	j = watched(close, 3);
+	check(!(j->proc[1].odd & JOB_ODD_WAITS_LEAST), "within 0.2 of another rank: no straggler named");
+	job_free(j);
+	struct job *k = job_new();
+	add(k, 70, NULL, "s.py", 3, 0)->watched_ns = 1000000;
+	add(k, 71, "ncclAllReduce", "s.py", 3, 0)->watched_ns = 1000000;
+	job_mark(k);
+	check(k->proc[0].wait_share < 0 && !(k->proc[0].odd & JOB_ODD_WAITS_LEAST), "watched 1 ms: no share, no straggler");
+	job_free(k);
+}
+
 int main(void)
 {
 	check(cuda_api_find("ncclAllReduce") >= 0 && cuda_api_find("cudaStreamSynchronize") >= 0,
@@ -113,6 +149,7 @@ int main(void)
 	test_straggler();
 	test_two_and_one();
 	test_threads();
+	test_straggler_share();
 	stacks_free();
 	return failures != 0;
 }
