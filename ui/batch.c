@@ -299,22 +299,10 @@ static const struct batch_col torch_cols[] = {
 /* Each out-of-memory kept: the request, its line, the allocator then. */
 static void batch_oom(const struct torch_rows *t)
 {
+	char line[1024];
 	for (size_t i = 0; t->snap && i < t->snap->n_oom; i++) {
-		const struct torch_oom_event *e = &t->snap->oom[i];
-		const struct stack_frame *f = torch_rows_request_site(e->stack);
-		char size[FMT_LEN], free_[FMT_LEN], largest[FMT_LEN];
-		fmt_bytes(size, sizeof size, e->size);
-		fmt_bytes(free_, sizeof free_, e->free_in_segments);
-		fmt_bytes(largest, sizeof largest, e->largest_free);
-		fprintf(batch.out, "OUT OF MEMORY in %d: %s of %s on GPU %d failed%s", (int)e->pid,
-			e->api[0] ? e->api : "an allocation", size, e->device,
-			e->by_torch ? " (PyTorch's allocator gave up)" : "");
-		if (f && f->file)
-			fprintf(batch.out, " at %s:%u", f->file, f->line);
-		if (e->sums_known)
-			fprintf(batch.out, "; free in segments %s, largest free block %s: %s", free_, largest,
-				e->fragmentation ? "fragmentation" : "not fragmentation");
-		fputc('\n', batch.out);
+		cells_torch_oom(line, sizeof line, &t->snap->oom[i]);
+		fprintf(batch.out, "%s\n", line);
 	}
 }
 
