@@ -30,7 +30,7 @@ GPULIB  := $(if $(wildcard $(CUDA)/include/cupti.h),$(BUILD)/libgputop-gpu.so)
 
 all: $(BUILD)/gputop $(GPULIB)
 
-$(BUILD)/libgputop-gpu.so: inject/gputime.c inject/gputime_layout.h
+$(BUILD)/libgputop-gpu.so: inject/gputime.c inject/gputime_layout.h inject/gputime_totals.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) -std=gnu11 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Werror \
@@ -110,9 +110,10 @@ install: all
 	$(if $(GPULIB),install -m 0644 $(GPULIB) $(DESTDIR)$(PREFIX)/bin/libgputop-gpu.so)
 	install -m 0644 man/gputop.1 $(DESTDIR)$(PREFIX)/share/man/man1/gputop.1
 
+# tests/ and bench/ are not in an image's build context (.dockerignore): cleaned where they are.
 clean:
 	rm -rf $(BUILD) gputop
-	-$(MAKE) -s -C tests clean
-	-$(MAKE) -s -C bench clean
+	$(if $(wildcard tests/Makefile),-$(MAKE) -s -C tests clean)
+	$(if $(wildcard bench/Makefile),-$(MAKE) -s -C bench clean)
 
 .PHONY: all deps check check-robust demo bench dist install clean

@@ -2,11 +2,12 @@
  * called in a thread gputop holds at a CUDA API entry). It does not link libcupti: its start
  * function dlopens the libcupti gputop found and returns at once; a thread of its own then
  * subscribes to CUPTI (another subscriber there: it says so and stops), enables the activity
- * kinds for kernels, copies and memsets with a flush period, and copies each record's
- * essentials into the ring of gputime_layout.h, which gputop reads with process_vm_readv. It
- * never blocks the program: a full ring drops and counts. Asked to stop (or finding itself
- * untraced: gputop died), its thread flushes, disables, unsubscribes, finalizes CUPTI, waits
- * for gputop to read the last records, unloads libcupti and then itself (a tail call to
+ * kinds for kernels, copies and memsets with a flush period, and sums each buffer of records
+ * into the totals of gputime_layout.h in place (gputime_totals.h), which gputop reads with
+ * process_vm_readv whenever it likes: no figure depends on gputop keeping up, and the program
+ * never waits for gputop. Asked to stop (or finding itself untraced: gputop died), its thread
+ * flushes, disables, unsubscribes, finalizes CUPTI, waits for gputop to read the last totals,
+ * unloads libcupti and then itself (a tail call to
  * dlclose from a frame of its own, so no code of the library runs after it is gone). A CUPTI
  * that was not finalized (it refused us) is never unloaded, nor the library: both stay, idle. */
 #define _GNU_SOURCE
@@ -25,12 +26,13 @@
 #include <sys/syscall.h>
 
 #include "gputime_layout.h"
+#include "gputime_totals.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define HIDDEN __attribute__((visibility("hidden")))
 
 /* What gputop reads: the one symbol it looks up besides the start function. */
-EXPORT struct gt_shared gputop_gpu_shared;	/* .bss: 3 MiB that cost the file nothing */
+EXPORT struct gt_shared gputop_gpu_shared;	/* .bss: 2.3 MiB that cost the file nothing */
 #define SH gputop_gpu_shared
 
 /* The CUPTI functions used, found in the libcupti gputop named. */
@@ -47,6 +49,7 @@ static struct {
 	__typeof__(cuptiActivityGetNextRecord) *next_record;
 	__typeof__(cuptiFinalize) *finalize;	/* optional: without it CUPTI stays loaded */
 	__typeof__(cuptiGetResultString) *result_string;	/* optional: names a failure */
+	__typeof__(cuptiActivityGetNumDroppedRecords) *num_dropped;	/* optional: CUPTI's losses */
 } cupti;
 
 static char cupti_path[4096];
@@ -84,7 +87,7 @@ static void fail_call(const char *call, CUptiResult result)
 	fail(GT_ERR_CUPTI_CALL, text, result);
 }
 
-/* ---- records into the ring (CUPTI's threads) --------------------------------------------- */
+/* ---- records into the totals (CUPTI's threads) ------------------------------------------- */
 
 /* CUPTI's name pointers are its own and stable per kernel: interned once by pointer. */
 #define NAME_SLOTS (2 * GT_NAMES)
@@ -120,50 +123,39 @@ static uint32_t name_id(const char *name)
 	return GT_NO_NAME;
 }
 
-static void put(const struct gt_record *r)
-{
-	uint64_t head = SH.head, tail = __atomic_load_n(&SH.tail, __ATOMIC_ACQUIRE);
-	if (head - tail >= GT_RING) {
-		SH.dropped++;	/* gputop fell behind (or is gone): never wait for it */
-		return;
-	}
-	SH.ring[head % GT_RING] = *r;
-	__atomic_store_n(&SH.head, head + 1, __ATOMIC_RELEASE);	/* the record, then head */
-}
+/* A buffer's records, read out of it to be summed (CUPTI's thread, under the lock). A kernel's
+ * record is over 100 bytes: a buffer holds fewer than this many. */
+#define WORK_MAX (BUFFER_SIZE / 64)
+static struct gt_work work[WORK_MAX];
+static uint64_t dev_end[GT_DEVICES];	/* gt_totals_add's */
 
-static void record(const CUpti_Activity *a)
+/* The record's essentials into *w: 1, or 0 for a kind not summed. */
+static int read_record(const CUpti_Activity *a, struct gt_work *w)
 {
-	struct gt_record r = { .name = GT_NO_NAME };
 	switch (a->kind) {
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
 		/* The fields read sit at the same offsets in every CUpti_ActivityKernel since 4. */
 		const CUpti_ActivityKernel10 *k = (const void *)a;
-		r = (struct gt_record){ .kind = GT_KERNEL, .start = k->start, .end = k->end,
-					.device = k->deviceId, .stream = k->streamId,
-					.correlation = k->correlationId, .graph = k->graphId,
-					.name = name_id(k->name) };
-		break;
+		*w = (struct gt_work){ .kind = GT_KERNEL, .start = k->start, .end = k->end,
+				       .device = k->deviceId, .name = name_id(k->name) };
+		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
 		const CUpti_ActivityMemcpy6 *m = (const void *)a;
-		r = (struct gt_record){ .kind = GT_MEMCPY, .start = m->start, .end = m->end,
-					.bytes = m->bytes, .device = m->deviceId, .stream = m->streamId,
-					.correlation = m->correlationId, .copy_kind = m->copyKind,
-					.name = GT_NO_NAME };
-		break;
+		*w = (struct gt_work){ .kind = GT_MEMCPY, .start = m->start, .end = m->end, .bytes = m->bytes,
+				       .device = m->deviceId, .copy_kind = m->copyKind, .name = GT_NO_NAME };
+		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		const CUpti_ActivityMemset4 *m = (const void *)a;
-		r = (struct gt_record){ .kind = GT_MEMSET, .start = m->start, .end = m->end,
-					.bytes = m->bytes, .device = m->deviceId, .stream = m->streamId,
-					.correlation = m->correlationId, .name = GT_NO_NAME };
-		break;
+		*w = (struct gt_work){ .kind = GT_MEMSET, .start = m->start, .end = m->end, .bytes = m->bytes,
+				       .device = m->deviceId, .name = GT_NO_NAME };
+		return 1;
 	}
 	default:
-		return;
+		return 0;
 	}
-	put(&r);
 }
 
 /* CUPTI's buffers are mapped, not malloc'ed: a thread's first malloc gives it an arena of its
@@ -180,9 +172,18 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 				      size_t valid)
 {
 	CUpti_Activity *a = NULL;
+	size_t n = 0, dropped = 0;
 	pthread_mutex_lock(&produce);
-	while (valid && cupti.next_record(buffer, valid, &a) == CUPTI_SUCCESS)
-		record(a);
+	while (valid && cupti.next_record(buffer, valid, &a) == CUPTI_SUCCESS) {
+		n += read_record(a, &work[n]);
+		if (n == WORK_MAX) {
+			gt_totals_add(&SH.totals, SH.kernel, dev_end, work, n);
+			n = 0;
+		}
+	}
+	gt_totals_add(&SH.totals, SH.kernel, dev_end, work, n);
+	if (cupti.num_dropped && cupti.num_dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+		__atomic_store_n(&SH.cupti_dropped, SH.cupti_dropped + dropped, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&produce);
 	munmap(buffer, BUFFER_SIZE);
 }
@@ -301,6 +302,7 @@ static int find_cupti(void)
 	cupti.subscribe_v2 = dlsym(cupti.lib, "cuptiSubscribe_v2");
 	cupti.finalize = dlsym(cupti.lib, "cuptiFinalize");
 	cupti.result_string = dlsym(cupti.lib, "cuptiGetResultString");
+	cupti.num_dropped = dlsym(cupti.lib, "cuptiActivityGetNumDroppedRecords");
 	return 0;
 }
 
@@ -410,7 +412,7 @@ static bool wait_for(const uint32_t *word, long limit_ms)
 	return true;
 }
 
-/* The program exits: what CUPTI still holds goes into the ring, which gputop reads at the
+/* The program exits: what CUPTI still holds goes into the totals, which gputop reads at the
  * exiting threads' last stop (registered last, this runs before the CUDA runtime's own exit
  * handlers). After a stop, or run by dlclose, it does nothing. */
 static pid_t started_in;	/* a child forked meanwhile has a copy of us, CUPTI not its own */
@@ -471,7 +473,7 @@ __asm__(".text\n"
 	".size gt_thread_entry, .-gt_thread_entry\n");
 
 /* Called by gputop in a thread it holds at the entry of execve: what CUPTI holds goes into
- * the ring now, for gputop to read before the image, and the ring with it, is gone. */
+ * the totals now, for gputop to read before the image, and they with it, are gone. */
 EXPORT void gputop_gpu_flush(void)
 {
 	at_exit();

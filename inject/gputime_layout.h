@@ -1,26 +1,28 @@
 /* gputime_layout.h — the memory that libgputop-gpu.so (inject/gputime.c, loaded into the
  * program by --gpu-time) shares with gputop (src/probe/gputime_ring.c): a header of words each
- * written by one side only, a ring of GPU activity records (one producer: the library; one
- * consumer: gputop, through process_vm_readv/writev) and the kernel names the records point
- * to. Written once here for both; plain C types, x86-64 layout. */
+ * written by one side only, the totals the library sums CUPTI's records into in place (each
+ * kernel's runs by name, copies, memsets, busy time: gputop reads them whenever it likes, so
+ * that no figure depends on gputop keeping up) and the kernel names. Written once here for
+ * both; plain C types, x86-64 layout. */
 #ifndef GPUTOP_GPUTIME_LAYOUT_H
 #define GPUTOP_GPUTIME_LAYOUT_H
 
 #include <stdint.h>
 
 #define GT_MAGIC 0x656d697475706721ull	/* "!gputime" */
-#define GT_VERSION 1
-#define GT_RING 8192			/* records; a power of two */
+#define GT_VERSION 2
 #define GT_NAMES 8192			/* distinct kernel names */
 #define GT_NAME_BYTES (2u << 20)	/* their text */
 #define GT_NO_NAME 0xffffffffu
+#define GT_COPY_KINDS 16		/* CUpti_ActivityMemcpyKind, below 16 */
+#define GT_DEVICES 64
 
 /* The library's state (gt_shared.state), in order. */
 enum gt_state {
 	GT_STARTING = 1,	/* the start function returned; its thread is setting CUPTI up */
-	GT_RUNNING,		/* CUPTI records kernels, copies and memsets into the ring */
-	GT_FINAL,		/* set up failed (status says why), or stopped and flushed: the ring
-				 * holds every record there will be; it waits for gputop's release */
+	GT_RUNNING,		/* CUPTI records kernels, copies and memsets into the totals */
+	GT_FINAL,		/* set up failed (status says why), or stopped and flushed: the totals
+				 * hold every record there will be; it waits for gputop's release */
 	GT_UNLOADING,		/* released: CUPTI and the library are being unloaded */
 };
 
@@ -50,20 +52,25 @@ enum gt_kept {
 				 * code) is unknown */
 };
 
-enum gt_kind { GT_KERNEL = 1, GT_MEMCPY, GT_MEMSET };
+/* The runs of one kernel (by name): count, then their GPU time. A writer (CUPTI's thread, under
+ * the library's lock) stores count last; a reader between two stores sees at most one run
+ * half-counted, made whole at its next read. Times are CUPTI's (ns). */
+struct gt_sum {
+	uint64_t count, ns, min_ns, max_ns;
+};
 
-/* One record: 48 bytes. Times are CUPTI's (ns, its own clock). */
-struct gt_record {
-	uint64_t start, end;
-	uint64_t bytes;		/* copies and memsets */
-	uint32_t name;		/* kernels: index into name_at[], GT_NO_NAME if the table is full */
-	uint32_t device;
-	uint32_t stream;
-	uint32_t correlation;
-	uint32_t graph;		/* CUPTI's graph id, 0 when not run by a graph */
-	uint8_t kind;		/* enum gt_kind */
-	uint8_t copy_kind;	/* copies: CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP) */
-	uint8_t pad[2];
+/* Copies of one kind, or memsets. */
+struct gt_bytes {
+	uint64_t count, bytes, ns;
+};
+
+struct gt_totals {
+	uint64_t records;	/* records summed: grows whenever anything below does (stored last) */
+	uint64_t busy_ns;	/* time some kernel ran: per device the union of kernel intervals,
+				 * summed over devices */
+	struct gt_sum unnamed;	/* kernels whose name the full table could not take */
+	struct gt_bytes copy[GT_COPY_KINDS];	/* by CUpti_ActivityMemcpyKind */
+	struct gt_bytes memset;
 };
 
 struct gt_shared {
@@ -74,8 +81,6 @@ struct gt_shared {
 	int32_t status;		/* enum gt_status */
 	int32_t cupti_result;	/* the failed call's CUptiResult */
 	uint32_t helper_tid;	/* its thread */
-	uint64_t head;		/* records written (release order: the record, then head) */
-	uint64_t dropped;	/* records the full ring could not take */
 	uint64_t cupti_dropped;	/* records CUPTI itself dropped (its buffers were full) */
 	uint32_t names_used;	/* entries of name_at[] written (release order) */
 	uint32_t names_dropped;	/* kernel names the full table could not take */
@@ -84,13 +89,13 @@ struct gt_shared {
 	uint32_t pad0;
 	char message[256];	/* what failed, for gputop to say */
 	/* Written by gputop. */
-	uint64_t tail;		/* records consumed */
 	uint32_t stop;		/* 1: flush, disable, unload */
-	uint32_t released;	/* 1: gputop read the final records (GT_FINAL): unload now */
+	uint32_t released;	/* 1: gputop read the final totals (GT_FINAL): unload now */
 	uint64_t beat;		/* counts gputop's looks: how the library tells gputop is there
 				 * where TracerPid cannot (gputop outside its PID namespace) */
 	uint8_t pad[56];
-	struct gt_record ring[GT_RING];
+	struct gt_totals totals;	/* written by the library */
+	struct gt_sum kernel[GT_NAMES];	/* per name index; names_used of them */
 	uint32_t name_at[GT_NAMES];	/* offsets into names[] of NUL-terminated names */
 	char names[GT_NAME_BYTES];
 };

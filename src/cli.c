@@ -26,6 +26,9 @@ static const char usage_text[] =
 	"Options:\n"
 	"  -p, --pid PID[,PID...]  attach to running processes; q or Ctrl-C detaches, they run on\n"
 	"      --children          attach mode: also the processes' descendants, and new ones\n"
+	"      --dump              attach, print where every thread of every process is now (the\n"
+	"                          CUDA/NCCL call in flight, its stack, collectives; the rank\n"
+	"                          that differs), detach; with --timeout S, watch S seconds first\n"
 	"      --no-follow         launch mode: do not follow the program's children (by default\n"
 	"                          every descendant is followed, and probed once it loads CUDA)\n"
 	"  -b, --batch             print plain tables on stdout every interval, no TUI (like top -b)\n"
@@ -42,7 +45,7 @@ static const char usage_text[] =
 	"      --linger SECONDS    --listen: once the tracing ends, serve the last figures that\n"
 	"                          long (the last scrapes of a short job); Ctrl-C ends it sooner\n"
 	"  -o, --output FILE       launch mode: the program's stdout and stderr go to FILE\n"
-	"                          (so they do not draw over the TUI)\n"
+	"                          (so they do not draw over the TUI; /dev/null too)\n"
 	"      --timeout SECONDS   end the session after SECONDS (then detach)\n"
 	"      --max-overhead PCT  keep gputop's cost under PCT% of the program's time by\n"
 	"                          sampling launches (launch counts become estimates)\n"
@@ -60,7 +63,9 @@ static const char usage_text[] =
 	"                          (python -m torch.cuda._memory_viz reads it): written when\n"
 	"                          gputop detaches, and on the TUI's key S\n"
 	"      --oom-snapshot FILE\n"
-	"                          the same, at the instant of an out-of-memory\n"
+	"                          the same, at an out-of-memory\n"
+	"      --oom-report FILE   at an out-of-memory: the request, PyTorch's segments (or\n"
+	"                          fragmentation), live bytes by line, the largest blocks\n"
 	"      --folded FILE       write folded stacks (flamegraph.pl, inferno, speedscope) at the end\n"
 	"      --folded-metric M   live-bytes (default), allocated-bytes, launches or api-time\n"
 	"      --timeline FILE     write a timeline (Chrome trace event JSON: Perfetto, speedscope)\n"
@@ -70,18 +75,18 @@ static const char usage_text[] =
 	"                          CUPTI, which gputop loads into the program (see SAFETY in\n"
 	"                          gputop(1)); unloaded when gputop detaches\n"
 	"      --no-color          no colors (also when NO_COLOR is set or TERM=dumb)\n"
-	"  -q, --quiet             no progress messages on stderr\n"
+	"  -q, --quiet             errors and warnings only on stderr: no progress, no summary\n"
 	"  -h, --help              show this help and exit\n"
 	"  -V, --version           show the version and exit\n"
 	"\n"
 	"Without -b and with a terminal on stdout, gputop shows a live TUI; otherwise it prints\n"
-	"a summary on stderr when the session ends. In launch mode gputop exits with the\n"
-	"program's exit status, or 6 if an output file could not be written (the old file is\n"
-	"then left as it was). See gputop(1) for keys, views and exit statuses.\n";
+	"a summary on stderr when the session ends (not with -q). In launch mode gputop exits\n"
+	"with the program's exit status, or 6 if an output file could not be written (the old\n"
+	"file is then left as it was). See gputop(1) for keys, views and exit statuses.\n";
 
 /* Long options without a short one, past every char. */
 enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME, OPT_LEAK_AGE, OPT_LINGER,
-       OPT_MEMORY_SNAPSHOT, OPT_OOM_SNAPSHOT };
+       OPT_MEMORY_SNAPSHOT, OPT_OOM_SNAPSHOT, OPT_OOM_REPORT, OPT_DUMP };
 
 static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -107,10 +112,12 @@ static const struct option long_options[] = {
 	{ "leak-age", required_argument, NULL, OPT_LEAK_AGE },
 	{ "memory-snapshot", required_argument, NULL, OPT_MEMORY_SNAPSHOT },
 	{ "oom-snapshot", required_argument, NULL, OPT_OOM_SNAPSHOT },
+	{ "oom-report", required_argument, NULL, OPT_OOM_REPORT },
 	{ "no-color", no_argument, NULL, 'C' },
 	{ "trust-seccomp", no_argument, NULL, 'S' },
 	{ "no-int3", no_argument, NULL, OPT_NO_INT3 },
 	{ "children", no_argument, NULL, 'c' },
+	{ "dump", no_argument, NULL, OPT_DUMP },
 	{ "no-follow", no_argument, NULL, 'N' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -242,6 +249,29 @@ static int parse_pids(const char *arg, struct options *opt)
 	return 0;
 }
 
+/* A word of PIDs (digits and commas): after -p's list, the second match of -p $(pgrep -f
+ * train.py), not a program (no command is named by digits). */
+static bool pid_word(const char *word)
+{
+	return isdigit((unsigned char)*word) && strspn(word, "0123456789,") == strlen(word);
+}
+
+/* -p's list and the PIDs after it: said as the one list meant ("-p 123,456"). */
+static int pids_split(const struct options *opt, char **words)
+{
+	char list[256];
+	size_t n = 0;
+
+	for (int i = 0; i < opt->n_pids && n < sizeof list; i++)
+		n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", i ? "," : "", (int)opt->pids[i]);
+	for (; *words && pid_word(*words) && n < sizeof list; words++)
+		n += (size_t)snprintf(list + n, sizeof list - n, ",%s", *words);
+	fprintf(stderr, "gputop: -p takes one list of PIDs, comma-separated: -p %s\n"
+		"  hint: pgrep -d, writes one: gputop -p $(pgrep -d, -f NAME)\n", list);
+	fprintf(stderr, "Try 'gputop --help' for more information.\n");
+	return -1;
+}
+
 /* --stacks: a comma-separated list of allocs, frees, syncs, launches, all, none; not empty,
  * no empty item. */
 static bool parse_stacks(const char *s, unsigned *out)
@@ -276,6 +306,7 @@ static int outputs_distinct(const struct options *opt)
 		{ "--trace", opt->trace_path }, { "--folded", opt->folded_path },
 		{ "--timeline", opt->timeline_path }, { "-o", opt->output_path },
 		{ "--memory-snapshot", opt->memory_snapshot_path }, { "--oom-snapshot", opt->oom_snapshot_path },
+		{ "--oom-report", opt->oom_report_path },
 	};
 	const size_t n = sizeof out / sizeof out[0];
 	for (size_t i = 0; i < n; i++)
@@ -409,6 +440,9 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		case OPT_OOM_SNAPSHOT:
 			opt->oom_snapshot_path = optarg;
 			break;
+		case OPT_OOM_REPORT:
+			opt->oom_report_path = optarg;
+			break;
 		case 'X':
 			if (!parse_seconds(optarg, &mb, false) || mb > 1024 * 1024)
 				return bad("invalid timeline bound '%s': expected a number of MiB above 0", optarg);
@@ -430,6 +464,9 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		case OPT_NO_INT3:
 			opt->no_int3 = true;
 			break;
+		case OPT_DUMP:
+			opt->dump = true;
+			break;
 		case 'q':
 			opt->quiet = true;
 			break;
@@ -447,6 +484,8 @@ int cli_parse(int argc, char **argv, struct options *opt)
 	}
 	if (optind < argc)
 		opt->argv = &argv[optind];
+	if (opt->pid && opt->argv && pid_word(opt->argv[0]))	/* -p $(pgrep ...) with two matches */
+		return pids_split(opt, opt->argv);
 	if (opt->pid && opt->argv)
 		return bad("give either -p PID or a program to run, not both%s", "");
 	if (!opt->pid && !opt->argv)
@@ -455,6 +494,10 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		return bad("--no-follow is for launch mode (attach mode follows children only with --children)%s", "");
 	if (!opt->pid && opt->children)
 		return bad("--children is for attach mode (launch mode follows children unless --no-follow)%s", "");
+	if (opt->dump && !opt->pid)
+		return bad("--dump is for attach mode: gputop --dump -p PID[,PID...]%s", "");
+	if (opt->dump && (opt->batch || opt->listen || opt->json_interval_path))
+		return bad("--dump prints its picture once: -b, --listen and --json-interval are for a session that goes on%s", "");
 	if (opt->metrics_top_kernels >= 0 && !opt->listen)
 		return bad("--metrics-top-kernels is for --listen%s", "");
 	if (opt->linger_s > 0 && !opt->listen)

@@ -16,6 +16,7 @@ struct options {
 	int n_pids;
 	bool no_follow;		/* --no-follow: launch mode, the program's children are let go */
 	bool children;		/* --children: attach mode, descendants too, and new ones */
+	bool dump;		/* --dump: attach, print where every thread is, detach */
 	char **argv;		/* -- PROG ARGS...: launch; NULL when attaching */
 	bool batch;		/* -b: plain tables on stdout, no TUI */
 	double delay_s;		/* -d SECONDS between refreshes (default 1) */
@@ -44,6 +45,7 @@ struct options {
 				 * the default (30) */
 	const char *memory_snapshot_path;	/* --memory-snapshot FILE: PyTorch's _snapshot() */
 	const char *oom_snapshot_path;		/* --oom-snapshot FILE: ... at an out-of-memory */
+	const char *oom_report_path;		/* --oom-report FILE: the report of an out-of-memory */
 	double json_interval_s;	/* --json-interval SECONDS FILE; 0 = no */
 	const char *json_interval_path;
 };

@@ -17,11 +17,13 @@
 #include "clock.h"
 #include "config.h"
 #include "devices.h"
+#include "dump.h"
 #include "hit.h"
 #include "json_interval.h"
 #include "log.h"
 #include "metrics_server.h"
 #include "outfile.h"
+#include "probes.h"
 #include "procfs.h"
 #include "report.h"
 #include "rescue.h"
@@ -42,6 +44,13 @@
 #include "ui.h"
 
 enum ui_mode { UI_TUI, UI_BATCH, UI_SUMMARY };
+
+static bool session_cuda_before_attach(void)
+{
+	struct session_status st;
+	session_status_get(&st);
+	return st.cuda_before_attach;
+}
 
 /* --linger: the metrics server goes on serving the last figures until deadline (the scrapes
  * that come after a short job's end, which Prometheus would otherwise never collect). A person's
@@ -81,6 +90,7 @@ static void configure(const struct options *opt)
 		torch_mem_set_leak_age((uint64_t)(opt->leak_age_s * 1e9));
 	config.memory_snapshot = opt->memory_snapshot_path;
 	config.oom_snapshot = opt->oom_snapshot_path;
+	config.oom_report = opt->oom_report_path;
 	unsetenv("DEBUGINFOD_URLS");	/* never fetch anything over the network */
 }
 
@@ -92,8 +102,7 @@ static void add_consumers(const struct options *opt)
 	account_add(&stats_consumer);
 	account_add(&stacks_consumer);
 	account_add(&torch_consumer);
-	if (opt->memory_snapshot_path)
-		account_add(&torch_dumps_consumer);	/* after torch_consumer: its blocks read */
+	account_add(&torch_dumps_consumer);	/* after torch_consumer: its blocks read */
 	if (opt->trace_path)
 		account_add(&trace_consumer);
 	if (opt->timeline_path)
@@ -120,10 +129,12 @@ static bool open_live_outputs(const struct options *opt, struct outfile *files, 
 /* The session proper, every process held: the UI, the loop, then the summaries. Returns
  * gputop's exit status. */
 static int trace_and_report(const struct options *opt, struct outfile *files, bool output_failed,
-			    pid_t pid, uint64_t start_ns, const char *command)
+			    pid_t pid, uint64_t start_ns, const char *command, struct job *job)
 {
 	devices_watch(pid, !opt->pid);
 	devices_start(config.nvml_poll_ms);	/* no thread: no meters, tracing goes on */
+	if (opt->pid && probes_cuda_seen(tracee_of_pid(pid)))
+		session_set_cuda_before_attach();	/* what it allocated until now is not seen */
 	if (opt->json_interval_path) {
 		/* What the summaries say of the session itself. */
 		struct report_info start = { .pid = pid, .command = command, .launched = !opt->pid };
@@ -131,20 +142,21 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	}
 	session_say_target(opt, pid, command);
 
-	enum ui_mode mode = opt->batch ? UI_BATCH : isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
+	enum ui_mode mode = opt->batch ? UI_BATCH : !opt->dump && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
 												 : UI_SUMMARY;
-	double timeout = opt->timeout_s;
+	double timeout = opt->dump ? dump_timeout(opt) : opt->timeout_s;
 	if (mode == UI_SUMMARY && opt->iterations > 0) {
 		double t = (double)opt->iterations * opt->delay_s;
 		timeout = timeout > 0 && timeout < t ? timeout : t;
 	}
 	struct ui_thread ui = { 0 };
 	struct ui_options ui_opt = { .delay_s = opt->delay_s, .iterations = opt->iterations, .no_color = opt->no_color,
-				     .memory_snapshot = opt->memory_snapshot_path != NULL };
+				     .memory_snapshot = opt->memory_snapshot_path != NULL,
+				     .alloc_stacks = (opt->stacks & CONFIG_STACKS_ALLOCS) && opt->stack_depth };
 	if (mode != UI_SUMMARY)
 		(void)ui_start(&ui, &ui_opt, mode == UI_BATCH);
 
-	int err = tracer_loop(timeout, true);
+	int err = tracer_loop(timeout, !opt->dump);
 	uint64_t t_end = now_ns();
 	devices_stop();		/* the GPUs' last figures, before the UI shows the final ones */
 	uint64_t t_meters = now_ns();
@@ -159,15 +171,19 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	 * q): both only read the figures, which no longer change. */
 	struct report_info info = {
 		.pid = pid, .command = command, .launched = !opt->pid,
+		.cuda_before_attach = opt->pid && session_cuda_before_attach(),
 		.duration_s = (double)(now_ns() - start_ns) / 1e9,
 		.has_exit_status = exited, .exit_status = exit_code, .term_signal = sig,
+		.job = dump_finish(job),
 	};
 	struct report_files end = { .json = &files[F_JSON], .trace = &files[F_TRACE], .folded = &files[F_FOLDED],
 				    .timeline = &files[F_TIMELINE], .folded_metric = opt->folded_metric };
 	output_failed |= !report_write_end(&end, &info);
 	log_debug("the end: outputs written %.1f ms after the tracing ended", (double)(now_ns() - t_end) / 1e6);
 	ui_join(&ui);
-	if (mode == UI_SUMMARY)
+	if (opt->dump)
+		output_failed |= dump_print(job, stdout) < 0;
+	else if (mode == UI_SUMMARY && !opt->quiet)	/* -q: errors and warnings only (a container's log) */
 		batch_print_final(stderr);
 	if (opt->linger_s && mode != UI_TUI)	/* the TUI served them until q */
 		linger(t_end + (uint64_t)(opt->linger_s * 1e9));
@@ -202,6 +218,7 @@ int session_run(const struct options *opt)
 	bool started = false;	/* the files stay */
 	uint64_t t_clean = 0;
 	pid_t pid = 0;
+	struct job *job = NULL;	/* --dump's picture */
 	int code;
 
 	configure(opt);
@@ -213,11 +230,12 @@ int session_run(const struct options *opt)
 	if (opt->json_interval_path && json_interval_check(opt->json_interval_path) < 0)
 		goto out_files;
 	if (torch_snapshot_check(opt->memory_snapshot_path, "--memory-snapshot") < 0 ||
-	    torch_snapshot_check(opt->oom_snapshot_path, "--oom-snapshot") < 0)
+	    torch_snapshot_check(opt->oom_snapshot_path, "--oom-snapshot") < 0 ||
+	    torch_snapshot_check(opt->oom_report_path, "--oom-report") < 0)
 		goto out_files;
 	if (opt->listen && metrics_server_start(opt->listen, opt->delay_s, (size_t)opt->metrics_top_kernels) < 0)
 		goto out_files;
-	if (files[F_OUT].fd >= 0 && ftruncate(files[F_OUT].fd, 0) < 0) {
+	if (files[F_OUT].fd >= 0 && !files[F_OUT].device && ftruncate(files[F_OUT].fd, 0) < 0) {
 		log_error("cannot write -o file '%s': %s", files[F_OUT].path, strerror(errno));
 		goto out_metrics;
 	}
@@ -228,6 +246,7 @@ int session_run(const struct options *opt)
 	}
 	tracer_init();
 	add_consumers(opt);
+	job = dump_start(opt);
 	tracer_install_signal_handlers();
 	session_set_waker(tracer_wake);
 	if (rescue_init() == 0)
@@ -255,13 +274,14 @@ int session_run(const struct options *opt)
 		goto out_live;
 	}
 	started = true;
-	code = trace_and_report(opt, files, live_failed, pid, start_ns, command);
+	code = trace_and_report(opt, files, live_failed, pid, start_ns, command, job);
 out_live:
 	(void)trace_close();	/* after a start that failed: their files are removed */
 	(void)timeline_close();
 out_metrics:
 	t_clean = now_ns();
 	account_clear();
+	dump_end(job);
 	rescue_cycle_guard_stop();
 	metrics_server_stop();
 out_files:

@@ -21,6 +21,7 @@
 #include "procfs.h"
 #include "reap.h"
 #include "seccomp.h"
+#include "session_state.h"
 #include "target.h"
 #include "tracee_ctl.h"
 #include "tracer.h"
@@ -176,14 +177,23 @@ static void hint_children(pid_t pid)
 		log_hint("it has %d descendant%s: --children traces them too, once they load CUDA", n, n == 1 ? "" : "s");
 }
 
+/* No CUDA library in the program yet: said once, in these words, at the attach or when a
+ * program gputop started has loaded none after NO_CUDA_NEWS_NS. */
+static void say_no_cuda(pid_t pid)
+{
+	log_info("no CUDA library in %d yet: waiting for one to load", pid);
+}
+
 void session_say_target(const struct options *opt, pid_t pid, const char *command)
 {
 	if (opt->pid)
 		log_info("attached to %d (%s)", pid, command);
-	if (!probes_cuda_seen(tracee_of_pid(pid))) {
-		log_info("no CUDA library in %d yet: waiting for one to load", pid);
-		if (opt->pid && !opt->children && !opt->quiet)
+	if (opt->pid && !probes_cuda_seen(tracee_of_pid(pid))) {	/* a running program: news at once */
+		say_no_cuda(pid);
+		if (!opt->children && !opt->quiet)
 			hint_children(pid);
+	} else if (!opt->pid) {
+		tracer_on_no_cuda(NO_CUDA_NEWS_NS, say_no_cuda);
 	}
 }
 

@@ -79,9 +79,13 @@ static void actions_stacks(struct tui *t)
 	const struct tui_view *v = tui_view_now(t);
 	const struct tui_view_state *vs = tui_state_now(t);
 	if (!v->details) {
-		screen_say(t, "no call stacks here: Enter opens them in Leaks, Kernels and API");
-	} else if (!vs->selected) {
+		screen_say(t, "no call stacks here: Enter opens them in Leaks, Memory, Kernels and API");
+	} else if (!vs->rows) {
 		screen_say(t, "no row to open");
+	} else if (!vs->selected && !t->opt->alloc_stacks) {	/* Leaks, Memory: allocations' stacks */
+		screen_say(t, "no call stack: run with --stacks allocs to see where allocations are made");
+	} else if (!vs->selected) {
+		screen_say(t, "no call stack for this one: made before gputop came, or not read");
 	} else {
 		t->pane_kind = v->details - 1;
 		t->pane_subject = vs->selected;

@@ -248,29 +248,31 @@ static const struct batch_col leak_cols[] = {
 };
 
 /* With NVML: the process's device memory, and the part gputop did not see allocated. */
-static void batch_unseen(const struct devices_snapshot *d, const struct stats_snapshot *s, pid_t pid)
+static void batch_unseen(const struct devices_snapshot *d, const struct stats_snapshot *s,
+			 const struct session_status *st)
 {
 	struct row_unseen u;
 	char line[1024];
 
-	if (!d->available)
+	if (!d->available && !st->cuda_before_attach)
 		return;
-	device_rows_unseen(&u, d, pid, s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
+	device_rows_unseen(&u, d, st->pid, s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED],
+			   st->cuda_before_attach);
 	meters_unseen_text(line, sizeof(line), &u);
 	fprintf(batch.out, "%s\n", line);
 }
 
 static void batch_memory(const struct stats_snapshot *s, const struct rows *rs, size_t max,
-			 const struct devices_snapshot *d, pid_t pid)
+			 const struct devices_snapshot *d, const struct session_status *st)
 {
 	char live[FMT_LEN], peak[FMT_LEN], host[FMT_LEN];
 
 	fmt_bytes(live, sizeof(live), s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
 	fmt_bytes(peak, sizeof(peak), s->peak_device_bytes);
 	fmt_bytes(host, sizeof(host), s->live_bytes[MEM_HOST]);
-	fprintf(batch.out, "Memory: %s live on device, peak %s, %" PRIu64 " live allocations, %s pinned host\n",
-	       live, peak, s->live_count, host);
-	batch_unseen(d, s, pid);
+	fprintf(batch.out, "Memory%s: %s live on device, peak %s, %" PRIu64 " live allocations, %s pinned host\n",
+		st->launched ? "" : " (since the attach)", live, peak, s->live_count, host);
+	batch_unseen(d, s, st);
 	if (!rs->n_alloc) {
 		fprintf(batch.out, "%s\n", "Live allocations: (none)");
 		return;
@@ -294,10 +296,21 @@ static const struct batch_col torch_cols[] = {
 	{ "AGE", 8, true }, { "LINE", 40, false },
 };
 
+/* Each out-of-memory kept: the request, its line, the allocator then. */
+static void batch_oom(const struct torch_rows *t)
+{
+	char line[1024];
+	for (size_t i = 0; t->snap && i < t->snap->n_oom; i++) {
+		cells_torch_oom(line, sizeof line, &t->snap->oom[i]);
+		fprintf(batch.out, "%s\n", line);
+	}
+}
+
 static void batch_torch(const struct rows *rs, size_t max)
 {
 	const struct torch_rows *t = &rs->torch;
 	char line[1024];
+	batch_oom(t);
 	if (t->state == TORCH_ABSENT)
 		return;
 	cells_torch_state(line, sizeof line, t);
@@ -414,7 +427,7 @@ static void batch_block(struct batch *b, const struct stats_snapshot *s)
 	batch_gpu_copies(&rs);
 	fputc('\n', batch.out);
 	batch_comm(&rs, true);
-	batch_memory(s, &rs, BATCH_TOP, &d, b->st.pid);
+	batch_memory(s, &rs, BATCH_TOP, &d, &b->st);
 	fputc('\n', batch.out);
 	batch_torch(&rs, BATCH_TOP);
 	stack_text_sites(batch.out, &rs, BATCH_TOP, 8);
@@ -473,7 +486,7 @@ static void batch_summary(struct batch *b, const struct stats_snapshot *s)
 	fprintf(batch.out, "Synchronize: %" PRIu64 " calls, %s blocked\n", s->sync_calls, sync);
 	fputc('\n', batch.out);
 	batch_comm(&rs, false);
-	batch_memory(s, &rs, BATCH_LEAKS_MAX, &d, b->st.pid);
+	batch_memory(s, &rs, BATCH_LEAKS_MAX, &d, &b->st);
 	fputc('\n', batch.out);
 	batch_torch(&rs, BATCH_LEAKS_MAX);
 	stack_text_sites(batch.out, &rs, BATCH_LEAKS_MAX, SIZE_MAX);

@@ -93,6 +93,8 @@ struct cells_torch_block {
 void cells_torch_block(struct cells_torch_block *c, const struct torch_row_block *b, const struct rows *rs);
 /* "PyTorch's caching allocator: 6 live blocks; ...", or what keeps it from being followed. */
 void cells_torch_state(char *buf, size_t n, const struct torch_rows *t);
+/* An out-of-memory in one line: the request, its line, the allocator's free bytes then. */
+void cells_torch_oom(char *buf, size_t n, const struct torch_oom_event *e);
 /* "GPU 0: reserved 142 MiB, allocated 121 MiB (as PyTorch counts) in 6 blocks, free in ...". */
 void cells_torch_device(char *buf, size_t n, const struct torch_row_device *d, const struct rows *rs);
 /* The line that allocated: "build at train.py:57 [python]", or why there is none. */

@@ -85,3 +85,20 @@ void cells_torch_site(char *buf, size_t n, const struct stack_frame *site, bool 
 	else
 		snprintf(buf, n, "%s", before ? "(before gputop came)" : "(no stack: --stacks allocs)");
 }
+
+void cells_torch_oom(char *buf, size_t n, const struct torch_oom_event *e)
+{
+	const struct stack_frame *f = torch_rows_request_site(e->stack);
+	char size[FMT_LEN], free_[FMT_LEN], largest[FMT_LEN], at[300] = "", sums[160] = "";
+	fmt_bytes(size, sizeof size, e->size);
+	fmt_bytes(free_, sizeof free_, e->free_in_segments);
+	fmt_bytes(largest, sizeof largest, e->largest_free);
+	if (f && f->file)
+		snprintf(at, sizeof at, " at %s:%u", f->file, f->line);
+	if (e->sums_known)
+		snprintf(sums, sizeof sums, "; free in segments %s, largest free block %s: %s", free_, largest,
+			 e->fragmentation ? "fragmentation" : "not fragmentation");
+	snprintf(buf, n, "OUT OF MEMORY in %d: %s of %s on GPU %d failed%s%s%s", (int)e->pid,
+		 e->api[0] ? e->api : "an allocation", size, e->device,
+		 e->by_torch ? " (PyTorch's allocator gave up)" : "", at, sums);
+}

@@ -40,6 +40,48 @@ void tui_put(WINDOW *w, int y, int x, int width, int attr, const char *s)
 	wattrset(w, A_NORMAL);
 }
 
+/* Where to end a line of s of at most width columns: just after the last "; " that leaves it
+ * short enough, where that fills half the line at least, else after the last ", " (the blank
+ * goes); 0 where none does. */
+static size_t tui_wrap_point(const char *s, int width)
+{
+	char head[TERM_TEXT_MAX];
+	size_t comma = 0, semicolon = 0;
+	int semicolon_w = 0;
+
+	for (size_t i = 0; s[i] && s[i + 1] && i + 1 < sizeof(head); i++) {
+		if ((s[i] != ',' && s[i] != ';') || s[i + 1] != ' ')
+			continue;
+		snprintf(head, sizeof(head), "%.*s", (int)(i + 1), s);
+		int w = fmt_width(head);
+		if (w > width)
+			break;
+		if (s[i] == ';')
+			semicolon = i + 1, semicolon_w = w;
+		comma = i + 1;
+	}
+	return semicolon && 2 * semicolon_w >= width ? semicolon : comma;
+}
+
+int tui_put_wrapped(WINDOW *w, int y, int x, int width, int max_lines, int attr, const char *s)
+{
+	int lines = 0;
+
+	while (*s && lines < max_lines) {
+		size_t cut = strlen(s), at;
+		char line[TERM_TEXT_MAX];
+
+		if (fmt_width(s) > width && lines + 1 < max_lines && (at = tui_wrap_point(s, width)))
+			cut = at;
+		snprintf(line, sizeof(line), "%.*s", (int)cut, s);
+		tui_put(w, y + lines++, x, width, attr, line);
+		s += cut;
+		while (*s == ' ')
+			s++;
+	}
+	return lines;
+}
+
 void tui_fill(WINDOW *w, int y, int x, int width, int attr)
 {
 	wattrset(w, attr);

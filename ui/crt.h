@@ -32,6 +32,9 @@ int tui_attr(enum tui_color c);	/* the attributes of a role: colors, or plain bo
 
 /* Writes s at (y, x) cut to at most width columns, with attributes attr. */
 void tui_put(WINDOW *w, int y, int x, int width, int attr, const char *s);
+/* Writes s from (y, x) on up to max_lines lines of width columns, each line ended after a
+ * ", " or "; " where the text is too long (the last line cut): the lines written. */
+int tui_put_wrapped(WINDOW *w, int y, int x, int width, int max_lines, int attr, const char *s);
 /* Fills width columns from (y, x) with blanks in attr (a title bar). */
 void tui_fill(WINDOW *w, int y, int x, int width, int attr);
 /* A blank box of h rows and w columns at (y, x) with a bold frame (the help and stack panes). */

@@ -20,8 +20,8 @@ const struct tui_key tui_keys[] = {
 	{ { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END }, "Up Down PgUp PgDn Home End",
 	  NULL, "move the cursor: a row, a page, to the first, the last", ACT_SCROLL },
 	{ { KEY_LEFT, KEY_RIGHT }, "Left Right", NULL, "scroll long names sideways", ACT_HSCROLL },
-	{ { 's', '>', KEY_F(6) }, "s/>/F6", "Sort", "sort by the next column", ACT_SORT },
-	{ { '<' }, "<", NULL, "sort by the column before", ACT_SORT },
+	{ { 's', '>', KEY_F(6), '<' }, "s/>/F6 <", "Sort", "sort by the next column; < by the one before",
+	  ACT_SORT },
 	{ { 'r' }, "r", "Reverse", "reverse the sort order", ACT_REVERSE },
 	{ { '/' }, "/", "Filter",
 	  "filter by name (Enter applies, Esc clears)", ACT_FILTER },
@@ -31,10 +31,10 @@ const struct tui_key tui_keys[] = {
 	  "one process alone (each press: the next), then all again", ACT_PROCESS },
 	{ { 'z' }, "z", "Reset", "reset counters (live allocations stay)", ACT_RESET },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", "Stacks",
-	  "call stacks of the selected row (Leaks, Kernels, API)", ACT_STACKS },
+	  "call stacks behind the row (Leaks, Memory, Kernels, API)", ACT_STACKS },
 	{ { 'g' }, "g", "Group", "group Leaks by allocation site, Memory by line; or not", ACT_GROUP },
 	{ { 'G' }, "G", "GPUs", "the figures by GPU, over any view, or back", ACT_BY_GPU },
-	{ { 'S' }, "S", NULL, "write PyTorch's memory snapshot now (--memory-snapshot FILE)", ACT_MEMORY_SNAPSHOT },
+	{ { 'S' }, "S", NULL, "write the memory snapshot now (--memory-snapshot FILE)", ACT_MEMORY_SNAPSHOT },
 	{ { CTRL_L }, "Ctrl-L", NULL, "redraw the whole screen", ACT_REDRAW },
 };
 

@@ -64,7 +64,7 @@ static void meters_process(char *buf, size_t n, const struct devices_snapshot *d
 	char bytes[32], gpus[64] = "", sm[32] = "";
 	const struct device_process *p = devices_find(d, pid);
 
-	device_rows_unseen(&u, d, pid, 0);
+	device_rows_unseen(&u, d, pid, 0, false);
 	if (!u.known && u.peak_bytes) {
 		fmt_bytes(bytes, sizeof(bytes), u.peak_bytes);
 		snprintf(buf, n, "PID %d: %s (its peak: %s device memory)", (int)pid, u.why, bytes);
@@ -88,6 +88,11 @@ void meters_unseen_text(char *buf, size_t n, const struct row_unseen *u)
 {
 	char total[32], seen[32], unseen[32];
 
+	if (!u->known && u->before_attach) {
+		snprintf(buf, n, "GPU memory: live since the attach; what was allocated before it is not seen "
+			 "(how much: not known, %s)", u->why);
+		return;
+	}
 	if (!u->known) {
 		snprintf(buf, n, "GPU memory of the process: not known (%s)", u->why);
 		return;

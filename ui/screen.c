@@ -145,7 +145,11 @@ int screen_status_text(const struct tui *t, char *buf, size_t n)
 		snprintf(buf, n, "%s", msg);
 		return tui_attr(TC_WARN);
 	}
-	if (!t->st.cuda_seen) {
+	if (t->have_cur && t->rows.torch.snap && t->rows.torch.snap->n_oom) {	/* it stays */
+		cells_torch_oom(buf, n, &t->rows.torch.snap->oom[t->rows.torch.snap->n_oom - 1]);
+		return tui_attr(TC_WARN) | A_REVERSE;
+	}
+	if (!t->st.cuda_seen && (!t->st.launched || now - t->st.start_ns >= NO_CUDA_NEWS_NS)) {
 		snprintf(buf, n, "no CUDA library in %d yet: waiting for one to load", (int)t->st.pid);
 		return tui_attr(TC_WARN);
 	}

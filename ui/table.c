@@ -131,7 +131,8 @@ static int table_drop_next(const struct tui_view *v, const struct tui_view_state
 /* Which of the columns not hidden show at this width, and how wide each is. Columns go one at
  * a time (table_drop_next) until the rest fit; then the flexible column, the names, gets room
  * up to its widest cell (TABLE_FLEX_WANT at most) from blank columns and those less important
- * than it, so that a name is not cut to keep a minor figure. */
+ * than it, so that a name is not cut to keep a minor figure; and no more than its widest
+ * cell where the line is wider. */
 static int table_layout(const struct tui_view *v, const struct tui_view_state *vs,
 			const struct table_scan *sc, int width, int *col, int *w)
 {
@@ -159,9 +160,15 @@ static int table_layout(const struct tui_view *v, const struct tui_view_state *v
 		memmove(&col[drop], &col[drop + 1], (size_t)(n - drop - 1) * sizeof(*col));
 		n--;
 	}
+	/* The names as wide as the widest (its title at least), not wider: at 200 columns the
+	 * figures stay beside the names, and what is left over is blank at the end of the line. */
+	int need = flex >= 0 ? table_col_width(&v->cols[flex]) : 0;
+	need = sc->flex_w > need ? sc->flex_w : need;
+	need = need > TABLE_FLEX_MIN ? need : TABLE_FLEX_MIN;
 	for (int i = 0; i < n; i++)
 		w[i] = v->cols[col[i]].width ? table_col_width(&v->cols[col[i]])
-					     : (width - fixed > TABLE_FLEX_MIN ? width - fixed : TABLE_FLEX_MIN);
+		       : width - fixed < TABLE_FLEX_MIN ? TABLE_FLEX_MIN
+		       : width - fixed < need ? width - fixed : need;
 	return n;
 }
 

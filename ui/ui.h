@@ -14,6 +14,7 @@ struct ui_options {
 	long iterations;	/* -n: refreshes, then detach; < 0 none */
 	bool no_color;		/* --no-color */
 	bool memory_snapshot;	/* --memory-snapshot: the key S writes one */
+	bool alloc_stacks;	/* --stacks allocs: allocations wait for their call stack */
 };
 
 /* Runs until the session ends (or the user quits, which requests a detach or kill), then

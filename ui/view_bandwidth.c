@@ -51,7 +51,9 @@ static void xfer_cells(const struct tui_frame *f, const struct tui_row *row, cha
 	snprintf(cell[COL_RATE], TUI_CELL, "%s", c.rate);
 }
 
-static void bandwidth_totals(WINDOW *w, struct tui_rect r, const struct tui_frame *f)
+/* The copies in all and the time blocked synchronizing, on two lines where one is too short:
+ * the lines written. */
+static int bandwidth_totals(WINDOW *w, struct tui_rect r, const struct tui_frame *f)
 {
 	const struct stats_xfer *all = &f->rows->copies.total;
 	char bytes[FMT_LEN], rate[FMT_LEN], sync[FMT_LEN], line[TUI_CELL];
@@ -61,7 +63,7 @@ static void bandwidth_totals(WINDOW *w, struct tui_rect r, const struct tui_fram
 	fmt_duration(sync, sizeof(sync), f->cur->sync_ns);
 	snprintf(line, sizeof(line), "Copies: %" PRIu64 " call(s), %s at %s; synchronize: %" PRIu64
 		 " call(s), %s blocked", all->calls, bytes, rate, f->cur->sync_calls, sync);
-	tui_put(w, r.y, r.x, r.w, tui_attr(TC_LABEL), line);
+	return tui_put_wrapped(w, r.y, r.x, r.w, 2, tui_attr(TC_LABEL), line);
 }
 
 static void bandwidth_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
@@ -87,7 +89,9 @@ static void bandwidth_draw(WINDOW *w, struct tui_rect r, const struct tui_frame 
 		row->tie = (uint64_t)i;
 		n++;
 	}
-	bandwidth_totals(w, r, f);
+	int totals = bandwidth_totals(w, r, f);
+	r.y += totals - 1;
+	r.h -= totals - 1;
 	char gpu[TUI_CELL];
 	cells_gpu_copies(gpu, sizeof(gpu), f->rows);	/* --gpu-time */
 	if (gpu[0]) {

@@ -50,16 +50,20 @@ static int leaks_unseen(WINDOW *w, struct tui_rect r, const struct tui_frame *f)
 	struct row_unseen u;
 	char line[TUI_CELL * 2];
 
-	if (!f->dev || !f->dev->available)
+	if ((!f->dev || !f->dev->available) && !f->st->cuda_before_attach)
 		return 0;
-	device_rows_unseen(&u, f->dev, f->st->pid, s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
+	device_rows_unseen(&u, f->dev, f->st->pid, s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED],
+			   f->st->cuda_before_attach);
 	meters_unseen_text(line, sizeof(line), &u);
-	tui_put(w, r.y, r.x, r.w, tui_attr(u.known && u.unseen_bytes ? TC_WARN : TC_DIM), line);
+	tui_put(w, r.y, r.x, r.w, tui_attr((u.known && u.unseen_bytes) || (!u.known && u.before_attach) ? TC_WARN : TC_DIM),
+		line);
 	return 1;
 }
 
-/* "Live: 40.0 MiB on device in 5 allocations (peak 42.0 MiB); 1.00 MiB pinned host". */
-static void leaks_totals(WINDOW *w, struct tui_rect r, const struct stats_snapshot *s)
+/* "Live: 5 allocations; 40.0 MiB device, 0 B managed (peak 42.0 MiB), 1.00 MiB pinned host",
+ * on two lines where one is too short (80 columns), then what was counted since the start, or
+ * since the attach: the lines written. */
+static int leaks_totals(WINDOW *w, struct tui_rect r, const struct stats_snapshot *s, const struct session_status *st)
 {
 	char dev[FMT_LEN], peak[FMT_LEN], host[FMT_LEN], managed[FMT_LEN], line[TUI_CELL];
 
@@ -67,12 +71,14 @@ static void leaks_totals(WINDOW *w, struct tui_rect r, const struct stats_snapsh
 	fmt_bytes(managed, sizeof(managed), s->live_bytes[MEM_MANAGED]);
 	fmt_bytes(peak, sizeof(peak), s->peak_device_bytes);
 	fmt_bytes(host, sizeof(host), s->live_bytes[MEM_HOST]);
-	snprintf(line, sizeof(line), "Live: %" PRIu64 " allocations; %s device, %s managed "
-		 "(peak %s), %s pinned host", s->live_count, dev, managed, peak, host);
-	tui_put(w, r.y, r.x, r.w, tui_attr(s->live_count ? TC_WARN : TC_LABEL), line);
-	snprintf(line, sizeof(line), "Since start: %" PRIu64 " allocations, %" PRIu64 " frees",
-		 s->allocs, s->frees);
-	tui_put(w, r.y + 1, r.x, r.w, tui_attr(TC_DIM), line);
+	snprintf(line, sizeof(line), "Live%s: %" PRIu64 " allocations; %s device, %s managed "
+		 "(peak %s), %s pinned host", st->cuda_before_attach ? " since the attach" : "", s->live_count, dev,
+		 managed, peak, host);
+	int n = tui_put_wrapped(w, r.y, r.x, r.w, 2, tui_attr(s->live_count ? TC_WARN : TC_LABEL), line);
+	snprintf(line, sizeof(line), "%s: %" PRIu64 " allocations, %" PRIu64 " frees",
+		 st->launched ? "Since start" : "Since the attach", s->allocs, s->frees);
+	tui_put(w, r.y + n, r.x, r.w, tui_attr(TC_DIM), line);
+	return n + 1;
 }
 
 static void leaks_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
@@ -100,9 +106,9 @@ static void leaks_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *f,
 		row->tie = a->addr;
 		row->select = a->stack;	/* Enter: its call stack */
 	}
-	leaks_totals(w, r, f->cur);
-	r.y += 2;
-	r.h -= 2;
+	int totals = leaks_totals(w, r, f->cur, f->st);
+	r.y += totals;
+	r.h -= totals;
 	int unseen = leaks_unseen(w, r, f);
 	r.y += 1 + unseen;
 	r.h -= 1 + unseen;

@@ -1,17 +1,22 @@
 /* view_overview.c — the Overview: what is traced (PID, command, threads, for how long) and
  * the headline figures — live GPU memory and its peak, launches/s, H2D and D2H bandwidth,
- * API calls/s — each with a sparkline of the last minute. Draws from the frame only. */
+ * API calls/s — now (over the last interval), in all since the launch or the attach, and a
+ * sparkline of the last minute. A bandwidth is one thing in both columns: the bytes over the
+ * time inside the copies (the Bandwidth view's LAST RATE and AVG RATE), so that one steady
+ * copy reads the same in both. Draws from the frame only. */
 #include "tui.h"
 #include "cells.h"
 #include "crt.h"
+#include "device_rows.h"
 #include "format.h"
+#include "meters.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #define LABEL_W	12
-#define NOW_W	12
+#define NOW_W	17
 #define TOTAL_W	26
 
 /* label | now | total | sparkline of the last minute (as many seconds as fit). */
@@ -115,14 +120,31 @@ static void overview_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *
 	if (y < r.y + r.h)
 		tui_put(w, y, r.x + LABEL_W + 1 + NOW_W + 1 + TOTAL_W + 1, r.w, tui_attr(TC_DIM),
 		"last minute");
+	char when[TUI_CELL];
+	if (ns)
+		snprintf(when, sizeof(when), "now (last %.2g s)", (double)ns / 1e9);
+	else
+		snprintf(when, sizeof(when), "now");
 	if (y < r.y + r.h)
-		tui_put(w, y, r.x + LABEL_W + 1, NOW_W, tui_attr(TC_DIM), "now");
+		tui_put(w, y, r.x + LABEL_W + 1, NOW_W, tui_attr(TC_DIM), when);
+	if (y < r.y + r.h)
+		tui_put(w, y, r.x + LABEL_W + 1 + NOW_W + 1, TOTAL_W, tui_attr(TC_DIM),
+			f->st->launched ? "since the launch" : "since the attach");
 	y++;
 
 	fmt_bytes(now, sizeof(now), s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
 	fmt_bytes(a, sizeof(a), s->peak_device_bytes);
 	snprintf(total, sizeof(total), "peak %s, %" PRIu64 " live", a, s->live_count);
 	overview_metric(w, r, y++, "GPU memory", now, total, f->hist, HIST_MEMORY, false);
+	if (f->st->cuda_before_attach) {	/* what it holds from before the attach, where NVML
+						 * cannot tell it (its meters do where it can) */
+		struct row_unseen u;
+		device_rows_unseen(&u, f->dev, f->st->pid, 0, true);
+		if (!u.known && y < r.y + r.h) {
+			meters_unseen_text(total, sizeof(total), &u);
+			tui_put(w, y++, r.x + LABEL_W + 1, r.w - LABEL_W - 1, tui_attr(TC_WARN), total);
+		}
+	}
 
 	cells_per_sec(now, sizeof(now), rs->launches_delta, ns, f->estimated);
 	cells_launch_count(a, sizeof(a), rs->launches, f->estimated);
@@ -134,16 +156,16 @@ static void overview_draw(WINDOW *w, struct tui_rect r, const struct tui_frame *
 	}
 	overview_metric(w, r, y++, "Launches/s", now, total, f->hist, HIST_LAUNCHES, f->estimated);
 
-	fmt_rate(now, sizeof(now), h2d->delta.bytes, ns);
+	fmt_rate(now, sizeof(now), h2d->delta.bytes, h2d->delta.ns);
 	fmt_bytes(a, sizeof(a), h2d->total.bytes);
 	fmt_rate(b, sizeof(b), h2d->total.bytes, h2d->total.ns);
-	snprintf(total, sizeof(total), "%s, avg %s", a, b);
+	snprintf(total, sizeof(total), "%s at %s", a, b);
 	overview_metric(w, r, y++, "H2D", now, total, f->hist, HIST_H2D, false);
 
-	fmt_rate(now, sizeof(now), d2h->delta.bytes, ns);
+	fmt_rate(now, sizeof(now), d2h->delta.bytes, d2h->delta.ns);
 	fmt_bytes(a, sizeof(a), d2h->total.bytes);
 	fmt_rate(b, sizeof(b), d2h->total.bytes, d2h->total.ns);
-	snprintf(total, sizeof(total), "%s, avg %s", a, b);
+	snprintf(total, sizeof(total), "%s at %s", a, b);
 	overview_metric(w, r, y++, "D2H", now, total, f->hist, HIST_D2H, false);
 
 	/* Launch calls are among them: estimates too under --max-overhead. */

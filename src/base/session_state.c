@@ -53,6 +53,13 @@ void session_set_started(pid_t pid, bool launched, uint64_t start_ns, const char
 	pthread_mutex_unlock(&session_state.lock);
 }
 
+void session_set_cuda_before_attach(void)
+{
+	pthread_mutex_lock(&session_state.lock);
+	session_state.status.cuda_before_attach = true;
+	pthread_mutex_unlock(&session_state.lock);
+}
+
 void session_set_cuda_seen(void)
 {
 	pthread_mutex_lock(&session_state.lock);

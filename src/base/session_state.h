@@ -22,11 +22,17 @@ struct session_status {
 	bool launched;		/* started by gputop (launch mode) */
 	uint64_t start_ns;	/* monotonic time tracing began */
 	bool cuda_seen;		/* a CUDA library is probed */
+	bool cuda_before_attach;	/* attached to a program that had loaded CUDA already: what
+					 * it allocated before the attach is not seen */
 	bool ended;		/* tracing is over: the program exited, or gputop detached */
 	bool exited;		/* the program ended: exit_status / term_signal tell how */
 	int exit_status;	/* exit code, or 128 + signal */
 	int term_signal;	/* signal that killed it, 0 if it exited */
 };
+
+/* A program gputop starts loads CUDA in its first moments: one that has not after this long
+ * is news, said then (the session on stderr, the TUI's status line), not at every launch. */
+#define NO_CUDA_NEWS_NS 2000000000ull
 
 /* The UI's side. */
 void session_status_get(struct session_status *out);
@@ -36,6 +42,7 @@ void session_request(enum session_request r);
 void session_set_waker(void (*waker)(void));
 enum session_request session_take_request(void);
 void session_set_started(pid_t pid, bool launched, uint64_t start_ns, const char *command);
+void session_set_cuda_before_attach(void);
 void session_set_cuda_seen(void);
 void session_set_ended(bool exited, int exit_status, int term_signal);
 

@@ -23,6 +23,7 @@
 #include "budget.h"
 #include "clock.h"
 #include "config.h"
+#include "dump_take.h"
 #include "hit.h"
 #include "hit_drain.h"
 #include "kernels.h"
@@ -320,6 +321,7 @@ static void start_running(struct tracee *p)
 		tracer.stop_ended_ns = now_ns();
 		tracer.stop_ns = tracer.stop_ended_ns - tracer.stop_began_ns;
 		tracer.stop_began_ns = 0;
+		dump_note_held(tracer.job, p, tracer.stop_ns);
 	}
 	kernels_scan_pending(p, p->pid);	/* the handles' values, read while it runs */
 }

@@ -17,6 +17,7 @@
 
 #include "breakpoints.h"
 #include "clock.h"
+#include "dump_take.h"
 #include "frame.h"
 #include "hit.h"
 #include "hit_drain.h"
@@ -185,6 +186,8 @@ int tracer_detach(struct tracee *p)
 	 * gets it); PyTorch's last blocks, and its allocator's totals with every thread held. */
 	hit_drain(p, now_ns(), HIT_DRAIN_WHOLE);
 	torch_dumps_take(p, SHOT_DETACH);	/* --memory-snapshot, at this held instant */
+	if (tracer.job)
+		dump_take(tracer.job, p);	/* --dump: every thread held here anyway */
 	it = 0;
 	bool all_out = true;
 	for (struct thread *t; (t = threads_iter(p, &it));)
@@ -218,6 +221,7 @@ int tracer_detach(struct tracee *p)
 		rescue_watchdog_stop(p->rescue_slot);	/* goodbye: nothing of ours is left for it to restore */
 	}
 	mem_close(p);
+	dump_note_held(tracer.job, p, now_ns() - t0);
 	log_debug("%d: detached in %.1f ms", p->pid, (double)(now_ns() - t0) / 1e6);
 	if (restore_err < 0) {
 		log_error("could not restore every breakpoint of %d: %s", p->pid,

@@ -15,7 +15,7 @@
  * its TracerPid is 0; where gputop is outside the program's PID namespace, which TracerPid
  * shows as 0 always, gputop's beat, counted at each look, stood still 10 s), so that no
  * thread of the program has to be stopped in an unknown state
- * for it: flush, disable, unsubscribe, finalize; gputop reads the last records and says so;
+ * for it: flush, disable, unsubscribe, finalize; gputop reads the last totals and says so;
  * the thread dlcloses libcupti and then the library. */
 #define _GNU_SOURCE
 #include "gputime.h"
@@ -200,7 +200,7 @@ static void say_kept(const struct gputime_header *h, pid_t pid)
 /* The header's counters into the figures. */
 static void note_counts(struct tracee *p, struct gputime_state *st, bool on)
 {
-	stats_set_gpu_time(p->stats_id, on, now_ns(), st->last.dropped + st->last.cupti_dropped,
+	stats_set_gpu_time(p->stats_id, on, now_ns(), st->last.cupti_dropped,
 			   gputime_ring_unnamed(st->ring));
 }
 
@@ -303,13 +303,13 @@ void gputime_drain(struct tracee *p)
 	long n = gputime_ring_drain(st->ring);
 	int err = gputime_ring_header(st->ring, &st->last);
 	if (err < 0 || n < 0) {
-		log_debug("--gpu-time: %d's ring is gone (%s)", p->pid, strerror(-(n < 0 ? (int)n : err)));
+		log_debug("--gpu-time: %d's totals are gone (%s)", p->pid, strerror(-(n < 0 ? (int)n : err)));
 		st->phase = GPUTIME_DONE;	/* it went away by itself (gputop seemed gone to it) */
 		note_counts(p, st, false);
 		return;
 	}
 	gputime_ring_beat(st->ring);	/* gputop is there, where TracerPid cannot say so */
-	if (st->last.state != GT_RUNNING) {	/* it stopped by itself: the last records */
+	if (st->last.state != GT_RUNNING) {	/* it stopped by itself: the last totals */
 		gputime_ring_drain(st->ring);
 		say_final(&st->last, p->pid);
 		if (st->last.state == GT_FINAL)
@@ -327,7 +327,7 @@ void gputime_before_exec(struct tracee *p, struct thread *t)
 	uint64_t args[6] = { 0 };
 	if (st->phase != GPUTIME_ON || !st->flush)
 		return;
-	xol_call(p, t, st->flush, args, &ret, NULL);	/* CUPTI's buffers into the ring */
+	xol_call(p, t, st->flush, args, &ret, NULL);	/* CUPTI's buffers into the totals */
 	gputime_drain(p);
 }
 

@@ -106,7 +106,7 @@ void hit_call_return(struct tracee *p, struct thread *t, struct cuda_call *c, co
 	decode_call_return(c, r, now, read_mem, &rd);
 	c->device = hit_thread_device(p, t);
 	c->thread_device = t->device;
-	if (c->op == OP_ALLOC && c->alloc.ptr) {
+	if (c->op == OP_ALLOC) {	/* a failed one too: whose it was (torch_alloc.c) */
 		const struct module *caller = sym_module_at(p, c->caller);
 		c->alloc.caller_module = caller ? caller->base : NULL;
 	}

@@ -59,6 +59,11 @@ bool hit_launch_named(struct tracee *p, const arch_regs_t *r, bool ex);
  * index-th), whose return is counted later (hit_records.c). */
 void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int index, struct hit_keeper *g);
 void hit_drain_launches(struct tracee *p);
+/* The outermost call of thread t (whose thread pointer is given) that the call stub recorded
+ * at its entry and that has not returned at the last hit_collect_returns: decoded into *c from
+ * its register arguments, its entry time in *entry_ns (monotonic). False if none. */
+bool hit_record_in_flight(struct tracee *p, struct thread *t, uint64_t thread_pointer, struct cuda_call *c,
+			  uint64_t *entry_ns);
 
 /* The engine's consumer of calls (cuda/cuda_call.h), which the session registers (account.h).
  * graphs_consumer (hit_graphs.c): while a stream captures, launches, copies and memsets are held

@@ -228,3 +228,29 @@ void hit_collect_returns(struct tracee *p, uint64_t now)
 	if (nd || nc)
 		collect_batch(p, done, nd, calls, nc, now);
 }
+
+/* ---- calls in flight (--dump) ----------------------------------------------------------- */
+
+bool hit_record_in_flight(struct tracee *p, struct thread *t, uint64_t thread_pointer, struct cuda_call *c,
+			  uint64_t *entry_ns)
+{
+	const struct hit_state *st = p->hit;
+	const struct lr_call *first = NULL;
+	for (int i = 0; thread_pointer && i < st->n_in_flight; i++) {
+		const struct lr_call *r = &st->in_flight[i];
+		/* The outermost: a call made inside it is part of it. */
+		if (r->thread == thread_pointer && r->state == LR_CALL_IN_FLIGHT &&
+		    launchring_probe_api(p, (int)r->probe - 1) >= 0 && (!first || r->entry_tsc < first->entry_tsc))
+			first = r;
+	}
+	if (!first)
+		return false;
+	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 };
+	for (int i = 0; i < 6; i++)
+		a[i + 1] = first->arg[i];
+	hit_call_from_args(p, t, launchring_probe_api(p, (int)first->probe - 1), a, c);
+	c->source = CALL_RECORDED;
+	c->caller = first->ret;
+	*entry_ns = retfast_tsc_to_mono(first->entry_tsc);
+	return true;
+}

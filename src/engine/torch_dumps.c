@@ -2,9 +2,13 @@
 #include "torch_dumps.h"
 
 #include <errno.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "log.h"
+#include "oom_report.h"
+#include "torch_alloc.h"
+#include "torch_mem.h"
 #include "session_state.h"
 #include "torch_shot_read.h"
 #include "torch_snapshot.h"
@@ -29,8 +33,47 @@ void torch_dumps_take(struct tracee *p, enum torch_shot_why why)
 	torch_shot_free(&s);
 }
 
+/* An out-of-memory: said at once, its report and snapshot written before the program goes on
+ * much further (the next drain after the failed call: within 10 ms). */
+static void on_oom(struct tracee *p, const struct torch_oom *o)
+{
+	struct torch_shot s;
+	bool have = torch_shot_read(p, &s) != -ENODATA;
+	struct torch_oom_event e = { .t_ns = o->t_ns, .size = o->size, .device = o->device, .error = o->error,
+				     .by_torch = o->by_torch, .stack = o->stack };
+	snprintf(e.api, sizeof e.api, "%s", o->api ? o->api : "");
+	if (have) {
+		struct torch_shot_sums sum;
+		if (e.device < 0)
+			e.device = s.n_device ? s.device[0].device : 0;
+		torch_shot_sum(&s, e.device, &sum);
+		e.sums_known = true;
+		e.reserved = sum.total;
+		e.allocated = sum.allocated;
+		e.free_in_segments = sum.free;
+		e.largest_free = sum.largest_free;
+		e.fragmentation = o->size && sum.free >= o->size && sum.largest_free < o->size;
+	}
+	torch_mem_on_oom(p->pid, &e);
+	char line[512];
+	oom_report_line(line, sizeof line, o, have ? &s : NULL);
+	log_warn("%s", line);
+	if (config.oom_report && oom_report_write(config.oom_report, o, have ? &s : NULL) == 0)
+		log_info("out-of-memory report written to %s", config.oom_report);
+	if (have && config.oom_snapshot) {
+		s.why_taken = SHOT_OOM;
+		if (torch_snapshot_write(config.oom_snapshot, &s) == 0)
+			log_info("out-of-memory snapshot written to %s", config.oom_snapshot);
+	}
+	if (have)
+		torch_shot_free(&s);
+}
+
 static void torch_dumps_drained(struct tracee *p)
 {
+	struct torch_oom o;
+	if (torch_take_oom(p, &o))
+		on_oom(p, &o);
 	if (!p->stopping_world && session_take_memory_snapshot())
 		torch_dumps_take(p, SHOT_ASKED);
 }

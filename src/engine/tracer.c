@@ -287,6 +287,11 @@ static void housekeeping(void)
 	rescue_cycle_guard_tick();	/* a guard killed is replaced */
 }
 
+void tracer_set_job(struct job *j)
+{
+	tracer.job = j;
+}
+
 bool tracer_traces(pid_t pid)
 {
 	return tracee_of_pid(pid) != NULL;
@@ -386,6 +391,25 @@ static void wait_for_launched(struct tracee *p)
 	}
 }
 
+void tracer_on_no_cuda(uint64_t after_ns, void (*say)(pid_t pid))
+{
+	tracer.no_cuda_after_ns = after_ns;
+	tracer.no_cuda_say = say;
+}
+
+/* tracer_on_no_cuda's word, once, when it is due. */
+static void no_cuda_news(uint64_t start, uint64_t now)
+{
+	struct session_status st;
+
+	if (!tracer.no_cuda_say || now - start < tracer.no_cuda_after_ns)
+		return;
+	session_status_get(&st);
+	if (!st.cuda_seen && !st.ended)
+		tracer.no_cuda_say(tracer.root->pid);
+	tracer.no_cuda_say = NULL;
+}
+
 static int loop(double timeout_s, bool need_cuda)
 {
 	uint64_t start = now_ns(), last_house = 0, last_drain = 0, drain_every = LR_DRAIN_NS;
@@ -398,6 +422,7 @@ static int loop(double timeout_s, bool need_cuda)
 		uint64_t now = now_ns();
 		if (now - last_house > 100000000u) {
 			housekeeping();
+			no_cuda_news(start, now);
 			slow_note(now, "housekeeping", 0);
 			last_house = last_drain = now;
 		} else if (now - last_drain >= drain_every) {

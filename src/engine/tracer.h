@@ -37,6 +37,11 @@ int tracer_start_another(struct tracee *p);
  * each stall stays one stop long. */
 void tracer_space_attach(void);
 
+/* say(pid of the first process) is called once, from the loop, when after_ns into it no traced
+ * process has loaded a CUDA library yet: a program gputop starts loads it in its first moments,
+ * and only one that has not after a while is news. */
+void tracer_on_no_cuda(uint64_t after_ns, void (*say)(pid_t pid));
+
 /* Runs until the program ends or the session is asked to stop (session_request, a signal to
  * gputop, the timeout), then stops the first process's watchdog. Returns 0 when it ended
  * normally. */
@@ -48,6 +53,9 @@ int tracer_detach(struct tracee *p);
 
 /* Every traced process let go, as tracer_detach does for one. */
 int tracer_detach_all(void);
+/* --dump: each process's picture goes into j (figures/job.h) as it is detached. */
+struct job;
+void tracer_set_job(struct job *j);
 /* pid is one of the traced processes. */
 bool tracer_traces(pid_t pid);
 

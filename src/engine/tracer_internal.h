@@ -27,6 +27,10 @@ struct tracer_session {
 	long spin_ns;	/* wait_event's poll, -1 until chosen */
 	uint64_t stop_began_ns, stop_ended_ns, stop_ns;
 	uint64_t stop_cost_ns;
+	struct job *job;	/* --dump's picture, taken at each detach; NULL: none */
+	/* tracer_on_no_cuda: said once, when no process has loaded CUDA that long into the loop */
+	void (*no_cuda_say)(pid_t pid);
+	uint64_t no_cuda_after_ns;
 };
 extern struct tracer_session tracer;
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 void device_rows_unseen(struct row_unseen *r, const struct devices_snapshot *d, pid_t pid,
-			uint64_t seen_bytes)
+			uint64_t seen_bytes, bool before_attach)
 {
 	const struct device_process *p = d ? devices_find(d, pid) : NULL;
 
@@ -13,6 +13,7 @@ void device_rows_unseen(struct row_unseen *r, const struct devices_snapshot *d, 
 	r->sm_util = -1;
 	r->peak_bytes = p ? p->peak_bytes : 0;
 	r->from_start = p && p->from_start;
+	r->before_attach = before_attach;
 	if (!d || !d->available)
 		r->why = d && d->why[0] ? d->why : "no NVML";
 	else if (!p || !p->polled)
@@ -23,8 +24,10 @@ void device_rows_unseen(struct row_unseen *r, const struct devices_snapshot *d, 
 		r->why = "no CUDA context on a GPU";
 	else if (!p->bytes_known)
 		r->why = "NVML does not tell its memory";
-	if (r->why)
+	if (r->why) {
+		r->label = before_attach ? UNSEEN_LABEL_NOT_KNOWN : NULL;
 		return;
+	}
 	r->known = true;
 	r->process_bytes = p->bytes;
 	r->unseen_bytes = p->bytes > seen_bytes ? p->bytes - seen_bytes : 0;

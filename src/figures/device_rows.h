@@ -21,7 +21,10 @@ struct row_unseen {
 	bool from_start;		/* gputop watched since before its CUDA context: the row is
 					 * the context itself and memory outside the CUDA API (told
 					 * also once it has left the GPU) */
-	const char *label;		/* what the row is, for every presenter */
+	const char *label;		/* what the row is, for every presenter; where it is not
+					 * known but memory was allocated before the attach,
+					 * UNSEEN_LABEL_NOT_KNOWN (NULL otherwise) */
+	bool before_attach;		/* attached to a program that had loaded CUDA already */
 	int sm_util;			/* its SM utilization, percent; -1: not known */
 	uint64_t peak_bytes;		/* its most device memory in any poll; 0: none known */
 };
@@ -29,8 +32,10 @@ struct row_unseen {
 #define UNSEEN_LABEL_ATTACHED	"allocated before gputop attached (or outside the CUDA API), " \
 				"the CUDA context's own memory included"
 #define UNSEEN_LABEL_FROM_START	"the CUDA context's own memory (and any outside the CUDA API)"
+#define UNSEEN_LABEL_NOT_KNOWN	"allocated before gputop attached: not seen, and how much is not known"
 
+/* before_attach: gputop attached to a program that had loaded CUDA already (session_state.h). */
 void device_rows_unseen(struct row_unseen *r, const struct devices_snapshot *d, pid_t pid,
-			uint64_t seen_bytes);
+			uint64_t seen_bytes, bool before_attach);
 
 #endif

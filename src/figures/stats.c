@@ -694,27 +694,29 @@ void stats_on_sync(int proc, uint64_t ns)
 
 /* ---- --gpu-time ---- */
 
-void stats_on_gpu_kernel(int proc, int kernel, uint64_t ns)
+void stats_on_gpu_kernel_runs(int proc, int kernel, const struct stats_gpu_time *runs)
 {
 	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	struct stats_kernel *row = st ? kernel_table_row(st->kernels, kernel) : NULL;
-	if (row) {
+	if (row && runs->count) {
 		struct stats_gpu_time *g = &row->gpu;
-		g->min_ns = !g->count || ns < g->min_ns ? ns : g->min_ns;
-		g->max_ns = ns > g->max_ns ? ns : g->max_ns;
-		g->count++;
-		g->total_ns += ns;
+		g->min_ns = !g->count || runs->min_ns < g->min_ns ? runs->min_ns : g->min_ns;
+		g->max_ns = runs->max_ns > g->max_ns ? runs->max_ns : g->max_ns;
+	}
+	if (row) {
+		row->gpu.count += runs->count;
+		row->gpu.total_ns += runs->total_ns;
 	}
 	pthread_mutex_unlock(&stats.lock);
 }
 
-void stats_on_gpu_copy(int proc, enum copy_dir dir, bool memset, uint64_t bytes, uint64_t ns)
+void stats_on_gpu_copies(int proc, enum copy_dir dir, bool memset, uint64_t count, uint64_t bytes, uint64_t ns)
 {
 	pthread_mutex_lock(&stats.lock);
 	struct stats_state *st = process(proc);
 	if (st && (memset || (unsigned)dir < DIR_COUNT))
-		xfer_add(memset ? &st->gpu.memset_ : &st->gpu.xfer[dir], bytes, ns);
+		xfer_add_n(memset ? &st->gpu.memset_ : &st->gpu.xfer[dir], (int64_t)count, (int64_t)bytes, (int64_t)ns);
 	pthread_mutex_unlock(&stats.lock);
 }
 

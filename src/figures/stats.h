@@ -233,11 +233,12 @@ void stats_graph_forget(int proc, uint64_t exec);
 void stats_on_copy(int proc, enum copy_dir dir, enum copy_mode mode, uint64_t bytes, uint64_t ns);
 void stats_on_memset(int proc, uint64_t bytes, uint64_t ns);
 void stats_on_sync(int proc, uint64_t ns);
-/* --gpu-time (CUPTI's records, probe/gputime_ring.c): a kernel run of ns on the GPU; a copy
- * (dir: DIR_COUNT when CUPTI names no host/device direction) or memset of ns; ns of busy time
- * (kernel intervals' union); the recording began (on) or ended, with its lost records. */
-void stats_on_gpu_kernel(int proc, int kernel, uint64_t ns);
-void stats_on_gpu_copy(int proc, enum copy_dir dir, bool memset, uint64_t bytes, uint64_t ns);
+/* --gpu-time (CUPTI's records summed in the program, probe/gputime_ring.c): a kernel's runs
+ * (count, GPU time, their min and max); copies (dir: DIR_COUNT when CUPTI names no host/device
+ * direction) or memsets; ns of busy time (kernel intervals' union); the recording began (on)
+ * or ended, with the records CUPTI lost and the kernel runs without a name. */
+void stats_on_gpu_kernel_runs(int proc, int kernel, const struct stats_gpu_time *runs);
+void stats_on_gpu_copies(int proc, enum copy_dir dir, bool memset, uint64_t count, uint64_t bytes, uint64_t ns);
 void stats_on_gpu_busy(int proc, uint64_t ns);
 void stats_set_gpu_time(int proc, bool on, uint64_t now_ns, uint64_t dropped, uint64_t unnamed);
 void stats_on_stop(int proc);

@@ -24,6 +24,8 @@ struct proc {
 	uint64_t dev_used;		/* bit d: dev[d] has figures */
 	struct torch_segment *seg;
 	size_t n_seg, cap_seg;
+	struct torch_oom_event oom[TORCH_OOM_KEPT];	/* the last ones, a ring */
+	uint64_t n_oom;					/* seen in all */
 };
 
 static struct {
@@ -156,6 +158,17 @@ void torch_mem_on_unread(pid_t pid)
 	struct proc *p = proc_of(pid, true);
 	if (p)
 		p->info.unread++;
+	pthread_mutex_unlock(&torch_mem.lock);
+}
+
+void torch_mem_on_oom(pid_t pid, const struct torch_oom_event *e)
+{
+	pthread_mutex_lock(&torch_mem.lock);
+	struct proc *p = proc_of(pid, true);
+	if (p) {
+		p->oom[p->n_oom % TORCH_OOM_KEPT] = *e;
+		p->oom[p->n_oom++ % TORCH_OOM_KEPT].pid = pid;
+	}
 	pthread_mutex_unlock(&torch_mem.lock);
 }
 
@@ -327,7 +340,7 @@ int torch_mem_snapshot(pid_t pid, struct torch_snapshot *out)
 	memset(out, 0, sizeof *out);
 	out->t_ns = now_ns();
 	pthread_mutex_lock(&torch_mem.lock);
-	size_t np = 0, nd = 0, nb = 0, ns = 0;
+	size_t np = 0, nd = 0, nb = 0, ns = 0, no = 0;
 	for (size_t i = 0; i < torch_mem.n_procs; i++) {
 		if (!take(torch_mem.procs[i], pid))
 			continue;
@@ -335,13 +348,15 @@ int torch_mem_snapshot(pid_t pid, struct torch_snapshot *out)
 		nd += (size_t)__builtin_popcountll(torch_mem.procs[i]->dev_used);
 		nb += hashmap_count(&torch_mem.procs[i]->blocks);
 		ns += torch_mem.procs[i]->n_seg;
+		no += torch_mem.procs[i]->n_oom < TORCH_OOM_KEPT ? torch_mem.procs[i]->n_oom : TORCH_OOM_KEPT;
 	}
 	out->proc = calloc(np ? np : 1, sizeof *out->proc);
 	out->device = calloc(nd ? nd : 1, sizeof *out->device);
 	out->block = malloc((nb ? nb : 1) * sizeof *out->block);
 	out->segment = malloc((ns ? ns : 1) * sizeof *out->segment);
 	out->seg_pid = malloc((ns ? ns : 1) * sizeof *out->seg_pid);
-	int err = out->proc && out->device && out->block && out->segment && out->seg_pid ? 0 : -ENOMEM;
+	out->oom = malloc((no ? no : 1) * sizeof *out->oom);
+	int err = out->proc && out->device && out->block && out->segment && out->seg_pid && out->oom ? 0 : -ENOMEM;
 	for (size_t i = 0; !err && i < torch_mem.n_procs; i++) {
 		const struct proc *p = torch_mem.procs[i];
 		if (!take(p, pid))
@@ -359,6 +374,9 @@ int torch_mem_snapshot(pid_t pid, struct torch_snapshot *out)
 			out->seg_pid[out->n_segment] = p->info.pid;
 			out->segment[out->n_segment++] = p->seg[s];
 		}
+		uint64_t first = p->n_oom > TORCH_OOM_KEPT ? p->n_oom - TORCH_OOM_KEPT : 0;
+		for (uint64_t k = first; k < p->n_oom; k++)
+			out->oom[out->n_oom++] = p->oom[k % TORCH_OOM_KEPT];
 	}
 	pthread_mutex_unlock(&torch_mem.lock);
 	if (err)
@@ -373,6 +391,7 @@ void torch_mem_snapshot_free(struct torch_snapshot *s)
 	free(s->block);
 	free(s->segment);
 	free(s->seg_pid);
+	free(s->oom);
 	memset(s, 0, sizeof *s);
 }
 

@@ -92,6 +92,22 @@ struct torch_process {
 	char why[160];		/* state or before: what went wrong, "" if nothing */
 };
 
+/* An out-of-memory as gputop saw it (engine/torch_dumps.c): the request, and PyTorch's
+ * allocator on its device then (where followed). The last TORCH_OOM_KEPT of a process are kept. */
+#define TORCH_OOM_KEPT 16
+struct torch_oom_event {
+	pid_t pid;
+	uint64_t t_ns;			/* when gputop saw it (monotonic) */
+	uint64_t size;			/* bytes asked of CUDA */
+	int device, error;
+	char api[48];			/* the CUDA function that failed */
+	bool by_torch;			/* PyTorch's allocator gave up (OutOfMemoryError) */
+	bool sums_known;		/* the allocator was read: the figures below hold */
+	bool fragmentation;		/* free in segments >= size, no free block as large */
+	uint64_t reserved, allocated, free_in_segments, largest_free;
+	uint32_t stack;			/* the failed call's stack */
+};
+
 struct torch_snapshot {
 	uint64_t t_ns;
 	size_t n_proc;
@@ -103,6 +119,8 @@ struct torch_snapshot {
 	size_t n_segment;
 	struct torch_segment *segment;	/* with their pid in seg_pid */
 	pid_t *seg_pid;
+	size_t n_oom;
+	struct torch_oom_event *oom;	/* by process, oldest first */
 };
 
 /* Feeding (the tracer thread); pid is the traced process. */
@@ -116,7 +134,8 @@ void torch_mem_on_alloc(pid_t pid, const struct torch_block *b);
  * out is of its previous life (another thread's free returned after the block came back out:
  * the calls are read in the order they returned): it is left alone, true. */
 bool torch_mem_on_free(pid_t pid, uint64_t block, uint64_t entry_ns);
-void torch_mem_on_unread(pid_t pid);	/* a block handed out whose Block could not be read */
+void torch_mem_on_unread(pid_t pid);
+void torch_mem_on_oom(pid_t pid, const struct torch_oom_event *e);	/* a block handed out whose Block could not be read */
 /* Calls that handed out and took back blocks (all of them: those taken back before they were
  * read included). */
 void torch_mem_count(pid_t pid, uint64_t allocs, uint64_t frees);

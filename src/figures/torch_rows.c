@@ -397,3 +397,24 @@ void torch_rows_free(struct torch_rows *r)
 	free(r->leak);
 	memset(r, 0, sizeof *r);
 }
+
+const struct stack_frame *torch_rows_request_site(uint32_t stack)
+{
+	static const char *const theirs[] = { "libcudart", "libcuda.", "libc10", "libtorch", "libstdc++" };
+	const struct stack *st = stacks_get(stack);
+	const struct stack_frame *native = NULL;
+	for (uint32_t i = 0; st && i < st->n; i++) {
+		const struct stack_frame *f = &st->frame[i];
+		bool ours = true;
+		if (f->python) {
+			if (f->file && !strstr(f->file, "/torch/"))
+				return f;
+			continue;
+		}
+		for (size_t k = 0; k < sizeof theirs / sizeof *theirs; k++)
+			ours &= !(f->module && strncmp(f->module, theirs[k], strlen(theirs[k])) == 0);
+		if (ours && !native)
+			native = f;
+	}
+	return native;
+}

@@ -76,6 +76,11 @@ struct torch_rows {
  * else its innermost frame outside PyTorch's and the C++ runtime's libraries. */
 const struct stack_frame *torch_rows_site(uint32_t id);
 
+/* The line of a failed allocation's stack (an out-of-memory's request): its innermost Python
+ * frame outside the torch package, else its innermost native frame outside the CUDA and
+ * PyTorch libraries and the C++ runtime; NULL without a stack. */
+const struct stack_frame *torch_rows_request_site(uint32_t id);
+
 /* 0, or -ENOMEM (r then empty). */
 int torch_rows_build(struct torch_rows *r, const struct torch_snapshot *s);
 void torch_rows_free(struct torch_rows *r);

@@ -62,6 +62,20 @@ struct torch_shot {
 	struct torch_shot_device *device;
 };
 
+/* An allocation that failed for want of memory: a CUDA allocation that returned out-of-memory
+ * (any caller), or PyTorch's allocator giving up after freeing its cache (its count of OOMs
+ * rose: the CUDA call it made is the request). */
+struct torch_oom {
+	pid_t pid;
+	uint64_t t_ns;			/* when gputop saw it (monotonic) */
+	uint64_t size;			/* bytes asked of CUDA; 0: not seen */
+	int device;			/* -1: not known */
+	uint32_t stack;			/* the failed call's stack (--stacks allocs) */
+	const char *api;		/* the CUDA function that failed; NULL: none seen */
+	int error;			/* its error code */
+	bool by_torch;			/* PyTorch's allocator gave up (OutOfMemoryError) */
+};
+
 void torch_shot_free(struct torch_shot *s);
 const char *torch_shot_state_name(enum torch_shot_state st);	/* "active_allocated", ... */
 

@@ -10,6 +10,7 @@
 #include "rows.h"
 #include "site_rows.h"
 #include "stacks.h"
+#include "json_job.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -400,7 +401,7 @@ static void json_process_memory(struct jw *w, const struct report_info *info,
 	struct row_unseen u;
 
 	device_rows_unseen(&u, info->devices, info->pid,
-			   s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
+			   s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED], info->cuda_before_attach);
 	jw_key(w, "process");
 	jw_open(w, '{');
 	jw_key(w, "device_bytes");
@@ -412,7 +413,7 @@ static void json_process_memory(struct jw *w, const struct report_info *info,
 	jw_key(w, "unseen_bytes");
 	jw_u64_if(w, u.known, u.unseen_bytes);
 	jw_key(w, "unseen");
-	jw_str(w, u.known ? u.label : NULL);
+	jw_str(w, u.label);
 	jw_key(w, "context_made_while_traced");
 	jw_bool(w, u.from_start);
 	jw_key(w, "sm_utilization_pct");
@@ -475,6 +476,8 @@ static void json_memory(struct jw *w, const struct report_info *info, const stru
 {
 	jw_key(w, "memory");
 	jw_open(w, '{');
+	jw_key(w, "counted_since");	/* allocations, frees, live: since the attach, or the start */
+	jw_str(w, info->launched ? "start" : "attach");
 	jw_key(w, "live_bytes");
 	jw_u64(w, s->live_bytes[MEM_DEVICE] + s->live_bytes[MEM_MANAGED]);
 	jw_key(w, "live_host_bytes");
@@ -715,6 +718,8 @@ int json_write(FILE *f, const struct report_info *info, const struct stats_snaps
 	rows_free(&rs);
 	json_cost(&w, info, s);
 	json_devices(&w, info->devices);
+	if (info->job)
+		json_job(&w, info->job);
 	jw_key(&w, "processes");
 	jw_open(&w, '[');
 	for (size_t i = 0; i < s->n_proc && !err; i++)

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "devices.h"
+#include "job.h"
 #include "stats.h"
 
 struct report_info {
@@ -17,9 +18,12 @@ struct report_info {
 	int exit_status;	/* exit code, or 128 + signal */
 	int term_signal;	/* 0 unless killed by a signal */
 	bool launched;
+	bool cuda_before_attach;	/* attached to a program that had loaded CUDA: what it
+					 * allocated before is not seen (session_state.h) */
 	int stops_per_return;	/* 0: returns recorded by the stub (retfast.h), 1: they trap */
 	int stops_per_launch;	/* 0: driver launches through the launch ring, 1: they trap */
 	const struct devices_snapshot *devices;	/* what NVML said last; NULL: not polled */
+	const struct job *job;	/* --dump's picture (figures/job.h): the `job` section; NULL: none */
 };
 
 /* Writes the summary as one JSON object to f. Returns 0, or -errno. */

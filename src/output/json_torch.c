@@ -120,6 +120,39 @@ static void json_sites(struct jw *w, const struct torch_rows *r)
 	jw_close(w);
 }
 
+/* An out-of-memory: the request, its line, the allocator then (null where not followed). */
+static void json_oom(struct jw *w, const struct torch_oom_event *e, uint64_t now)
+{
+	jw_open(w, '{');
+	jw_key(w, "pid");
+	jw_u64(w, (uint64_t)e->pid);
+	jw_key(w, "seconds_ago");
+	jw_double(w, seconds(now > e->t_ns ? now - e->t_ns : 0));
+	jw_key(w, "function");
+	jw_str(w, e->api[0] ? e->api : NULL);
+	jw_key(w, "error");
+	jw_u64(w, (uint64_t)e->error);
+	jw_key(w, "bytes");
+	jw_u64(w, e->size);
+	jw_key(w, "device");
+	jw_u64(w, (uint64_t)e->device);
+	jw_key(w, "pytorch_gave_up");
+	jw_bool(w, e->by_torch);
+	jw_key(w, "line");
+	json_site(w, torch_rows_request_site(e->stack));
+	jw_key(w, "reserved_bytes");
+	e->sums_known ? jw_u64(w, e->reserved) : jw_null(w);
+	jw_key(w, "allocated_bytes");
+	e->sums_known ? jw_u64(w, e->allocated) : jw_null(w);
+	jw_key(w, "free_in_segments_bytes");
+	e->sums_known ? jw_u64(w, e->free_in_segments) : jw_null(w);
+	jw_key(w, "largest_free_block_bytes");
+	e->sums_known ? jw_u64(w, e->largest_free) : jw_null(w);
+	jw_key(w, "fragmentation");
+	e->sums_known ? jw_bool(w, e->fragmentation) : jw_null(w);
+	jw_close(w);
+}
+
 void json_torch(struct jw *w, const struct rows *rs)
 {
 	const struct torch_rows *r = &rs->torch;
@@ -158,6 +191,11 @@ void json_torch(struct jw *w, const struct rows *rs)
 		json_block(w, &r->block[i]);
 	jw_close(w);
 	json_sites(w, r);
+	jw_key(w, "oom");
+	jw_open(w, '[');
+	for (size_t i = 0; r->snap && i < r->snap->n_oom; i++)
+		json_oom(w, &r->snap->oom[i], r->snap->t_ns);
+	jw_close(w);
 	jw_key(w, "leak_candidates");
 	jw_open(w, '[');
 	for (size_t i = 0; i < r->n_leak && i < JSON_TORCH_BLOCKS; i++)

@@ -93,6 +93,14 @@ static int check_existing(struct outfile *o, int fd, mode_t *mode)
 	return 0;
 }
 
+/* -o into a character device (/dev/null, a terminal), as a shell's redirection would: nothing
+ * to prove writable or to empty, and nothing of storage to protect. */
+static bool char_device(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
 static int open_in_place(struct outfile *o)
 {
 	mode_t mode;
@@ -106,10 +114,11 @@ static int open_in_place(struct outfile *o)
 	o->existed = o->fd >= 0 && !o->created;
 	if (o->fd < 0)
 		return refuse(o, open_error());
-	if (check_existing(o, o->fd, &mode) < 0)
+	o->device = char_device(o->fd);
+	if (!o->device && check_existing(o, o->fd, &mode) < 0)
 		return -1;
 	fcntl(o->fd, F_SETFL, fcntl(o->fd, F_GETFL) & ~O_NONBLOCK);
-	int err = probe_write(o->fd);
+	int err = o->device ? 0 : probe_write(o->fd);
 	return err < 0 ? refuse(o, strerror(-err)) : 0;
 }
 
@@ -146,7 +155,7 @@ int outfile_open(struct outfile *o)
 {
 	o->fd = -1;
 	o->temp = NULL;
-	o->existed = o->created = false;
+	o->existed = o->created = o->device = false;
 	o->err = 0;
 	if (!o->path || strcmp(o->path, "-") == 0)
 		return 0;

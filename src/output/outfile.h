@@ -19,12 +19,14 @@ struct outfile {
 	char *temp;		/* not in place: the temporary file's name ("DIR/.NAME.XXXXXX") */
 	bool existed;		/* the file was there at the start */
 	bool created;		/* in place: gputop made the file */
+	bool device;		/* in place: a character device (-o /dev/null), written as it is */
 	int err;		/* the end: the write that failed (-errno), or 0 */
 };
 
 /* Opens o: a regular file only (a FIFO, a device, a symbolic link, a file of /proc or /sys are
- * refused), and proven writable by a write that changes nothing a reader could see. 0 (also
- * when no file is asked for), or -1 after saying why. */
+ * refused; in place, a character device such as /dev/null or a terminal is taken, as a shell's
+ * redirection takes it), and proven writable by a write that changes nothing a reader could
+ * see. 0 (also when no file is asked for), or -1 after saying why. */
 int outfile_open(struct outfile *o);
 /* Opens every file of the array, or none: -1 after saying why, every one already made removed. */
 int outfile_open_all(struct outfile *files, int n);

@@ -13,6 +13,7 @@
 #include "folded.h"
 #include "json_interval.h"
 #include "log.h"
+#include "session_state.h"
 #include "timeline.h"
 #include "trace.h"
 
@@ -36,6 +37,9 @@ static void stops_from(struct report_info *out, const struct stats_snapshot *s)
 
 void report_from_snapshot(struct report_info *out, const struct stats_snapshot *s)
 {
+	struct session_status st;
+	session_status_get(&st);
+	out->cuda_before_attach = st.cuda_before_attach;
 	out->duration_s = (double)(now_ns() - s->start_ns) / 1e9;
 	stops_from(out, s);
 }

@@ -1,5 +1,5 @@
-/* gputime_ring.c — reading --gpu-time's ring out of the program (gputime_ring.h): the header
- * and the new records with process_vm_readv, the consumer index written back; each kernel
+/* gputime_ring.c — reading --gpu-time's totals out of the program (gputime_ring.h): the header
+ * and the totals with process_vm_readv, the kernels' sums only when something grew; each kernel
  * name read once, demangled and joined to gputop's kernel rows by that name (the name gputop
  * gives a kernel is the demangled one too, whether from the program's symbols or from
  * cuFuncGetName). */
@@ -17,13 +17,12 @@
 struct gputime_ring {
 	pid_t pid;
 	uint64_t shared;	/* struct gt_shared in the program */
-	uint64_t tail;
 	uint64_t beat;		/* gputop's looks, counted into the program (gt_shared.beat) */
 	int *ids;		/* kernel id per name index; -2: not read yet */
-	struct gt_shared *head;	/* the words before the ring, as last read: only they are
-				 * allocated (the whole is megabytes) */
+	struct gt_shared *head;	/* the words before the kernels' sums, as last read: only they
+				 * are allocated (the whole is megabytes) */
 	struct gputime_feed feed;
-	struct gt_record batch[GT_RING];
+	struct gt_sum kernel[GT_NAMES];	/* the kernels' sums, as last read */
 };
 
 #define AT(field) (g->shared + offsetof(struct gt_shared, field))
@@ -51,10 +50,9 @@ struct gputime_ring *gputime_ring_new(pid_t pid, int proc, uint64_t shared)
 {
 	struct gputime_ring *g = calloc(1, sizeof *g);
 	if (!g || !(g->ids = malloc(GT_NAMES * sizeof *g->ids)) ||
-	    !(g->head = malloc(offsetof(struct gt_shared, ring)))) {
-		if (g)
-			free(g->ids);
-		free(g);
+	    !(g->head = malloc(offsetof(struct gt_shared, kernel))) ||
+	    !(g->feed.last_kernel = calloc(GT_NAMES, sizeof *g->feed.last_kernel))) {
+		gputime_ring_free(g);
 		return NULL;
 	}
 	for (int i = 0; i < GT_NAMES; i++)
@@ -72,6 +70,7 @@ void gputime_ring_free(struct gputime_ring *g)
 	if (g) {
 		free(g->ids);
 		free(g->head);
+		free(g->feed.last_kernel);
 	}
 	free(g);
 }
@@ -79,7 +78,7 @@ void gputime_ring_free(struct gputime_ring *g)
 int gputime_ring_header(struct gputime_ring *g, struct gputime_header *h)
 {
 	const struct gt_shared *head = g->head;
-	int err = mem_read(g->pid, g->shared, g->head, offsetof(struct gt_shared, ring));
+	int err = mem_read(g->pid, g->shared, g->head, offsetof(struct gt_shared, kernel));
 	if (err < 0)
 		return err;
 	if (head->magic != GT_MAGIC || head->version != GT_VERSION)
@@ -87,9 +86,8 @@ int gputime_ring_header(struct gputime_ring *g, struct gputime_header *h)
 	*h = (struct gputime_header){ .state = head->state, .status = head->status,
 				      .cupti_result = head->cupti_result, .cupti_kept = head->cupti_kept,
 				      .helper_tid = head->helper_tid,
-				      .head = head->head, .tail = head->tail, .dropped = head->dropped,
-				      .cupti_dropped = head->cupti_dropped,
-				      .names_dropped = head->names_dropped };
+				      .cupti_dropped = head->cupti_dropped, .names_used = head->names_used,
+				      .names_dropped = head->names_dropped, .totals = head->totals };
 	memcpy(h->message, head->message, sizeof h->message);
 	h->message[sizeof h->message - 1] = 0;
 	return 0;
@@ -97,26 +95,18 @@ int gputime_ring_header(struct gputime_ring *g, struct gputime_header *h)
 
 long gputime_ring_drain(struct gputime_ring *g)
 {
-	uint64_t head;
-	int err = mem_read(g->pid, AT(head), &head, sizeof head);
+	struct gputime_header h;
+	int err = gputime_ring_header(g, &h);
 	if (err < 0)
 		return err;
-	if (head - g->tail > GT_RING)
-		return -EPROTO;	/* not the library's doing: never read garbage as records */
-	size_t n = (size_t)(head - g->tail), first = g->tail % GT_RING;
-	size_t part = n < GT_RING - first ? n : GT_RING - first;
-	struct mem_range r[2] = {
-		{ .addr = AT(ring) + first * sizeof(struct gt_record), .buf = g->batch, .len = part * sizeof(struct gt_record) },
-		{ .addr = AT(ring), .buf = g->batch + part, .len = (n - part) * sizeof(struct gt_record) },
-	};
-	if (!n)
+	uint64_t grew = h.totals.records - g->feed.last.records;
+	if (!grew)
 		return 0;
-	if ((err = mem_readv(g->pid, r, n > part ? 2 : 1)) < 0)
+	uint32_t n = h.names_used < GT_NAMES ? h.names_used : GT_NAMES;
+	if (n && (err = mem_read(g->pid, AT(kernel), g->kernel, n * sizeof *g->kernel)) < 0)
 		return err;
-	gputime_feed_records(&g->feed, g->batch, n);
-	g->tail = head;
-	err = mem_write(g->pid, AT(tail), &g->tail, sizeof g->tail);
-	return err < 0 ? err : (long)n;
+	gputime_feed_totals(&g->feed, &h.totals, g->kernel, n);
+	return (long)grew;
 }
 
 static int put_word(struct gputime_ring *g, uint64_t at)

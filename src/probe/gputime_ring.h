@@ -1,7 +1,7 @@
-/* gputime_ring.h — gputop's side of --gpu-time's ring (inject/gputime_layout.h): the header
- * and records libgputop-gpu.so writes in the program, read with process_vm_readv; the records
- * turned into figures (kernels' GPU time joined to gputop's kernel rows by demangled name,
- * copies' GPU-side durations, busy time). */
+/* gputime_ring.h — gputop's side of --gpu-time's shared memory (inject/gputime_layout.h): the
+ * header and the totals libgputop-gpu.so keeps in the program, read with process_vm_readv
+ * whenever gputop likes; what grew since the last read turned into figures (kernels' GPU time
+ * joined to gputop's kernel rows by demangled name, copies' GPU-side durations, busy time). */
 #ifndef GPUTOP_GPUTIME_RING_H
 #define GPUTOP_GPUTIME_RING_H
 
@@ -19,8 +19,9 @@ struct gputime_header {
 	int32_t cupti_result;
 	uint32_t cupti_kept;
 	uint32_t helper_tid;	/* the library's thread */
-	uint64_t head, tail, dropped, cupti_dropped;
-	uint32_t names_dropped;
+	uint64_t cupti_dropped;
+	uint32_t names_used, names_dropped;
+	struct gt_totals totals;
 	char message[256];
 };
 
@@ -33,26 +34,25 @@ struct gputime_state {
 	uint64_t flush;			/* its gputop_gpu_flush */
 	struct gputime_ring *ring;
 	struct gputime_header last;	/* the header at the last look */
-	bool final_read;		/* stopping: its last records read, release said */
+	bool final_read;		/* stopping: its last totals read, release said */
 };
 struct gputime_state *gputime_state_new(void);
 void gputime_state_free(struct gputime_state *st);
 
-/* What turns records into figures: the part of it that needs no program (unit-tested). */
+/* What turns the totals into figures: the part of it that needs no program (unit-tested). */
 struct gputime_feed {
-	uint64_t dev_end[64];	/* per device: the latest kernel end counted into busy time */
-	uint64_t unnamed;	/* kernel records without a name */
+	struct gt_totals last;		/* the totals at the last read */
+	struct gt_sum *last_kernel;	/* [GT_NAMES]: each kernel's at the last read */
+	uint64_t unnamed;	/* kernel runs without a name */
 	int proc;		/* the process's figures (stats.h) */
 	/* A kernel id of those figures for the library's name index; -1: none. */
 	int (*kernel_id)(void *ctx, uint32_t name);
 	void *ctx;
 };
 
-/* Feeds n records (reordered: by start time) to the figures (stats.h): each kernel's GPU
- * time, copies' and memsets' GPU-side time, and the busy time, as the union per device of
- * the kernels' intervals (a record that comes after a later-starting one of its device counts
- * only past that one's end). */
-void gputime_feed_records(struct gputime_feed *f, struct gt_record *r, size_t n);
+/* Adds to the figures (stats.h) what grew between the last totals fed and these: each
+ * kernel's runs (kernel[0..n)), copies by direction, memsets, the busy time. */
+void gputime_feed_totals(struct gputime_feed *f, const struct gt_totals *t, const struct gt_sum *kernel, uint32_t n);
 
 /* The reader of one process's ring. */
 struct gputime_ring;
@@ -60,10 +60,10 @@ struct gputime_ring *gputime_ring_new(pid_t pid, int proc, uint64_t shared);
 void gputime_ring_free(struct gputime_ring *g);
 /* Reads the header: 0, or -errno (-EFAULT / -ESRCH: the library is gone). */
 int gputime_ring_header(struct gputime_ring *g, struct gputime_header *h);
-/* Reads and feeds every record written since the last time, then says so (the tail). The
- * number fed, or -errno. */
+/* Reads the totals and feeds what grew since the last read: the number of records it sums, or
+ * -errno. */
 long gputime_ring_drain(struct gputime_ring *g);
-/* gputop's words: stop (flush and unload) and released (the last records were read). */
+/* gputop's words: stop (flush and unload) and released (the last totals were read). */
 int gputime_ring_ask_stop(struct gputime_ring *g);
 int gputime_ring_release(struct gputime_ring *g);
 /* Counts one look of gputop's into the program: the library's sign that gputop is there

@@ -30,6 +30,9 @@ struct entry {
 	int32_t id;		/* -1 while name waits */
 	bool mangled;		/* name is to be demangled when the row is made */
 	bool unknown;		/* named "kernel@0x…": a later scan may name it */
+	bool doubtful;		/* named by a host-side lambda placeholder (host_side_lambda): the
+				 * driver is asked at its first launch's park (kernels_named false),
+				 * the name kept only where it cannot say (kernels_asked) */
 	bool recheck;		/* module loading returned it again: asked again (kernels_recheck) */
 };
 
@@ -52,6 +55,7 @@ struct handle_var {
 	uint64_t addr;
 	uint32_t module;
 	const char *name;	/* demangled; module_scan's, kept for the session */
+	bool doubtful;		/* host_side_lambda(name) */
 };
 
 /* The process's part (p->kernels): its values and handle variables (the kernel ids they
@@ -123,28 +127,61 @@ static struct entry *lookup(const struct tracee *p, uint64_t v)
 	return hashmap_find(&st->map, v);
 }
 
-/* v named: by id, or (id -1) by a name, its row made at first use. False when not kept. */
-static bool remember_as(struct tracee *p, uint64_t v, int id, const char *name, bool mangled, bool unknown)
+/* Whether name holds one of nvcc's extended-lambda placeholders: "Unv", lower-case letters, a
+ * digit ("Unvdl0_…" __nv_dl_wrapper_t, "Unvhdl0_1_0_0_…" __nv_hdl_wrapper_t). */
+static bool has_lambda_placeholder(const char *name)
+{
+	for (const char *u = name; (u = strstr(u, "Unv")); u++) {
+		const char *c = u + 3;
+		while (*c >= 'a' && *c <= 'z')
+			c++;
+		if (c > u + 3 && isdigit((unsigned char)*c))
+			return true;
+	}
+	return false;
+}
+
+/* Whether name is the host side's name of a kernel instantiated with an nvcc extended lambda:
+ * nvcc's front end writes such a lambda's closure type, in the host stub's name and so in its
+ * static __handle variable's (CUDA 13), as a placeholder that __cxa_demangle cannot read, while
+ * the device symbol (what the runtime registers, the driver and CUPTI name) holds the lambda's
+ * own type ("UlfE_"). Named so, a PyTorch elementwise kernel's launches and its GPU time
+ * (joined by name) fell into two rows. Demangled only where a placeholder is found: a PyTorch
+ * rank has ~30,000 handle variables. */
+static bool host_side_lambda(const char *name)
+{
+	if (name[0] != '_' || name[1] != 'Z' || !has_lambda_placeholder(name))
+		return false;
+	int status = -1;
+	free(__cxa_demangle(name, NULL, NULL, &status));
+	return status != 0;
+}
+
+/* v named: by id, or (id -1) by a name, its row made at first use (doubtful: the name is
+ * host_side_lambda's). False when not kept. */
+static bool remember_as(struct tracee *p, uint64_t v, int id, const char *name, bool mangled, bool unknown,
+			bool doubtful)
 {
 	struct kernels_state *st = p->kernels;
 	if (!v || (id < 0 && !name))
 		return false;
 	struct entry *e = lookup(p, v);
-	if (e && !e->unknown && unknown)
-		return true;	/* a name is not replaced by a guess */
+	if (e && !e->unknown && (unknown || (doubtful && !e->doubtful)))
+		return true;	/* a name is not replaced by a guess, nor by a host-side placeholder */
 	if (!e && (hashmap_count(&st->map) >= MAX_VALUES || !(e = hashmap_insert(&st->map, v, NULL))))
 		return false;
 	e->id = id;
 	e->name = name;
 	e->mangled = mangled;
 	e->unknown = unknown;
+	e->doubtful = doubtful;
 	e->recheck = false;
 	return true;
 }
 
 static void remember(struct tracee *p, uint64_t v, int id, bool unknown)
 {
-	remember_as(p, v, id, NULL, false, unknown);
+	remember_as(p, v, id, NULL, false, unknown, false);
 }
 
 static int id_for_mangled(struct tracee *p, const char *mangled);
@@ -167,13 +204,20 @@ bool kernels_seen(const struct tracee *p, uint64_t value)
 bool kernels_named(const struct tracee *p, uint64_t value)
 {
 	const struct entry *e = lookup(p, value);
-	return e && !e->unknown && !e->recheck;
+	return e && !e->unknown && !e->recheck && !e->doubtful;
 }
 
 bool kernels_unknown(const struct tracee *p, uint64_t value)
 {
 	const struct entry *e = lookup(p, value);
-	return !e || e->unknown;
+	return !e || e->unknown || e->doubtful;
+}
+
+void kernels_asked(struct tracee *p, uint64_t value)
+{
+	struct entry *e = lookup(p, value);
+	if (e)
+		e->doubtful = false;
 }
 
 bool kernels_recheck(struct tracee *p, uint64_t value)
@@ -207,7 +251,7 @@ static int id_for_mangled(struct tracee *p, const char *mangled)
 void kernels_learn_name(struct tracee *p, uint64_t value, const char *mangled)
 {
 	const char *kept = value ? pool_copy(p->kernels, mangled) : NULL;
-	if (!kept || !remember_as(p, value, -1, kept, true, false))
+	if (!kept || !remember_as(p, value, -1, kept, true, false, host_side_lambda(mangled)))
 		remember(p, value, id_for_mangled(p, mangled), false);
 }
 
@@ -242,11 +286,21 @@ static int id_for_stub(struct tracee *p, uint64_t stub, bool *unknown)
 	return stats_kernel_id(p->stats_id, buf);
 }
 
+/* value named as e is: a doubtful name stays doubtful (its row not made: the driver may name
+ * value otherwise). */
+static void remember_like(struct tracee *p, uint64_t value, struct entry *e)
+{
+	if (e->doubtful && e->id < 0)
+		remember_as(p, value, -1, e->name, e->mangled, false, true);
+	else
+		remember(p, value, entry_id(p, e), e->unknown);
+}
+
 void kernels_learn_from_stub(struct tracee *p, uint64_t value, uint64_t stub)
 {
 	struct entry *e = lookup(p, stub);
 	if (e && !e->unknown) {
-		remember(p, value, entry_id(p, e), false);
+		remember_like(p, value, e);
 		return;
 	}
 	int id = registered_id(p, p->pid, stub);
@@ -264,7 +318,7 @@ void kernels_learn_alias(struct tracee *p, uint64_t value, uint64_t known)
 {
 	struct entry *e = lookup(p, known);
 	if (e)
-		remember(p, value, entry_id(p, e), e->unknown);
+		remember_like(p, value, e);
 }
 
 int kernels_stub_symbol_to_mangled(const char *symbol, char *out, size_t size)
@@ -299,7 +353,7 @@ void kernels_add_handle_var(struct tracee *p, const struct module *m, uint64_t v
 		st->vars = n;
 		st->cap_vars = ncap;
 	}
-	st->vars[st->n_vars++] = (struct handle_var){ var_addr, m->id, name };
+	st->vars[st->n_vars++] = (struct handle_var){ var_addr, m->id, name, host_side_lambda(name) };
 	st->added_since_scan = true;
 }
 
@@ -338,7 +392,7 @@ void kernels_scan_handle_vars(struct tracee *p, pid_t pid)
 					vals[k] = 0;
 		}
 		for (int k = 0; k < n; k++)
-			remember_as(p, vals[k], -1, st->vars[i + k].name, false, false);
+			remember_as(p, vals[k], -1, st->vars[i + k].name, false, false, st->vars[i + k].doubtful);
 	}
 }
 

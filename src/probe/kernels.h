@@ -28,7 +28,13 @@ int kernels_id_of(struct tracee *p, pid_t pid, uint64_t value);
  * asking the driver about). */
 bool kernels_seen(const struct tracee *p, uint64_t value);
 bool kernels_named(const struct tracee *p, uint64_t value);	/* learned, not "kernel@0x…", not to recheck */
-bool kernels_unknown(const struct tracee *p, uint64_t value);	/* not looked up, or "kernel@0x…" */
+bool kernels_unknown(const struct tracee *p, uint64_t value);	/* not looked up, "kernel@0x…", or doubtful */
+/* A name that is the host side's of an nvcc extended lambda's kernel (its placeholder types,
+ * "Unvhdl…", which do not demangle; the device's name, CUPTI's, differs) is doubtful: the value
+ * is not kernels_named, so that its first launch's park asks the driver, and such a name never
+ * replaces another. The driver was asked about value (its answer, if any, learned): the name
+ * it has is kept from now on. */
+void kernels_asked(struct tracee *p, uint64_t value);
 /* Module loading returned value again, recorded after the return (the name it was asked for
  * is not read then: the caller's buffer may hold another by now). Named already, it keeps its
  * name but is no longer kernels_named, so that the driver is asked again at its next launch

@@ -126,6 +126,11 @@ struct torch_state {
 	uint64_t allocs, frees;		/* calls since the last flush, counted there */
 	struct want_segment *want;
 	size_t n_want, cap_want;
+	/* Out of memory: the last failed CUDA allocation, whether one is to be said, each
+	 * device's count of the allocator's OOMs when last read. */
+	struct torch_oom oom;
+	bool oom_now;
+	int64_t ooms[TORCH_MAX_DEVICES];
 };
 
 static bool check_backend(struct tracee *p);
@@ -301,6 +306,13 @@ static void feed_stats(struct tracee *p, int device, const int64_t *s)
 		.alloc_retries = s[9 * STAT_ARRAY / 8],
 		.ooms = s[9 * STAT_ARRAY / 8 + 1],
 	};
+	/* It gave up (OutOfMemoryError): its count rose since the last read, or since 0 at the
+	 * first read that follows a failed cudaMalloc of its own. */
+	if (a.ooms > st->ooms[device] && (st->stats_read[device] || st->oom.api)) {
+		st->oom.by_torch = st->oom_now = true;
+		st->oom.device = device;
+	}
+	st->ooms[device] = a.ooms;
 	if (st->last_reserved[device] > a.reserved)	/* memory given back: segments may be gone */
 		torch_mem_prune_segments(p->pid, device);
 	st->last_reserved[device] = a.reserved;
@@ -456,8 +468,35 @@ static void torch_on_block_free(struct tracee *p, uint64_t dca, uint64_t block, 
 		torch_mem_on_free(p->pid, block, entry_ns);
 }
 
+/* A CUDA allocation that returned out-of-memory (cudaErrorMemoryAllocation and
+ * CUDA_ERROR_OUT_OF_MEMORY are both 2). Made by PyTorch's allocator, it frees its cache and
+ * tries again first: only its count of OOMs says it gave up. */
+static void note_failed_alloc(struct tracee *p, const struct cuda_call *c)
+{
+	struct torch_state *st = p->torch;
+	bool by_allocator = c->alloc.caller_module && strncmp(c->alloc.caller_module, "libc10_cuda.", 12) == 0;
+	st->oom = (struct torch_oom){ .pid = p->pid, .t_ns = c->end_ns, .size = c->alloc.requested * c->alloc.height,
+				      .device = c->device, .stack = c->stack, .api = c->spec->name, .error = c->result };
+	if (!by_allocator || !st->on)
+		st->oom_now = true;
+}
+
+bool torch_take_oom(struct tracee *p, struct torch_oom *out)
+{
+	struct torch_state *st = p->torch;
+	if (!st || !st->oom_now)
+		return false;
+	*out = st->oom;
+	out->pid = p->pid;
+	st->oom_now = false;
+	st->oom = (struct torch_oom){ .device = -1 };
+	return true;
+}
+
 static void torch_on_call(struct tracee *p, const struct cuda_call *c)
 {
+	if (c->op == OP_ALLOC && c->returned && c->result == 2 && c->counted && p->torch)
+		note_failed_alloc(p, c);
 	if (c->op == OP_TORCH_ALLOC)	/* this, the Block it returned, the size asked for */
 		torch_on_block_alloc(p, c->torch.allocator, c->torch.block, c->torch.requested, c->end_ns, c->stack);
 	else if (c->op == OP_TORCH_FREE)	/* this, the Block; when the free began */

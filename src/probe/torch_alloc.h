@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "cuda_call.h"
+#include "torch_shot.h"
 
 struct module;
 struct torch_state;
@@ -56,7 +57,9 @@ struct torch_block_view {
 	bool allocated, mapped, expandable;
 };
 int torch_block_read(struct tracee *p, uint64_t at, struct torch_block_view *b);
-bool torch_followed(struct tracee *p);	/* its blocks are read (a layout checked) */
+bool torch_followed(struct tracee *p);
+/* An out-of-memory seen since the last call (torch_shot.h): true, once for each. */
+bool torch_take_oom(struct tracee *p, struct torch_oom *out);	/* its blocks are read (a layout checked) */
 uint64_t torch_device_allocator(struct tracee *p, int device);
 
 #endif

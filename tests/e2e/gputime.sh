@@ -13,6 +13,11 @@
 #     no file or executable mapping differs from before, no thread is left, the program goes on.
 #     A CUPTI that leaves a thread running after cuptiFinalize stays loaded (said so): unloading
 #     it would pull code from under that thread.
+#  2c. gputop frozen (SIGSTOP) while the program makes 90,000 kernel runs and memsets, far more
+#     than the ring of 8,192 records the library had before (it dropped the rest): the library
+#     sums CUPTI's records in place, so every GPU-time figure is exact once gputop reads again.
+#     (The program's thread then waits at its exit for gputop, which traces thread exits: not
+#     asserted here.)
 #  3. Another CUPTI subscriber (torch.profiler, Nsight...): said clearly, no GPU time, gputop
 #     goes on with every other figure exact. Attached, the subscriber's CUPTI is the program's
 #     own (preloaded here): gputop's library unloads itself, CUPTI stays as it was. (A CUPTI that
@@ -106,6 +111,32 @@ touch "$TMP/idle"
 wait_pid "$TARGET" 30
 expect_eq "$WAIT_STATUS" 0 "attach: ring_loop ends well after the detach"
 expect_eq "$(grep -c '^ring_loop: launches=600 calls=600 failures=0$' "$TMP/prog.out")" 1 "attach: all its calls succeeded"
+
+# --- 2c. gputop frozen while the program makes more records than any ring held ---
+# One thread: CUPTI starts in it, held at its first launch, so that no run goes by unrecorded
+# (other threads would launch meanwhile). Frozen once CUPTI records: gputop holds no thread.
+# Runs of 1 µs and 0.25 µs (the simulated stream's synchronize waits for its simulated work).
+T4=1 N4=30000 KA4=1000 KB4=250 MS4=50
+rm -f "$TMP/go" "$TMP/idle"
+SIMCUPTI_KERNEL_NS=_Z6ring_aPi=$KA4,_Z6ring_bPf=$KB4 SIMCUPTI_COPY_NS=$MS4 \
+	RB_GO_FILE=$TMP/go RB_IDLE_FILE=$TMP/idle rb_gputop_bg burst --gpu-time --json "$TMP/burst.json" -- "$BIN/ring_loop" $T4 $N4
+wait_for_line "$TMP/burst.out" '^ready [0-9]+$' 30 || bail "burst: the program said ready"
+touch "$TMP/go"
+wait_for_line "$TMP/burst.err" 'CUPTI records' 30 || note "burst: gputop did not say CUPTI records"
+kill -STOP "$GPUTOP_PID"
+sleep 2	# the program's rounds take a quarter of a second
+kill -CONT "$GPUTOP_PID"
+touch "$TMP/idle"
+wait_pid "$GPUTOP_PID" 60
+expect_eq "$WAIT_STATUS" 0 "burst: the program and gputop end well, status 0"
+expect_eq "$(grep -c "^ring_loop: launches=$((2 * T4 * N4)) calls=$((2 * T4 * N4)) failures=0$" "$TMP/burst.out")" 1 "burst: all its calls succeeded"
+J=$TMP/burst.json
+jq_eq "$J" "[$(kernel_row 'ring_a(int*)').gpu_time.count, $(kernel_row 'ring_b(float*)').gpu_time.count]" "[$((T4 * N4)),$((T4 * N4))]" \
+	"burst: every kernel run has its GPU time"
+jq_eq "$J" "[($(kernel_row 'ring_a(int*)').gpu_time.total_s * 1e9 | round), ($(kernel_row 'ring_b(float*)').gpu_time.total_s * 1e9 | round)]" \
+	"[$((T4 * N4 * KA4)),$((T4 * N4 * KB4))]" "burst: their totals, exact"
+jq_eq "$J" '[.gpu_time.memset.count, (.gpu_time.memset.gpu_s * 1e9 | round), (.gpu_time.busy_s * 1e9 | round), .gpu_time.dropped_records]' \
+	"[$((T4 * N4)),$((T4 * N4 * MS4)),$((T4 * N4 * (KA4 + KB4))),0]" "burst: memsets, busy time, nothing dropped"
 
 # --- 2b. a CUPTI that leaves a thread of its own running: it must stay loaded ---
 rm -f "$TMP/go" "$TMP/idle"

@@ -19,7 +19,10 @@ jq_eq "$F" '.term_signal' null "launch, exit 0: no term_signal"
 
 rb_same exit42 42 '' -- sh -c 'exit 42'
 jq_eq "$TMP/exit42.json" '.exit_status' 42 "launch, exit 42: exit_status 42 in the JSON"
-expect_match "$(cat "$TMP/exit42.err")" 'exit(ed with)? status 42' "launch, exit 42: gputop reports it"
+expect_eq "$(cat "$TMP/exit42.err")" "" "launch, exit 42, -q: nothing on stderr (only errors and warnings)"
+timeout -k 5 "$RB_LIMIT" "$GPUTOP" -- sh -c 'exit 42' >/dev/null 2>"$TMP/exit42-said.err" </dev/null
+expect_eq "$?" 42 "launch, exit 42, without -q: exit status 42"
+expect_match "$(cat "$TMP/exit42-said.err")" 'exited with status 42' "launch, exit 42, without -q: gputop reports it"
 
 # SIGKILL of a launched, busy program: gputop exits 137 like a shell would report. (-b -d 0.1:
 # the kill comes once gputop's tables show calls, which the JSON must then have; a fixed pause

@@ -170,8 +170,9 @@ fi
 # --- no CUDA ever: 7 with a message (launch mode; errors.sh has attach mode) --------------------
 # (The program runs until told to stop, not for a few seconds that a slow start on a loaded
 # machine could outlast: it would then end before gputop's timeout, and gputop with it, status 0.)
-try nocuda_launch 7 "never loaded a CUDA library" "launch mode, no CUDA before --timeout 1" \
-	--timeout 1 -- "$BIN/no_cuda" --seconds 100 --stop "$TMP/stop-nocuda"
+# (--timeout 3: a program gputop starts is said to have no CUDA yet only 2 s into the session.)
+try nocuda_launch 7 "never loaded a CUDA library" "launch mode, no CUDA before --timeout 3" \
+	--timeout 3 -- "$BIN/no_cuda" --seconds 100 --stop "$TMP/stop-nocuda"
 expect_match "$(cat "$TMP/nocuda_launch.err")" 'waiting for one to load' "launch, no CUDA: it said it was waiting"
 try nocuda_n 7 "never loaded a CUDA library" "launch mode, no CUDA before -n 2 -d 0.3" \
 	-n 2 -d 0.3 -- "$BIN/no_cuda" --seconds 100 --stop "$TMP/stop-nocuda"

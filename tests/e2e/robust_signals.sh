@@ -227,7 +227,7 @@ wait_for_line "$TMP/int-plain.out" '^ready' 20
 kill -INT "$(awk '/^ready/ { print $2; exit }' "$TMP/int-plain.out")"
 wait_pid "$SPAWNED_PID" 20
 expect_eq "$WAIT_STATUS" 130 "SIGINT without gputop: status 130"
-rb_gputop_bg int -q --json "$TMP/int.json" -- "$P" loop
+rb_gputop_bg int --json "$TMP/int.json" -- "$P" loop	# no -q: its words are checked
 wait_for_line "$TMP/int.out" '^ready' 20
 PROG=$(awk '/^ready/ { print $2; exit }' "$TMP/int.out")
 wait_for_line "$TMP/count" '^[1-9]' 20

@@ -54,7 +54,7 @@ touch "$TMP/stop2"
 expect_screen 'program exited with status 0 — press q to quit' "ends: the note when the program exits"
 expect_screen 'tui_demo::zeta_step\(float\*, int\) +[0-9]' "ends: the final figures stay"
 tui_keys l
-expect_screen 'Live: 0 allocations' "ends: views still switch (everything was freed at the end)"
+expect_screen 'Live since the attach: 0 allocations' "ends: views still switch (everything was freed at the end)"
 if [ -f "$TMP/tui.status" ]; then
 	not_ok "ends: gputop waits for q"
 else

@@ -126,7 +126,7 @@ expect_screen 'gputop keys' "?: the help overlay"
 bar=$(tail -n 1 <<<"$SCREEN")
 for key in q '?' 's' 'r' '/' 'p' 'z' 'o l m k b a c' 'P'; do
 	if grep -qF -- "$key " <<<"$bar" &&
-		grep -qE -- "│ $(sed 's/[?/]/[&]/g' <<<"$key")(/[^ ]+)? +[a-z]" <<<"$SCREEN"; then
+		grep -qE -- "│ $(sed 's/[?/]/[&]/g' <<<"$key")(/[^ ]+)?( [<>])? +[a-z]" <<<"$SCREEN"; then
 		ok "help explains the bar's key '$key'"
 	else
 		not_ok "help explains the bar's key '$key'"
@@ -137,8 +137,7 @@ expect_screen '│ Up Down PgUp PgDn Home End +│' "help lists the cursor keys 
 expect_screen '│ +move the cursor: a row, a page' "... and what they do on the next"
 expect_screen '│ Left Right +scroll long names sideways' "help lists Left and Right"
 expect_screen '│ q/F10 +quit' "help: F10 quits as q does"
-expect_screen '│ s/>/F6 +sort by the next column' "help: > and F6 sort as s does"
-expect_screen '│ < +sort by the column before' "help: < sorts by the column before"
+expect_screen '│ s/>/F6 < +sort by the next column; < by the one before' "help: > and F6 sort as s does, < by the column before"
 expect_screen 'S-Tab +previous view' "help lists Shift-Tab"
 tui_keys x
 expect_screen_gone 'gputop keys' "any key closes the help"

@@ -39,7 +39,7 @@ expect_screen "PID $prog on GPU0: 302 MiB device memory, SM 61%" "the process's 
 expect_screen 'Overview +Leaks +Memory +Kernels +Bandwidth +API' "the view tabs below the meters"
 expect_screen 'GPU memory +1\.00 MiB' "the Overview below them"
 tui_keys l
-expect_screen 'Live: 1 allocations; 1\.00 MiB device' "leaks: what gputop saw"
+expect_screen 'Live since the attach: 1 allocations; 1\.00 MiB device' "leaks: what gputop saw"
 expect_screen 'GPU memory \(NVML\): 302 MiB = 1\.00 MiB seen allocated \+ 301 MiB allocated before gputop attached' \
 	"leaks: the row of what gputop did not see, adding up"
 expect_screen 'ADDRESS +SIZE' "leaks: the table follows"

@@ -4,7 +4,9 @@
 #                                                    within 2%, gpu_busy given
 #   gputime_check.py torch WHAT GPUTOP.json PROF.json  the 10 kernels with most GPU time in
 #                                                    gputop's summary each within 10% of
-#                                                    torch.profiler's total for that name
+#                                                    torch.profiler's total for that name;
+#                                                    no row of GPU time without launches, no
+#                                                    row named by a mangled (_Z) name
 import json
 import sys
 
@@ -37,6 +39,15 @@ def torch_cmp(what, path, prof_path):
         prof = json.load(f)["kernels"]
     timed = [k for k in j["kernels"] if k.get("gpu_time") and k["gpu_time"]["count"]]
     timed.sort(key=lambda k: -k["gpu_time"]["total_s"])
+    # A kernel's launches and its GPU time on one row: joined by the demangled name, a kernel
+    # gputop named otherwise than CUPTI (an nvcc extended lambda's host-side name, "Unvhdl…")
+    # was split into a row of launches and a row of GPU time.
+    split = [k["name"] for k in timed if not k.get("launches") and not k.get("graph_launches")]
+    verdict(not split, "%s: every kernel with GPU time has launches (%d without: %s)"
+            % (what, len(split), "; ".join(n[:90] for n in split[:3])))
+    mangled = [k["name"] for k in j["kernels"] if k["name"].startswith("_Z")]
+    verdict(not mangled, "%s: no kernel row named by a mangled name (%d: %s)"
+            % (what, len(mangled), "; ".join(n[:90] for n in mangled[:3])))
     verdict(len(timed) >= 10, "%s: at least 10 kernels with GPU time (%d)" % (what, len(timed)))
     for k in timed[:10]:
         mine = k["gpu_time"]["total_s"]

@@ -81,12 +81,14 @@ __attribute__((noinline)) void *make_big(void)
 int main(int argc, char **argv)
 {
 	const char *go = NULL, *hold = NULL;
-	long linger = 0;
+	long linger = 0, oom = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--go") == 0 && i + 1 < argc)
 			go = argv[++i];
 		else if (strcmp(argv[i], "--hold") == 0 && i + 1 < argc)
 			hold = argv[++i];
+		else if (strcmp(argv[i], "--oom") == 0 && i + 1 < argc)
+			oom = atol(argv[++i]);
 		else if (strcmp(argv[i], "--linger") == 0 && i + 1 < argc)
 			linger = atol(argv[++i]);
 	}
@@ -109,6 +111,13 @@ int main(int argc, char **argv)
 	give(b[4]);
 	give(a1);
 	void *c = take(5 * MiB);
+	if (oom) {	/* --oom BYTES: an allocation that fails (SIMCUDA_MEM_LIMIT), caught; it goes on */
+		void *x = simtorch_alloc((size_t)oom, STREAM);	/* OOM */
+		printf("torch_blocks: oom %s allocated=%lld reserved=%lld\n", x ? "not reached" : "caught",
+		       simtorch_allocated(), simtorch_reserved());
+		if (x)
+			simtorch_free(x);
+	}
 	void *order[MAX_LIVE];
 	for (int i = 0; i < n_live; i++)
 		order[i] = live[i].ptr;

@@ -542,6 +542,8 @@ static struct Block *alloc_found_block(struct DeviceCachingAllocator *self, cons
 	return block;
 }
 
+static void release_cached(struct DeviceCachingAllocator *d);
+
 static struct Block *dca_malloc(struct DeviceCachingAllocator *d, size_t orig_size, void *stream)
 {
 	size_t size = round_size(orig_size);
@@ -552,6 +554,13 @@ static struct Block *dca_malloc(struct DeviceCachingAllocator *d, size_t orig_si
 	params.block = get_free_block(d, pool, stream, size);
 	if (!params.block)
 		params.block = expandable ? expand(d, pool, stream, size) : alloc_segment(d, pool, stream, size);
+	if (!params.block && !expandable) {	/* PyTorch frees its cache and tries again */
+		d->stats.num_alloc_retries++;
+		release_cached(d);
+		params.block = alloc_segment(d, pool, stream, size);
+	}
+	if (!params.block)	/* then gives up: OutOfMemoryError */
+		d->stats.num_ooms++;
 	struct Block *b = NULL;
 	if (params.block) {
 		size_t rest = params.block->size - size;

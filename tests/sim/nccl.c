@@ -5,12 +5,19 @@
  * current at their making), collectives on a bad communicator, datatype or peer fail. As in
  * NCCL, ncclBcast calls ncclBroadcast through the PLT, and each communicator has device buffers
  * (NCCL_SIM_BUFFER_BYTES, 1 MiB) made with the library's own cudart (nccl_cudart.c) on the
- * communicator's device, freed when it is destroyed. */
+ * communicator's device, freed when it is destroyed.
+ * With NCCL_SIM_JOB=FILE, the processes of a job (one rank each) meet in their collectives as
+ * NCCL's do: each collective waits in the call until every rank of the communicator has reached
+ * it (their counts in FILE, a shared mapping), so that one rank late stalls the others inside
+ * their collective. Each communicator counts its collectives (opCount, as NCCL's does). */
 #define _GNU_SOURCE
 #include <nccl.h>
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,7 +34,48 @@ struct ncclComm {
 	uint32_t magic;
 	int rank, nranks, device;
 	void *buffers;
+	uint64_t opCount;	/* collectives made on it */
 };
+
+#define SIM_JOB_RANKS 64
+
+/* NCCL_SIM_JOB's mapping: each rank's collectives reached; NULL without (or if it cannot be
+ * made: then no rank waits). */
+static uint64_t *job_counts(void)
+{
+	static uint64_t *counts;
+	static int tried;
+	const char *path = getenv("NCCL_SIM_JOB");
+	if (tried || !path)
+		return counts;
+	tried = 1;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, 4096) == 0) {
+		void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		counts = m == MAP_FAILED ? NULL : m;
+	}
+	close(fd);
+	return counts;
+}
+
+/* A collective on comm: counted, then (NCCL_SIM_JOB) held until every rank has reached it. */
+static ncclResult_t meet(ncclComm_t comm, ncclResult_t r)
+{
+	if (r != ncclSuccess)
+		return r;
+	uint64_t n = ++comm->opCount, *counts = job_counts();
+	if (!counts || comm->nranks > SIM_JOB_RANKS)
+		return r;
+	__atomic_store_n(&counts[comm->rank], n, __ATOMIC_RELEASE);
+	for (int k = 0; k < comm->nranks; k++)
+		while (__atomic_load_n(&counts[k], __ATOMIC_ACQUIRE) < n) {
+			struct timespec ms = { 0, 1000000 };
+			nanosleep(&ms, NULL);
+		}
+	return r;
+}
 
 /* nccl_cudart.c: the library's own cudart (local symbols). */
 __attribute__((visibility("hidden"))) int sim_nccl_malloc(void **p, size_t n);
@@ -195,14 +243,14 @@ API(ncclResult_t, ncclAllReduce, const void *sendbuff, void *recvbuff, size_t co
     ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
 {
 	(void)sendbuff, (void)recvbuff, (void)count, (void)op, (void)stream;
-	return check(comm, datatype, -1);
+	return meet(comm, check(comm, datatype, -1));
 }
 
 API(ncclResult_t, ncclBroadcast, const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
     int root, ncclComm_t comm, cudaStream_t stream)
 {
 	(void)sendbuff, (void)recvbuff, (void)count, (void)stream;
-	return check(comm, datatype, root);
+	return meet(comm, check(comm, datatype, root));
 }
 
 API(ncclResult_t, ncclBcast, void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
@@ -215,28 +263,28 @@ API(ncclResult_t, ncclReduce, const void *sendbuff, void *recvbuff, size_t count
     ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)
 {
 	(void)sendbuff, (void)recvbuff, (void)count, (void)op, (void)stream;
-	return check(comm, datatype, root);
+	return meet(comm, check(comm, datatype, root));
 }
 
 API(ncclResult_t, ncclAllGather, const void *sendbuff, void *recvbuff, size_t sendcount,
     ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
 	(void)sendbuff, (void)recvbuff, (void)sendcount, (void)stream;
-	return check(comm, datatype, -1);
+	return meet(comm, check(comm, datatype, -1));
 }
 
 API(ncclResult_t, ncclReduceScatter, const void *sendbuff, void *recvbuff, size_t recvcount,
     ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
 {
 	(void)sendbuff, (void)recvbuff, (void)recvcount, (void)op, (void)stream;
-	return check(comm, datatype, -1);
+	return meet(comm, check(comm, datatype, -1));
 }
 
 API(ncclResult_t, ncclAlltoAll, const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
     ncclComm_t comm, cudaStream_t stream)
 {
 	(void)sendbuff, (void)recvbuff, (void)count, (void)stream;
-	return check(comm, datatype, -1);
+	return meet(comm, check(comm, datatype, -1));
 }
 
 API(ncclResult_t, ncclSend, const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,

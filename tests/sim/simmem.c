@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,18 +31,39 @@ static size_t bucket_of(uintptr_t addr)
 	return (addr >> 12) % NBUCKETS;
 }
 
+/* SIMCUDA_MEM_LIMIT=BYTES: the simulated device holds that much; an allocation past it fails
+ * (cudaErrorMemoryAllocation), as a real GPU's out-of-memory. */
+static size_t device_bytes;
+
+static bool over_limit(size_t bytes)
+{
+	const char *limit = getenv("SIMCUDA_MEM_LIMIT");
+	return limit && *limit && device_bytes + bytes > strtoull(limit, NULL, 10);
+}
+
 void *simmem_alloc(size_t bytes, enum simmem_kind kind)
 {
 	if (bytes == 0 || bytes > SIMMEM_MAX_BYTES)
 		return NULL;
+	if (kind != SIMMEM_HOST) {
+		pthread_mutex_lock(&table_lock);
+		bool over = over_limit(bytes);
+		if (!over)
+			device_bytes += bytes;
+		pthread_mutex_unlock(&table_lock);
+		if (over)
+			return NULL;
+	}
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t mapped = (bytes + page - 1) / page * page;
 	void *p = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	struct block *b = malloc(sizeof(*b));
+	struct block *b = p == MAP_FAILED ? NULL : malloc(sizeof(*b));
 	if (!b) {
-		munmap(p, mapped);
+		if (p != MAP_FAILED)
+			munmap(p, mapped);
+		pthread_mutex_lock(&table_lock);
+		device_bytes -= kind != SIMMEM_HOST ? bytes : 0;
+		pthread_mutex_unlock(&table_lock);
 		return NULL;
 	}
 	b->addr = (uintptr_t)p;
@@ -75,8 +97,12 @@ int simmem_free(void *ptr, int host)
 	pthread_mutex_unlock(&table_lock);
 	if (!found)
 		return -1;
-	if (found->kind != SIMMEM_HOST)
+	if (found->kind != SIMMEM_HOST) {
 		simnvml_account(-(long long)found->bytes);
+		pthread_mutex_lock(&table_lock);
+		device_bytes -= found->bytes;
+		pthread_mutex_unlock(&table_lock);
+	}
 	munmap((void *)found->addr, found->mapped);
 	free(found);
 	return 0;

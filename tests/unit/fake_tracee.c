@@ -407,6 +407,11 @@ bool kernels_recheck(struct tracee *p, uint64_t value)
 	return false;
 }
 
+void kernels_asked(struct tracee *p, uint64_t value)
+{
+	(void)p, (void)value;	/* no name here is doubtful */
+}
+
 /* ---- call stacks: none taken ---------------------------------------------------------------- */
 
 uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)

@@ -1,8 +1,11 @@
-/* test_gputime_feed.c — unit test of src/probe/gputime_feed.c, --gpu-time's records into the
- * figures: each kernel's GPU time (count, total, min, max) by name, records out of order, busy
- * time as the union of intervals per device (overlaps counted once, devices apart), copies by
- * CUPTI's copy kind, memsets, a record without a name. Standalone; "ok"/"not ok" per check. */
+/* test_gputime_feed.c — unit test of --gpu-time's records into the figures: the library's
+ * summing in place (inject/gputime_totals.h) then src/probe/gputime_feed.c reading what grew:
+ * each kernel's GPU time (count, total, min, max) by name, records out of order, busy time as
+ * the union of intervals per device (overlaps counted once, devices apart, across buffers),
+ * copies by CUPTI's copy kind, memsets, a record without a name, a buffer larger than any ring,
+ * and a read that sees a kernel's time before its count. Standalone; "ok"/"not ok" per check. */
 #include "gputime_ring.h"
+#include "gputime_totals.h"
 #include "stats.h"
 
 #include <inttypes.h>
@@ -20,9 +23,22 @@ static int kernel_id(void *ctx, uint32_t name)
 	return name < 2 ? stats_kernel_id(0, names[name]) : -1;
 }
 
-static struct gt_record kernel(uint32_t name, uint32_t dev, uint64_t start, uint64_t end)
+static struct gt_work kernel(uint32_t name, uint32_t dev, uint64_t start, uint64_t end)
 {
-	return (struct gt_record){ .kind = GT_KERNEL, .name = name, .device = dev, .start = start, .end = end };
+	return (struct gt_work){ .kind = GT_KERNEL, .name = name, .device = dev, .start = start, .end = end };
+}
+
+/* What the library keeps in the program, and its own state. */
+static struct gt_totals totals;
+static struct gt_sum sums[GT_NAMES];
+static uint64_t dev_end[GT_DEVICES];
+static struct gt_sum last_kernel[GT_NAMES];
+
+/* The library sums a buffer; gputop reads the totals and feeds what grew. */
+static void buffer(struct gputime_feed *f, struct gt_work *w, size_t n)
+{
+	gt_totals_add(&totals, sums, dev_end, w, n);
+	gputime_feed_totals(f, &totals, sums, 2);
 }
 
 static const struct stats_kernel *row(const struct stats_snapshot *s, const char *name)
@@ -39,10 +55,10 @@ int main(void)
 		printf("not ok - stats set up\n");
 		return 1;
 	}
-	struct gputime_feed f = { .kernel_id = kernel_id };
+	struct gputime_feed f = { .kernel_id = kernel_id, .last_kernel = last_kernel };
 	/* Device 0: a [100,200), b [150,400) overlapping it, a [500,530); out of order.
 	 * Device 1: a [100,200) at the same time as device 0's. */
-	struct gt_record batch1[] = {
+	struct gt_work batch1[] = {
 		kernel(1, 0, 150, 400), kernel(0, 0, 500, 530), kernel(0, 0, 100, 200), kernel(0, 1, 100, 200),
 		{ .kind = GT_MEMCPY, .copy_kind = 1, .bytes = 1000, .start = 10, .end = 20 },
 		{ .kind = GT_MEMCPY, .copy_kind = 2, .bytes = 3000, .start = 30, .end = 60 },
@@ -50,10 +66,11 @@ int main(void)
 		{ .kind = GT_MEMSET, .bytes = 64, .start = 80, .end = 81 },
 		kernel(GT_NO_NAME, 0, 600, 700),
 	};
-	gputime_feed_records(&f, batch1, sizeof batch1 / sizeof batch1[0]);
-	/* A later batch: a record overlapping what was counted only counts past it. */
-	struct gt_record batch2[] = { kernel(0, 0, 650, 800) };
-	gputime_feed_records(&f, batch2, 1);
+	buffer(&f, batch1, sizeof batch1 / sizeof batch1[0]);
+	/* A later buffer: a record overlapping what was counted only counts past it. */
+	struct gt_work batch2[] = { kernel(0, 0, 650, 800) };
+	buffer(&f, batch2, 1);
+	gputime_feed_totals(&f, &totals, sums, 2);	/* read again, nothing new: nothing added */
 	stats_set_gpu_time(0, true, 1000, 3, f.unnamed);
 
 	struct stats_snapshot s;
@@ -76,6 +93,29 @@ int main(void)
 	check(s.gpu.memset_.calls == 1 && s.gpu.memset_.bytes == 64 && s.gpu.memset_.ns == 1, "memset");
 	check(f.unnamed == 1 && s.gpu.unnamed == 1 && s.gpu.dropped == 3, "one unnamed record, 3 dropped");
 	check(s.gpu.on && s.gpu.since_ns == 1000 && s.gpu.until_ns == 0, "on since 1000");
+	stats_snapshot_free(&s);
+
+	/* 20,000 runs of kern_b in one buffer (a ring of 8,192 records dropped the rest before),
+	 * in reverse order of start, and a read that sees kern_b's time before its count. */
+	static struct gt_work many[20000];
+	for (int i = 0; i < 20000; i++)
+		many[i] = kernel(1, 2, 1000000 - 10 * (uint64_t)i, 1000000 - 10 * (uint64_t)i + 5 + i % 3);
+	gt_totals_add(&totals, sums, dev_end, many, 20000);
+	struct gt_sum seen[2] = { sums[0], sums[1] };
+	seen[1].count--;	/* the count's store not yet seen: the time is */
+	struct gt_totals t_seen = totals;
+	gputime_feed_totals(&f, &t_seen, seen, 2);
+	gputime_feed_totals(&f, &totals, sums, 2);	/* the next read */
+	stats_snapshot(&s);
+	b = row(&s, "kern_b(float*)");
+	uint64_t want = 250;
+	for (int i = 0; i < 20000; i++)
+		want += 5 + i % 3;
+	check(b && b->gpu.count == 20001 && b->gpu.total_ns == want && b->gpu.min_ns == 5 && b->gpu.max_ns == 250,
+	      "kern_b: 20,001 runs, %" PRIu64 " ns, every one counted once (%" PRIu64 ", %" PRIu64 ")", want,
+	      b ? b->gpu.count : 0, b ? b->gpu.total_ns : 0);
+	check(s.gpu.busy_ns == 300 + 30 + 100 + 100 + 100 + (want - 250), "busy: device 2's runs, none overlapping (%" PRIu64 ")",
+	      s.gpu.busy_ns);
 	stats_snapshot_free(&s);
 
 	stats_reset();	/* 'z' */

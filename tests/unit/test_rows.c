@@ -246,6 +246,50 @@ static void test_cells(const struct rows *rs)
 	fmt_set_ascii(false);
 }
 
+/* rows.all_failed and its line: said where every call with a known result failed, and only then
+ * (after a reset: the counters start again; issue 36, item 5). */
+static void test_all_failed(void)
+{
+	struct stats_snapshot s;
+	struct rows rs;
+	char line[160];
+
+	s = snap(t0 + 7 * SEC);
+	check(rows_build(&rs, &s, NULL) == 0 && !rs.all_failed, "calls that succeeded: nothing said");
+	cells_all_failed(line, sizeof line, &rs);
+	check(line[0] == 0, "... and no line");
+	rows_free(&rs);
+	stats_snapshot_free(&s);
+
+	stats_reset();
+	for (int i = 0; i < 3; i++)
+		stats_on_call(0, api("cudaMalloc"), 100, true, 35);
+	stats_on_call(0, api("cudaLaunchKernel"), 100, true, 35);
+	stats_on_call(0, api("cudaSetDevice"), 0, false, 0);	/* entry only: its result is not known */
+	s = snap(t0 + 8 * SEC);
+	check(rows_build(&rs, &s, NULL) == 0, "rows_build after a reset");
+	check_str("every call failed with one error", rs.all_failed, "cudaErrorInsufficientDriver");
+	cells_all_failed(line, sizeof line, &rs);
+	check_str("said once, plainly", line, "every CUDA call failed: cudaErrorInsufficientDriver \u2014 is there a driver?");
+	rows_free(&rs);
+	stats_snapshot_free(&s);
+
+	stats_on_call(0, api("cudaFree"), 100, true, 2);
+	s = snap(t0 + 9 * SEC);
+	check(rows_build(&rs, &s, NULL) == 0, "rows_build");
+	check_str("two errors: said without a name", rs.all_failed, "");
+	cells_all_failed(line, sizeof line, &rs);
+	check_str("... the line", line, "every CUDA call failed, with several errors (see the API table)");
+	rows_free(&rs);
+	stats_snapshot_free(&s);
+
+	stats_on_call(0, api("cudaMemcpy"), 100, true, 0);
+	s = snap(t0 + 10 * SEC);
+	check(rows_build(&rs, &s, NULL) == 0 && !rs.all_failed, "one call that succeeded: nothing said");
+	rows_free(&rs);
+	stats_snapshot_free(&s);
+}
+
 int main(void)
 {
 	struct stats_snapshot prev, cur;
@@ -268,6 +312,7 @@ int main(void)
 
 	check(rows_delta(3, 5) == 3 && rows_delta(5, 3) == 2, "rows_delta: from zero after a reset");
 	check(rows_per_sec(5, 2 * SEC) == 2.5 && rows_per_sec(5, 0) == 0, "rows_per_sec");
+	test_all_failed();
 
 	stats_snapshot_free(&prev);
 	stats_snapshot_free(&cur);

@@ -1,0 +1,175 @@
+/* job.c — the picture --dump takes (job.h), and which processes of it differ from the others. */
+#include "job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_api.h"
+#include "stacks.h"
+
+struct job *job_new(void)
+{
+	return calloc(1, sizeof(struct job));
+}
+
+void job_free(struct job *j)
+{
+	for (int i = 0; j && i < j->n; i++)
+		free(j->proc[i].threads);
+	free(j);
+}
+
+struct job_process *job_process_of(struct job *j, pid_t pid)
+{
+	for (int i = 0; i < j->n; i++)
+		if (j->proc[i].pid == pid)
+			return &j->proc[i];
+	if (j->n == JOB_MAX_PROCS)
+		return NULL;
+	struct job_process *jp = &j->proc[j->n++];
+	*jp = (struct job_process){ .pid = pid, .rank = -1, .nranks = -1 };
+	return jp;
+}
+
+struct job_thread *job_thread_add(struct job_process *jp, pid_t tid)
+{
+	if (!jp->threads && !(jp->threads = calloc(JOB_MAX_THREADS, sizeof *jp->threads)))
+		return NULL;
+	if (jp->n_threads == JOB_MAX_THREADS)
+		return NULL;
+	struct job_thread *t = &jp->threads[jp->n_threads++];
+	*t = (struct job_thread){ .tid = tid, .api = -1 };
+	return t;
+}
+
+static int thread_op(const struct job_thread *t)
+{
+	const struct api_spec *s = t->api >= 0 ? cuda_api_get(t->api) : NULL;
+	return s ? s->op : -1;
+}
+
+bool job_thread_waits(const struct job_thread *t)
+{
+	int op = thread_op(t);
+	return op == OP_SYNC || op == OP_COLLECTIVE;
+}
+
+bool job_thread_in_collective(const struct job_thread *t)
+{
+	return thread_op(t) == OP_COLLECTIVE;
+}
+
+/* The innermost Python frame of t's stack, NULL if it has none. */
+static const struct stack_frame *python_frame(const struct job_thread *t)
+{
+	const struct stack *s = stacks_get(t->stack);
+	for (uint32_t i = 0; s && i < s->n; i++)
+		if (s->frame[i].python)
+			return &s->frame[i];
+	return NULL;
+}
+
+/* A process's own figures from its threads: waiting, position, Python line (a waiting
+ * thread's first: the one the job is about). */
+static void sum_threads(struct job_process *jp)
+{
+	const struct stack_frame *py = NULL;
+	bool py_waits = false;
+	jp->waiting = false;
+	jp->in_collective = 0;
+	for (int i = 0; i < jp->n_threads; i++) {
+		const struct job_thread *t = &jp->threads[i];
+		bool waits = job_thread_waits(t);
+		jp->waiting |= waits;
+		jp->in_collective += job_thread_in_collective(t);
+		const struct stack_frame *f = python_frame(t);
+		if (f && (!py || (waits && !py_waits))) {
+			py = f;
+			py_waits = waits;
+		}
+	}
+	jp->position = (uint32_t)jp->collectives + (jp->in_collective > 0);
+	uint64_t wait = jp->wait_ns;
+	for (int i = 0; i < jp->n_threads; i++)
+		if (job_thread_waits(&jp->threads[i]) && jp->threads[i].from != JOB_CALL_STACK)
+			wait += jp->threads[i].age_ns < jp->watched_ns ? jp->threads[i].age_ns : jp->watched_ns;
+	jp->wait_share = -1;
+	if (jp->watched_ns >= JOB_WATCH_MIN_NS)
+		jp->wait_share = wait >= jp->watched_ns ? 1.0 : (double)wait / (double)jp->watched_ns;
+	jp->py_function = py ? py->function : NULL;
+	jp->py_file = py ? py->file : NULL;
+	jp->py_line = py ? py->line : 0;
+}
+
+static bool same_line(const struct job_process *a, const struct job_process *b)
+{
+	return a->py_file && b->py_file && a->py_line == b->py_line && strcmp(a->py_file, b->py_file) == 0;
+}
+
+/* The Python line more than half of the ranks (processes with CUDA) are at; NULL where none is. */
+static const struct job_process *majority_line(const struct job *j, int ranks)
+{
+	for (int i = 0; i < j->n; i++) {
+		int same = 0;
+		for (int k = 0; k < j->n && j->proc[i].cuda; k++)
+			same += j->proc[k].cuda && same_line(&j->proc[i], &j->proc[k]);
+		if (2 * same > ranks)
+			return &j->proc[i];
+	}
+	return NULL;
+}
+
+/* The rank that waited least, where every other rank waited JOB_STRAGGLER_GAP of the time more:
+ * the one the others wait for. None where a rank's share is not known. */
+static void mark_straggler(struct job *j)
+{
+	struct job_process *least = NULL;
+	for (int i = 0; i < j->n; i++) {
+		struct job_process *jp = &j->proc[i];
+		if (!jp->cuda)
+			continue;
+		if (jp->wait_share < 0)
+			return;
+		if (!least || jp->wait_share < least->wait_share)
+			least = jp;
+	}
+	int ranks = 0;
+	for (int i = 0; i < j->n; i++) {
+		const struct job_process *jp = &j->proc[i];
+		if (!jp->cuda || jp == least)
+			continue;
+		if (jp->wait_share < least->wait_share + JOB_STRAGGLER_GAP)
+			return;
+		ranks++;
+	}
+	if (ranks)
+		least->odd |= JOB_ODD_WAITS_LEAST;
+}
+
+void job_mark(struct job *j)
+{
+	uint32_t top = 0;
+	int waiting = 0, ranks = 0;
+	for (int i = 0; i < j->n; i++) {
+		sum_threads(&j->proc[i]);
+		if (!j->proc[i].cuda)
+			continue;
+		ranks++;
+		top = j->proc[i].position > top ? j->proc[i].position : top;
+		waiting += j->proc[i].waiting;
+	}
+	const struct job_process *line = majority_line(j, ranks);
+	for (int i = 0; i < j->n; i++) {
+		struct job_process *jp = &j->proc[i];
+		jp->odd = 0;
+		if (!jp->cuda || ranks < 2)
+			continue;
+		if (jp->position < top)
+			jp->odd |= JOB_ODD_BEHIND;
+		if (!jp->waiting && waiting == ranks - 1)
+			jp->odd |= JOB_ODD_NOT_WAITING;
+		if (line && jp->py_file && !same_line(jp, line))
+			jp->odd |= JOB_ODD_LINE;
+	}
+	mark_straggler(j);
+}
