@@ -50,6 +50,8 @@ static struct {
 	struct py_frame py[CONFIG_STACK_DEPTH_MAX];
 	uint64_t key[1 + 3 * CONFIG_STACK_DEPTH_MAX];
 	struct stack_frame frames[CONFIG_STACK_DEPTH_MAX];
+	int order[2 * CONFIG_STACK_DEPTH_MAX];	/* merge()'s, choose()'s */
+	bool keep[2 * CONFIG_STACK_DEPTH_MAX];
 	char names[CONFIG_STACK_DEPTH_MAX][64];
 	char files[CONFIG_STACK_DEPTH_MAX][sizeof ((struct sym_place *)0)->file_whole];	/* whole names */
 } capture;
@@ -123,33 +125,66 @@ static bool in_eval_loop(const struct tracee *p, uint64_t pc)
 	return sym_describe(p, pc, &place) == 0 && place.function && pystack_is_eval_function(place.function);
 }
 
-/* The frames, innermost first: at each native frame of the eval loop, the Python frames it
- * runs go in just above it (each eval call runs Python frames up to an entry frame). */
-static uint32_t build(struct tracee *p, int depth, int n_native, int n_py, char **owned)
+/* The frames in order, innermost first, as (native index) or (-1 - Python index): at each native
+ * frame of the eval loop, the Python frames it runs go in just above it (each eval call runs
+ * Python frames up to an entry frame). */
+static int merge(struct tracee *p, int n_native, int n_py, int *order)
 {
-	uint32_t n = 0;
-	int k = 0;
-	for (int i = 0; i < n_native && n < (uint32_t)depth; i++) {
-		if (n_py && k < n_py && in_eval_loop(p, capture.pcs[i])) {
-			while (k < n_py && n < (uint32_t)depth) {
+	int n = 0, k = 0;
+	for (int i = 0; i < n_native; i++) {
+		if (n_py && k < n_py && in_eval_loop(p, capture.pcs[i]))
+			while (k < n_py) {
 				bool entry = capture.py[k].entry;
-				capture.frames[n++] = (struct stack_frame){ .function = capture.py[k].function, .file = capture.py[k].file,
-								    .line = capture.py[k].line, .module = capture.py[k].module,
-								    .python = true };
-				k++;
+				order[n++] = -1 - k++;
 				if (entry)
 					break;
 			}
-		}
-		if (n < (uint32_t)depth)
-			name_native(p, capture.pcs[i], (int)n, &capture.frames[n], &owned[n]), n++;
+		order[n++] = i;
 	}
 	/* No native frame of the eval loop was seen (unwinding stopped short, or its symbol is
 	 * not there): the Python frames still go in, outermost. */
-	for (; k < n_py && n < (uint32_t)depth; k++)
-		capture.frames[n++] = (struct stack_frame){ .function = capture.py[k].function, .file = capture.py[k].file,
-						    .line = capture.py[k].line, .module = capture.py[k].module, .python = true };
+	while (k < n_py)
+		order[n++] = -1 - k++;
 	return n;
+}
+
+/* Which of the n merged frames stay when there are more than depth: the called function, then
+ * the Python frames (the lines users read), then native frames from the innermost. A PyTorch
+ * allocation is 40 and more native frames below its Python line: cut from the outside, the
+ * stack would end in the dispatcher and never say the line. */
+static void choose(const int *order, int n, int depth, bool *keep)
+{
+	int left = depth;
+	for (int i = 0; i < n; i++)
+		keep[i] = i == 0 && left > 0;
+	left -= keep[0];
+	for (int i = 1; i < n && left > 0; i++)
+		if (order[i] < 0)
+			keep[i] = true, left--;
+	for (int i = 1; i < n && left > 0; i++)
+		if (!keep[i])
+			keep[i] = true, left--;
+}
+
+static uint32_t build(struct tracee *p, int depth, int n_native, int n_py, char **owned)
+{
+	int n = merge(p, n_native, n_py, capture.order);
+	choose(capture.order, n, depth, capture.keep);
+	uint32_t out = 0;
+	for (int i = 0; i < n; i++) {
+		if (!capture.keep[i])
+			continue;
+		int at = capture.order[i];
+		if (at >= 0) {
+			name_native(p, capture.pcs[at], (int)out, &capture.frames[out], &owned[out]);
+		} else {
+			const struct py_frame *f = &capture.py[-1 - at];
+			capture.frames[out] = (struct stack_frame){ .function = f->function, .file = f->file, .line = f->line,
+								    .module = f->module, .python = true };
+		}
+		out++;
+	}
+	return out;
 }
 
 uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)
@@ -158,10 +193,12 @@ uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)
 	int depth = config.stack_depth > CONFIG_STACK_DEPTH_MAX ? CONFIG_STACK_DEPTH_MAX : config.stack_depth;
 	if (depth <= 0)
 		return STACK_NONE;
-	int n = unwind_stack(p, t->tid, r, capture.pcs, depth, &truncated);
+	/* With Python frames, the native ones are unwound past depth, down to the eval loop that
+	 * runs them: choose() then keeps the Python frames. */
+	int n_py = pystack_read(p, t, capture.py, depth);
+	int n = unwind_stack(p, t->tid, r, capture.pcs, n_py ? CONFIG_STACK_DEPTH_MAX : depth, &truncated);
 	if (n <= 0)
 		return STACK_NONE;
-	int n_py = pystack_read(p, t, capture.py, depth);
 	/* The key: the process image, the pcs, then each Python frame's code object and line. */
 	uint32_t nk = 0;
 	capture.key[nk++] = p->stack_capture->image;

@@ -28,7 +28,8 @@ struct stack_frame {
 struct stack {
 	pid_t pid;		/* the process it was taken in */
 	uint32_t n;		/* frames, innermost first */
-	bool truncated;		/* deeper than --stack-depth: the outermost frames are left out */
+	bool truncated;		/* deeper than --stack-depth: native frames left out (the outermost, or
+				 * those between the Python frames and the called function) */
 	struct stack_frame frame[];
 };
 
