@@ -182,13 +182,17 @@ INLINE uint64_t on_return(struct tally_area *t, const uint64_t *rec)
 	const struct tally_spec *s = &t->spec[probe];
 	struct tally_probe *tp = &t->probe[probe];
 	uint64_t ticks = ret > entry ? ret - entry : 0;
-	add(&tp->calls, 1);
-	add(&tp->ticks, ticks);
-	if (result && !(s->flags & TALLY_VOID)) {
+	int failed = result && !(s->flags & TALLY_VOID);
+	/* The error before the call: gputop reads calls before errors, so a failing call caught
+	 * between the two adds never looks like a success ("every call failed" stays said). */
+	if (failed) {
 		add(&tp->errors, 1);
 		publish(&tp->last_error, result);
-		return 1;
 	}
+	add(&tp->calls, 1);
+	add(&tp->ticks, ticks);
+	if (failed)
+		return 1;
 	uint64_t cls = s->class_arg ? operand(rec, s->class_arg) : 0;
 	uint64_t value = operand(rec, s->value) * (s->times ? operand(rec, s->times) : 1);
 	cls = cls < TALLY_CLASSES ? cls : TALLY_CLASSES - 1;

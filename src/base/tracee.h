@@ -27,6 +27,9 @@ struct gputime_state;
 struct torch_state;
 struct tallies_state;
 
+/* Which threads stop at their exit (engine/exit_watch.c). */
+enum exit_stops { EXIT_STOPS_NONE, EXIT_STOPS_LEADER, EXIT_STOPS_ALL };
+
 struct tracee {
 	pid_t pid;			/* the thread group */
 	pid_t ppid;			/* its parent when it was first seen */
@@ -36,6 +39,7 @@ struct tracee {
 					 * (its fork, exec and exit stops) until CUDA appears in it */
 	bool exec_checked;		/* a followed process's executable was looked at */
 	bool probe_at_first_stop;	/* a fork of a process with CUDA: probed before it runs */
+	uint8_t exit_stops;		/* enum exit_stops: which threads stop at their exit */
 	uint64_t seen_ns;		/* when gputop took it */
 	int rescue_slot;		/* probe/rescue.c's table for it; -1: none */
 	int stats_id;			/* figures/stats.c's figures of it */

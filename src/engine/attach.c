@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "config.h"
 #include "dump_take.h"
+#include "exit_watch.h"
 #include "hit.h"
 #include "hit_drain.h"
 #include "kernels.h"
@@ -40,11 +41,7 @@
 #include "threads.h"
 #include "xol.h"
 
-/* TRACESYSGOOD: the only system call stops are those of injected calls (tracee_run_syscall)
- * and the end of an exec (tracer_settle_after_exec), told apart from a SIGTRAP of the
- * program's by it. */
-#define PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
-			PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
+#define PTRACE_OPTIONS TRACER_PTRACE_OPTIONS
 
 static int ptrace_errno(long r)
 {
@@ -300,13 +297,7 @@ static void start_running(struct tracee *p)
 	proc_job(p->pid, &job);
 	stats_process_set_rank(p->stats_id, job.rank, job.local_rank);
 	stats_process_set_job_id(p->stats_id, job.id);
-	if (budget_active() || retfast_ready(p)) {
-		/* A thread's last CPU figure (for the budget) and the returns the stub recorded just
-		 * before it ended can only be read at its exit stop. Clones inherit the options. */
-		for (struct thread *t; (t = threads_iter(p, &it));)
-			ptrace(PTRACE_SETOPTIONS, t->tid, 0, (void *)(long)(PTRACE_OPTIONS | PTRACE_O_TRACEEXIT));
-		it = 0;
-	}
+	exit_watch_start(p);
 	if (probes_cuda_seen(p))
 		session_set_cuda_seen();
 	p->stopping_world = false;

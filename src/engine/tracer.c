@@ -23,6 +23,7 @@
 #include "budget.h"
 #include "clock.h"
 #include "config.h"
+#include "exit_watch.h"
 #include "gputime.h"
 #include "hit.h"
 #include "hit_drain.h"
@@ -109,6 +110,7 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 	unsigned long msg = 0;
 
 	tracee_note_stop(t, e);
+	exit_watch_first_stop(p, t);
 	if (e->event == TE_EVENT_STOP && follow_first_stop(p, t))
 		return;
 	switch (e->event) {
@@ -163,6 +165,7 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 		hit_drain(p, now, t->tid == p->pid || threads_count_all(p) <= 1 ? HIT_DRAIN_LAST : HIT_DRAIN_WHOLE);
 		gputime_drain(p);	/* the GPU records its exit flushed */
 		hit_forget_frames(p, t, 0);	/* its calls in flight never return */
+		exit_watch_on_exit(p, t);
 		tracee_release(p, t);
 		return;
 	default:	/* vfork events: the child is handled when it reports */

@@ -15,6 +15,12 @@
 
 struct hit_keeper;
 
+/* TRACESYSGOOD: the only system call stops are those of injected calls (tracee_run_syscall)
+ * and the end of an exec (tracer_settle_after_exec), told apart from a SIGTRAP of the
+ * program's by it. PTRACE_O_TRACEEXIT is set thread by thread (exit_watch.c). */
+#define TRACER_PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+			       PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
+
 struct thread;
 
 /* The tracer's session (tracer.c's): the first process (the one gputop launched or the first

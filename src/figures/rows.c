@@ -53,7 +53,7 @@ static const char *rows_all_failed(const struct rows *r)
 		const struct api_spec *spec = cuda_api_get(a->index);
 		if (!a->calls || !a->returns_seen || !spec || (spec->flags & API_VALUE_RET))
 			continue;
-		if (a->errors != a->calls)
+		if (a->errors < a->calls)	/* read as the stubs count: an error before its call */
 			return NULL;
 		const char *name = a->last_error_name ? a->last_error_name : "";
 		error = !error || !strcmp(error, name) ? name : "";

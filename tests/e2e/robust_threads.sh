@@ -65,6 +65,33 @@ if can_attach_to_others; then
 		"longjmp, attach and detach: output (calls after the detach work)"
 fi
 
+# --- a thread's end while gputop is frozen: its joiner does not wait for gputop -------------------
+# A thread that stopped at its exit (PTRACE_EVENT_EXIT) waited there for a SIGSTOPped gputop,
+# and pthread_join with it: only the group leader stops at its exit now (engine/exit_watch.c).
+# The worker ends while gputop is frozen; the main thread must join it and go on meanwhile
+# (20 s: the program needs milliseconds; a held one never gets there while gputop is frozen).
+if can_attach_to_others; then
+	unset SIMCUDA_SYNC_HOOK
+	rm -f "$TMP/go" "$TMP/stop"
+	rb_spawn join-late env RB_STOP_FILE="$TMP/stop" RB_GO_FILE="$TMP/go" "$P" join-late
+	rb_gputop_bg join-late-g -p "$TARGET" -b --json "$TMP/join-late.json"
+	rb_wait_attached join-late-g
+	kill -STOP "$GPUTOP_PID"
+	touch "$TMP/stop"
+	wait_for_line "$TMP/join-late.out" 'joined$' 20
+	expect_eq "$?" 0 "join-late: with gputop frozen, the main thread joined the worker that ended"
+	kill -CONT "$GPUTOP_PID"
+	touch "$TMP/go"
+	wait_pid "$TARGET" 30
+	expect_eq "$WAIT_STATUS" 0 "join-late: status 0"
+	wait_pid "$GPUTOP_PID" 30
+	expect_eq "$WAIT_STATUS" 0 "join-late: gputop ends with the program, status 0"
+	expect_eq "$(grep -v '^ready' "$TMP/join-late.out")" $'rb_threads: join-late joined\nrb_threads: join-late after=0' \
+		"join-late: output as without gputop"
+	expect_api "$TMP/join-late.json" cudaMalloc 1 0
+	export SIMCUDA_SYNC_HOOK=rb_threads_hook
+fi
+
 # --- C++: forced unwinding and exceptions through a call in flight ----------------------------------
 export SIMCUDA_SYNC_HOOK=rb_unwind_hook
 rb_plain destructor "$BIN/rb_unwind" destructor 5

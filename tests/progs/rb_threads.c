@@ -22,6 +22,11 @@
  *                  "rb_threads: main-exit worker failures=<f>" and returns: status 0. With
  *                  RB_STOP_FILE set, the worker first prints "ready <pid>" and waits for that
  *                  file (a live process whose main thread is a zombie, to attach to).
+ *   join-late      a worker makes a cudaMalloc/cudaFree pair, prints "ready <pid>", waits for the
+ *                  file $RB_STOP_FILE and returns; the main thread joins it, prints "rb_threads:
+ *                  join-late joined", makes another pair, waits for the file $RB_GO_FILE and
+ *                  prints "rb_threads: join-late after=<fails>" (a thread's end while gputop is
+ *                  frozen: its joiner must not wait for gputop).
  * C, not C++: pthread_cleanup_push is then glibc's setjmp-based one; rb_unwind.cpp has the C++
  * cases, which need the unwinder. */
 #include <cuda_runtime_api.h>
@@ -226,6 +231,41 @@ static int mode_main_exit(void)
 	return 1;	/* never reached */
 }
 
+static int pair(void)
+{
+	void *p = NULL;
+	int fails = cudaMalloc(&p, 4096) != cudaSuccess;
+	return fails + (cudaFree(p) != cudaSuccess);
+}
+
+static void wait_file(const char *env)
+{
+	const char *f = getenv(env);
+	while (f && access(f, F_OK) != 0)
+		progs_sleep_ms(10);
+}
+
+static void *join_late_worker(void *arg)
+{
+	*(int *)arg = pair();
+	printf("ready %d\n", (int)getpid());
+	wait_file("RB_STOP_FILE");
+	return NULL;
+}
+
+static int mode_join_late(void)
+{
+	pthread_t w;
+	int fails = 0;
+	pthread_create(&w, NULL, join_late_worker, &fails);
+	pthread_join(w, NULL);
+	printf("rb_threads: join-late joined\n");
+	fails += pair();
+	wait_file("RB_GO_FILE");
+	printf("rb_threads: join-late after=%d\n", fails);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -242,7 +282,9 @@ int main(int argc, char **argv)
 		return mode_longjmp(n);
 	if (strcmp(mode, "main-exit") == 0)
 		return mode_main_exit();
+	if (strcmp(mode, "join-late") == 0)
+		return mode_join_late();
 	fprintf(stderr, "usage: rb_threads churn N P | exit-in-call N | longjmp N | "
-			"main-exit\n");
+			"main-exit | join-late\n");
 	return 2;
 }
