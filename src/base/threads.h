@@ -31,7 +31,7 @@ struct thread {
 	int16_t seccomp_ok;	/* 1 + the number of seccomp filters it ran under when they were
 				 * shown to let it park; 0: not looked at (engine/seccomp_watch.c) */
 	bool options_set;	/* its ptrace options set by gputop (engine/exit_watch.c) */
-	uint8_t stop_event;	/* PTRACE_EVENT_* of its last stop, 0 for a signal-delivery-stop */
+	uint8_t stop_event;	/* enum trace_event of its last stop (engine/event.h) */
 	int pending_sig;	/* signal to deliver when it is resumed */
 	uint64_t deferred;	/* more signals that arrived while we held it (bit n-1 = signal n):
 				 * sent again once it runs, so each is delivered in its turn */

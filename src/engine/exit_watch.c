@@ -9,15 +9,15 @@
  * detail). Clones inherit their creator's options: a new thread's are set at its first stop.
  *
  * A leader that leaves before the others (pthread_exit from main) would leave no exit stop to
- * come: at its exit stop every thread left is stopped once and set to stop at its exit, the
- * last one's stop then being the last look. */
+ * come: at its exit stop every thread left is interrupted and set to stop at its exit, the last
+ * one's stop then being the last look. A thread that ends without an exit stop is drained at
+ * its end (tracer.c), while the others keep the memory. */
 #define _GNU_SOURCE
 #include "exit_watch.h"
 
 #include <sys/ptrace.h>
 
 #include "budget.h"
-#include "log.h"
 #include "retfast.h"
 #include "threads.h"
 #include "tracee.h"
@@ -62,20 +62,17 @@ void exit_watch_on_exit(struct tracee *p, struct thread *t)
 {
 	if (t->tid != p->pid || p->exit_stops != EXIT_STOPS_LEADER || threads_count_all(p) <= 1)
 		return;
-	/* Now, while the leader is held: the others may end before any later look. */
+	/* Each of the others is set at its next stop, which an interrupt brings at once; the
+	 * leader is not held for them (an exec in another thread waits for the leader's end). */
 	p->exit_stops = EXIT_STOPS_ALL;
-	if (tracee_stop_world(p) == 0) {
-		uint32_t it = 0;
-		for (struct thread *o; (o = threads_iter(p, &it));)
-			set_options(p, o);
-	} else {
-		log_debug("process %d: its threads could not be set to stop at their exit", p->pid);
-	}
-	p->stopping_world = false;
 	uint32_t it = 0;
 	for (struct thread *o; (o = threads_iter(p, &it));) {
-		o->want_stop = false;
-		if (o != t && o->state == TS_STOPPED)
-			tracee_release(p, o);
+		if (o == t || o->guest)
+			continue;
+		o->options_set = false;
+		if (o->state == TS_STOPPED)
+			set_options(p, o);
+		else
+			ptrace(PTRACE_INTERRUPT, o->tid, 0, 0);
 	}
 }

@@ -10,8 +10,8 @@ struct thread;
 void exit_watch_start(struct tracee *p);
 /* A thread's first stop (a new thread inherits its creator's options). */
 void exit_watch_first_stop(struct tracee *p, struct thread *t);
-/* t is held at its exit stop (and stays held: the caller lets it go). A leader leaving before
- * the others: every thread stopped once, all set to stop at their exit, the others let go. */
+/* t is held at its exit stop (the caller lets it go). A leader leaving before the others: each
+ * of them set to stop at its exit, at its next stop (interrupted now). */
 void exit_watch_on_exit(struct tracee *p, struct thread *t);
 
 #endif

@@ -182,6 +182,10 @@ static int read_batch(const struct tracee *p, struct thread *const *who, const i
 	for (int k = 0; k < n && err; k++)
 		if (k == 0 || who[k]->tid != who[k - 1]->tid)
 			err = retfast_read(p, who[k]->tid, idx, n, rec);
+	/* Threads that ended (their last returns, read at their end): through any other. */
+	uint32_t it = 0;
+	for (struct thread *t; err && (t = threads_iter(p, &it));)
+		err = retfast_read(p, t->tid, idx, n, rec);
 	return err;
 }
 

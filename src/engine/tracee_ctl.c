@@ -16,6 +16,8 @@
 #include "clock.h"
 #include "gputime_ring.h"
 #include "hit.h"
+#include "frame.h"
+#include "hit_drain.h"
 #include "kernels.h"
 #include "launchring.h"
 #include "tallies.h"
@@ -226,13 +228,26 @@ bool tracee_thread_vanished(pid_t tid)
 	return syscall(SYS_tkill, tid, 0) < 0 && errno == ESRCH;
 }
 
+/* A thread gone (most end without an exit stop: exit_watch.c): the returns its last calls
+ * recorded in the return stub's table, which the other threads keep in memory, read before its
+ * calls in flight are forgotten. */
+static void forget_calls(struct tracee *p, struct thread *t)
+{
+	bool recorded = false;
+	for (uint32_t i = 0; i < t->depth && !recorded; i++)
+		recorded = t->frames[i].rec >= 0;
+	if (recorded && threads_count_all(p) > 1)
+		hit_drain(p, now_ns(), HIT_DRAIN_RECORDS);
+	hit_forget_frames(p, t, 0);
+}
+
 void tracee_forget_vanished_threads(struct tracee *p)
 {
 	uint32_t it = 0;
 	for (struct thread *t; (t = threads_iter(p, &it));)
 		if (t->state != TS_STOPPED && tracee_thread_vanished(t->tid)) {
 			log_debug("thread %d vanished", t->tid);
-			hit_forget_frames(p, t, 0);
+			forget_calls(p, t);
 			threads_remove(p, t->tid);
 		}
 }
@@ -243,7 +258,7 @@ void tracee_on_exit(struct tracee *p, const struct trace_stop *e)
 	if (gone && !gone->guest)
 		p->exited_threads_cpu += gone->cpu_ns;
 	if (gone)
-		hit_forget_frames(p, gone, 0);	/* calls that will never return */
+		forget_calls(p, gone);	/* calls that will never return */
 	if (e->tid == p->pid) {
 		p->exited = true;
 		if (e->event == TE_EXITED) {

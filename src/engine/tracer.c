@@ -99,6 +99,8 @@ static void on_exec(struct tracee *p, struct thread *t)
 	log_info("%d ran exec: probing the new image", p->pid);
 	if (tracer_settle_after_exec(t) < 0 || tracer_setup_image(p, t) < 0)
 		log_warn("the new image of %d is not traced", p->pid);
+	else
+		exit_watch_start(p);
 	tracee_release(p, t);
 }
 
