@@ -4,9 +4,22 @@
 #include "account.h"
 #include "hit.h"
 #include "hit_tallies.h"
+#include "hit_internal.h"
+
+#include "config.h"
+#include "launchring.h"
+#include "tracee.h"
+
+void hit_quiet_launches(struct tracee *p)
+{
+	bool wanted = account_wants_launch_records() || p->hit->captures > 0 ||
+		      (config.stacks & CONFIG_STACKS_LAUNCHES);
+	launchring_set_quiet(p, !wanted);
+}
 
 void hit_drain(struct tracee *p, uint64_t now, enum hit_drain_how how)
 {
+	hit_quiet_launches(p);
 	hit_collect_returns(p, now);
 	hit_drain_launches(p);
 	if (how == HIT_DRAIN_RECORDS)

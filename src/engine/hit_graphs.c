@@ -239,6 +239,7 @@ static void graphs_on_call(struct tracee *p, const struct cuda_call *c)
 	case OP_CAPTURE_BEGIN:
 		catch_up(p, c->seen_ns);
 		st->captures++;
+		hit_quiet_launches(p);	/* its launches recorded, before the thread goes on */
 		break;
 	case OP_GRAPH_INSTANTIATE:
 		if (c->graph.exec)

@@ -50,6 +50,9 @@ int hit_thread_device(const struct tracee *p, const struct thread *t);
 /* Where a launch the ring recorded ran (the ring does not record the thread): the one device
  * the process has made current, else the default; -1 when it used several. */
 int hit_ring_device(const struct tracee *p);
+/* Whether the stubs leave a named kernel's launches unrecorded (hit_drain.c): yes while no
+ * consumer wants launch records, no capture holds launches and --stacks launches is not asked. */
+void hit_quiet_launches(struct tracee *p);
 /* A copy's source and destination devices, from its peer arguments or the allocations its
  * pointers are in (-1: not known). */
 void hit_copy_devices(const struct tracee *p, struct call_copy *m);
@@ -106,6 +109,7 @@ struct hit_state {
 	bool live_records_lost;
 	uint64_t tallies_read_ns;	/* the tallies were last read whole */
 	uint64_t tally_reads, tally_read_ns, live_syncs, live_sync_ns;	/* what they cost (debug) */
+	uint64_t launch_records;	/* kernel launches the stubs recorded, read (debug) */
 };
 
 void graphs_free(struct hit_state *st);

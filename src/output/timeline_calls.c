@@ -47,5 +47,6 @@ static void timeline_on_call(struct tracee *p, const struct cuda_call *c)
 
 const struct cuda_consumer timeline_consumer = {
 	.name = "--timeline",
+	.launch_records = true,
 	.call = timeline_on_call,
 };
