@@ -6,17 +6,6 @@
 #include "hit_tallies.h"
 #include "hit_internal.h"
 
-#include "config.h"
-#include "launchring.h"
-#include "tracee.h"
-
-void hit_quiet_launches(struct tracee *p)
-{
-	bool wanted = account_wants_launch_records() || p->hit->captures > 0 ||
-		      (config.stacks & CONFIG_STACKS_LAUNCHES);
-	launchring_set_quiet(p, !wanted);
-}
-
 void hit_drain(struct tracee *p, uint64_t now, enum hit_drain_how how)
 {
 	hit_quiet_launches(p);

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "account.h"
+#include "config.h"
 #include "graph_query.h"
 #include "kernel_names.h"
 #include "launchring.h"
@@ -195,6 +197,13 @@ static void catch_up(struct tracee *p, uint64_t now)
 {
 	if (graphs_state.catch_up_fn)
 		graphs_state.catch_up_fn(p, now);
+}
+
+void hit_quiet_launches(struct tracee *p)
+{
+	bool wanted = account_wants_launch_records() || p->hit->captures > 0 ||
+		      (config.stacks & CONFIG_STACKS_LAUNCHES);
+	launchring_set_quiet(p, !wanted);
 }
 
 static void on_capture_end(struct tracee *p, const struct cuda_call *c)

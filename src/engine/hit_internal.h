@@ -50,9 +50,6 @@ int hit_thread_device(const struct tracee *p, const struct thread *t);
 /* Where a launch the ring recorded ran (the ring does not record the thread): the one device
  * the process has made current, else the default; -1 when it used several. */
 int hit_ring_device(const struct tracee *p);
-/* Whether the stubs leave a named kernel's launches unrecorded (hit_drain.c): yes while no
- * consumer wants launch records, no capture holds launches and --stacks launches is not asked. */
-void hit_quiet_launches(struct tracee *p);
 /* A copy's source and destination devices, from its peer arguments or the allocations its
  * pointers are in (-1: not known). */
 void hit_copy_devices(const struct tracee *p, struct call_copy *m);
