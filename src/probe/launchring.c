@@ -180,7 +180,7 @@ int launchring_init(struct tracee *p, struct thread *t)
 	if (err == 0)
 		err = mem_write(t->tid, (uint64_t)addr + LR_OFF_PARK_WAIT, &park_wait, sizeof park_wait);
 
-	uint8_t code[5632];	/* xol.c's shared code: OFF_SLOTS - OFF_SHARED */
+	uint8_t code[6656];	/* xol.c's shared code: OFF_SLOTS - OFF_SHARED */
 	size_t size = (size_t)(arch_launch_stub_end - arch_launch_stub);
 	if (err == 0 && size > sizeof code)
 		err = -ENOSPC;
