@@ -8,7 +8,9 @@ before its collective number AT (1-based), calls straggle(), which waits in Pyth
 STOP (at the line marked "@site straggle") after printing "straggling <pid>"; the others then
 wait inside that collective. With PY_JOB_SLOW_MS=M in its environment, rank ODD also sleeps M ms
 in Python before each collective (slow(), "@site slow"): a straggler the others wait for at
-every step. At the end each prints "py_job: rank R collectives=N loss=X" and exits 0.
+every step. With PY_JOB_HANG=FILE, rank ODD also calls straggle() at its first step after FILE
+appears (tests/e2e/metrics_job.sh: a job that hangs when the test says). At the end each
+prints "py_job: rank R collectives=N loss=X" and exits 0.
 
 Usage: python3 py_job.py LIBCUDART LIBNCCL RANK NRANKS ITER ODD AT GO STOP"""
 import ctypes
@@ -46,6 +48,7 @@ def slow(ms):
 
 def main():
     slow_ms = float(os.environ.get("PY_JOB_SLOW_MS", "0"))
+    hang = os.environ.get("PY_JOB_HANG")
     comm = ctypes.c_void_p()
     err = nccl.ncclCommInitRank(ctypes.byref(comm), nranks, UniqueId(), rank)
     if err:
@@ -58,7 +61,8 @@ def main():
     loss, done = 1.0, 0
     for step in range(iters):
         loss = loss * 0.97 + 0.01 * ((step * (rank + 3)) % 7)
-        if rank == odd and step + 1 == at:
+        if rank == odd and (step + 1 == at or (hang and os.path.exists(hang))):
+            hang = None
             straggle()
         if rank == odd and slow_ms:
             slow(slow_ms)
