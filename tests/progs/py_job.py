@@ -9,13 +9,16 @@ STOP (at the line marked "@site straggle") after printing "straggling <pid>"; th
 wait inside that collective. With PY_JOB_SLOW_MS=M in its environment, rank ODD also sleeps M ms
 in Python before each collective (slow(), "@site slow"): a straggler the others wait for at
 every step. With PY_JOB_HANG=FILE, rank ODD also calls straggle() at its first step after FILE
-appears (tests/e2e/metrics_job.sh: a job that hangs when the test says). At the end each
-prints "py_job: rank R collectives=N loss=X" and exits 0.
+appears (tests/e2e/metrics_job.sh: a job that hangs when the test says). Each rank also runs
+PY_JOB_THREADS (8) idle Python threads, as a training process runs loader and helper threads:
+--dump takes every thread's stack. At the end each prints "py_job: rank R collectives=N
+loss=X" and exits 0.
 
 Usage: python3 py_job.py LIBCUDART LIBNCCL RANK NRANKS ITER ODD AT GO STOP"""
 import ctypes
 import os
 import sys
+import threading
 import time
 
 cudart_path, nccl_path, rank, nranks, iters, odd, at, go, stop = sys.argv[1:10]
@@ -46,9 +49,16 @@ def slow(ms):
     time.sleep(ms / 1000.0)  # @site slow
 
 
+def helper(finished):
+    finished.wait()
+
+
 def main():
     slow_ms = float(os.environ.get("PY_JOB_SLOW_MS", "0"))
     hang = os.environ.get("PY_JOB_HANG")
+    finished = threading.Event()
+    for _ in range(int(os.environ.get("PY_JOB_THREADS", "8"))):
+        threading.Thread(target=helper, args=(finished,), daemon=True).start()
     comm = ctypes.c_void_p()
     err = nccl.ncclCommInitRank(ctypes.byref(comm), nranks, UniqueId(), rank)
     if err:
@@ -72,6 +82,7 @@ def main():
         done += 1
         cudart.cudaStreamSynchronize(None)
     print("py_job: rank %d collectives=%d loss=%.6f" % (rank, done, loss), flush=True)
+    finished.set()
 
 
 main()
