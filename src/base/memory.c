@@ -81,6 +81,14 @@ int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return mem_readv(pid, &r, 1);
 }
 
+long mem_read_upto(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	return got < 0 ? -errno : (long)got;
+}
+
 int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
 	struct iovec local = { (void *)buf, len };

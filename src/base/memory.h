@@ -27,6 +27,8 @@ void mem_close(struct tracee *p);
 int mem_fd(const struct tracee *p);	/* the open /proc/PID/mem, -1 if none (the watchdog inherits it) */
 
 int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);	/* 0 or -errno (all or nothing) */
+/* As much of [addr, addr + len) as is mapped from addr on: the bytes read, or -errno. */
+long mem_read_upto(pid_t pid, uint64_t addr, void *buf, size_t len);
 /* n ranges (at most MEM_READV_MAX, the kernel's IOV_MAX) in one system call: 0 or -errno. */
 #define MEM_READV_MAX 1024
 int mem_readv(pid_t pid, const struct mem_range *r, int n);

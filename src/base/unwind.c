@@ -19,6 +19,7 @@ enum { PAGE = 4096, CACHED_PAGES = 16 };
 struct unwind_req {
 	pid_t tid;
 	const arch_regs_t *regs;
+	const struct unwind_copy *copy;	/* NULL: the thread's memory, live */
 	uint64_t *pcs;
 	int max, n;
 	bool truncated;
@@ -57,6 +58,12 @@ static const unsigned char *page_of(uint64_t addr)
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	uint64_t off = addr & (PAGE - 1);
+	if (req.copy) {
+		if (addr < req.copy->base || addr - req.copy->base + sizeof *result > req.copy->len)
+			return false;
+		memcpy(result, req.copy->bytes + (addr - req.copy->base), sizeof *result);
+		return true;
+	}
 	if (off + sizeof *result <= PAGE) {
 		const unsigned char *p = page_of(addr);
 		if (!p)
@@ -101,6 +108,12 @@ static int on_frame(Dwfl_Frame *frame, void *arg)
 int unwind_stack(const struct tracee *p, pid_t tid, const arch_regs_t *regs, uint64_t *pcs, int max,
 		 bool *truncated)
 {
+	return unwind_stack_copy(p, tid, regs, NULL, pcs, max, truncated);
+}
+
+int unwind_stack_copy(const struct tracee *p, pid_t tid, const arch_regs_t *regs, const struct unwind_copy *copy,
+		      uint64_t *pcs, int max, bool *truncated)
+{
 	Dwfl *dwfl = sym_dwfl(p);
 	*truncated = false;
 	if (!dwfl || max <= 0)
@@ -110,6 +123,7 @@ int unwind_stack(const struct tracee *p, pid_t tid, const arch_regs_t *regs, uin
 		return 0;
 	req.tid = tid;
 	req.regs = regs;
+	req.copy = copy;
 	req.pcs = pcs;
 	req.max = max;
 	req.n = req.n_pages = 0;

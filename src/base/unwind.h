@@ -19,4 +19,16 @@ struct tracee;
 int unwind_stack(const struct tracee *p, pid_t tid, const arch_regs_t *regs, uint64_t *pcs, int max,
 		 bool *truncated);
 
+/* A copy of a stopped thread's stack memory, [base, base + len): unwound later, the thread
+ * running again (--dump holds each thread for the copy only, libdw's work comes after). */
+struct unwind_copy {
+	uint64_t base;
+	const unsigned char *bytes;
+	size_t len;
+};
+/* As unwind_stack, with the memory read from copy alone: a frame that needs memory outside it
+ * ends the stack there. */
+int unwind_stack_copy(const struct tracee *p, pid_t tid, const arch_regs_t *regs, const struct unwind_copy *copy,
+		      uint64_t *pcs, int max, bool *truncated);
+
 #endif

@@ -186,8 +186,10 @@ int tracer_detach(struct tracee *p)
 	 * gets it); PyTorch's last blocks, and its allocator's totals with every thread held. */
 	hit_drain(p, now_ns(), HIT_DRAIN_WHOLE);
 	torch_dumps_take(p, SHOT_DETACH);	/* --memory-snapshot, at this held instant */
+	uint64_t t_stopped = now_ns();
 	if (tracer.job)
 		dump_take(tracer.job, p);	/* --dump: every thread held here anyway */
+	uint64_t t_picture = now_ns();
 	it = 0;
 	bool all_out = true;
 	for (struct thread *t; (t = threads_iter(p, &it));)
@@ -211,18 +213,26 @@ int tracer_detach(struct tracee *p)
 			log_warn("every thread is stopped by a signal: the trampoline page (64 KiB, "
 				 "never used again) stays mapped in %d", p->pid);
 	}
+	uint64_t t_out = now_ns();
 	it = 0;
 	for (struct thread *t; (t = threads_iter(p, &it));) {
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig);
 		threads_remove(p, t->tid);
 	}
+	uint64_t held = now_ns() - t0;
 	if (restore_err == 0) {
 		rescue_forget_all(p->rescue_slot);
 		rescue_watchdog_stop(p->rescue_slot);	/* goodbye: nothing of ours is left for it to restore */
 	}
 	mem_close(p);
-	dump_note_held(tracer.job, p, now_ns() - t0);
-	log_debug("%d: detached in %.1f ms", p->pid, (double)(now_ns() - t0) / 1e6);
+	dump_note_held(tracer.job, p, held);
+	uint64_t t_named = now_ns();
+	dump_take_finish(tracer.job, p);	/* the stacks' costly part, the program running */
+	log_debug("%d: held %.1f ms for the detach (stopped and drained %.1f, picture %.1f, restored %.1f, "
+		  "let go %.1f); stacks named after, in %.1f ms", p->pid, (double)held / 1e6,
+		  (double)(t_stopped - t0) / 1e6, (double)(t_picture - t_stopped) / 1e6,
+		  (double)(t_out - t_picture) / 1e6, (double)(t0 + held - t_out) / 1e6,
+		  (double)(now_ns() - t_named) / 1e6);
 	if (restore_err < 0) {
 		log_error("could not restore every breakpoint of %d: %s", p->pid,
 			  strerror(-restore_err));

@@ -1,5 +1,6 @@
 /* dump_take.c — --dump's picture of one process (figures/job.h), taken while tracer_detach
- * holds every thread anyway: no stop of its own. Each thread's call in flight comes from what
+ * holds every thread anyway: no stop of its own. Held, only memory is read (registers, records,
+ * a copy of each stack); the stacks are unwound and named once the threads run again. Each thread's call in flight comes from what
  * gputop already holds — the int3 path's frames, the call stub's records read at the detach's
  * last drain — and, for a call entered before the attach, from its stack: the outermost frame
  * of a probed function (which call, not its arguments nor since when: said so). */
@@ -53,12 +54,13 @@ static int api_on_stack(uint32_t id)
 	return api;
 }
 
+/* While t is stopped: what it is in, from gputop's own records, and its stack's copy. */
 static void take_thread(struct tracee *p, struct thread *t, struct job_thread *jt, uint64_t now)
 {
 	arch_regs_t r;
 	bool regs = arch_get_regs(t->tid, &r) == 0;
 	thread_name(p->pid, t->tid, jt->name, sizeof jt->name);
-	jt->stack = regs ? stack_capture(p, t, &r) : STACK_NONE;
+	jt->taken = regs ? stack_capture_take(p, t, &r) : NULL;
 	const struct frame *f = own_frame(t);
 	uint64_t entry = 0;
 	if (f) {
@@ -67,9 +69,6 @@ static void take_thread(struct tracee *p, struct thread *t, struct job_thread *j
 		entry = f->t_entry;
 	} else if (regs && hit_record_in_flight(p, t, arch_thread_pointer(&r), &jt->call, &entry)) {
 		jt->from = JOB_CALL_RECORD;
-	} else if ((jt->api = api_on_stack(jt->stack)) >= 0) {
-		jt->from = JOB_CALL_STACK;
-		return;
 	} else {
 		return;
 	}
@@ -85,6 +84,7 @@ void dump_take(struct job *j, struct tracee *p)
 	uint64_t t0 = now_ns();
 	jp->taken_at = t0;
 	jp->cuda = probes_cuda_seen(p);
+	stack_capture_take_begin();
 	uint32_t it = 0;
 	for (struct thread *t; (t = threads_iter(p, &it));) {
 		if (t->guest || t->state != TS_STOPPED)
@@ -95,6 +95,22 @@ void dump_take(struct job *j, struct tracee *p)
 		take_thread(p, t, jt, t0);
 	}
 	jp->taken_ns = now_ns() - t0;
+}
+
+void dump_take_finish(struct job *j, struct tracee *p)
+{
+	struct job_process *jp = j ? job_process_of(j, p->pid) : NULL;
+	if (!jp)
+		return;
+	uint64_t t0 = now_ns();
+	for (int i = 0; i < jp->n_threads; i++) {
+		struct job_thread *jt = &jp->threads[i];
+		jt->stack = stack_capture_intern(p, jt->taken);
+		jt->taken = NULL;
+		if (jt->from == JOB_CALL_NONE && (jt->api = api_on_stack(jt->stack)) >= 0)
+			jt->from = JOB_CALL_STACK;
+	}
+	jp->described_ns = now_ns() - t0;
 }
 
 void dump_note_held(struct job *j, struct tracee *p, uint64_t ns)

@@ -1,5 +1,5 @@
 /* stack_capture.c — a stopped thread's stack, unwound, merged with its Python frames and
- * interned (stack_capture.h). A stack is symbolized once, when first seen: later captures of
+ * interned (stack_capture.h), at once or in two steps (taken while stopped, interned after). A stack is symbolized once, when first seen: later captures of
  * the same stack cost the unwind and one lookup. */
 #define _GNU_SOURCE
 #include "stack_capture.h"
@@ -15,6 +15,7 @@
 #include "hashmap.h"
 #include "kernels.h"
 #include "launchring.h"
+#include "memory.h"
 #include "tracee.h"
 #include "pystack.h"
 #include "stacks.h"
@@ -43,6 +44,7 @@ struct stack_capture_state {
 	double avg_cost_ns;
 };
 
+#define NAMED_MAX 64
 static struct {
 	uint64_t images;	/* image ids given so far */
 	/* Scratch, off the stack (the tracer thread only). */
@@ -54,6 +56,10 @@ static struct {
 	bool keep[2 * CONFIG_STACK_DEPTH_MAX];
 	char names[CONFIG_STACK_DEPTH_MAX][64];
 	char files[CONFIG_STACK_DEPTH_MAX][sizeof ((struct sym_place *)0)->file_whole];	/* whole names */
+	struct {
+		int n;
+		struct py_frame frame[NAMED_MAX];
+	} named;	/* stack_capture_take's */
 } capture;
 
 struct stack_capture_state *stack_capture_state_new(void)
@@ -187,18 +193,15 @@ static uint32_t build(struct tracee *p, int depth, int n_native, int n_py, char 
 	return out;
 }
 
-uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)
+static int capture_depth(void)
 {
-	bool truncated;
-	int depth = config.stack_depth > CONFIG_STACK_DEPTH_MAX ? CONFIG_STACK_DEPTH_MAX : config.stack_depth;
-	if (depth <= 0)
-		return STACK_NONE;
-	/* With Python frames, the native ones are unwound past depth, down to the eval loop that
-	 * runs them: choose() then keeps the Python frames. */
-	int n_py = pystack_read(p, t, capture.py, depth);
-	int n = unwind_stack(p, t->tid, r, capture.pcs, n_py ? CONFIG_STACK_DEPTH_MAX : depth, &truncated);
-	if (n <= 0)
-		return STACK_NONE;
+	return config.stack_depth > CONFIG_STACK_DEPTH_MAX ? CONFIG_STACK_DEPTH_MAX : config.stack_depth;
+}
+
+/* The n native pcs and n_py Python frames in capture, interned: found by their key, or named
+ * (the Python frames too, unless described already) and added. */
+static uint32_t intern(struct tracee *p, pid_t tid, int depth, int n, int n_py, bool described, bool truncated)
+{
 	/* The key: the process image, the pcs, then each Python frame's code object and line. */
 	uint32_t nk = 0;
 	capture.key[nk++] = p->stack_capture->image;
@@ -211,14 +214,117 @@ uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)
 	uint32_t id = stacks_find(capture.key, nk);
 	if (id != STACK_NONE)
 		return id;
-	for (int i = 0; i < n_py; i++)
-		pystack_describe(p, t->tid, &capture.py[i]);
+	for (int i = 0; i < n_py && !described; i++)
+		pystack_describe(p, tid, &capture.py[i]);
 	char *owned[CONFIG_STACK_DEPTH_MAX] = { 0 };
 	uint32_t nf = build(p, depth, n, n_py, owned);
 	id = stacks_add(p->pid, capture.key, nk, capture.frames, nf, truncated || nf < (uint32_t)(n + n_py));
 	for (uint32_t i = 0; i < nf; i++)
 		free(owned[i]);
 	return id;
+}
+
+uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r)
+{
+	bool truncated;
+	int depth = capture_depth();
+	if (depth <= 0)
+		return STACK_NONE;
+	/* With Python frames, the native ones are unwound past depth, down to the eval loop that
+	 * runs them: choose() then keeps the Python frames. */
+	int n_py = pystack_read(p, t, capture.py, depth);
+	int n = unwind_stack(p, t->tid, r, capture.pcs, n_py ? CONFIG_STACK_DEPTH_MAX : depth, &truncated);
+	if (n <= 0)
+		return STACK_NONE;
+	return intern(p, t->tid, depth, n, n_py, false, truncated);
+}
+
+/* ---- a stack taken in two steps (--dump) ------------------------------------------------------ */
+
+/* The stack's memory copied from the stack pointer up: PyTorch's deepest stacks (a Python line
+ * 40 and more native frames above its CUDA call) use tens of KiB. Below the stack pointer, the
+ * red zone of a leaf function. */
+#define TAKEN_STACK_BYTES (256 * 1024)
+#define RED_ZONE 128
+
+struct stack_taken {
+	pid_t tid;
+	arch_regs_t regs;
+	struct unwind_copy copy;
+	int n_py;
+	struct py_frame py[];
+};
+
+/* The code objects named during one hold (capture.named; stack_capture_take_begin empties it):
+ * the threads of a process run the same few functions, each named once. Only while the
+ * process is held: a code object's address may be another's once it runs. */
+void stack_capture_take_begin(void)
+{
+	capture.named.n = 0;
+}
+
+static void describe_once(struct tracee *p, pid_t tid, struct py_frame *f)
+{
+	for (int i = 0; i < capture.named.n; i++)
+		if (capture.named.frame[i].code == f->code) {
+			*f = (struct py_frame){ .code = f->code, .line = f->line, .entry = f->entry,
+						.module = capture.named.frame[i].module };
+			memcpy(f->function, capture.named.frame[i].function, sizeof f->function);
+			memcpy(f->file, capture.named.frame[i].file, sizeof f->file);
+			return;
+		}
+	pystack_describe(p, tid, f);
+	if (capture.named.n < NAMED_MAX)
+		capture.named.frame[capture.named.n++] = *f;
+}
+
+struct stack_taken *stack_capture_take(struct tracee *p, struct thread *t, const arch_regs_t *r)
+{
+	int depth = capture_depth();
+	if (depth <= 0)
+		return NULL;
+	int n_py = pystack_read(p, t, capture.py, depth);
+	struct stack_taken *s = malloc(sizeof *s + (size_t)n_py * sizeof s->py[0]);
+	unsigned char *bytes = malloc(TAKEN_STACK_BYTES);
+	if (!s || !bytes) {
+		free(s);
+		free(bytes);
+		return NULL;
+	}
+	s->tid = t->tid;
+	s->regs = *r;
+	s->copy.base = arch_sp(r) - RED_ZONE;
+	long got = mem_read_upto(t->tid, s->copy.base, bytes, TAKEN_STACK_BYTES);
+	s->copy.len = got > 0 ? (size_t)got : 0;
+	s->copy.bytes = bytes;
+	/* Named now: their code objects are read while the thread cannot free them. */
+	s->n_py = n_py;
+	for (int i = 0; i < n_py; i++) {
+		s->py[i] = capture.py[i];
+		describe_once(p, t->tid, &s->py[i]);
+	}
+	return s;
+}
+
+uint32_t stack_capture_intern(struct tracee *p, struct stack_taken *s)
+{
+	if (!s)
+		return STACK_NONE;
+	bool truncated;
+	int n_py = s->n_py;
+	memcpy(capture.py, s->py, (size_t)n_py * sizeof s->py[0]);
+	int n = unwind_stack_copy(p, s->tid, &s->regs, &s->copy, capture.pcs, n_py ? CONFIG_STACK_DEPTH_MAX : capture_depth(),
+				  &truncated);
+	uint32_t id = n > 0 ? intern(p, s->tid, capture_depth(), n, n_py, true, truncated) : STACK_NONE;
+	stack_capture_drop(s);
+	return id;
+}
+
+void stack_capture_drop(struct stack_taken *s)
+{
+	if (s)
+		free((void *)s->copy.bytes);
+	free(s);
 }
 
 /* ---- launch sites, sampled (--stacks launches) ---------------------------------------------- */

@@ -25,6 +25,18 @@ void stack_capture_forget(struct tracee *p);
  * (depth 0) or none could be taken. */
 uint32_t stack_capture(struct tracee *p, struct thread *t, const arch_regs_t *r);
 
+/* The same in two steps, for a picture of every thread (--dump): stack_capture_take, while t is
+ * stopped, copies what is needed (registers, its stack's memory, its Python frames read and
+ * named: memory reads only); stack_capture_intern, once it runs again, unwinds from the copy,
+ * names and interns it, and frees it. libdw's part (CFI, and symbols looked up one by one
+ * through tables like libtorch_cuda.so's 112,000 symbols) so costs the program nothing.
+ * take: NULL when stacks are off or memory is short; drop: frees one not interned. */
+struct stack_taken;
+void stack_capture_take_begin(void);	/* a new hold: takes from here on are of one held process */
+struct stack_taken *stack_capture_take(struct tracee *p, struct thread *t, const arch_regs_t *r);
+uint32_t stack_capture_intern(struct tracee *p, struct stack_taken *s);
+void stack_capture_drop(struct stack_taken *s);
+
 /* Launch sites. The first launch of each kernel has its stack taken (it stops anyway); with
  * --stacks launches, more are sampled: a launch that stops at every call (an int3 probe) when
  * its kernel's last sample is STACK_SAMPLE_NS old, and a launch through the ring by making

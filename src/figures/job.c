@@ -70,11 +70,12 @@ static const struct stack_frame *python_frame(const struct job_thread *t)
 }
 
 /* A process's own figures from its threads: waiting, position, Python line (a waiting
- * thread's first: the one the job is about). */
+ * thread's first: the one the job is about; else the main thread's, where a training loop
+ * runs, not a loader's or helper's). */
 static void sum_threads(struct job_process *jp)
 {
 	const struct stack_frame *py = NULL;
-	bool py_waits = false;
+	int py_rank = 0;
 	jp->waiting = false;
 	jp->in_collective = 0;
 	for (int i = 0; i < jp->n_threads; i++) {
@@ -83,9 +84,10 @@ static void sum_threads(struct job_process *jp)
 		jp->waiting |= waits;
 		jp->in_collective += job_thread_in_collective(t);
 		const struct stack_frame *f = python_frame(t);
-		if (f && (!py || (waits && !py_waits))) {
+		int rank = 2 * waits + (t->tid == jp->pid);
+		if (f && (!py || rank > py_rank)) {
 			py = f;
-			py_waits = waits;
+			py_rank = rank;
 		}
 	}
 	jp->position = (uint32_t)jp->collectives + (jp->in_collective > 0);

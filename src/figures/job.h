@@ -13,6 +13,8 @@
 
 #include "cuda_call.h"
 
+struct stack_taken;
+
 #define JOB_MAX_PROCS 64
 #define JOB_MAX_THREADS 512
 
@@ -32,6 +34,7 @@ struct job_thread {
 	struct cuda_call call;	/* what its arguments say (RECORD, FRAME) */
 	uint64_t age_ns;	/* how long it has been inside (RECORD, FRAME) */
 	uint32_t stack;		/* figures/stacks.h; STACK_NONE: not taken */
+	struct stack_taken *taken;	/* the engine's copy of it, until interned (engine/dump_take.c) */
 };
 
 /* What sets a process apart from the others of its job (job_mark). */
@@ -53,6 +56,7 @@ struct job_process {
 	bool cuda;		/* it loaded CUDA: a rank (a launcher is none, and never odd) */
 	uint64_t held_ns;	/* how long gputop held it stopped, attach and detach together */
 	uint64_t taken_ns;	/* of which taking this picture */
+	uint64_t described_ns;	/* unwinding and naming its stacks, after (not held) */
 	uint64_t taken_at;	/* monotonic, when it was taken */
 	int n_threads;
 	struct job_thread *threads;

@@ -9,9 +9,11 @@ GO, then makes STEPS steps. At step STALL, rank 1 prints "COUNT rank 1 collectiv
 "@site release", for the file RELEASE before its loss all_reduce; rank 0, which made that
 all_reduce (it returns at once: NCCL enqueues), prints "COUNT rank 0 collectives N" and then
 blocks in loss.item() (a copy and a synchronize) until rank 1 joins. N counts the collectives
-each rank called since GO. At the end: "LOSS rank R <loss of every step, 6 decimals>".
+each rank called since GO. At the end: "LOSS rank R <loss of every step, 6 decimals>", printed
+and written to the file OUTDIR/loss.R (each rank's own record: the ranks share torchrun's
+stdout, and the script compares rank with rank).
 
-Usage: torchrun --standalone --nproc_per_node 2 dump_ddp.py STEPS STALL GO RELEASE"""
+Usage: torchrun --standalone --nproc_per_node 2 dump_ddp.py STEPS STALL GO RELEASE OUTDIR"""
 import os
 import sys
 import time
@@ -19,7 +21,7 @@ import time
 import torch
 import torch.distributed as dist
 
-steps, stall, go, release = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+steps, stall, go, release, outdir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 rank, local = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
 torch.cuda.set_device(local)
 dist.init_process_group("nccl")
@@ -67,5 +69,8 @@ for step in range(1, steps + 1):
     if step == stall and rank == 0:
         print("COUNT rank %d collectives %d" % (rank, collectives), flush=True)
     losses.append(total.item() / world)  # rank 0 waits here at the stall
-print("LOSS rank %d %s" % (rank, " ".join("%.6f" % v for v in losses)), flush=True)
+line = "LOSS rank %d %s" % (rank, " ".join("%.6f" % v for v in losses))
+with open(os.path.join(outdir, "loss.%d" % rank), "w") as f:
+    f.write(line + "\n")
+print(line, flush=True)
 dist.destroy_process_group()

@@ -8,12 +8,14 @@ before its collective number AT (1-based), calls straggle(), which waits in Pyth
 STOP (at the line marked "@site straggle") after printing "straggling <pid>"; the others then
 wait inside that collective. With PY_JOB_SLOW_MS=M in its environment, rank ODD also sleeps M ms
 in Python before each collective (slow(), "@site slow"): a straggler the others wait for at
-every step. At the end each prints "py_job: rank R collectives=N loss=X" and exits 0.
+every step. Each rank also runs PY_JOB_THREADS (8) idle Python threads, as a training process
+runs loader and helper threads: --dump takes every thread's stack. At the end each prints "py_job: rank R collectives=N loss=X" and exits 0.
 
 Usage: python3 py_job.py LIBCUDART LIBNCCL RANK NRANKS ITER ODD AT GO STOP"""
 import ctypes
 import os
 import sys
+import threading
 import time
 
 cudart_path, nccl_path, rank, nranks, iters, odd, at, go, stop = sys.argv[1:10]
@@ -44,8 +46,15 @@ def slow(ms):
     time.sleep(ms / 1000.0)  # @site slow
 
 
+def helper(finished):
+    finished.wait()
+
+
 def main():
     slow_ms = float(os.environ.get("PY_JOB_SLOW_MS", "0"))
+    finished = threading.Event()
+    for _ in range(int(os.environ.get("PY_JOB_THREADS", "8"))):
+        threading.Thread(target=helper, args=(finished,), daemon=True).start()
     comm = ctypes.c_void_p()
     err = nccl.ncclCommInitRank(ctypes.byref(comm), nranks, UniqueId(), rank)
     if err:
@@ -68,6 +77,7 @@ def main():
         done += 1
         cudart.cudaStreamSynchronize(None)
     print("py_job: rank %d collectives=%d loss=%.6f" % (rank, done, loss), flush=True)
+    finished.set()
 
 
 main()

@@ -94,6 +94,15 @@ static void test_threads(void)
 	check(idle->api == -1 && w->tid == 41, "a new thread: its id, no call");
 	job_mark(j);
 	check(jp->py_line == 8 && strcmp(jp->py_file, "step.py") == 0, "the process's line: the waiting thread's, not the first's");
+	job_free(j);
+	/* No thread waits: the main thread's line (tid == pid), not a helper's seen first. */
+	j = job_new();
+	jp = job_process_of(j, 60);
+	job_thread_add(jp, 61)->stack = py_stack(60, "wait", "threading.py", 320);
+	job_thread_add(jp, 60)->stack = py_stack(60, "sleep", "train.py", 12);
+	job_mark(j);
+	check(jp->py_line == 12 && strcmp(jp->py_file, "train.py") == 0,
+	      "no thread waits: the process's line is its main thread's, not a helper's");
 	int n = 0;
 	while (job_thread_add(jp, 50 + n))
 		n++;
