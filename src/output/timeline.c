@@ -23,7 +23,7 @@ enum { DEVICES = 64, DIRECTIONS = 8, RUN_NOTE_MAX = 256 };
  * run or a counter's value is written at the latest HOLD_NS after it stopped changing. */
 #define RUN_GAP_NS 50000ull
 #define RUN_MAX_NS 10000000ull
-#define COUNTER_NS 10000000ull
+#define COUNTER_NS 50000000ull
 #define HOLD_NS 200000000ull
 
 struct live_entry {	/* an allocation the counter counts, by address */
@@ -89,7 +89,7 @@ static size_t closing(char *buf, size_t room)
 {
 	int n = snprintf(buf, room, "\n],\"otherData\":{\"tool\":\"gputop\",\"clamped_calls\":%" PRIu64 "%s}}\n",
 			 tl.clamped,
-			 tl.compact ? ",\"compact\":{\"run_gap_us\":50,\"run_max_us\":10000,\"counter_every_us\":10000}" : "");
+			 tl.compact ? ",\"compact\":{\"run_gap_us\":50,\"run_max_us\":10000,\"counter_every_us\":50000}" : "");
 	return n < 0 ? 0 : (size_t)n < room ? (size_t)n : room - 1;
 }
 

@@ -15,7 +15,7 @@
  * is one complete event from the first's start to the last's end; where it stands for more than
  * one call, or failed, an instant right after it in the file, at its start, says how many
  * ("args": {"call", "calls", "inside_us"}, and "error"); launches are counters of each kernel's
- * launches; a counter is written at most every 10 ms (its latest value, at its time) and at the
+ * launches; a counter is written at most every 50 ms (its latest value, at its time) and at the
  * end. otherData.compact says so. Formats and writes; knows nothing of how calls were caught: it
  * consumes their events (timeline_calls.c). */
 #ifndef GPUTOP_TIMELINE_H

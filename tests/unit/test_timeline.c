@@ -4,7 +4,7 @@
  * speedscope frame a function); the file is a whole JSON document. Compact mode
  * (--timeline-compact): runs of one function's calls on a thread are one complete event and an
  * instant right after it with their count and time inside, split by another function, another
- * result, a gap over 50 us or a run over 10 ms; a counter is written at most every 10 ms and
+ * result, a gap over 50 us or a run over 10 ms; a counter is written at most every 50 ms and
  * its last value at the end; launches are counted per kernel; a tick writes what went quiet. */
 #include <jansson.h>
 #include <stdio.h>
@@ -80,7 +80,7 @@ static void compact_mode(void)
 	uint64_t t1 = t0 + 100000;
 	for (int i = 0; i < 15000; i++)	/* g: 15 ms of calls 1 us apart: runs of at most 10 ms */
 		timeline_call(pid, tid, "cudaMemsetAsync", t1 + 1000 * (uint64_t)i, t1 + 1000 * (uint64_t)i + 10, 0, NULL);
-	for (int i = 0; i < 3; i++) {	/* counters within 10 ms: the first and the last written */
+	for (int i = 0; i < 3; i++) {	/* counters within 50 ms: the first and the last written */
 		timeline_copy(pid, 1, "H2D", 100, t0 + 1000 * (uint64_t)i);
 		timeline_launch(pid, tid, "k(int)", t0 + 1000 * (uint64_t)i, NULL, NULL, -1);
 	}
