@@ -122,7 +122,8 @@ static bool open_live_outputs(const struct options *opt, struct outfile *files, 
 	if (opt->trace_path && (err = trace_open(trace->fd)) < 0)
 		ok = outfile_commit(trace, err) == 0;
 	if (timeline->fd >= 0 &&
-	    (err = timeline_open(timeline->fd, (uint64_t)(opt->timeline_max_mb * 1048576), pid)) < 0)
+	    (err = timeline_open(timeline->fd, (uint64_t)(opt->timeline_max_mb * 1048576), pid,
+				    opt->timeline_compact)) < 0)
 		ok &= outfile_commit(timeline, err) == 0;
 	return ok;
 }
