@@ -51,6 +51,21 @@ static void add_stack(struct pane *p, uint32_t id)
 		add(p, "  ... (deeper than --stack-depth)");
 }
 
+static void add_thread(struct pane *p, const struct job_thread *t)
+{
+	char call[LINE_LEN];
+	cells_job_call(call, sizeof call, t);
+	add(p, "%s", "");
+	add(p, "thread %d (%s): %s", (int)t->tid, t->name, call);
+	const struct stack *st = stacks_get(t->stack);
+	bool native = false;
+	for (uint32_t k = 0; st && k < st->n; k++)
+		native |= !st->frame[k].python;
+	add_stack(p, t->stack);
+	if (st && !native)
+		add(p, "  (Python frames, read while it runs; native frames need a stop: gputop --dump)");
+}
+
 /* A process of the live picture of the job: what it is in, its threads' calls and stacks, and
  * what the live picture cannot know. */
 static void fill_job(struct pane *p, pid_t pid, struct job_live *live)
@@ -73,20 +88,14 @@ static void fill_job(struct pane *p, pid_t pid, struct job_live *live)
 	if (jp->odd & JOB_ODD_WAITS_LEAST)
 		add(p, "  it waited %.0f%% of the time, every other rank %.0f%% more at least: the one they wait for",
 		    100 * jp->wait_share, 100 * JOB_STRAGGLER_GAP);
-	char call[LINE_LEN];
-	for (int i = 0; i < jp->n_threads; i++) {
-		const struct job_thread *t = &jp->threads[i];
-		cells_job_call(call, sizeof call, t);
-		add(p, "%s", "");
-		add(p, "thread %d (%s): %s", (int)t->tid, t->name, call);
-		const struct stack *st = stacks_get(t->stack);
-		bool native = false;
-		for (uint32_t k = 0; st && k < st->n; k++)
-			native |= !st->frame[k].python;
-		add_stack(p, t->stack);
-		if (st && !native)
-			add(p, "  (Python frames, read while it runs; native frames need a stop: gputop --dump)");
-	}
+	/* The main thread first (where a training loop runs), then those in a call, then the rest. */
+	for (int pass = 0; pass < 3; pass++)
+		for (int i = 0; i < jp->n_threads; i++) {
+			const struct job_thread *t = &jp->threads[i];
+			int order = t->tid == jp->pid ? 0 : t->api >= 0 ? 1 : 2;
+			if (order == pass)
+				add_thread(p, t);
+		}
 	add(p, "%s", "");
 	if (jp->quiet_threads)
 		add(p, "%d more thread%s: in no CUDA or NCCL call gputop saw begin, and running no Python code",
