@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 enum { PROBE = 3 };
-#define SLOTS 6144	/* where the jump probes' slots go, after the stub's code */
+#define SLOTS 8192	/* where the jump probes' slots go, after the stub's code */
 
 static uint8_t *ring;
 static uint64_t (*through_slot)(uint64_t, uint64_t);
@@ -126,7 +126,7 @@ static uint8_t *make_slot(uint8_t *at, const uint8_t *stub, uint64_t (*target)(u
 int main(void)
 {
 	size_t size = (size_t)(arch_launch_stub_end - arch_launch_stub);
-	uint8_t *code = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *code = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ring = mmap(NULL, LR_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED || ring == MAP_FAILED || size > SLOTS) {
 		check(false, "pages for the stub");
@@ -146,7 +146,7 @@ int main(void)
 		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + SLOTS + 192, stub, fails_oom);
 	uint32_t oom_probe = PROBE + 2;
 	memcpy(code + SLOTS + 192 + 2, &oom_probe, 4);
-	mprotect(code, 8192, PROT_READ | PROT_EXEC);
+	mprotect(code, 16384, PROT_READ | PROT_EXEC);
 	*word(LR_OFF_PRESENT) = 1;
 	*word(LR_OFF_DONE_CAPACITY) = LR_DONE_CAP;
 	ring[LR_OFF_OUTS + 2 * PROBE] = 1;	/* the first argument points to the out-parameter */
