@@ -773,6 +773,15 @@ void stats_on_device(int proc, int device, enum dev_event ev, uint64_t bytes, ui
 	pthread_mutex_unlock(&stats.lock);
 }
 
+void stats_add_device_launches(int proc, int device, uint64_t n)
+{
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	if (st)
+		comm_table_add_launches(&st->comm, device, n);
+	pthread_mutex_unlock(&stats.lock);
+}
+
 void stats_on_p2p(int proc, int src_device, int dst_device, uint64_t bytes)
 {
 	pthread_mutex_lock(&stats.lock);
@@ -1161,6 +1170,24 @@ int stats_snapshot_of(pid_t pid, struct stats_snapshot *out)
 		err = torch_mem_snapshot(pid, &out->torch);
 	if (err)
 		stats_snapshot_free(out);
+	return err;
+}
+
+int stats_wait_of(int proc, struct stats_wait *out)
+{
+	int err = -1;
+	pthread_mutex_lock(&stats.lock);
+	const struct stats_state *st = process(proc);
+	if (st) {
+		*out = (struct stats_wait){ .rank = st->info.rank, .nranks = st->info.nranks, .start_ns = st->start_ns,
+					    .wait_ns = st->c.sync_ns };
+		for (int op = 0; op < COLL_COUNT; op++) {
+			out->collectives += st->comm.coll[op].calls;
+			out->wait_ns += st->comm.coll[op].ns;
+		}
+		err = 0;
+	}
+	pthread_mutex_unlock(&stats.lock);
 	return err;
 }
 

@@ -245,6 +245,8 @@ void stats_on_stop(int proc);
 /* What ran on which GPU (device -1: not known), peer copies (source, destination), NCCL
  * (comm_table.h). */
 void stats_on_device(int proc, int device, enum dev_event ev, uint64_t bytes, uint64_t ns);
+/* n launches on device that left no record (struct cuda_quiet). */
+void stats_add_device_launches(int proc, int device, uint64_t n);
 void stats_on_p2p(int proc, int src_device, int dst_device, uint64_t bytes);
 void stats_on_collective(int proc, enum coll_op op, uint64_t bytes, uint64_t ns, uint64_t comm, int peer, int device);
 /* A collective the stubs counted in place: its detail only (stats_add_coll adds its totals). */
@@ -264,6 +266,16 @@ void stats_set_stops_per_call(int proc, int api, int stops);
  * the API table) are multiplied by factor, because the launch probes were armed for only
  * 1/factor of the time; marks the launch figures as estimates when factor != 1. */
 void stats_extrapolate_launches(int proc, double factor);
+
+/* What a live picture of the job (figures/job_live.h) takes of process proc, without a
+ * snapshot: who it is, the NCCL operations it made and the time its threads spent inside
+ * synchronizes and collectives that returned, since start_ns (the attach, or the last
+ * stats_reset). 0, or -1 for no such process. */
+struct stats_wait {
+	int rank, nranks;
+	uint64_t collectives, wait_ns, start_ns;
+};
+int stats_wait_of(int proc, struct stats_wait *out);
 
 /* Reading (any thread). The snapshot owns its arrays; free them with stats_snapshot_free. */
 int stats_snapshot(struct stats_snapshot *out);	/* every process */
