@@ -57,6 +57,7 @@ static void on_rtld_hit(struct tracee *p, struct thread *t)
 		return;
 	bool had_cuda = probes_cuda_seen(p);
 	probes_refresh(p, t);
+	hit_quiet_launches(p);
 	seccomp_watch_review(p, now_ns());	/* a ring made now parks once its threads are looked at */
 	if (!had_cuda && probes_cuda_seen(p))
 		session_set_cuda_seen();

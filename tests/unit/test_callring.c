@@ -81,23 +81,23 @@ static uint8_t *make_slot(uint8_t *at, const uint8_t *stub, uint64_t (*target)(u
 int main(void)
 {
 	size_t size = (size_t)(arch_launch_stub_end - arch_launch_stub);
-	uint8_t *code = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *code = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ring = mmap(NULL, LR_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (code == MAP_FAILED || ring == MAP_FAILED || size > 4096) {
+	if (code == MAP_FAILED || ring == MAP_FAILED || size > 8192) {
 		check(false, "pages for the stub");
 		return 1;
 	}
 	memcpy(code, arch_launch_stub, size);
 	memcpy(code + (arch_launch_stub_ring - arch_launch_stub), &ring, sizeof ring);
 	const uint8_t *stub = code + (arch_call_stub - arch_launch_stub);
-	through_slot = (uint64_t (*)(uint64_t, uint64_t))make_slot(code + 4096, stub, probed);
+	through_slot = (uint64_t (*)(uint64_t, uint64_t))make_slot(code + 8192, stub, probed);
 	uint64_t (*leave_slot)(uint64_t, uint64_t) =
-		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + 4096 + 64, stub, leaves);
+		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + 8192 + 64, stub, leaves);
 	uint64_t (*outer_slot)(uint64_t, uint64_t) =
-		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + 4096 + 128, stub, outer);
+		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + 8192 + 128, stub, outer);
 	uint32_t outer_probe = PROBE + 1;
-	memcpy(code + 4096 + 128 + 2, &outer_probe, 4);
-	mprotect(code, 8192, PROT_READ | PROT_EXEC);
+	memcpy(code + 8192 + 128 + 2, &outer_probe, 4);
+	mprotect(code, 16384, PROT_READ | PROT_EXEC);
 	*word(LR_OFF_PRESENT) = 1;
 	*word(LR_OFF_DONE_CAPACITY) = LR_DONE_CAP;
 	ring[LR_OFF_OUTS + 2 * PROBE] = 1;	/* the first argument points to the out-parameter */
