@@ -63,9 +63,16 @@ struct job_process {
 	/* Set by job_mark, from the figures and the threads. */
 	int rank, nranks;	/* -1: not known */
 	uint64_t collectives;	/* NCCL operations returned since the attach */
+	/* NCCL's own count of its communicator's collectives (engine/nccl_counter.c), from its
+	 * start: where found and checked; else why not (counter_why). */
+	bool counter_checked;
+	uint64_t counter;
+	uint32_t counter_offset;	/* of the field in the communicator */
+	const char *counter_why;
 	int in_collective;	/* threads inside one now */
 	bool waiting;		/* a thread inside a synchronize or a collective */
-	uint32_t position;	/* collectives + (inside one now ? 1 : 0) */
+	uint32_t position;	/* collectives + (inside one now ? 1 : 0); NCCL's counter where every
+				 * rank's was checked (job_mark) */
 	uint64_t watched_ns;	/* from the attach to the picture */
 	uint64_t wait_ns;	/* of which its threads were inside synchronizes and collectives
 				 * (returned, then the calls in flight for their age) */
