@@ -145,6 +145,9 @@ extern const uint8_t arch_call_stub[], arch_call_ret[];
 /* The call stub's trap for a stack (x86_64_launch.S): the thread stands as at the launch stub's
  * trap (arch_launch_trap_entry rebuilds its entry), its call record's address in a register. */
 extern const uint8_t arch_call_stub_trap[];
+/* The call stub's return parks there at an allocation out of memory (the thread stands as at
+ * any park: the call returned, its record given, its result in the saved registers). */
+extern const uint8_t arch_call_ret_oom_trap[];
 uint64_t arch_call_trap_record(const arch_regs_t *r);
 /* The thread pointer a thread's registers hold (what %fs:0 reads on x86-64). */
 uint64_t arch_thread_pointer(const arch_regs_t *r);

@@ -28,8 +28,10 @@
 #define LR_PARK_SIZE		40
 #define LR_OFF_LOST		4096	/* u64 per probe: calls a full ring or table dropped */
 #define LR_OFF_OUTS		12288	/* u8 pairs per probe: out-parameter argument positions */
-#define LR_OFF_STACKS		14336	/* u8 per probe: 1 = the call stub traps for a stack (while
-					 * gputop drains: a fresh heartbeat) */
+#define LR_OFF_TRAPS		14336	/* u8 per probe: where the call stub parks (while gputop
+					 * drains: a fresh heartbeat), bits: */
+#define LR_TRAP_STACK		1	/* at the entry, for the call's stack */
+#define LR_TRAP_OOM		2	/* at a return out of memory (error 2), for the state then */
 #define LR_OFF_SCOPE		15360	/* u8 per probe: its scope (1 CUDA, 2 NCCL) where a call of it
 					 * made inside a recorded call of the same thread and scope is
 					 * not recorded at all (gputop counts the outer one); 0 never */

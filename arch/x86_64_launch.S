@@ -36,7 +36,7 @@
 	.set LR_FILTER, LR_OFF_FILTER
 	.set LR_HASH, LR_FILTER_HASH
 	.set LR_RECORDS, LR_OFF_RECORDS
-	.set LR_STACKS, LR_OFF_STACKS
+	.set LR_TRAPS, LR_OFF_TRAPS
 	.set LR_DONE, LR_OFF_DONE
 	.set LR_DONE_HEAD, LR_OFF_DONE_HEAD
 	.set LR_DONE_TAIL, LR_OFF_DONE_TAIL
@@ -48,7 +48,7 @@
 	.section .rodata
 	.globl arch_launch_stub, arch_launch_stub_ring, arch_launch_stub_ex, arch_launch_stub_end
 	.globl arch_launch_stub_trap, arch_launch_stub_trap_ex, arch_call_stub, arch_call_ret
-	.globl arch_call_stub_trap
+	.globl arch_call_stub_trap, arch_call_ret_oom_trap
 
 /* tally_entry(the tallies, op, a, b) (arch/tally.c, at arch_tally) at a function's entry, from
  * a stub that saved rax, rdx and rcx: every other register the function was entered with is
@@ -184,7 +184,7 @@ arch_launch_stub_ex:
  * scope is in flight is part of that call: it runs unrecorded, as gputop would not count it.
  * It parks in one case (arch_park, with the record in rcx,
  * the stack as at the launch stub's park): a probe whose calls want their call stack
- * (LR_STACKS), while gputop is there and has drained lately — a frozen, starved or dead gputop
+ * (LR_TRAPS), while gputop is there and has drained lately — a frozen, starved or dead gputop
  * is never stopped for.
  * Record: 0 key (the sp the call returns with)  8 return address  16 probe + 1  24 rdi  32 rsi
  * 40 rdx  48 rcx  56 r8  64 r9  72 %fs:0  80 entry TSC  88 return TSC  96 rax  104 state
@@ -286,8 +286,8 @@ arch_call_stub:
 	movq $0, LR_CALL_OFF_OUT2_VALUE(%rcx)
 	movq $1, 104(%rcx)		/* in flight */
 	mov 0f(%rip), %rax		/* a stack wanted? Before the return address is swapped: */
-	cmpb $0, LR_STACKS(%rax,%r11)	/* the stack is unwound from the function's entry */
-	je 7f
+	testb $LR_TRAP_STACK, LR_TRAPS(%rax,%r11)	/* the stack is unwound from the function's entry */
+	jz 7f
 	cmpq $0, LR_PRESENT(%rax)
 	je 7f
 	cmpq $0, LR_FRESH(%rax)
@@ -314,42 +314,14 @@ arch_call_stub_trap:
  * success, what its out-parameters point to (LR_OFF_OUTS: the positions, 1-6, of the probe's
  * out-pointer arguments; 0 none); it is copied into the calls' ring (LR_DONE), or counted as lost
  * when the ring is full, then freed, and the caller gets control. Uses what a return leaves
- * dead: rcx, rdx, rsi, rdi, r8-r11 (CUDA API functions return an int in eax). */
-arch_call_ret:
-	mov 0f(%rip), %r10
-	add $LR_CALLS, %r10
-	lea (RB_RECORDS * RB_SIZE)(%r10), %r11
-1:	cmp %rsp, (%r10)
-	jne 2f
-	cmpq $1, 104(%r10)
-	je 3f
-2:	add $RB_SIZE, %r10
-	cmp %r11, %r10
-	jb 1b
-	int3				/* no record: cannot be (gputop frees returned ones only) */
-3:	mov %rax, 96(%r10)
-	mov %rax, %r9			/* the return value, given back last */
-	rdtsc
-	shl $32, %rdx
-	or %rdx, %rax
-	mov %rax, 88(%r10)
-	test %r9d, %r9d			/* read out-parameters only when the call succeeded: */
-	jnz 5f				/* a failed call may not have written a valid pointer */
-	mov 16(%r10), %r11		/* probe + 1 */
-	mov 0f(%rip), %rsi
-	movzbl (LR_OFF_OUTS - 2)(%rsi,%r11,2), %ecx	/* the first out position */
-	test %ecx, %ecx
-	jz 4f
-	mov (LR_CALL_OFF_ARGS - 8)(%r10,%rcx,8), %rdx
-	mov (%rdx), %rdx
-	mov %rdx, LR_CALL_OFF_OUT_VALUE(%r10)
-4:	movzbl (LR_OFF_OUTS - 1)(%rsi,%r11,2), %ecx	/* the second */
-	test %ecx, %ecx
-	jz 5f
-	mov (LR_CALL_OFF_ARGS - 8)(%r10,%rcx,8), %rdx
-	mov (%rdx), %rdx
-	mov %rdx, LR_CALL_OFF_OUT2_VALUE(%r10)
-5:	push %r9			/* tallied (arch/tally.c) before its record is given */
+ * dead: rcx, rdx, rsi, rdi, r8-r11 (CUDA API functions return an int in eax).
+ * An allocation that failed out of memory (error 2) of a probe that asks for it (LR_TRAPS bit
+ * LR_TRAP_OOM), while gputop is there and has drained lately, parks once its record is in the
+ * calls' ring and freed (arch_call_ret_oom_trap): gputop reads the allocator's state while the
+ * thread that failed is held (PyTorch's holds its mutex around cudaMalloc). Only that path
+ * tests for it (the tail is written twice): a call that succeeded runs what it ran before. */
+.macro CALL_RET_TAIL oom
+	push %r9			/* tallied (arch/tally.c) before its record is given */
 	push %r10
 	push %rbx
 	mov %rsp, %rbx
@@ -389,8 +361,66 @@ arch_call_ret:
 9:	mov 8(%r10), %rcx		/* the caller's return address */
 	movq $0, LR_CALL_OFF_STATE(%r10)
 	movq $0, (%r10)			/* free for the next call */
+.if \oom
+arch_call_ret_oom_trap:
+	call arch_park			/* gputop reads the state of this instant, if it comes */
+.endif
 	mov %r9, %rax
 	jmp *%rcx
+.endm
+
+arch_call_ret:
+	mov 0f(%rip), %r10
+	add $LR_CALLS, %r10
+	lea (RB_RECORDS * RB_SIZE)(%r10), %r11
+1:	cmp %rsp, (%r10)
+	jne 2f
+	cmpq $1, 104(%r10)
+	je 3f
+2:	add $RB_SIZE, %r10
+	cmp %r11, %r10
+	jb 1b
+	int3				/* no record: cannot be (gputop frees returned ones only) */
+3:	mov %rax, 96(%r10)
+	mov %rax, %r9			/* the return value, given back last */
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, 88(%r10)
+	test %r9d, %r9d			/* read out-parameters only when the call succeeded: */
+	jnz 10f				/* a failed call may not have written a valid pointer */
+	mov 16(%r10), %r11		/* probe + 1 */
+	mov 0f(%rip), %rsi
+	movzbl (LR_OFF_OUTS - 2)(%rsi,%r11,2), %ecx	/* the first out position */
+	test %ecx, %ecx
+	jz 4f
+	mov (LR_CALL_OFF_ARGS - 8)(%r10,%rcx,8), %rdx
+	mov (%rdx), %rdx
+	mov %rdx, LR_CALL_OFF_OUT_VALUE(%r10)
+4:	movzbl (LR_OFF_OUTS - 1)(%rsi,%r11,2), %ecx	/* the second */
+	test %ecx, %ecx
+	jz 5f
+	mov (LR_CALL_OFF_ARGS - 8)(%r10,%rcx,8), %rdx
+	mov (%rdx), %rdx
+	mov %rdx, LR_CALL_OFF_OUT2_VALUE(%r10)
+5:	CALL_RET_TAIL 0
+10:	cmp $2, %r9d			/* failed: out of memory (cudaErrorMemoryAllocation, */
+	jne 5b				/* CUDA_ERROR_OUT_OF_MEMORY), of a probe that parks for it? */
+	mov 16(%r10), %r11
+	mov 0f(%rip), %rsi
+	testb $LR_TRAP_OOM, (LR_TRAPS - 1)(%rsi,%r11)
+	jz 5b
+	cmpq $0, LR_PRESENT(%rsi)
+	je 5b
+	cmpq $0, LR_FRESH(%rsi)
+	je 11f				/* no heartbeat to tell by: the park waits a bounded time */
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	sub LR_HEARTBEAT(%rsi), %rax
+	cmp LR_FRESH(%rsi), %rax
+	jae 5b				/* no drain lately (frozen, starved): never waited for */
+11:	CALL_RET_TAIL 1
 
 /* The park: where a stub wants the tracer (a kernel to name, a stack to take) without a trap
  * that would kill the program if gputop were gone. The thread saves every register it has (the

@@ -71,6 +71,8 @@ static const char usage_text[] =
 	"      --timeline FILE     write a timeline (Chrome trace event JSON: Perfetto, speedscope)\n"
 	"      --timeline-max-mb N\n"
 	"                          stop adding events to the timeline at N MiB (default 256)\n"
+	"      --timeline-compact  a run of calls of one function on a thread as one event\n"
+	"                          (an instant says how many), launches as counters per kernel\n"
 	"      --gpu-time          kernels' GPU time, copies' GPU-side time and GPU busy, from\n"
 	"                          CUPTI, which gputop loads into the program (see SAFETY in\n"
 	"                          gputop(1)); unloaded when gputop detaches\n"
@@ -86,7 +88,7 @@ static const char usage_text[] =
 
 /* Long options without a short one, past every char. */
 enum { OPT_JSON_INTERVAL = 256, OPT_LISTEN, OPT_TOP_KERNELS, OPT_NO_INT3, OPT_GPU_TIME, OPT_LEAK_AGE, OPT_LINGER,
-       OPT_MEMORY_SNAPSHOT, OPT_OOM_SNAPSHOT, OPT_OOM_REPORT, OPT_DUMP };
+       OPT_MEMORY_SNAPSHOT, OPT_OOM_SNAPSHOT, OPT_OOM_REPORT, OPT_DUMP, OPT_TIMELINE_COMPACT };
 
 static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -108,6 +110,7 @@ static const struct option long_options[] = {
 	{ "folded-metric", required_argument, NULL, 'M' },
 	{ "timeline", required_argument, NULL, 'L' },
 	{ "timeline-max-mb", required_argument, NULL, 'X' },
+	{ "timeline-compact", no_argument, NULL, OPT_TIMELINE_COMPACT },
 	{ "gpu-time", no_argument, NULL, OPT_GPU_TIME },
 	{ "leak-age", required_argument, NULL, OPT_LEAK_AGE },
 	{ "memory-snapshot", required_argument, NULL, OPT_MEMORY_SNAPSHOT },
@@ -173,7 +176,7 @@ static const char *nearest_option(const char *name)
 
 /* A word of the command line getopt_long did not take (short: the option letter it stopped
  * at in a word of short options), said with the long options it may have meant: "--jsn" (did
- * you mean --json?), "--tim" (ambiguous: --timeout, --timeline, --timeline-max-mb), "-json"
+ * you mean --json?), "--tim" (ambiguous: --timeout, --timeline, ...), "-json"
  * (--json), "--batch=1" (takes no argument). */
 static int unknown_option(const char *word, int short_opt)
 {
@@ -448,6 +451,9 @@ int cli_parse(int argc, char **argv, struct options *opt)
 				return bad("invalid timeline bound '%s': expected a number of MiB above 0", optarg);
 			opt->timeline_max_mb = mb;
 			break;
+		case OPT_TIMELINE_COMPACT:
+			opt->timeline_compact = true;
+			break;
 		case OPT_GPU_TIME:
 			opt->gpu_time = true;
 			break;
@@ -500,6 +506,8 @@ int cli_parse(int argc, char **argv, struct options *opt)
 		return bad("--dump prints its picture once: -b, --listen and --json-interval are for a session that goes on%s", "");
 	if (opt->metrics_top_kernels >= 0 && !opt->listen)
 		return bad("--metrics-top-kernels is for --listen%s", "");
+	if (opt->timeline_compact && !opt->timeline_path)
+		return bad("--timeline-compact is for --timeline FILE (how it writes the timeline)%s", "");
 	if (opt->linger_s > 0 && !opt->listen)
 		return bad("--linger is for --listen (it keeps serving the metrics)%s", "");
 	if (opt->metrics_top_kernels < 0)

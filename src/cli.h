@@ -37,6 +37,7 @@ struct options {
 	int folded_metric;	/* --folded-metric: enum folded_metric (output/folded.h) */
 	const char *timeline_path;	/* --timeline FILE: Chrome trace event JSON */
 	double timeline_max_mb;	/* --timeline-max-mb: its bound (default 256) */
+	bool timeline_compact;	/* --timeline-compact: runs of calls, launch counters */
 	const char *listen;	/* --listen [ADDR:]PORT: serve GET /metrics; NULL = no */
 	double linger_s;	/* --linger SECONDS: serve the last figures that long after the end */
 	long metrics_top_kernels;	/* --metrics-top-kernels N: kernel series per process */

@@ -19,6 +19,7 @@
 #include "devices.h"
 #include "dump.h"
 #include "hit.h"
+#include "job_live.h"
 #include "json_interval.h"
 #include "log.h"
 #include "metrics_server.h"
@@ -124,7 +125,8 @@ static bool open_live_outputs(const struct options *opt, struct outfile *files, 
 	if (opt->trace_path && (err = trace_open(trace->fd)) < 0)
 		ok = outfile_commit(trace, err) == 0;
 	if (timeline->fd >= 0 &&
-	    (err = timeline_open(timeline->fd, (uint64_t)(opt->timeline_max_mb * 1048576), pid)) < 0)
+	    (err = timeline_open(timeline->fd, (uint64_t)(opt->timeline_max_mb * 1048576), pid,
+				    opt->timeline_compact)) < 0)
 		ok &= outfile_commit(timeline, err) == 0;
 	return ok;
 }
@@ -132,21 +134,25 @@ static bool open_live_outputs(const struct options *opt, struct outfile *files, 
 /* The session proper, every process held: the UI, the loop, then the summaries. Returns
  * gputop's exit status. */
 static int trace_and_report(const struct options *opt, struct outfile *files, bool output_failed,
-			    pid_t pid, uint64_t start_ns, const char *command, struct job *job)
+			    pid_t pid, uint64_t start_ns, const char *command, struct job *job,
+			    struct job_live *live)
 {
 	devices_watch(pid, !opt->pid);
 	devices_start(config.nvml_poll_ms);	/* no thread: no meters, tracing goes on */
 	if (opt->pid && probes_cuda_seen(tracee_of_pid(pid)))
 		session_set_cuda_before_attach();	/* what it allocated until now is not seen */
+	enum ui_mode mode = opt->batch ? UI_BATCH : !opt->dump && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
+												 : UI_SUMMARY;
+	/* The live picture of the job, for the Job view, --json-interval's `job` and the metrics. */
+	if (mode == UI_TUI || opt->json_interval_path || opt->listen)
+		tracer_set_job_live(live);
 	if (opt->json_interval_path) {
 		/* What the summaries say of the session itself. */
-		struct report_info start = { .pid = pid, .command = command, .launched = !opt->pid };
+		struct report_info start = { .pid = pid, .command = command, .launched = !opt->pid, .job_live = live };
 		json_interval_start(opt->json_interval_path, opt->json_interval_s, &start, report_from_snapshot);
 	}
 	session_say_target(opt, pid, command);
 
-	enum ui_mode mode = opt->batch ? UI_BATCH : !opt->dump && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ? UI_TUI
-												 : UI_SUMMARY;
 	double timeout = opt->dump ? dump_timeout(opt) : opt->timeout_s;
 	if (mode == UI_SUMMARY && opt->iterations > 0) {
 		double t = (double)opt->iterations * opt->delay_s;
@@ -155,7 +161,8 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	struct ui_thread ui = { 0 };
 	struct ui_options ui_opt = { .delay_s = opt->delay_s, .iterations = opt->iterations, .no_color = opt->no_color,
 				     .memory_snapshot = opt->memory_snapshot_path != NULL,
-				     .alloc_stacks = (opt->stacks & CONFIG_STACKS_ALLOCS) && opt->stack_depth };
+				     .alloc_stacks = (opt->stacks & CONFIG_STACKS_ALLOCS) && opt->stack_depth,
+				     .job_live = live };
 	if (mode != UI_SUMMARY)
 		(void)ui_start(&ui, &ui_opt, mode == UI_BATCH);
 
@@ -222,6 +229,7 @@ int session_run(const struct options *opt)
 	uint64_t t_clean = 0;
 	pid_t pid = 0;
 	struct job *job = NULL;	/* --dump's picture */
+	struct job_live *live = NULL;	/* the live one (a TUI, --json-interval, --listen) */
 	int code;
 
 	configure(opt);
@@ -236,7 +244,11 @@ int session_run(const struct options *opt)
 	    torch_snapshot_check(opt->oom_snapshot_path, "--oom-snapshot") < 0 ||
 	    torch_snapshot_check(opt->oom_report_path, "--oom-report") < 0)
 		goto out_files;
-	if (opt->listen && metrics_server_start(opt->listen, opt->delay_s, (size_t)opt->metrics_top_kernels) < 0)
+	if (!opt->dump && !(live = job_live_new())) {
+		log_error("out of memory");
+		goto out_files;
+	}
+	if (opt->listen && metrics_server_start(opt->listen, opt->delay_s, (size_t)opt->metrics_top_kernels, live) < 0)
 		goto out_files;
 	if (files[F_OUT].fd >= 0 && !files[F_OUT].device && ftruncate(files[F_OUT].fd, 0) < 0) {
 		log_error("cannot write -o file '%s': %s", files[F_OUT].path, strerror(errno));
@@ -277,7 +289,7 @@ int session_run(const struct options *opt)
 		goto out_live;
 	}
 	started = true;
-	code = trace_and_report(opt, files, live_failed, pid, start_ns, command, job);
+	code = trace_and_report(opt, files, live_failed, pid, start_ns, command, job, live);
 out_live:
 	(void)trace_close();	/* after a start that failed: their files are removed */
 	(void)timeline_close();
@@ -285,9 +297,11 @@ out_metrics:
 	t_clean = now_ns();
 	account_clear();
 	dump_end(job);
+	tracer_set_job_live(NULL);
 	rescue_cycle_guard_stop();
 	metrics_server_stop();
 out_files:
+	job_live_free(live);	/* after the metrics server, its last reader */
 	for (int i = F_COUNT - 1; i >= 0; i--) {
 		if (started)
 			outfile_close(&files[i]);

@@ -79,7 +79,7 @@ static void actions_stacks(struct tui *t)
 	const struct tui_view *v = tui_view_now(t);
 	const struct tui_view_state *vs = tui_state_now(t);
 	if (!v->details) {
-		screen_say(t, "no call stacks here: Enter opens them in Leaks, Memory, Kernels and API");
+		screen_say(t, "no call stacks here: Enter opens them in Leaks, Memory, Kernels, API and Job");
 	} else if (!vs->rows) {
 		screen_say(t, "no row to open");
 	} else if (!vs->selected && !t->opt->alloc_stacks) {	/* Leaks, Memory: allocations' stacks */

@@ -82,6 +82,23 @@ void cells_gpu_copies(char *buf, size_t n, const struct rows *rs);
 /* The process column: "4242", "4242:r1" with its rank, "all" for a row of several. */
 void cells_process(char *buf, size_t n, pid_t pid, const struct rows *rs);
 
+/* A process of the job as it is now (figures/job_live.h; cells_job.c): its rank ("1/4"), what
+ * it is in now (the call in flight its threads entered first, else its Python line) and for how
+ * long, its collectives ("99+1": one in flight), its wait share, and its odd-one-out marks with
+ * the reason ("straggler: waits least"); the dash where a figure is not known. */
+struct cells_job {
+	char process[CELLS_FIG], rank[CELLS_FIG], age[CELLS_FIG], collectives[CELLS_FIG], wait[CELLS_FIG];
+	char now[CELLS_LEN * 2], odd[CELLS_LEN];
+};
+struct job_process;
+struct job_thread;
+void cells_job(struct cells_job *c, const struct job_process *jp);
+/* The thread of jp whose call in flight is oldest (a wait first), NULL where none is in one. */
+const struct job_thread *cells_job_headline(const struct job_process *jp);
+/* A thread's call in flight: "ncclAllReduce(AllReduce 4096 bytes, comm 0x...) for 12s [call
+ * stub]"; what is not known said so. */
+void cells_job_call(char *buf, size_t n, const struct job_thread *t);
+
 /* PyTorch's memory (torch_rows.h; cells_torch.c). A block's cells; its age, for a block from
  * before gputop came, is a lower bound (">12s"). */
 struct cells_torch_block {

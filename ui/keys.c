@@ -31,7 +31,7 @@ const struct tui_key tui_keys[] = {
 	  "one process alone (each press: the next), then all again", ACT_PROCESS },
 	{ { 'z' }, "z", "Reset", "reset counters (live allocations stay)", ACT_RESET },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", "Stacks",
-	  "call stacks behind the row (Leaks, Memory, Kernels, API)", ACT_STACKS },
+	  "the row's call stacks (Leaks, Memory, Kernels, API, Job)", ACT_STACKS },
 	{ { 'g' }, "g", "Group", "group Leaks by allocation site, Memory by line; or not", ACT_GROUP },
 	{ { 'G' }, "G", "GPUs", "the figures by GPU, over any view, or back", ACT_BY_GPU },
 	{ { 'S' }, "S", NULL, "write the memory snapshot now (--memory-snapshot FILE)", ACT_MEMORY_SNAPSHOT },

@@ -219,7 +219,7 @@ void screen_draw(struct tui *t)
 	} else {
 		struct tui_frame f = {
 			.cur = &t->cur, .prev = &t->prev, .rows = &t->rows, .st = &t->st, .hist = &t->hist,
-			.estimated = screen_estimated(t), .dev = &t->dev,
+			.estimated = screen_estimated(t), .dev = &t->dev, .job_live = t->opt->job_live,
 		};
 		/* The GPUs' meters under the header, as many as leave the views their room. */
 		int meters = meters_lines(&t->dev) < h - TUI_MIN_H ? meters_lines(&t->dev) : h - TUI_MIN_H;
@@ -238,7 +238,7 @@ void screen_draw(struct tui *t)
 			t->help_scroll = help_draw_overlay(h, w, t->help_scroll);
 		if (t->mode == MODE_STACKS)
 			t->pane_scroll = stack_pane_draw(h, w, t->pane_kind, t->pane_subject, t->only_pid,
-							 t->pane_scroll);
+							 t->pane_scroll, t->opt->job_live);
 	}
 	wnoutrefresh(stdscr);
 	doupdate();

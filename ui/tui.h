@@ -20,6 +20,8 @@
 #define TUI_CELL	256	/* bytes of one formatted cell */
 #define TUI_FILTER_LEN	64
 
+struct job_live;
+
 struct tui_rect {
 	int y, x, h, w;
 };
@@ -72,6 +74,7 @@ struct tui_frame {
 	const struct history *hist;
 	bool estimated;				/* launch figures are estimates: prefix "~" */
 	const struct devices_snapshot *dev;	/* what the GPUs say (NVML) */
+	struct job_live *job_live;		/* the live picture of the job (the Job view) */
 };
 
 struct tui_view {

@@ -9,12 +9,15 @@
 #include <stdio.h>
 
 /* What the UI takes of the command line (the session fills it from its options). */
+struct job_live;
+
 struct ui_options {
 	double delay_s;		/* -d: seconds between refreshes */
 	long iterations;	/* -n: refreshes, then detach; < 0 none */
 	bool no_color;		/* --no-color */
 	bool memory_snapshot;	/* --memory-snapshot: the key S writes one */
 	bool alloc_stacks;	/* --stacks allocs: allocations wait for their call stack */
+	struct job_live *job_live;	/* the live picture of the job (the Job view); NULL: none */
 };
 
 /* Runs until the session ends (or the user quits, which requests a detach or kill), then

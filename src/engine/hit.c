@@ -343,9 +343,15 @@ void hit_call_trap(struct tracee *p, struct thread *t, const arch_regs_t *r, int
 	int api = launchring_probe_api(p, probe);
 	if (is_nested(p, t, &entry, api >= 0 ? cuda_api_get(api) : NULL))
 		return;	/* part of a traced call: that one counts, and has its stack */
+	uint64_t t0 = now_ns();
 	uint32_t stack = stack_capture(p, t, &entry);
-	if (stack == STACK_NONE || (g && !g->keep(p, g)))
+	if (stack == STACK_NONE || (g && !g->keep(p, g))) {
+		/* GPUTOP_DEBUG: why a call --stacks wants has none (the thread left the park, or
+		 * nothing unwound) */
+		log_debug("%d: a parked call's stack %s after %.1f ms", t->tid,
+			  stack == STACK_NONE ? "did not unwind" : "was dropped (the park was left)", (double)(now_ns() - t0) / 1e6);
 		return;
+	}
 	if (!st->call_stack[index].entry_tsc)
 		st->n_call_stacks++;
 	st->call_stack[index].entry_tsc = c.entry_tsc;

@@ -131,6 +131,16 @@ static bool in_eval_loop(const struct tracee *p, uint64_t pc)
 	return sym_describe(p, pc, &place) == 0 && place.function && pystack_is_eval_function(place.function);
 }
 
+/* Naming a new stack's frames can take long the first time a module is met (a PyTorch
+ * process's first stack: 0.7 s on an H200, libtorch's symbols): gputop beats while it names, so
+ * that the stubs keep parking for their stacks (they give up on a heartbeat older than 250 ms)
+ * and a parked thread's stack is not dropped as late. They wait for it, once. */
+static void beat(struct tracee *p)
+{
+	if (launchring_base(p) && now_ns() - launchring_beat_ns(p) > 20000000u)
+		launchring_beat(p);
+}
+
 /* The frames in order, innermost first, as (native index) or (-1 - Python index): at each native
  * frame of the eval loop, the Python frames it runs go in just above it (each eval call runs
  * Python frames up to an entry frame). */
@@ -138,6 +148,7 @@ static int merge(struct tracee *p, int n_native, int n_py, int *order)
 {
 	int n = 0, k = 0;
 	for (int i = 0; i < n_native; i++) {
+		beat(p);
 		if (n_py && k < n_py && in_eval_loop(p, capture.pcs[i]))
 			while (k < n_py) {
 				bool entry = capture.py[k].entry;
@@ -181,6 +192,7 @@ static uint32_t build(struct tracee *p, int depth, int n_native, int n_py, char 
 		if (!capture.keep[i])
 			continue;
 		int at = capture.order[i];
+		beat(p);
 		if (at >= 0) {
 			name_native(p, capture.pcs[at], (int)out, &capture.frames[out], &owned[out]);
 		} else {
@@ -214,8 +226,10 @@ static uint32_t intern(struct tracee *p, pid_t tid, int depth, int n, int n_py, 
 	uint32_t id = stacks_find(capture.key, nk);
 	if (id != STACK_NONE)
 		return id;
-	for (int i = 0; i < n_py && !described; i++)
+	for (int i = 0; i < n_py && !described; i++) {
+		beat(p);
 		pystack_describe(p, tid, &capture.py[i]);
+	}
 	char *owned[CONFIG_STACK_DEPTH_MAX] = { 0 };
 	uint32_t nf = build(p, depth, n, n_py, owned);
 	id = stacks_add(p->pid, capture.key, nk, capture.frames, nf, truncated || nf < (uint32_t)(n + n_py));

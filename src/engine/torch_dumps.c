@@ -5,6 +5,8 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "hit.h"
+#include "hit_drain.h"
 #include "log.h"
 #include "oom_report.h"
 #include "torch_alloc.h"
@@ -33,12 +35,17 @@ void torch_dumps_take(struct tracee *p, enum torch_shot_why why)
 	torch_shot_free(&s);
 }
 
-/* An out-of-memory: said at once, its report and snapshot written before the program goes on
- * much further (the next drain after the failed call: within 10 ms). */
-static void on_oom(struct tracee *p, const struct torch_oom *o)
+/* An out-of-memory: said at once, its report and snapshot written with the state of the
+ * instant: read while the failed call's thread was held at its return (torch_dumps_at_oom:
+ * now, or held for PyTorch's allocator until it gave up), else read now (gputop's next look). */
+static void on_oom(struct tracee *p, const struct torch_oom *o, struct torch_shot *held, bool have_held)
 {
 	struct torch_shot s;
-	bool have = torch_shot_read(p, &s) != -ENODATA;
+	bool have = have_held;
+	if (have_held)
+		s = *held;
+	else
+		have = torch_shot_read(p, &s) != -ENODATA;
 	struct torch_oom_event e = { .t_ns = o->t_ns, .size = o->size, .device = o->device, .error = o->error,
 				     .by_torch = o->by_torch, .stack = o->stack };
 	snprintf(e.api, sizeof e.api, "%s", o->api ? o->api : "");
@@ -72,10 +79,29 @@ static void on_oom(struct tracee *p, const struct torch_oom *o)
 static void torch_dumps_drained(struct tracee *p)
 {
 	struct torch_oom o;
-	if (torch_take_oom(p, &o))
-		on_oom(p, &o);
+	struct torch_shot held;
+	bool have_held;
+	if (torch_take_oom(p, &o, &held, &have_held))
+		on_oom(p, &o, &held, have_held);
 	if (!p->stopping_world && session_take_memory_snapshot())
 		torch_dumps_take(p, SHOT_ASKED);
+}
+
+void torch_dumps_at_oom(struct tracee *p, uint64_t now, struct hit_keeper *g)
+{
+	/* The failed call, the blocks handed out and the statistics, as they are now; an
+	 * out-of-memory already known (a caller other than PyTorch's allocator) is written in
+	 * this drain (torch_dumps_drained), the thread still held. */
+	torch_oom_instant(p, true);
+	hit_drain(p, now, HIT_DRAIN_WHOLE);
+	torch_oom_instant(p, false);
+	if (torch_oom_pending(p)) {
+		struct torch_shot s;
+		if (torch_shot_read(p, &s) != -ENODATA)
+			torch_oom_hold(p, &s);
+	}
+	if (g && !g->keep(p, g))
+		log_debug("%d: the thread whose allocation failed went on before its state was read whole", (int)p->pid);
 }
 
 const struct cuda_consumer torch_dumps_consumer = {

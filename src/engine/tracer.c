@@ -27,6 +27,7 @@
 #include "gputime.h"
 #include "hit.h"
 #include "hit_drain.h"
+#include "job_watch.h"
 #include "launchring.h"
 #include "memory.h"
 #include "log.h"
@@ -287,6 +288,7 @@ static void housekeeping(void)
 		stack_capture_sample_launches(p);
 		libwatch_tick(p);
 	}
+	job_watch_tick(tracer.job_live, now_ns());	/* the live picture of the job, when one is due */
 	follow_tick();
 	close_ended();
 	rescue_cycle_guard_tick();	/* a guard killed is replaced */
@@ -295,6 +297,11 @@ static void housekeeping(void)
 void tracer_set_job(struct job *j)
 {
 	tracer.job = j;
+}
+
+void tracer_set_job_live(struct job_live *l)
+{
+	tracer.job_live = l;
 }
 
 bool tracer_traces(pid_t pid)

@@ -56,6 +56,10 @@ int tracer_detach_all(void);
 /* --dump: each process's picture goes into j (figures/job.h) as it is detached. */
 struct job;
 void tracer_set_job(struct job *j);
+/* The live picture of the job (figures/job_live.h), taken every JOB_LIVE_PERIOD_NS at the
+ * housekeeping, without a stop; NULL: none. */
+struct job_live;
+void tracer_set_job_live(struct job_live *l);
 /* pid is one of the traced processes. */
 bool tracer_traces(pid_t pid);
 

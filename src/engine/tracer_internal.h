@@ -34,6 +34,7 @@ struct tracer_session {
 	uint64_t stop_began_ns, stop_ended_ns, stop_ns;
 	uint64_t stop_cost_ns;
 	struct job *job;	/* --dump's picture, taken at each detach; NULL: none */
+	struct job_live *job_live;	/* the live picture, taken at the housekeeping; NULL: none */
 	/* tracer_on_no_cuda: said once, when no process has loaded CUDA that long into the loop */
 	void (*no_cuda_say)(pid_t pid);
 	uint64_t no_cuda_after_ns;

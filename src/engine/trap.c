@@ -29,6 +29,7 @@
 #include "stats.h"
 #include "test_crash.h"
 #include "threads.h"
+#include "torch_dumps.h"
 #include "xol.h"
 
 static bool trap_is_breakpoint(pid_t tid)
@@ -73,8 +74,8 @@ bool tracer_stub_wait_in_place(struct tracee *p, const arch_regs_t *r, uint64_t 
 {
 	bool ex;
 	int record;
-	if (launchring_is_call_trap(p, addr, arch_call_trap_record(r), &record))
-		return true;	/* a stack: memory only */
+	if (launchring_is_call_trap(p, addr, arch_call_trap_record(r), &record) || launchring_is_oom_trap(p, addr))
+		return true;	/* a stack, the state at an out-of-memory: memory only */
 	/* A launch whose kernel has a name (a sampled launch site; a handle named from the
 	 * program's data), unless --gpu-time waits to load at a stop. */
 	return launchring_is_trap(p, addr, &ex) && hit_launch_named(p, r, ex) && !gputime_wants_stop(p);
@@ -102,6 +103,11 @@ bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *
 		hit_call_trap(p, t, r, record, g);
 		if (budget_active())
 			budget_on_stop(now_ns() - now, STOP_OTHER);
+		return true;
+	}
+	if (launchring_is_oom_trap(p, addr)) {
+		/* An allocation out of memory, its thread held at the return: the state now. */
+		torch_dumps_at_oom(p, now, g);
 		return true;
 	}
 	return false;
@@ -137,6 +143,9 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 		int api = hit_return(p, t, &r, now);
 		if (api >= 0)
 			arch_set_regs(t->tid, &r);
+		const struct api_spec *spec = cuda_api_get(api);
+		if (spec && spec->op == OP_ALLOC && (uint32_t)arch_retval(&r) == 2)
+			torch_dumps_at_oom(p, now, NULL);	/* out of memory: the state while it stands here */
 		if (budget_active())
 			budget_on_stop(now_ns() - now, budget_kind(api));
 		tracee_release(p, t);

@@ -1,9 +1,12 @@
 /* job.c — the picture --dump takes (job.h), and which processes of it differ from the others. */
 #include "job.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm_table.h"
 #include "cuda_api.h"
 #include "stacks.h"
 
@@ -17,6 +20,29 @@ void job_free(struct job *j)
 	for (int i = 0; j && i < j->n; i++)
 		free(j->proc[i].threads);
 	free(j);
+}
+
+struct job *job_copy(const struct job *j)
+{
+	struct job *c = malloc(sizeof *c);
+	if (!c)
+		return NULL;
+	*c = *j;
+	for (int i = 0; i < c->n; i++) {
+		struct job_process *jp = &c->proc[i];
+		size_t size = (size_t)jp->n_threads * sizeof *jp->threads;
+		jp->threads = size ? malloc(size) : NULL;
+		if (size && !jp->threads) {
+			c->n = i;
+			job_free(c);
+			return NULL;
+		}
+		if (size)
+			memcpy(jp->threads, j->proc[i].threads, size);
+		for (int k = 0; k < jp->n_threads; k++)
+			jp->threads[k].taken = NULL;	/* the engine's, never the copy's */
+	}
+	return c;
 }
 
 struct job_process *job_process_of(struct job *j, pid_t pid)
@@ -72,7 +98,7 @@ static const struct stack_frame *python_frame(const struct job_thread *t)
 /* A process's own figures from its threads: waiting, position, Python line (a waiting
  * thread's first: the one the job is about; else the main thread's, where a training loop
  * runs, not a loader's or helper's). */
-static void sum_threads(struct job_process *jp)
+void job_sum(struct job_process *jp)
 {
 	const struct stack_frame *py = NULL;
 	int py_rank = 0;
@@ -162,11 +188,16 @@ static void positions_from_counters(struct job *j)
 
 void job_mark(struct job *j)
 {
+	for (int i = 0; i < j->n; i++)
+		job_sum(&j->proc[i]);
+	positions_from_counters(j);
+	job_mark_odd(j);
+}
+
+void job_mark_odd(struct job *j)
+{
 	uint32_t top = 0;
 	int waiting = 0, ranks = 0;
-	for (int i = 0; i < j->n; i++)
-		sum_threads(&j->proc[i]);
-	positions_from_counters(j);
 	for (int i = 0; i < j->n; i++) {
 		if (!j->proc[i].cuda)
 			continue;
@@ -189,3 +220,43 @@ void job_mark(struct job *j)
 	}
 	mark_straggler(j);
 }
+
+/* ---- the words every presenter uses ---- */
+
+const char *job_call_source(const struct job_thread *t)
+{
+	switch (t->from) {
+	case JOB_CALL_RECORD: return "call stub";
+	case JOB_CALL_FRAME: return "int3";
+	case JOB_CALL_STACK: return "stack";
+	default: return NULL;
+	}
+}
+
+int job_call_args(const struct job_thread *t, char *buf, size_t size)
+{
+	const struct cuda_call *c = &t->call;
+	buf[0] = '\0';
+	if (t->from != JOB_CALL_RECORD && t->from != JOB_CALL_FRAME)
+		return 0;
+	switch (c->op) {
+	case OP_COLLECTIVE:
+		if (c->coll.coll == COLL_SEND || c->coll.coll == COLL_RECV)
+			return snprintf(buf, size, "%s %" PRIu64 " bytes, peer %d, comm 0x%" PRIx64,
+					coll_name[c->coll.coll], c->coll.bytes, c->coll.peer, c->coll.comm);
+		return snprintf(buf, size, "%s %" PRIu64 " bytes, comm 0x%" PRIx64,
+				c->coll.coll < COLL_COUNT ? coll_name[c->coll.coll] : "?", c->coll.bytes, c->coll.comm);
+	case OP_COPY:
+		return snprintf(buf, size, "%" PRIu64 " bytes", c->copy.bytes);
+	case OP_MEMSET:
+		return snprintf(buf, size, "%" PRIu64 " bytes", c->memset_.bytes);
+	case OP_ALLOC:
+		return snprintf(buf, size, "%" PRIu64 " bytes", c->alloc.requested);
+	case OP_FREE:
+		return snprintf(buf, size, "0x%" PRIx64, c->free_.ptr);
+	default:
+		return 0;
+	}
+}
+
+const char *const job_odd_names[JOB_ODD_KINDS] = { "behind", "not waiting", "another line", "waits least" };

@@ -8,6 +8,7 @@
 #define GPUTOP_JOB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -60,6 +61,8 @@ struct job_process {
 	uint64_t taken_at;	/* monotonic, when it was taken */
 	int n_threads;
 	struct job_thread *threads;
+	int quiet_threads;	/* a live picture's threads left out: in no call seen, no Python */
+	uint64_t since_ns;	/* a live picture's: when its figures began (the attach, or z) */
 	/* Set by job_mark, from the figures and the threads. */
 	int rank, nranks;	/* -1: not known */
 	uint64_t collectives;	/* NCCL operations returned since the attach */
@@ -72,7 +75,8 @@ struct job_process {
 	int in_collective;	/* threads inside one now */
 	bool waiting;		/* a thread inside a synchronize or a collective */
 	uint32_t position;	/* collectives + (inside one now ? 1 : 0); NCCL's counter where every
-				 * rank's was checked (job_mark) */
+				 * rank's was checked (job_mark); a live picture's counts from when the
+				 * last process came into it (job_live.c) */
 	uint64_t watched_ns;	/* from the attach to the picture */
 	uint64_t wait_ns;	/* of which its threads were inside synchronizes and collectives
 				 * (returned, then the calls in flight for their age) */
@@ -84,6 +88,7 @@ struct job_process {
 };
 
 struct job {
+	bool live;		/* a live session's picture (figures/job_live.h), not --dump's */
 	int n;
 	struct job_process proc[JOB_MAX_PROCS];
 	uint64_t taken_ns;	/* monotonic, when the picture was taken */
@@ -91,6 +96,7 @@ struct job {
 
 struct job *job_new(void);	/* empty; NULL: out of memory */
 void job_free(struct job *j);
+struct job *job_copy(const struct job *j);	/* a deep copy; NULL: out of memory */
 /* The process pid's entry, made on first use; NULL when the table is full. */
 struct job_process *job_process_of(struct job *j, pid_t pid);
 /* A new thread of process jp, zeroed but for tid and api -1; NULL when none is left. */
@@ -100,7 +106,21 @@ struct job_thread *job_thread_add(struct job_process *jp, pid_t tid);
 bool job_thread_waits(const struct job_thread *t);
 bool job_thread_in_collective(const struct job_thread *t);
 /* Sets each process's waiting, position and Python line from its threads, then its odd bits
- * (with the collectives and ranks filled in). */
+ * (with the collectives and ranks filled in): job_sum on each, positions from NCCL's counters
+ * where every rank's was checked, then job_mark_odd. */
 void job_mark(struct job *j);
+/* A process's waiting, position, Python line and wait share (wait_ns and the calls in flight
+ * over watched_ns) from its threads. */
+void job_sum(struct job_process *jp);
+/* The odd bits of every process, from what job_sum set (a live picture sets its own share). */
+void job_mark_odd(struct job *j);
+
+/* Where the thread's call was learnt: "call stub", "int3", "stack"; NULL: no call. */
+const char *job_call_source(const struct job_thread *t);
+/* The arguments that matter of the call (op, bytes, peer, comm), as text; "" where none are
+ * known. snprintf's return. */
+int job_call_args(const struct job_thread *t, char *buf, size_t size);
+/* The words of JOB_ODD_* bits 0 to JOB_ODD_KINDS - 1. */
+extern const char *const job_odd_names[JOB_ODD_KINDS];
 
 #endif

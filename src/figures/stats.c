@@ -1164,6 +1164,24 @@ int stats_snapshot_of(pid_t pid, struct stats_snapshot *out)
 	return err;
 }
 
+int stats_wait_of(int proc, struct stats_wait *out)
+{
+	int err = -1;
+	pthread_mutex_lock(&stats.lock);
+	const struct stats_state *st = process(proc);
+	if (st) {
+		*out = (struct stats_wait){ .rank = st->info.rank, .nranks = st->info.nranks, .start_ns = st->start_ns,
+					    .wait_ns = st->c.sync_ns };
+		for (int op = 0; op < COLL_COUNT; op++) {
+			out->collectives += st->comm.coll[op].calls;
+			out->wait_ns += st->comm.coll[op].ns;
+		}
+		err = 0;
+	}
+	pthread_mutex_unlock(&stats.lock);
+	return err;
+}
+
 int stats_snapshot(struct stats_snapshot *out)
 {
 	return stats_snapshot_of(0, out);

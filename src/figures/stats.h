@@ -265,6 +265,16 @@ void stats_set_stops_per_call(int proc, int api, int stops);
  * 1/factor of the time; marks the launch figures as estimates when factor != 1. */
 void stats_extrapolate_launches(int proc, double factor);
 
+/* What a live picture of the job (figures/job_live.h) takes of process proc, without a
+ * snapshot: who it is, the NCCL operations it made and the time its threads spent inside
+ * synchronizes and collectives that returned, since start_ns (the attach, or the last
+ * stats_reset). 0, or -1 for no such process. */
+struct stats_wait {
+	int rank, nranks;
+	uint64_t collectives, wait_ns, start_ns;
+};
+int stats_wait_of(int proc, struct stats_wait *out);
+
 /* Reading (any thread). The snapshot owns its arrays; free them with stats_snapshot_free. */
 int stats_snapshot(struct stats_snapshot *out);	/* every process */
 int stats_snapshot_of(pid_t pid, struct stats_snapshot *out);	/* pid 0: every process */

@@ -74,6 +74,8 @@ struct torch_oom {
 	const char *api;		/* the CUDA function that failed; NULL: none seen */
 	int error;			/* its error code */
 	bool by_torch;			/* PyTorch's allocator gave up (OutOfMemoryError) */
+	bool held;			/* the state was read while the thread that failed was held
+					 * at the failed call's return (else at gputop's next look) */
 };
 
 void torch_shot_free(struct torch_shot *s);

@@ -11,44 +11,6 @@
 #include "cuda_api.h"
 #include "stacks.h"
 
-const char *job_call_source(const struct job_thread *t)
-{
-	switch (t->from) {
-	case JOB_CALL_RECORD: return "call stub";
-	case JOB_CALL_FRAME: return "int3";
-	case JOB_CALL_STACK: return "stack";
-	default: return NULL;
-	}
-}
-
-int job_call_args(const struct job_thread *t, char *buf, size_t size)
-{
-	const struct cuda_call *c = &t->call;
-	buf[0] = '\0';
-	if (t->from != JOB_CALL_RECORD && t->from != JOB_CALL_FRAME)
-		return 0;
-	switch (c->op) {
-	case OP_COLLECTIVE:
-		if (c->coll.coll == COLL_SEND || c->coll.coll == COLL_RECV)
-			return snprintf(buf, size, "%s %" PRIu64 " bytes, peer %d, comm 0x%" PRIx64,
-					coll_name[c->coll.coll], c->coll.bytes, c->coll.peer, c->coll.comm);
-		return snprintf(buf, size, "%s %" PRIu64 " bytes, comm 0x%" PRIx64,
-				c->coll.coll < COLL_COUNT ? coll_name[c->coll.coll] : "?", c->coll.bytes, c->coll.comm);
-	case OP_COPY:
-		return snprintf(buf, size, "%" PRIu64 " bytes", c->copy.bytes);
-	case OP_MEMSET:
-		return snprintf(buf, size, "%" PRIu64 " bytes", c->memset_.bytes);
-	case OP_ALLOC:
-		return snprintf(buf, size, "%" PRIu64 " bytes", c->alloc.requested);
-	case OP_FREE:
-		return snprintf(buf, size, "0x%" PRIx64, c->free_.ptr);
-	default:
-		return 0;
-	}
-}
-
-const char *const job_odd_names[JOB_ODD_KINDS] = { "behind", "not waiting", "another line", "waits least" };
-
 static void print_odd(FILE *f, const struct job *j, const struct job_process *jp)
 {
 	uint32_t top = 0;

@@ -10,6 +10,8 @@
 #include "job.h"
 #include "stats.h"
 
+struct job_live;
+
 struct report_info {
 	pid_t pid;
 	const char *command;
@@ -23,7 +25,9 @@ struct report_info {
 	int stops_per_return;	/* 0: returns recorded by the stub (retfast.h), 1: they trap */
 	int stops_per_launch;	/* 0: driver launches through the launch ring, 1: they trap */
 	const struct devices_snapshot *devices;	/* what NVML said last; NULL: not polled */
-	const struct job *job;	/* --dump's picture (figures/job.h): the `job` section; NULL: none */
+	const struct job *job;	/* --dump's picture, or the live one (figures/job.h): the `job`
+				 * section; NULL: none */
+	struct job_live *job_live;	/* --json-interval: where the live picture comes from */
 };
 
 /* Writes the summary as one JSON object to f. Returns 0, or -errno. */

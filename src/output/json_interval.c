@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "json_interval.h"
 #include "clock.h"
+#include "job_live.h"
 #include "log.h"
 #include "outfile.h"
 #include "stats.h"
@@ -46,12 +47,16 @@ static int rewrite(const char *path, const struct report_info *final)
 	} else if ((err = stats_snapshot(&snap)) == 0) {
 		struct report_info info = jiv.base;
 		struct devices_snapshot devices;
+		struct job *live = NULL;
 		if (!final) {
 			jiv.info(&info, &snap);
 			devices_snapshot(&devices);	/* what NVML said last, as --json has it */
 			info.devices = &devices;
+			/* The job as it is now; the last summary, at the end, has no now. */
+			info.job = live = job_live_copy(jiv.base.job_live);
 		}
 		err = json_write(f, final ? final : &info, &snap);
+		job_free(live);
 		stats_snapshot_free(&snap);
 	}
 	if (f && fclose(f) != 0 && !err)

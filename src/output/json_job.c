@@ -1,9 +1,11 @@
-/* json_job.c — --json's `job` section: --dump's picture (figures/job.h), each process with its
- * rank, collectives, odd-one-out marks, and each thread's call in flight and stack. */
+/* json_job.c — --json's `job` section: --dump's picture (figures/job.h), or the live one in
+ * --json-interval's summaries (figures/job_live.h), each process with its rank, collectives,
+ * odd-one-out marks, and each thread's call in flight and stack. */
 #include "json_job.h"
 
 #include "cuda_api.h"
 #include "comm_table.h"
+#include "job_live.h"
 #include "job_text.h"
 
 static void json_call(struct jw *w, const struct job_thread *t)
@@ -55,7 +57,7 @@ static void json_thread(struct jw *w, const struct job_thread *t)
 	jw_close(w);
 }
 
-static void json_proc(struct jw *w, const struct job_process *jp)
+static void json_proc(struct jw *w, const struct job_process *jp, bool live)
 {
 	jw_open(w, '{');
 	jw_key(w, "pid");
@@ -101,10 +103,14 @@ static void json_proc(struct jw *w, const struct job_process *jp)
 	jw_double(w, (double)jp->watched_ns / 1e9);
 	jw_key(w, "wait_share");
 	jw_double_if(w, jp->wait_share >= 0, jp->wait_share);
-	jw_key(w, "held_ms");
-	jw_double(w, (double)jp->held_ns / 1e6);
+	jw_key(w, "held_ms");	/* a live picture holds nothing */
+	jw_double_if(w, !live, (double)jp->held_ns / 1e6);
 	jw_key(w, "picture_ms");
-	jw_double(w, (double)jp->taken_ns / 1e6);
+	jw_double_if(w, !live, (double)jp->taken_ns / 1e6);
+	if (live) {
+		jw_key(w, "threads_left_out");	/* in no call seen, running no Python */
+		jw_int(w, jp->quiet_threads);
+	}
 	jw_key(w, "threads");
 	jw_open(w, '[');
 	for (int i = 0; i < jp->n_threads; i++)
@@ -117,10 +123,16 @@ void json_job(struct jw *w, const struct job *j)
 {
 	jw_key(w, "job");
 	jw_open(w, '{');
+	jw_key(w, "live");	/* the live session's picture (figures/job_live.h), not --dump's */
+	jw_bool(w, j->live);
+	if (j->live) {
+		jw_key(w, "window_s");
+		jw_double(w, (double)JOB_LIVE_WINDOW_NS / 1e9);
+	}
 	jw_key(w, "processes");
 	jw_open(w, '[');
 	for (int i = 0; i < j->n; i++)
-		json_proc(w, &j->proc[i]);
+		json_proc(w, &j->proc[i], j->live);
 	jw_close(w);
 	jw_close(w);
 }

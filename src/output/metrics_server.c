@@ -4,6 +4,7 @@
  * the last rendered text under a lock held for a copy; only the publisher takes snapshots. */
 #define _GNU_SOURCE
 #include "metrics_server.h"
+#include "job_live.h"
 #include "clock.h"
 #include "config.h"
 #include "fdlimit.h"
@@ -43,6 +44,7 @@ static struct {
 	struct published published;
 	double refresh_s;
 	size_t top_kernels;
+	struct job_live *job_live;	/* the live picture of the job: the gputop_job_* gauges */
 	/* Where gputop runs: labels of every series (set at start, read by the publisher). */
 	char hostname[256];
 	char where[300];	/* ADDR:PORT as bound (PORT 0 picked one) */
@@ -108,6 +110,7 @@ static void publish(void)
 	size_t n = 0, cap = have_all ? all.n_proc : 0;
 	struct process_figures *figs = calloc(cap ? cap : 1, sizeof(*figs));
 	struct openmetrics_process *procs = calloc(cap ? cap : 1, sizeof(*procs));
+	struct job *job = job_live_copy(server.job_live);	/* its own lock, not the figures' */
 	int err = figs && procs ? 0 : -ENOMEM;
 
 	for (size_t i = 0; !err && i < cap; i++) {
@@ -129,6 +132,9 @@ static void publish(void)
 			.job_id = info->job_id, .running = !info->ended,
 			.command = info->command, .snap = &pf->snap, .rows = &pf->rows, .series = series,
 		};
+		for (int k = 0; job && !info->ended && k < job->n; k++)
+			if (job->proc[k].pid == info->pid)
+				procs[n - 1].job = &job->proc[k];
 	}
 	struct openmetrics_session session = {
 		.tracer_cpu_ns = have_all ? all.tracer_cpu_ns : 0,
@@ -142,6 +148,7 @@ static void publish(void)
 	}
 	free(figs);
 	free(procs);
+	job_free(job);
 	if (have_all)
 		stats_snapshot_free(&all);
 	if (err) {
@@ -327,7 +334,7 @@ static void set_session_labels(void)
 	server.labels[3] = (struct openmetrics_label){ "k8s_node", config.node_name };
 }
 
-int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
+int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels, struct job_live *job_live)
 {
 	char where[300], why[256];
 	if (mhd_lib_load(&server.mhd, why, sizeof why) < 0) {
@@ -350,6 +357,7 @@ int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels)
 	log_debug("metrics: at most %u connections, %u from one address", connections, per_address);
 	server.refresh_s = refresh_s > 0 ? refresh_s : 1;
 	server.top_kernels = top_kernels;
+	server.job_live = job_live;
 	server.stopping = false;
 	set_session_labels();
 	pthread_condattr_t ca;	/* the publisher's timed waits on the monotonic clock */

@@ -21,9 +21,11 @@
 
 /* Binds [ADDR:]PORT (ADDR 127.0.0.1 when not given; PORT 0 picks a free one) and starts
  * serving; the figures of the session's process appear once it is started (session_state).
- * refresh_s: how often the published text is renewed; top_kernels: kernel series per process.
+ * refresh_s: how often the published text is renewed; top_kernels: kernel series per process;
+ * job_live: the live picture of the job, for the gputop_job_* gauges (NULL: none).
  * Returns 0, or -errno after saying why on stderr ("cannot listen on ...: ..."). */
-int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels);
+struct job_live;
+int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels, struct job_live *job_live);
 /* Where it serves, ADDR:PORT as bound ("" when not serving). */
 const char *metrics_server_where(void);
 /* Stops serving and frees everything; no-op when not started. */

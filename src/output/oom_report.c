@@ -100,6 +100,8 @@ void oom_report_print(FILE *f, const struct torch_oom *o, const struct torch_sho
 		fprintf(f, "verdict: %s\n", sum.free >= o->size && sum.largest_free < o->size
 			? "fragmentation: enough bytes free in segments, no free block large enough"
 			: "not fragmentation: the segments' free bytes are fewer than the request");
+	fprintf(f, "state: %s\n", o->held ? "read at the failure's instant (its thread held at the failed call's return)"
+					  : "read at gputop's next look after the failure (the program ran on meanwhile)");
 	if (s->why[0])
 		fprintf(f, "note: %s\n", s->why);
 	/* Live bytes by line, the largest blocks. */

@@ -441,6 +441,57 @@ static void torch_empty(struct writer *w, const struct openmetrics_process *p) {
 static void torch_blocks(struct writer *w, const struct openmetrics_process *p) { torch(w, p, TF_BLOCKS); }
 static void torch_leak(struct writer *w, const struct openmetrics_process *p) { torch(w, p, TF_LEAK); }
 
+/* The live picture of the job (figures/job_live.h): no sample where the process is not in it. */
+static void job_wait_ratio(struct writer *w, const struct openmetrics_process *p)
+{
+	if (!p->job || p->job->wait_share < 0)
+		return;
+	sample_begin(w, p);
+	fprintf(w->f, "} %.6f\n", p->job->wait_share);
+}
+
+/* Calls in flight at least this old, in seconds: a hang shows as calls a minute old. */
+static const unsigned job_ages[] = { 0, 1, 10, 60 };
+
+static void job_calls_in_flight(struct writer *w, const struct openmetrics_process *p)
+{
+	for (size_t a = 0; p->job && a < sizeof job_ages / sizeof job_ages[0]; a++) {
+		uint64_t n = 0;
+		for (int i = 0; i < p->job->n_threads; i++) {
+			const struct job_thread *t = &p->job->threads[i];
+			n += t->api >= 0 && t->from != JOB_CALL_STACK && t->age_ns >= job_ages[a] * 1000000000ull;
+		}
+		char age[16];
+		snprintf(age, sizeof age, "%u", job_ages[a]);
+		sample_begin(w, p);
+		label(w, "min_age_seconds", age);
+		sample_u64(w, n);
+	}
+}
+
+static void job_oldest_call(struct writer *w, const struct openmetrics_process *p)
+{
+	if (!p->job)
+		return;
+	uint64_t oldest = 0;
+	for (int i = 0; i < p->job->n_threads; i++) {
+		const struct job_thread *t = &p->job->threads[i];
+		if (t->api >= 0 && t->from != JOB_CALL_STACK && t->age_ns > oldest)
+			oldest = t->age_ns;
+	}
+	sample_begin(w, p);
+	sample_seconds(w, oldest);
+}
+
+static void job_odd_one_out(struct writer *w, const struct openmetrics_process *p)
+{
+	for (int b = 0; p->job && p->job->cuda && b < JOB_ODD_KINDS; b++) {
+		sample_begin(w, p);
+		label(w, "reason", job_odd_names[b]);
+		sample_u64(w, (p->job->odd >> b) & 1);
+	}
+}
+
 static void process_info(struct writer *w, const struct openmetrics_process *p)
 {
 	if (!p->command)
@@ -519,6 +570,18 @@ static const struct family families[] = {
 	{ "gputop_cpu_seconds", COUNTER, "seconds",
 	  "gputop's own CPU time (user and system), for every traced process together.", NULL },
 	{ "gputop_program_threads", GAUGE, NULL, "Threads of the traced program.", threads },
+	{ "gputop_job_wait_ratio", GAUGE, "ratio",
+	  "The job now: the share of the last 10 s the process's threads spent inside synchronizes and "
+	  "collectives (no sample before half a second is watched).", job_wait_ratio },
+	{ "gputop_job_calls_in_flight", GAUGE, NULL,
+	  "The job now: CUDA and NCCL calls in flight that gputop saw begin, at least min_age_seconds old.",
+	  job_calls_in_flight },
+	{ "gputop_job_oldest_call_seconds", GAUGE, "seconds",
+	  "The job now: how long the oldest CUDA or NCCL call in flight gputop saw begin has been inside (0: none).",
+	  job_oldest_call },
+	{ "gputop_job_odd_one_out", GAUGE, NULL,
+	  "The job now: 1 where the rank is the odd one out for the reason (waits least: the straggler the "
+	  "others wait for; behind, not waiting, another line: held 2 s), else 0.", job_odd_one_out },
 };
 
 static void family_header(struct writer *w)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "job.h"
 #include "rows.h"
 #include "stats.h"
 
@@ -46,6 +47,8 @@ struct openmetrics_process {
 	const struct stats_snapshot *snap;
 	const struct rows *rows;		/* built from snap */
 	struct openmetrics_series *series;	/* kept by the caller across scrapes */
+	const struct job_process *job;		/* in the live picture of the job (figures/job.h):
+						 * the gputop_job_* gauges; NULL: none */
 };
 
 /* A label that every series of the session carries (where gputop runs: hostname, the

@@ -1,26 +1,30 @@
-/* timeline.c — the Chrome trace event file (timeline.h). Each event is built and written by
- * jansson (json_writer.h: names by the one UTF-8 rule), gathered in a buffer and written with
- * one pwrite together with the document's closing (the array's end and otherData, with the
- * count of clamped calls) at the end; the next write starts over that closing, so the file on
- * disk is always a complete JSON document. */
+/* timeline.c — the Chrome trace event file's events (timeline.h), each built by jansson
+ * (json_writer.h: names by the one UTF-8 rule) and written through timeline_file.c, whose
+ * closing (the array's end and otherData: the count of clamped calls, the compact mode's rules)
+ * is written here. In compact mode a thread's calls are held as a run until one does not join
+ * it, and counters keep their latest value until they may be written again. */
 #define _GNU_SOURCE
 #include "timeline.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "hashmap.h"
 #include "json_writer.h"
+#include "timeline_file.h"
 
-enum { BUF = 1 << 16, EVENT_MAX = 2048, DEVICES = 64, TAIL_MAX = 96, DIRECTIONS = 8 };
-#define FLUSH_NS 200000000ull	/* at least this often while events come */
+enum { DEVICES = 64, DIRECTIONS = 8, RUN_NOTE_MAX = 256 };
+/* Compact mode: a call joins its thread's run when it starts within RUN_GAP_NS of the run's
+ * end and the run stays within RUN_MAX_NS; a counter is written at most every COUNTER_NS; a
+ * run or a counter's value is written at the latest HOLD_NS after it stopped changing. */
+#define RUN_GAP_NS 50000ull
+#define RUN_MAX_NS 10000000ull
+#define COUNTER_NS 50000000ull
+#define HOLD_NS 200000000ull
 
 struct live_entry {	/* an allocation the counter counts, by address */
 	uint64_t ptr;
@@ -37,115 +41,56 @@ struct track {
 	uint64_t copied[DIRECTIONS];		/* bytes copied, by enum copy_dir */
 };
 
+/* Compact mode: a run of calls of one function on one thread, one after another, with one
+ * result; calls 0: none. */
+struct run {
+	const char *api;
+	int error;
+	const char *error_name;
+	uint64_t start, end, inside, calls;
+};
+
 enum { RECENT = 4 };
 /* A thread's track: the latest calls put on it, which the next one must not overlap (a call
- * whose end was counted late comes after later ones). */
+ * whose end was counted late comes after later ones), and in compact mode its run. */
 struct thread_track {
 	uint64_t key;		/* tid + 1 */
+	pid_t pid;
 	uint64_t start[RECENT], end[RECENT];	/* ns; end 0: none */
+	struct run run;
+};
+
+/* Compact mode: a counter's latest value, written at most every COUNTER_NS. */
+struct counter_entry {
+	uint64_t key;		/* hash of pid, name */
+	pid_t pid;
+	const char *cat;
+	char *name;
+	uint64_t value, at, written_at;
+	bool written, pending;
 };
 
 static struct {
-	int fd;
-	off_t off;		/* where the next events go (over the closing) */
-	uint64_t max_bytes;
-	bool full, any;
-	int err;		/* the first failed write's errno: nothing more is written */
-	size_t len;
-	uint64_t last_flush;
+	struct timeline_file file;
+	bool compact;
 	struct hashmap tids;	/* of thread_track: threads named so far */
+	struct hashmap counters;	/* compact: of counter_entry */
 	uint64_t clamped;	/* calls whose times were clamped to their thread's previous call */
 	struct track *tracks;	/* one per process seen, in that order */
 	size_t n_tracks;
-	char buf[BUF + TAIL_MAX];
-} tl = { .fd = -1 };
+} tl = { .file.fd = -1 };
 
 bool timeline_on(void)
 {
-	return tl.fd >= 0;
+	return timeline_file_on(&tl.file);
 }
 
-/* Whether events are still taken: not once the file reached its bound. */
-static bool taking(void)
+static size_t closing(char *buf, size_t room)
 {
-	return tl.fd >= 0 && !tl.full && !tl.err;
-}
-
-static void flush(void)
-{
-	if (tl.fd < 0 || tl.err || (!tl.len && tl.off))
-		return;
-	int tail = snprintf(tl.buf + tl.len, TAIL_MAX, "\n],\"otherData\":{\"tool\":\"gputop\",\"clamped_calls\":%" PRIu64 "}}\n",
-			    tl.clamped);
-	ssize_t n = pwrite(tl.fd, tl.buf, tl.len + (size_t)tail, tl.off);
-	if (n == (ssize_t)(tl.len + (size_t)tail))
-		tl.off += (off_t)tl.len;
-	else
-		tl.err = n < 0 ? errno : ENOSPC;	/* a short write: the file system is full */
-	tl.len = 0;
-	tl.last_flush = now_ns();
-}
-
-/* Appends raw text (an event, or the header) to the buffer. */
-static void put(const char *s, size_t n)
-{
-	if (tl.len + n > BUF)
-		flush();
-	if (n <= BUF) {
-		memcpy(tl.buf + tl.len, s, n);
-		tl.len += n;
-	}
-}
-
-/* Reals with 3 decimals (µs to the ns, GB/s) as %.Pg, P the digits of the largest of the event
- * before the point + 3, at most 17: up to 15 (times under 10^12 µs) each is written as it was
- * rounded, never with the binary fraction's noise of %.17g (jansson's default: 12.345 as
- * 12.345000000000001); past that the values stay exact, with some noise. */
-static size_t precision_for(double largest)
-{
-	int digits = 1;
-	for (double v = fabs(largest); v >= 10 && digits < 17; v /= 10)
-		digits++;
-	return JSON_REAL_PRECISION(digits + 3 > 17 ? 17 : digits + 3);
-}
-
-/* Appends the event w holds (then frees it); largest: its largest real, for their precision. */
-static void emit(struct jw *w, double largest)
-{
-	char ev[EVENT_MAX], *big = NULL;
-	const char *sep = tl.any ? ",\n" : "\n";
-	size_t lead = strlen(sep), room = sizeof ev - lead;
-
-	if (!taking())
-		goto out;
-	size_t flags = JSON_COMPACT | precision_for(largest);
-	char *text = ev;
-	size_t len = jw_dumpb(w, ev + lead, room, flags);
-	if (len > room) {	/* a long kernel name */
-		if (!(big = malloc(lead + len)))
-			goto out;
-		text = big;
-		len = jw_dumpb(w, big + lead, len, flags);
-	}
-	if (!len)
-		goto out;
-	memcpy(text, sep, lead);
-	len += lead;
-	if ((uint64_t)tl.off + tl.len + (uint64_t)len + 256 > tl.max_bytes) {
-		tl.full = true;
-		const char *note = ",\n{\"name\":\"gputop: --timeline-max-mb reached, later events left out\","
-				   "\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":0}";
-		put(tl.any ? note : note + 1, strlen(tl.any ? note : note + 1));
-		flush();
-		goto out;
-	}
-	put(text, len);
-	tl.any = true;
-	if (tl.len > BUF / 2 || now_ns() - tl.last_flush > FLUSH_NS)
-		flush();
-out:
-	free(big);
-	jw_free(w);
+	int n = snprintf(buf, room, "\n],\"otherData\":{\"tool\":\"gputop\",\"clamped_calls\":%" PRIu64 "%s}}\n",
+			 tl.clamped,
+			 tl.compact ? ",\"compact\":{\"run_gap_us\":50,\"run_max_us\":10000,\"counter_every_us\":50000}" : "");
+	return n < 0 ? 0 : (size_t)n < room ? (size_t)n : room - 1;
 }
 
 /* The members every event has: name, cat (unless NULL), ph, pid, tid. */
@@ -182,7 +127,7 @@ static void named(pid_t pid, pid_t tid, const char *what, const char *name)
 	jw_str(&w, name);
 	jw_close(&w);
 	jw_close(&w);
-	emit(&w, 0);
+	timeline_file_emit(&tl.file, &w, 0, 0);
 }
 
 static void name_process(pid_t pid)
@@ -227,6 +172,7 @@ static struct thread_track *thread_of(pid_t pid, pid_t tid)
 	struct thread_track *t = hashmap_insert(&tl.tids, (uint64_t)tid + 1, &added);
 	if (!t || !added)
 		return t;
+	t->pid = pid;
 	char path[64], comm[64] = "";
 	if (tid == 0) {
 		snprintf(comm, sizeof comm, "launches (thread not recorded)");
@@ -243,41 +189,34 @@ static struct thread_track *thread_of(pid_t pid, pid_t tid)
 	return t;
 }
 
-int timeline_open(int fd, uint64_t max_bytes, pid_t pid)
+int timeline_open(int fd, uint64_t max_bytes, pid_t pid, bool compact)
 {
 	timeline_close();
-	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (copy < 0)
-		return -errno;
-	if (ftruncate(copy, 0) < 0) {
-		int err = -errno;
-		close(copy);
+	int err = timeline_file_open(&tl.file, fd, max_bytes, closing);
+	if (err < 0)
 		return err;
-	}
-	tl.fd = copy;
-	tl.off = 0;
-	tl.len = 0;
-	tl.err = 0;
-	tl.full = tl.any = false;
+	tl.compact = compact;
 	tl.clamped = 0;
-	tl.max_bytes = max_bytes < 4096 ? 4096 : max_bytes;
 	hashmap_init(&tl.tids, sizeof(struct thread_track), 64, 0);
-	static const char head[] = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
-	put(head, sizeof head - 1);
+	hashmap_init(&tl.counters, sizeof(struct counter_entry), 64, 0);
 	track_of(pid);
-	flush();
+	timeline_file_flush(&tl.file);
 	return 0;
 }
 
+static void write_held(uint64_t before_ns);
+
 int timeline_close(void)
 {
-	if (tl.fd < 0)
+	if (!timeline_file_on(&tl.file))
 		return 0;
-	flush();
-	int err = tl.err ? -tl.err : 0;
-	close(tl.fd);
-	tl.fd = -1;
+	write_held(UINT64_MAX);
+	int err = timeline_file_close(&tl.file);
 	hashmap_clear(&tl.tids);
+	size_t it = 0;
+	for (struct counter_entry *e; (e = hashmap_next(&tl.counters, &it));)
+		free(e->name);
+	hashmap_clear(&tl.counters);
 	for (size_t i = 0; i < tl.n_tracks; i++)
 		hashmap_clear(&tl.tracks[i].live);
 	free(tl.tracks);
@@ -338,31 +277,10 @@ static void clamp(struct thread_track *t, uint64_t *start, uint64_t *end)
 	t->end[oldest] = *end;
 }
 
-void timeline_call(pid_t pid, pid_t tid, const char *api, uint64_t start_ns, uint64_t end_ns)
+/* A failed call's instant (the full mode: at its end, one call). */
+static void error_instant(pid_t pid, pid_t tid, const char *api, int error, const char *error_name, uint64_t at_ns)
 {
 	struct jw w = { 0 };
-	if (!taking())
-		return;
-	struct thread_track *t = thread_of(pid, tid);
-	if (end_ns < start_ns)
-		end_ns = start_ns;
-	if (t)
-		clamp(t, &start_ns, &end_ns);
-	event_begin(&w, api, "cuda", "X", pid, tid);
-	jw_key(&w, "ts");
-	jw_double(&w, us(start_ns));
-	jw_key(&w, "dur");
-	jw_double(&w, us(end_ns - start_ns));
-	jw_close(&w);
-	emit(&w, us(end_ns));
-}
-
-void timeline_error(pid_t pid, pid_t tid, const char *api, int error, const char *error_name, uint64_t at_ns)
-{
-	struct jw w = { 0 };
-	if (!taking())
-		return;
-	thread_of(pid, tid);
 	event_begin(&w, error_name && *error_name ? error_name : "error", "error", "i", pid, tid);
 	jw_key(&w, "s");
 	jw_str(&w, "t");
@@ -376,15 +294,198 @@ void timeline_error(pid_t pid, pid_t tid, const char *api, int error, const char
 	jw_int(&w, error);
 	jw_close(&w);
 	jw_close(&w);
-	emit(&w, us(at_ns));
+	timeline_file_emit(&tl.file, &w, us(at_ns), 0);
+}
+
+/* Writes thread t's run: its complete event, clamped, and where it stands for more than one
+ * call or failed, the instant right after it that says how many calls and their time inside
+ * (and the error): a viewer shows it on the track, speedscope's frames stay one a function. */
+static void write_run(struct thread_track *t, pid_t tid)
+{
+	struct run r = t->run;
+	struct jw w = { 0 };
+	t->run.calls = 0;
+	if (!r.calls || !timeline_file_taking(&tl.file))
+		return;
+	clamp(t, &r.start, &r.end);
+	event_begin(&w, r.api, tl.compact ? NULL : "cuda", "X", t->pid, tid);
+	jw_key(&w, "ts");
+	jw_double(&w, us(r.start));
+	jw_key(&w, "dur");
+	jw_double(&w, us(r.end - r.start));
+	jw_close(&w);
+	bool note = tl.compact && (r.calls > 1 || r.error);
+	timeline_file_emit(&tl.file, &w, us(r.end), note ? RUN_NOTE_MAX : 0);
+	if (!note || !timeline_file_taking(&tl.file))
+		return;
+	char name[32];
+	snprintf(name, sizeof name, "%" PRIu64 " calls", r.calls);
+	event_begin(&w, r.error ? (r.error_name && *r.error_name ? r.error_name : "error") : name,
+		    r.error ? "error" : "run", "i", t->pid, tid);
+	jw_key(&w, "s");
+	jw_str(&w, "t");
+	jw_key(&w, "ts");
+	jw_double(&w, us(r.start));
+	jw_key(&w, "args");
+	jw_open(&w, '{');
+	jw_key(&w, "call");
+	jw_str(&w, r.api);
+	if (r.error) {
+		jw_key(&w, "error");
+		jw_int(&w, r.error);
+	}
+	jw_key(&w, "calls");
+	jw_u64(&w, r.calls);
+	jw_key(&w, "inside_us");
+	jw_double(&w, us(r.inside));
+	jw_close(&w);
+	jw_close(&w);
+	timeline_file_emit(&tl.file, &w, us(r.end), 0);
+}
+
+/* Whether a call joins run r: the same function and result, starting after the run began and
+ * within RUN_GAP_NS of its end, the run then no longer than RUN_MAX_NS. */
+static bool joins(const struct run *r, const char *api, int error, uint64_t start, uint64_t end)
+{
+	return r->calls && r->error == error && start >= r->start && start <= r->end + RUN_GAP_NS &&
+	       (end > r->end ? end : r->end) - r->start <= RUN_MAX_NS && strcmp(r->api, api) == 0;
+}
+
+void timeline_call(pid_t pid, pid_t tid, const char *api, uint64_t start_ns, uint64_t end_ns, int error,
+		   const char *error_name)
+{
+	if (!timeline_file_taking(&tl.file))
+		return;
+	struct thread_track *t = thread_of(pid, tid);
+	if (end_ns < start_ns)
+		end_ns = start_ns;
+	if (!t)
+		return;
+	if (tl.compact && joins(&t->run, api, error, start_ns, end_ns)) {
+		struct run *r = &t->run;
+		r->end = end_ns > r->end ? end_ns : r->end;
+		r->inside += end_ns - start_ns;
+		r->calls++;
+		return;
+	}
+	write_run(t, tid);
+	t->run = (struct run){ .api = api, .error = error, .error_name = error_name, .start = start_ns,
+			       .end = end_ns, .inside = end_ns - start_ns, .calls = 1 };
+	if (tl.compact)
+		return;
+	write_run(t, tid);	/* the full mode: each call its own, an error its instant at its end */
+	if (error)
+		error_instant(pid, tid, api, error, error_name, end_ns);
+}
+
+static void counter_event(pid_t pid, const char *cat, const char *name, uint64_t value, uint64_t at_ns)
+{
+	struct jw w = { 0 };
+	event_begin(&w, name, cat, "C", pid, 0);
+	jw_key(&w, "ts");
+	jw_double(&w, us(at_ns));
+	jw_key(&w, "args");
+	jw_open(&w, '{');
+	jw_key(&w, strcmp(cat, "launches") ? "bytes" : "launches");
+	jw_u64(&w, value);
+	jw_close(&w);
+	jw_close(&w);
+	timeline_file_emit(&tl.file, &w, us(at_ns), 0);
+}
+
+static uint64_t name_hash(pid_t pid, const char *name)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)pid;
+	for (const char *c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+/* Compact mode: counter name of process pid (the next key where two names hash alike); NULL
+ * when out of memory. */
+static struct counter_entry *counter_of(pid_t pid, const char *cat, const char *name)
+{
+	bool added;
+	for (uint64_t key = name_hash(pid, name);; key = key + 1 ? key + 1 : 1) {
+		struct counter_entry *e = hashmap_insert(&tl.counters, key, &added);
+		if (!e)
+			return NULL;
+		if (added) {
+			*e = (struct counter_entry){ .key = key, .pid = pid, .cat = cat, .name = strdup(name) };
+			return e->name ? e : NULL;
+		}
+		if (e->pid == pid && e->name && strcmp(e->name, name) == 0)
+			return e;
+	}
+}
+
+/* Counter e is value at at_ns: written once COUNTER_NS passed since its last value was
+ * written (else its latest value is, later, at its time). */
+static void counter_update(struct counter_entry *e, uint64_t value, uint64_t at_ns)
+{
+	e->value = value;
+	e->at = at_ns;
+	e->pending = true;
+	if (!e->written || at_ns >= e->written_at + COUNTER_NS || at_ns < e->written_at) {
+		counter_event(e->pid, e->cat, e->name, value, at_ns);
+		e->written = true;
+		e->written_at = at_ns;
+		e->pending = false;
+	}
+}
+
+/* Counter name of process pid is value at at_ns: written now, in compact mode as
+ * counter_update says. */
+static void counter_set(pid_t pid, const char *cat, const char *name, uint64_t value, uint64_t at_ns)
+{
+	struct counter_entry *e = tl.compact ? counter_of(pid, cat, name) : NULL;
+	if (e)
+		counter_update(e, value, at_ns);
+	else
+		counter_event(pid, cat, name, value, at_ns);
+}
+
+/* Compact mode: writes the runs and counters' values held since before before_ns. */
+static void write_held(uint64_t before_ns)
+{
+	size_t it = 0;
+	for (struct thread_track *t; (t = hashmap_next(&tl.tids, &it));)
+		if (t->run.calls && t->run.end < before_ns)
+			write_run(t, (pid_t)(t->key - 1));
+	it = 0;
+	for (struct counter_entry *e; (e = hashmap_next(&tl.counters, &it));)
+		if (e->pending && e->at < before_ns) {
+			counter_event(e->pid, e->cat, e->name, e->value, e->at);
+			e->written_at = e->at;
+			e->pending = false;
+		}
+}
+
+void timeline_tick(uint64_t now)
+{
+	if (tl.compact && timeline_file_taking(&tl.file) && now > HOLD_NS) {
+		write_held(now - HOLD_NS);
+		timeline_file_flush(&tl.file);
+	}
 }
 
 void timeline_launch(pid_t pid, pid_t tid, const char *kernel, uint64_t at_ns, const uint32_t g[3],
 		     const uint32_t b[3], int device)
 {
 	struct jw w = { 0 };
-	if (!taking())
+	if (!timeline_file_taking(&tl.file))
 		return;
+	if (tl.compact) {	/* a count of the kernel's launches */
+		char *name = NULL;
+		track_of(pid);
+		if (asprintf(&name, "launches, %s", kernel ? kernel : "kernel") < 0)
+			return;
+		struct counter_entry *e = counter_of(pid, "launches", name);
+		if (e)
+			counter_update(e, e->value + 1, at_ns);
+		free(name);
+		return;
+	}
 	thread_of(pid, tid);
 	event_begin(&w, kernel ? kernel : "kernel", "launch", "i", pid, tid);
 	jw_key(&w, "s");
@@ -405,30 +506,21 @@ void timeline_launch(pid_t pid, pid_t tid, const char *kernel, uint64_t at_ns, c
 		jw_close(&w);
 	}
 	jw_close(&w);
-	emit(&w, us(at_ns));
+	timeline_file_emit(&tl.file, &w, us(at_ns), 0);
 }
 
-static void counter(const struct track *t, int64_t device, uint64_t at_ns)
+static void live_counter(const struct track *t, int64_t device, uint64_t at_ns)
 {
-	struct jw w = { 0 };
 	char name[48] = "live bytes, device not known";
 	if (device >= 0 && device < DEVICES)
 		snprintf(name, sizeof name, "live bytes, device %d", (int)device);
-	event_begin(&w, name, "memory", "C", t->pid, 0);
-	jw_key(&w, "ts");
-	jw_double(&w, us(at_ns));
-	jw_key(&w, "args");
-	jw_open(&w, '{');
-	jw_key(&w, "bytes");
-	jw_u64(&w, t->live_bytes[device >= 0 && device < DEVICES ? device : DEVICES]);
-	jw_close(&w);
-	jw_close(&w);
-	emit(&w, us(at_ns));
+	counter_set(t->pid, "memory", name, t->live_bytes[device >= 0 && device < DEVICES ? device : DEVICES],
+		    at_ns);
 }
 
 void timeline_alloc(pid_t pid, uint64_t ptr, uint64_t bytes, int device, uint64_t at_ns)
 {
-	struct track *t = tl.fd >= 0 && ptr ? track_of(pid) : NULL;
+	struct track *t = timeline_file_on(&tl.file) && ptr ? track_of(pid) : NULL;
 	if (!t)
 		return;
 	int64_t dev = device >= 0 && device < DEVICES ? device : -1;
@@ -440,36 +532,26 @@ void timeline_alloc(pid_t pid, uint64_t ptr, uint64_t bytes, int device, uint64_
 	e->bytes = bytes;
 	e->device = dev;
 	t->live_bytes[dev >= 0 ? dev : DEVICES] += bytes;
-	counter(t, dev, at_ns);
+	live_counter(t, dev, at_ns);
 }
 
 void timeline_copy(pid_t pid, int dir, const char *dir_name, uint64_t bytes, uint64_t at_ns)
 {
-	struct track *t = taking() && dir >= 0 && dir < DIRECTIONS ? track_of(pid) : NULL;
+	struct track *t = timeline_file_taking(&tl.file) && dir >= 0 && dir < DIRECTIONS ? track_of(pid) : NULL;
 	if (!t || !bytes)
 		return;
 	t->copied[dir] += bytes;
-	struct jw w = { 0 };
 	char name[48];
 	snprintf(name, sizeof name, "copied bytes, %s", dir_name);
-	event_begin(&w, name, "copy", "C", pid, 0);
-	jw_key(&w, "ts");
-	jw_double(&w, us(at_ns));
-	jw_key(&w, "args");
-	jw_open(&w, '{');
-	jw_key(&w, "bytes");
-	jw_u64(&w, t->copied[dir]);
-	jw_close(&w);
-	jw_close(&w);
-	emit(&w, us(at_ns));
+	counter_set(pid, "copy", name, t->copied[dir], at_ns);
 }
 
 void timeline_free(pid_t pid, uint64_t ptr, uint64_t at_ns)
 {
 	struct live_entry gone;
-	struct track *t = tl.fd >= 0 && ptr ? track_of(pid) : NULL;
+	struct track *t = timeline_file_on(&tl.file) && ptr ? track_of(pid) : NULL;
 	if (!t || !hashmap_remove(&t->live, ptr, &gone))
 		return;
 	t->live_bytes[gone.device >= 0 ? gone.device : DEVICES] -= gone.bytes;
-	counter(t, gone.device, at_ns);
+	live_counter(t, gone.device, at_ns);
 }

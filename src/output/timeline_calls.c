@@ -2,7 +2,8 @@
  * complete event, from its start to its end stamped on one clock where a stub stamped both;
  * a failed call's error; a launch's instant (not one a capture holds: a graph's node) with its
  * kernel, grid, block and device; a copy's move of the bytes copied counter; an allocation's or
- * a free's move of the live bytes counter. The consumer timeline_consumer. */
+ * a free's move of the live bytes counter; after a drain, what compact mode held. The consumer
+ * timeline_consumer. */
 #include "timeline.h"
 
 #include "clock.h"
@@ -26,10 +27,8 @@ static void timeline_on_call(struct tracee *p, const struct cuda_call *c)
 	uint64_t start = c->returned ? call_start(c) : now_ns();	/* a ring launch's time: when the
 								 * ring was read */
 	if (c->returned) {
-		timeline_call(c->pid, c->tid, cuda_api_label(s), start, c->end_ns);
-		if (c->result)
-			timeline_error(c->pid, c->tid, cuda_api_label(s), c->result,
-				       cuda_error_name(s->layer, c->result), c->end_ns);
+		timeline_call(c->pid, c->tid, cuda_api_label(s), start, c->end_ns, c->result,
+			      c->result ? cuda_error_name(s->layer, c->result) : NULL);
 	}
 	if (!cuda_call_ok(c))
 		return;
@@ -45,7 +44,15 @@ static void timeline_on_call(struct tracee *p, const struct cuda_call *c)
 				c->launch.grid, c->launch.block, c->thread_device);
 }
 
+/* After a drain: compact mode's runs and counters held while the program is quiet go out. */
+static void timeline_on_drained(struct tracee *p)
+{
+	(void)p;
+	timeline_tick(now_ns());
+}
+
 const struct cuda_consumer timeline_consumer = {
 	.name = "--timeline",
 	.call = timeline_on_call,
+	.drained = timeline_on_drained,
 };

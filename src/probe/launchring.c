@@ -288,7 +288,7 @@ void launchring_drop_probe(struct tracee *p, int probe)
 	/* Its lost counter stays where it is: the index, reused, carries on from there. */
 	if (probe >= 0 && probe < st->n_probes) {
 		st->api_of[probe] = -1;
-		launchring_set_stack_trap(p, probe, false);	/* the index may be given again */
+		launchring_set_traps(p, probe, 0);	/* the index may be given again */
 	}
 }
 
@@ -350,13 +350,19 @@ bool launchring_is_call_trap(const struct tracee *p, uint64_t addr, uint64_t rec
 	return true;
 }
 
-int launchring_set_stack_trap(struct tracee *p, int probe, bool on)
+bool launchring_is_oom_trap(const struct tracee *p, uint64_t addr)
+{
+	uint64_t off;
+	return p->launchring->ring && xol_in_shared_code(p, addr, &off) && arch_launch_stub + off == arch_call_ret_oom_trap;
+}
+
+int launchring_set_traps(struct tracee *p, int probe, unsigned traps)
 {
 	struct launchring_state *st = p->launchring;
-	uint8_t flag = on;
+	uint8_t flag = (uint8_t)traps;
 	if (!st->ring || probe < 0 || probe >= LR_PROBES)
 		return -EINVAL;
-	return ring_write(p, st->ring + LR_OFF_STACKS + (uint64_t)probe, &flag, 1);
+	return ring_write(p, st->ring + LR_OFF_TRAPS + (uint64_t)probe, &flag, 1);
 }
 
 /* As the stub computes it (arch/x86_64_launch.S). Not hashmap.h: the filter lives in the

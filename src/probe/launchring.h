@@ -88,8 +88,12 @@ bool launchring_is_trap(const struct tracee *p, uint64_t addr, bool *ex);
 /* addr is the call stub's park for a stack (--stacks): the call record is at
  * arch_call_trap_record, its index in *index (-1 if it is not one). */
 bool launchring_is_call_trap(const struct tracee *p, uint64_t addr, uint64_t record, int *index);
-/* The call stub parks at the calls of probe so that their stacks can be taken, or no more. */
-int launchring_set_stack_trap(struct tracee *p, int probe, bool on);
+/* addr is the call stub's park at a return out of memory (an allocation's error 2). */
+bool launchring_is_oom_trap(const struct tracee *p, uint64_t addr);
+/* Where the call stub parks at the calls of probe (LR_TRAP_* of stub_layout.h): at the entry,
+ * so that their stacks can be taken; at a return out of memory, so that the state of that
+ * instant can be read. 0: nowhere. */
+int launchring_set_traps(struct tracee *p, int probe, unsigned traps);
 /* The handle is named now: later launches of it go through the ring. */
 void launchring_seen(struct tracee *p, uint64_t handle);
 /* The handle's next launch parks again (--stacks launches: a sampled launch site). */

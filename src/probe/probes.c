@@ -255,6 +255,14 @@ bool probes_stops_for_stack(const struct api_spec *spec)
 	return config.stack_depth > 0 && (config.stacks & which);
 }
 
+/* Where the call stub parks at spec's calls (stub_layout.h's LR_TRAP_*): at the entry for
+ * --stacks; at a CUDA allocation's return out of memory, so that the state of that instant is
+ * read while the thread that failed is held (docs/torch_memory.md). */
+static unsigned call_traps(const struct api_spec *spec)
+{
+	return (probes_stops_for_stack(spec) ? LR_TRAP_STACK : 0) | (spec->op == OP_ALLOC ? LR_TRAP_OOM : 0);
+}
+
 static int stub_for(const struct tracee *p, const struct api_spec *spec)
 {
 	if (config.tracing || config.launch_layer_forced)
@@ -387,8 +395,9 @@ static void on_new_module(struct module *m, void *arg)
 				log_info("%s in %s stops at each call: %s", spec->name, m->base,
 					 why ? why : strerror(-err));
 			/* --stacks: the call stub traps there, while gputop drains (docs/stacks.md). */
-			else if (stub_for(p, spec) == LR_STUB_CALL && probes_stops_for_stack(spec))
-				stack_trap = launchring_set_stack_trap(p, b->ring, true) == 0;
+			else if (stub_for(p, spec) == LR_STUB_CALL && call_traps(spec) &&
+				 launchring_set_traps(p, b->ring, call_traps(spec)) == 0)
+				stack_trap = call_traps(spec) & LR_TRAP_STACK;
 		}
 		if (err < 0)
 			err = bp_create(p, t, addr, BP_PROBE, api, m->id, &b, &why);
@@ -473,8 +482,8 @@ static int plant_waiting(struct tracee *p, struct thread *t, const struct inside
 	const char *why;
 	int err = int3 ? bp_create(p, t, w->addr, BP_PROBE, w->api, w->module, &b, &why)
 		       : bp_create_jump(p, t, w->addr, w->size, w->api, stub_for(p, spec), w->module, &b, &why);
-	bool stack_trap = err == 0 && b->ring >= 0 && stub_for(p, spec) == LR_STUB_CALL &&
-			  probes_stops_for_stack(spec) && launchring_set_stack_trap(p, b->ring, true) == 0;
+	bool stack_trap = err == 0 && b->ring >= 0 && stub_for(p, spec) == LR_STUB_CALL && call_traps(spec) &&
+			  launchring_set_traps(p, b->ring, call_traps(spec)) == 0 && (call_traps(spec) & LR_TRAP_STACK);
 	if (err == 0)
 		stats_set_stops_per_call(p->stats_id, w->api,
 					 b->ring >= 0 ? stack_trap : !(spec->flags & API_RETURN) || retfast_records_return(p, spec) ? 1 : 2);

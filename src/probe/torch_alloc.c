@@ -39,6 +39,7 @@
 #include "symbols.h"
 #include "threads.h"
 #include "torch_mem.h"
+#include "torch_shot.h"
 #include "tracee.h"
 
 #define SHARDS 67			/* NativeCachingAllocator::kNumMutexShard */
@@ -131,6 +132,10 @@ struct torch_state {
 	struct torch_oom oom;
 	bool oom_now;
 	int64_t ooms[TORCH_MAX_DEVICES];
+	/* The allocator's state read at its last failed cudaMalloc's return (torch_oom_hold). */
+	struct torch_shot held;
+	bool have_held;
+	bool instant;			/* a failed call's thread is held now (torch_oom_instant) */
 };
 
 static bool check_backend(struct tracee *p);
@@ -151,6 +156,8 @@ void torch_state_free(struct torch_state *st)
 		return;
 	hashmap_clear(&st->pending);
 	free(st->want);
+	if (st->have_held)
+		torch_shot_free(&st->held);
 	free(st);
 }
 
@@ -161,6 +168,8 @@ static void torch_forget(struct tracee *p)
 	torch_mem_forget(p->pid);	/* an allocator gputop did not know included */
 	hashmap_clear(&st->pending);
 	free(st->want);
+	if (st->have_held)
+		torch_shot_free(&st->held);
 	*st = (struct torch_state){ .layout = -1, .pending = st->pending };
 }
 
@@ -477,17 +486,48 @@ static void note_failed_alloc(struct tracee *p, const struct cuda_call *c)
 	bool by_allocator = c->alloc.caller_module && strncmp(c->alloc.caller_module, "libc10_cuda.", 12) == 0;
 	st->oom = (struct torch_oom){ .pid = p->pid, .t_ns = c->end_ns, .size = c->alloc.requested * c->alloc.height,
 				      .device = c->device, .stack = c->stack, .api = c->spec->name, .error = c->result };
+	if (st->have_held) {	/* of an earlier failure, which the allocator survived */
+		torch_shot_free(&st->held);
+		st->have_held = false;
+	}
 	if (!by_allocator || !st->on)
 		st->oom_now = true;
 }
 
-bool torch_take_oom(struct tracee *p, struct torch_oom *out)
+bool torch_oom_pending(struct tracee *p)
 {
 	struct torch_state *st = p->torch;
+	return st && st->oom.api && !st->oom_now && !st->have_held;
+}
+
+void torch_oom_instant(struct tracee *p, bool held)
+{
+	if (p->torch)
+		p->torch->instant = held;
+}
+
+void torch_oom_hold(struct tracee *p, struct torch_shot *s)
+{
+	struct torch_state *st = p->torch;
+	st->held = *s;
+	st->have_held = true;
+	*s = (struct torch_shot){ 0 };
+}
+
+bool torch_take_oom(struct tracee *p, struct torch_oom *out, struct torch_shot *held, bool *have_held)
+{
+	struct torch_state *st = p->torch;
+	*have_held = false;
 	if (!st || !st->oom_now)
 		return false;
 	*out = st->oom;
 	out->pid = p->pid;
+	out->held = st->instant;
+	if (st->have_held) {
+		*held = st->held;
+		*have_held = out->held = true;
+		st->have_held = false;
+	}
 	st->oom_now = false;
 	st->oom = (struct torch_oom){ .device = -1 };
 	return true;

@@ -58,8 +58,17 @@ struct torch_block_view {
 };
 int torch_block_read(struct tracee *p, uint64_t at, struct torch_block_view *b);
 bool torch_followed(struct tracee *p);
-/* An out-of-memory seen since the last call (torch_shot.h): true, once for each. */
-bool torch_take_oom(struct tracee *p, struct torch_oom *out);	/* its blocks are read (a layout checked) */
+/* An out-of-memory seen since the last call (torch_shot.h): true, once for each; with the
+ * state held for it (*have_held: *held is the caller's to free), if any. */
+bool torch_take_oom(struct tracee *p, struct torch_oom *out, struct torch_shot *held, bool *have_held);
+/* A failed CUDA allocation of PyTorch's allocator, which may yet free its cache and try again,
+ * seen (the records drained) and no state held for it yet: torch_oom_hold keeps the state of
+ * this instant (s taken over) for when its count of OOMs says it gave up. */
+bool torch_oom_pending(struct tracee *p);
+void torch_oom_hold(struct tracee *p, struct torch_shot *s);
+/* While held is true, the thread of the last failed allocation is held at its return: an
+ * out-of-memory taken then is of that instant. */
+void torch_oom_instant(struct tracee *p, bool held);
 uint64_t torch_device_allocator(struct tracee *p, int device);
 
 #endif

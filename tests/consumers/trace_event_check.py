@@ -4,9 +4,15 @@ Google's "Trace Event Format" document), as gputop's --timeline writes it: the f
 needs and their types, and complete events properly nested on each thread (the format requires
 it; viewers draw overlapping ones wrongly).
 
+gputop's --timeline-compact (a complete event may stand for a run of calls): an instant whose
+args has "calls" must come right after a complete event of the same thread, at its ts, named
+args.call; that complete event stands for args.calls calls (any other for one). Counters of cat
+"launches" count each kernel's launches (their last value, the kernel's launches in the file).
+
 Usage: trace_event_check.py FILE
 Prints one JSON line of counts ({"X": n, "i": n, "C": n, "M": n, "threads": n, "launch_events": n,
-"calls": {name: n}}) and exits 0, or prints the problems on stderr and exits 1."""
+"calls": {name: complete events}, "represented": {name: calls they stand for}, "launches_counted":
+n}) and exits 0, or prints the problems on stderr and exits 1."""
 import json
 import sys
 
@@ -20,9 +26,13 @@ def check(doc):
         return ["not an object with a traceEvents array"], None
     if doc.get("displayTimeUnit", "ms") not in ("ms", "ns"):
         problems.append("displayTimeUnit is %r, not ms or ns" % doc.get("displayTimeUnit"))
-    counts = {"X": 0, "i": 0, "C": 0, "M": 0, "threads": 0, "launch_events": 0, "calls": {}}
+    counts = {"X": 0, "i": 0, "C": 0, "M": 0, "threads": 0, "launch_events": 0, "calls": {},
+              "represented": {}, "launches_counted": 0}
     complete = {}
+    launch_counters = {}
+    previous = None  # the event before, in the file
     for n, e in enumerate(doc["traceEvents"]):
+        before, previous = previous, e
         where = "event %d (%s)" % (n, json.dumps(e)[:120])
         if not isinstance(e, dict):
             problems.append(where + ": not an object")
@@ -52,16 +62,31 @@ def check(doc):
             else:
                 complete.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"], n))
             counts["calls"][e["name"]] = counts["calls"].get(e["name"], 0) + 1
+            counts["represented"][e["name"]] = counts["represented"].get(e["name"], 0) + 1
         elif ph in ("i", "I"):
             if e.get("s", "t") not in ("g", "p", "t"):
                 problems.append(where + ": instant event scope %r" % e.get("s"))
             if e.get("cat") == "launch":
                 counts["launch_events"] += 1
+            run = e.get("args", {}).get("calls") if isinstance(e.get("args"), dict) else None
+            if run is not None:
+                if not isinstance(run, int) or isinstance(run, bool) or run < 1:
+                    problems.append(where + ": args.calls is not a count above 0")
+                elif not (isinstance(before, dict) and before.get("ph") == "X" and
+                          before.get("name") == e["args"].get("call") and
+                          (before.get("pid"), before.get("tid"), before.get("ts")) == (e.get("pid"), e.get("tid"), e.get("ts"))):
+                    problems.append(where + ": a run's count not right after its complete event")
+                else:
+                    counts["represented"][before["name"]] += run - 1
         elif ph == "C":
             args = e.get("args")
             if not isinstance(args, dict) or not args or not all(
                     isinstance(v, (int, float)) and not isinstance(v, bool) for v in args.values()):
                 problems.append(where + ": counter without numeric args")
+            elif e.get("cat") == "launches":
+                key = (e["pid"], e["name"])
+                launch_counters[key] = max(launch_counters.get(key, 0), *args.values())
+    counts["launches_counted"] = sum(launch_counters.values())
     # Complete events of one thread: each either ends before the next begins or holds it whole.
     for (pid, tid), spans in complete.items():
         spans.sort(key=lambda s: (s[0], -s[1]))

@@ -54,9 +54,11 @@ expect_match "$ERR" 'hint: did you mean --json\?' "--jsn: did you mean --json?"
 expect_error chidlren 2 'did you mean --children\?' "--chidlren (two letters swapped)" --chidlren -p 1
 expect_error dash_json 2 "unknown option '-json'.*" "-json (one dash)" -json x.json -- true
 expect_match "$ERR" 'did you mean --json\?' "-json: did you mean --json?"
-expect_error tim 2 "ambiguous option '--tim'" "--tim (an abbreviation of three options)" --tim 1 -- true
-expect_match "$ERR" 'could be --timeout, --timeline, --timeline-max-mb' "--tim: the options it could be"
+expect_error tim 2 "ambiguous option '--tim'" "--tim (an abbreviation of four options)" --tim 1 -- true
+expect_match "$ERR" 'could be --timeout, --timeline, --timeline-max-mb, --timeline-compact' "--tim: the options it could be"
 expect_error batch_arg 2 "option '--batch' takes no argument" "--batch=1" --batch=1 -- true
+expect_error compact_alone 2 'timeline-compact is for --timeline' "--timeline-compact without --timeline" \
+	--timeline-compact -- true
 try far --frobnicate -- true
 expect_match "$ERR" "unknown option '--frobnicate'" "--frobnicate: unknown option"
 grep -q 'did you mean' <<<"$ERR" && not_ok "--frobnicate: no far-fetched suggestion" || ok "--frobnicate: no far-fetched suggestion"

@@ -60,7 +60,7 @@ expect_screen_gone 'Error sites' "the pane closes"
 
 # --- the help says so --------------------------------------------------------------------------
 tui_keys '?'
-expect_screen 'Enter +call stacks behind the row \(Leaks, Memory, Kernels, API\)' "help lists Enter"
+expect_screen "Enter +the row's call stacks \(Leaks, Memory, Kernels, API, Job\)" "help lists Enter"
 expect_screen 'g +group Leaks by allocation site, Memory by line' "help lists g"
 tui_keys x
 expect_screen_gone 'gputop keys' "any key closes the help"

@@ -7,7 +7,7 @@
 #  Leaks (l): the live allocation's size and address (the address the program printed).
 #  Memory (m): no PyTorch here, it says so.
 #  Bandwidth (b): the H2D copy's bytes.  API (a): cudaLaunchKernel and cudaMalloc rows.
-#  Tab / Shift-Tab cycle through the views (Comm, c, last).
+#  Tab / Shift-Tab cycle through the views (Comm, c, then Job, j, last).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/tui_lib.bash"
 need_bin tui_loop sim/libcudart.so.13
@@ -78,11 +78,14 @@ expect_screen 'cudaMalloc +1 ' "api: cudaMalloc called once"
 tui_keys Tab
 expect_screen 'no NCCL call yet' "Tab after API: the Comm view (no NCCL here)"
 tui_keys Tab
-expect_screen 'Target +PID' "Tab after Comm comes back to the Overview"
-tui_keys BTab BTab
-expect_screen 'FUNCTION +CALLS' "Shift-Tab twice goes back to API"
-tui_keys Tab Tab Tab
-expect_screen 'ADDRESS +SIZE' "Tab three times: Leaks"
+expect_screen 'RANK.* +NOW +.*ODD ONE OUT' "Tab after Comm: the Job view"
+expect_screen "^ +— +$TARGET_PID " "Job: the traced process's row, no rank"
+tui_keys Tab
+expect_screen 'Target +PID' "Tab after Job comes back to the Overview"
+tui_keys BTab BTab BTab
+expect_screen 'FUNCTION +CALLS' "Shift-Tab three times goes back to API"
+tui_keys Tab Tab Tab Tab
+expect_screen 'ADDRESS +SIZE' "Tab four times: Leaks"
 tui_keys o
 expect_screen 'Target +PID' "o: Overview"
 

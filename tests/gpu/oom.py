@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """oom.py — the programs of scripts/gpu-oom (issue 35), on a real GPU with PyTorch.
 
-  oom.py run MODE DIR      MODE: oom | frag | snapshot
+  oom.py run MODE DIR      MODE: oom | frag | oomfree | uncaught | snapshot
     oom       a small MLP trained with Adam; after the warm-up it says "ready PID" and waits
               for DIR/go (gputop attaches meanwhile); two steps later one step allocates past
               the device's memory (torch.cuda.mem_get_info()) at the line marked OOM-LINE; the
@@ -11,6 +11,10 @@
     frag      fragmentation: a 2 GiB block cut into 64 MiB tensors, every other one freed (1 GiB
               free in one segment in 64 MiB holes), the rest of the device filled, then 512 MiB
               asked at OOM-LINE: no free block is large enough though enough bytes are free.
+    oomfree   as oom, with a 512 MiB tensor made after the warm-up (BALLAST-LINE) that the
+              handler frees at once (and empties the cache) right after memory_allocated() and
+              memory_reserved(): gputop's state must be the failing instant's (the tensor live).
+    uncaught  as oom, but nothing catches the OutOfMemoryError: Python ends with status 1.
     snapshot  tensors on every GPU (two if there are), then _snapshot() written to
               DIR/program.pickle and "snapshot" said; it then allocates nothing until DIR/stop.
   oom.py check-oom MODE DIR      PASS/FAIL lines: gputop's --oom-report (DIR/MODE.report) and
@@ -45,7 +49,7 @@ def handler_record(d, e):
     time.sleep(2)	# nothing changes while gputop looks
 
 
-def run_oom(d):
+def run_oom(d, then="catch"):
     import torch
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 1024)).cuda()
@@ -64,21 +68,32 @@ def run_oom(d):
     print(f"ready {os.getpid()}", flush=True)
     wait_for(os.path.join(d, "go"))
     time.sleep(1)
+    ballast = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda") if then == "free" else None  # BALLAST-LINE
     for i in range(6):
         loss = step()
         print(f"loss {loss:.6f}", flush=True)
         if i == 2:
             free, _ = torch.cuda.mem_get_info()
             want = free + (1 << 30)
+            with open(os.path.join(d, "want"), "w") as f:
+                f.write(str(want))
+            if then == "uncaught":
+                big = torch.empty(want, dtype=torch.uint8, device="cuda")  # OOM-LINE-UNCAUGHT
             try:
                 big = torch.empty(want, dtype=torch.uint8, device="cuda")  # OOM-LINE
                 print("oom not reached", flush=True)
                 del big
             except torch.OutOfMemoryError as e:
+                if then == "free":	# the state of the instant, then the tensor gone at once
+                    state = {"allocated": torch.cuda.memory_allocated(), "reserved": torch.cuda.memory_reserved(),
+                             "ballast": ballast.numel()}
+                    del ballast
+                    torch.cuda.empty_cache()
+                    with open(os.path.join(d, "handler.json"), "w") as f:
+                        json.dump(state, f)
                 print("oom caught", flush=True)
-                with open(os.path.join(d, "want"), "w") as f:
-                    f.write(str(want))
-                handler_record(d, e)
+                if then != "free":
+                    handler_record(d, e)
     print("oom.py: ok", flush=True)
 
 
@@ -138,16 +153,20 @@ def active(snap):
 
 def check_oom(mode, d):
     report = open(os.path.join(d, f"{mode}.report")).read()
-    state = json.load(open(os.path.join(d, "handler.json")))
     want = int(open(os.path.join(d, "want")).read())
-    handler = pickle.load(open(os.path.join(d, "handler.pickle"), "rb"))
-    line = next(i + 1 for i, text in enumerate(open(__file__)) if text.rstrip().endswith("# OOM-LINE")
-                and (("want, dtype" in text) and (i > 0)) and _in_mode(i, mode))
+    mark = "# OOM-LINE-UNCAUGHT" if mode == "uncaught" else "# OOM-LINE"
+    line = next(i + 1 for i, text in enumerate(open(__file__)) if text.rstrip().endswith(mark)
+                and _in_mode(i, "frag" if mode == "frag" else "oom"))
+    verdict("state: read at the failure's instant" in report, f"{mode}: the report's state is the failing instant's")
     m = re.search(r"^request: (\d+) bytes, GPU (\d+), (\w+), error (\d+), at (.*)$", report, re.M)
     verdict(bool(m) and int(m[1]) >= want, f"{mode}: the report names the request: {m[1] if m else None} bytes "
             f">= the {want} asked")
     verdict(bool(m) and f"oom.py:{line}" in m[5], f"{mode}: ... at the line that asked (oom.py:{line}; {m[5] if m else None})")
     verdict("PyTorch's allocator gave up" in report, f"{mode}: PyTorch's allocator gave up, said")
+    if mode == "uncaught":	# nothing to compare with: no handler ran
+        verdict(os.path.getsize(os.path.join(d, f"{mode}.oom.pickle")) > 0, f"{mode}: --oom-snapshot written")
+        return
+    state = json.load(open(os.path.join(d, "handler.json")))
     m = re.search(r"^allocator: reserved (\d+), allocated (\d+)", report, re.M)
     verdict(bool(m) and int(m[2]) == state["allocated"], f"{mode}: allocated {m[2] if m else None} == "
             f"memory_allocated() in the handler {state['allocated']}")
@@ -155,6 +174,14 @@ def check_oom(mode, d):
             f"memory_reserved() in the handler {state['reserved']}")
     by_line = sum(int(x) for x in re.findall(r"^ +(\d+) +\d+  ", report, re.M))
     verdict(by_line == state["allocated"], f"{mode}: live bytes by line sum to memory_allocated() ({by_line})")
+    if mode == "oomfree":
+        big = re.search(r"^  +0x[0-9a-f]+ +(\d+) +(\d+)  .*oom.py:(\d+)", report, re.M)
+        ballast_line = next(i + 1 for i, text in enumerate(open(__file__)) if text.rstrip().endswith("# BALLAST-LINE"))
+        verdict(bool(big) and int(big[2]) == state["ballast"] and int(big[3]) == ballast_line,
+                f"{mode}: the tensor freed in the handler is the report's largest block, live, at its line "
+                f"(oom.py:{ballast_line}; {big[0].strip() if big else None})")
+        return
+    handler = pickle.load(open(os.path.join(d, "handler.pickle"), "rb"))
     ours = pickle.load(open(os.path.join(d, f"{mode}.oom.pickle"), "rb"))
     verdict(active(ours) == active(handler), f"{mode}: --oom-snapshot's active blocks == the handler's _snapshot() "
             f"({len(active(ours))} and {len(active(handler))})")
@@ -185,7 +212,8 @@ def check_snapshot(d):
 if __name__ == "__main__":
     what = sys.argv[1]
     if what == "run":
-        {"oom": run_oom, "frag": run_frag, "snapshot": run_snapshot}[sys.argv[2]](sys.argv[3])
+        {"oom": run_oom, "frag": run_frag, "snapshot": run_snapshot, "oomfree": lambda d: run_oom(d, "free"),
+         "uncaught": lambda d: run_oom(d, "uncaught")}[sys.argv[2]](sys.argv[3])
     elif what == "check-oom":
         check_oom(sys.argv[2], sys.argv[3])
     elif what == "check-snapshot":

@@ -8,12 +8,15 @@ before its collective number AT (1-based), calls straggle(), which waits in Pyth
 STOP (at the line marked "@site straggle") after printing "straggling <pid>"; the others then
 wait inside that collective. With PY_JOB_SLOW_MS=M in its environment, rank ODD also sleeps M ms
 in Python before each collective (slow(), "@site slow"): a straggler the others wait for at
-every step. With PY_JOB_WARM=W, each makes W collectives before "ready" (before any attach: NCCL's
-own counter has them, gputop's count since the attach does not), and prints "opcount_offset N"
-(where the simulated NCCL keeps its counter); with PY_JOB_STEP_MS=M each of the first 30 steps
-ends with M ms in Python (quiet moments between collectives). Every 10th step asks ncclCommCount (as
-frameworks do). Each rank also runs PY_JOB_THREADS (8) idle Python threads, as a training process
-runs loader and helper threads: --dump takes every thread's stack. At the end each prints "py_job: rank R collectives=N loss=X" and exits 0.
+every step. With PY_JOB_HANG=FILE, rank ODD also calls straggle() at its first step after FILE
+appears (tests/e2e/metrics_job.sh: a job that hangs when the test says). With PY_JOB_WARM=W,
+each makes W collectives before "ready" (before any attach: NCCL's own counter has them,
+gputop's count since the attach does not), and prints "opcount_offset N" (where the simulated
+NCCL keeps its counter); with PY_JOB_STEP_MS=M each of the first 30 steps ends with M ms in
+Python (quiet moments between collectives). Every 10th step asks ncclCommCount (as frameworks
+do). Each rank also runs PY_JOB_THREADS (8) idle Python threads, as a training process runs
+loader and helper threads: --dump takes every thread's stack. At the end each prints
+"py_job: rank R collectives=N loss=X" and exits 0.
 
 Usage: python3 py_job.py LIBCUDART LIBNCCL RANK NRANKS ITER ODD AT GO STOP"""
 import ctypes
@@ -57,6 +60,7 @@ def helper(finished):
 def main():
     slow_ms = float(os.environ.get("PY_JOB_SLOW_MS", "0"))
     step_ms = float(os.environ.get("PY_JOB_STEP_MS", "0"))
+    hang = os.environ.get("PY_JOB_HANG")
     finished = threading.Event()
     for _ in range(int(os.environ.get("PY_JOB_THREADS", "8"))):
         threading.Thread(target=helper, args=(finished,), daemon=True).start()
@@ -75,7 +79,8 @@ def main():
     loss, done = 1.0, 0
     for step in range(iters):
         loss = loss * 0.97 + 0.01 * ((step * (rank + 3)) % 7)
-        if rank == odd and step + 1 == at:
+        if rank == odd and (step + 1 == at or (hang and os.path.exists(hang))):
+            hang = None
             straggle()
         if rank == odd and slow_ms:
             slow(slow_ms)

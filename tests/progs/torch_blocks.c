@@ -10,7 +10,12 @@
  * FILE it frees the 5 MiB block (its segment's one), prints the allocator's segments and
  * blocks as _snapshot() would list them (simtorch_print_snapshot), says "held", waits for FILE, then empties
  * the cache (torch.cuda.empty_cache()) and prints what that gave back:
- *   torch_blocks: empty_cache freed=N reserved=N */
+ *   torch_blocks: empty_cache freed=N reserved=N
+ * --oom BYTES asks for that much more after B, which fails on a small simulated device and is
+ * caught; with --oom-then free the big block is freed right after (its memory gone before
+ * anyone looks later), with --oom-then exit the program ends at once with status 3, as one that
+ * does not catch the error; --oom-times N fails N times (after --oom-go FILE, if given) and
+ * prints how long the N failures took:  torch_blocks: oom x N in MS ms */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,8 +85,8 @@ __attribute__((noinline)) void *make_big(void)
 
 int main(int argc, char **argv)
 {
-	const char *go = NULL, *hold = NULL;
-	long linger = 0, oom = 0;
+	const char *go = NULL, *hold = NULL, *oom_then = "", *oom_go = NULL;
+	long linger = 0, oom = 0, oom_times = 1;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--go") == 0 && i + 1 < argc)
 			go = argv[++i];
@@ -91,6 +96,12 @@ int main(int argc, char **argv)
 			oom = atol(argv[++i]);
 		else if (strcmp(argv[i], "--linger") == 0 && i + 1 < argc)
 			linger = atol(argv[++i]);
+		else if (strcmp(argv[i], "--oom-then") == 0 && i + 1 < argc)
+			oom_then = argv[++i];
+		else if (strcmp(argv[i], "--oom-times") == 0 && i + 1 < argc)
+			oom_times = atol(argv[++i]);
+		else if (strcmp(argv[i], "--oom-go") == 0 && i + 1 < argc)
+			oom_go = argv[++i];
 	}
 	/* A: before the go signal (an attach comes in between). */
 	void *a1 = take(1000);
@@ -103,7 +114,7 @@ int main(int argc, char **argv)
 		progs_wait_go(go);
 	}
 	/* B */
-	make_big();
+	void *big = make_big();
 	void *b[6];
 	for (int i = 1; i <= 5; i++)
 		b[i] = take((size_t)i * 70000);
@@ -111,13 +122,27 @@ int main(int argc, char **argv)
 	give(b[4]);
 	give(a1);
 	void *c = take(5 * MiB);
-	if (oom) {	/* --oom BYTES: an allocation that fails (SIMCUDA_MEM_LIMIT), caught; it goes on */
+	if (oom && oom_go) {
+		progs_ready();
+		progs_wait_go(oom_go);
+	}
+	double t0 = progs_now();
+	for (long k = 0; oom && k < oom_times; k++) {	/* --oom BYTES: an allocation that fails
+							 * (SIMCUDA_MEM_LIMIT), caught; it goes on */
 		void *x = simtorch_alloc((size_t)oom, STREAM);	/* OOM */
-		printf("torch_blocks: oom %s allocated=%lld reserved=%lld\n", x ? "not reached" : "caught",
-		       simtorch_allocated(), simtorch_reserved());
+		if (!x && strcmp(oom_then, "exit") == 0)
+			_exit(3);	/* as an OutOfMemoryError nobody catches */
+		long long allocated = simtorch_allocated(), reserved = simtorch_reserved();
+		if (!x && strcmp(oom_then, "free") == 0 && k == 0)
+			give(big);	/* the memory it held is gone before a later look */
+		if (oom_times == 1)
+			printf("torch_blocks: oom %s allocated=%lld reserved=%lld\n", x ? "not reached" : "caught",
+			       allocated, reserved);
 		if (x)
 			simtorch_free(x);
 	}
+	if (oom && oom_times > 1)
+		printf("torch_blocks: oom x %ld in %.0f ms\n", oom_times, (progs_now() - t0) * 1000);
 	void *order[MAX_LIVE];
 	for (int i = 0; i < n_live; i++)
 		order[i] = live[i].ptr;

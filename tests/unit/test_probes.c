@@ -208,9 +208,9 @@ void launchring_set_scope_ranges(struct tracee *p, int scope, const uint64_t (*r
 	scope_n[scope] = n;
 }
 
-int launchring_set_stack_trap(struct tracee *p, int probe, bool on)
+int launchring_set_traps(struct tracee *p, int probe, unsigned traps)
 {
-	(void)probe, (void)on;
+	(void)probe, (void)traps;
 	return 0;
 }
 

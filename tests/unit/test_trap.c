@@ -51,6 +51,7 @@
 #define FALLBACK_TRAP 0x7100ull		/* the return stub's int3 (retfast_fallback_trap) */
 #define LAUNCH_TRAP 0x7200ull		/* the launch stub's wait (launchring_is_trap) */
 #define CALL_TRAP 0x7300ull		/* the call stub's wait for a stack */
+#define OOM_TRAP 0x7500ull		/* the call stub's return's wait at an out-of-memory */
 
 /* ---- the thread's registers, and what the kernel is asked ---------------------------------- */
 
@@ -116,6 +117,9 @@ static struct {
 	bool cuda_seen;		/* probes_cuda_seen */
 	bool refresh_finds_cuda;
 	uint64_t rtld_state_addr;
+	int ooms;		/* torch_dumps_at_oom */
+	int seen_at_oom;	/* calls told to the consumers by then */
+	struct hit_keeper *oom_keeper;
 } told;
 
 void tracee_release(struct tracee *p, struct thread *t)
@@ -209,11 +213,25 @@ bool launchring_is_call_trap(const struct tracee *p, uint64_t addr, uint64_t rec
 	return addr == CALL_TRAP;
 }
 
+bool launchring_is_oom_trap(const struct tracee *p, uint64_t addr)
+{
+	return addr == OOM_TRAP;
+}
+
+static int n_seen;
+
+void torch_dumps_at_oom(struct tracee *p, uint64_t now, struct hit_keeper *g)
+{
+	(void)now;
+	told.ooms++;
+	told.seen_at_oom = n_seen;
+	told.oom_keeper = g;
+}
+
 /* ---- a consumer that keeps what it is told ----------------------------------------------------- */
 
 static struct cuda_call seen[16];
 static struct tracee *seen_of[16];	/* whose call each was */
-static int n_seen;
 
 static void record(struct tracee *p, const struct cuda_call *c)
 {
@@ -307,6 +325,8 @@ static void entry_and_return(void)
 	check(tracee->stops == 2 && stops_in_figures(201) == 2 && told.released == 2 && told.budgeted == 2 &&
 		      told.kind == STOP_WORK,
 	      "the return's stop counted and budgeted as work too; the thread let go");
+	check(told.ooms == 0, "a success: no out-of-memory's state read");
+
 
 	/* Again, returning through the return stub's own int3 (a return it has no record for). */
 	stand_after(b.addr, SP);
@@ -319,6 +339,27 @@ static void entry_and_return(void)
 	check(ours && fake.r.rip == APP_RET + 4 && t->depth == 0 && n_seen == 2,
 	      "the return stub's int3 is a return like the trampoline's: back to the caller, counted");
 	check(tracee->stops == 4 && told.released == 4, "each of the two stops counted once");
+
+	/* Out of memory (error 2), then another error (1): the state read at the first only, the
+	 * thread still stopped at its return, the failed call told to the consumers first. */
+	for (uint64_t err = 2; err >= 1; err--) {
+		stand_after(b.addr, SP);
+		fake.r.rdi = OUT;
+		fake.r.rsi = 1ull << 40;
+		*fake_word(SP) = APP_RET;
+		tracer_on_trap(tracee, t, now_ns());
+		stand_after(FAKE_TRAMPOLINE, SP + 8);
+		fake.r.rax = err;
+		int seen_before = n_seen, released = told.released;
+		tracer_on_trap(tracee, t, now_ns());
+		if (err == 2)
+			check(told.ooms == 1 && told.seen_at_oom == seen_before + 1 && !told.oom_keeper &&
+				      told.released == released + 1,
+			      "a return out of memory through the trampoline: the state read at that stop, after the "
+			      "failed call was told, before the thread was let go");
+		else
+			check(told.ooms == 1, "another error: no out-of-memory's state read");
+	}
 }
 
 /* An int3 at cuLaunchKernel, probed at its entry only; the stub's records counted first. */
@@ -495,6 +536,14 @@ static void stub_waits(void)
 	ours = tracer_on_stub_wait(tracee, t, &r, CALL_TRAP, now_ns(), NULL);
 	check(ours && tracee->stops == 2 && told.released == 0 && n_seen == 1,
 	      "the call stub's wait for a stack: one stop, no call counted there (its record is)");
+
+	struct keeper_test0 { struct hit_keeper g; int asked; bool answer; } g0 = { { keeper_keep }, 0, true };
+	int ooms = told.ooms;
+	ours = tracer_on_stub_wait(tracee, t, &r, OOM_TRAP, now_ns(), &g0.g);
+	check(ours && told.ooms == ooms + 1 && told.oom_keeper == &g0.g && tracee->stops == 2 && told.released == 0,
+	      "the call stub's return's wait at an out-of-memory: the state read there, the park's keeper handed on, "
+	      "no stop counted, the thread not let go");
+	check(tracer_stub_wait_in_place(tracee, &r, OOM_TRAP), "an out-of-memory's state: served in place");
 
 	ours = tracer_on_stub_wait(tracee, t, &r, 0x7400, now_ns(), NULL);
 	check(!ours && tracee->stops == 2, "a wait that is neither: not one, not counted");
