@@ -9,8 +9,8 @@
 #    others' call in flight (ncclAllReduce, AllReduce of 4096 bytes, from the call stub's record)
 #    and its age (within the time they were seen stuck), each one's collectives since the attach
 #    (99; the others one more in flight), the ranks from the environment; text and --json agree;
-#    NCCL's own counter found by value (the first 30 steps end with 20 ms of quiet; the simulated
-#    communicator keeps opCount among fields that move with it): at opCount's offset, each rank's
+#    NCCL's own counter found by value (the first 30 steps end with 20 ms of quiet, every 10th
+#    asks ncclCommCount; the simulated communicator keeps opCount among fields that move with it): at opCount's offset, each rank's
 #    3 warm-up collectives made before the attach included, and the positions taken from it;
 #  - attached to the job already stuck (--dump alone): the others' call named from their stacks,
 #    said to be entered before the attach, with no made-up age or count; NCCL's counter not
@@ -88,9 +88,10 @@ expect_eq "$(grep -c "collectives=$ITER " "$TMP/plain/lines")" $N "without gputo
 
 # --- watched: attached before the job runs, the picture taken once it is stuck ------------------
 # Each of the first 30 steps ends with 20 ms in Python: quiet moments, where NCCL's counter is
-# looked for.
+# looked for; every 10th asks the communicator's size (the simulated NCCL's count of calls, equal
+# to opCount until then, parts from it).
 D=$TMP/w
-PY_JOB_STEP_MS=20 start_job "$D"
+PY_JOB_STEP_MS=20 PY_JOB_QUERY=10 start_job "$D"
 pids=$(IFS=,; echo "${JOB_PIDS[*]}")
 spawn "$D/gputop" "$GPUTOP" --dump --timeout 300 --json "$D/dump.json" -p "$pids"
 G=$SPAWNED_PID

@@ -13,8 +13,8 @@ appears (tests/e2e/metrics_job.sh: a job that hangs when the test says). With PY
 each makes W collectives before "ready" (before any attach: NCCL's own counter has them,
 gputop's count since the attach does not), and prints "opcount_offset N" (where the simulated
 NCCL keeps its counter); with PY_JOB_STEP_MS=M each of the first 30 steps ends with M ms in
-Python (quiet moments between collectives). Every 10th step asks ncclCommCount (as frameworks
-do). Each rank also runs PY_JOB_THREADS (8) idle Python threads, as a training process runs
+Python (quiet moments between collectives); with PY_JOB_QUERY=Q every Qth step asks
+ncclCommCount (as frameworks do). Each rank also runs PY_JOB_THREADS (8) idle Python threads, as a training process runs
 loader and helper threads: --dump takes every thread's stack. At the end each prints
 "py_job: rank R collectives=N loss=X" and exits 0.
 
@@ -60,6 +60,7 @@ def helper(finished):
 def main():
     slow_ms = float(os.environ.get("PY_JOB_SLOW_MS", "0"))
     step_ms = float(os.environ.get("PY_JOB_STEP_MS", "0"))
+    query = int(os.environ.get("PY_JOB_QUERY", "0"))
     hang = os.environ.get("PY_JOB_HANG")
     finished = threading.Event()
     for _ in range(int(os.environ.get("PY_JOB_THREADS", "8"))):
@@ -89,7 +90,7 @@ def main():
             raise SystemExit("py_job: ncclAllReduce failed: %d" % err)
         done += 1
         cudart.cudaStreamSynchronize(None)
-        if step % 10 == 9:
+        if query and step % query == query - 1:
             nccl.ncclCommCount(comm, ctypes.byref(ctypes.c_int()))
         if step_ms and step < 30:
             time.sleep(step_ms / 1000.0)
