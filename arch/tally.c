@@ -59,15 +59,17 @@ INLINE uint64_t operand(const uint64_t *rec, unsigned where)
 	return 0;
 }
 
+#define NO_INDEX (~0ull)
+
 /* One more launch of handle. A new handle takes the first empty slot of its window and the
  * next index of the dense arrays (another thread taking the same handle there at once: it is
- * counted where that one put it). */
-INLINE void handle_count(struct tally_area *t, uint64_t probe, uint64_t handle)
+ * counted where that one put it). Returns its index, NO_INDEX where it found none. */
+INLINE uint64_t handle_count(struct tally_area *t, uint64_t probe, uint64_t handle)
 {
 	const uint32_t mask = (1u << TALLY_HANDLE_BITS) - 1;
 	uint32_t at = tally_slot(handle, TALLY_HANDLE_BITS);
 	if (handle <= TALLY_BUSY)	/* no function: counted by its probe only */
-		return;
+		return NO_INDEX;
 	for (uint32_t i = 0; i < TALLY_WINDOW; i++) {
 		struct tally_handle *h = &t->handle[(at + i) & mask];
 		uint64_t k = load(&h->key);
@@ -80,15 +82,30 @@ INLINE void handle_count(struct tally_area *t, uint64_t probe, uint64_t handle)
 			publish(&t->launched[n].key, handle);
 			add(&t->launches[n], 1);
 			add(&t->probe[probe].effects, 1);
-			return;
+			return n;
 		}
 		if (k == handle || settled(&h->key) == handle) {
 			add(&t->launches[h->index], 1);
 			add(&t->probe[probe].effects, 1);
-			return;
+			return h->index;
 		}
 	}
 	add(&t->probe[probe].unmatched, 1);
+	return NO_INDEX;
+}
+
+/* A launch of the handle at index that left no record: its words 2-7 (the dimensions) kept
+ * as its record would have, then their check, then its count. Two threads writing at once may
+ * leave words of both: the check then disagrees, and gputop keeps the dimensions it had. */
+INLINE void quiet_count(struct tally_area *t, uint64_t index, const uint64_t *w)
+{
+	if (index == NO_INDEX)
+		return;
+	struct tally_quiet *q = &t->quiet[index];
+	for (int i = 0; i < 6; i++)
+		__atomic_store_n(&q->w[i], w[i], __ATOMIC_RELAXED);
+	publish(&q->check, tally_dims_check(w));
+	add(&q->launches, 1);
 }
 
 /* An allocation of size bytes at key. It goes after every slot that holds key already: that
@@ -201,9 +218,19 @@ INLINE uint64_t on_return(struct tally_area *t, const uint64_t *rec)
 	add(&tp->class_ticks[cls], ticks);
 	uint64_t key = operand(rec, s->key);
 	switch (s->effect) {
-	case TALLY_HANDLE:
-		handle_count(t, probe, key);
-		break;
+	case TALLY_HANDLE: {
+		if (!(s->flags & TALLY_DIMS) || !load(&t->head.quiet)) {
+			handle_count(t, probe, key);
+			break;
+		}
+		/* Quiet: the words a launch record holds after the handle (the stack's: none). */
+		uint64_t w[6];
+		for (int i = 0; i < 5; i++)
+			w[i] = rec[LR_CALL_OFF_ARGS / 8 + 1 + i];
+		w[5] = 0;
+		quiet_count(t, handle_count(t, probe, key), w);
+		return 0;
+	}
 	case TALLY_INSERT:
 		if (key > TALLY_BUSY)	/* NULL: a zero-byte allocation holds nothing */
 			live_insert(t, probe, key, value, ret, rec[LR_CALL_OFF_THREAD / 8]);
@@ -219,7 +246,7 @@ INLINE uint64_t on_return(struct tally_area *t, const uint64_t *rec)
 	return 1;
 }
 
-uint64_t tally_entry(struct tally_area *t, uint64_t op, uint64_t a, uint64_t b)
+uint64_t tally_entry(struct tally_area *t, uint64_t op, uint64_t a, uint64_t b, const uint64_t *w)
 {
 	switch (op) {
 	case TALLY_OP_RETURN:
@@ -228,6 +255,12 @@ uint64_t tally_entry(struct tally_area *t, uint64_t op, uint64_t a, uint64_t b)
 		if (a < TALLY_PROBES) {
 			add(&t->probe[a].calls, 1);
 			handle_count(t, a, b);
+		}
+		break;
+	case TALLY_OP_QUIET:
+		if (a < TALLY_PROBES) {
+			add(&t->probe[a].calls, 1);
+			quiet_count(t, handle_count(t, a, b), w + 2);
 		}
 		break;
 	case TALLY_OP_UNRECORDED:

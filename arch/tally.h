@@ -39,6 +39,8 @@ enum tally_effect {
 #define TALLY_OUT2		8
 
 #define TALLY_VOID		0x01	/* returns nothing: no call is an error */
+#define TALLY_DIMS		0x02	/* a kernel launch (TALLY_HANDLE): quiet, its record says
+					 * nothing the tallies do not (struct tally_quiet) */
 
 /* Written by gputop before the probe is armed; read by the stubs. */
 struct tally_spec {
@@ -98,9 +100,22 @@ struct tally_name {
 	uint64_t name;		/* its kernel's mangled name, in the program's memory */
 };
 
+/* A handle's launches that left no record (the stubs' quiet launches, below): how many, and
+ * the last one's argument words as the launch ring's record would hold them (words 2-7: the
+ * dimensions, tally_dims_check's sum of them last, so that a reader tells a torn write). */
+struct tally_quiet {
+	uint64_t launches;
+	uint64_t w[6];
+	uint64_t check;
+};
+
 struct tally_head {
 	uint64_t handles_used;	/* handles taken: entries of launched[] and launches[] in use */
-	uint64_t pad[7];
+	uint64_t quiet;		/* gputop: 1 while no one wants a kernel launch's record (its
+				 * order, --timeline, a capture): a launch of a named handle, or a
+				 * TALLY_DIMS call's success, is then counted here with its
+				 * dimensions (quiet[]), and writes no record */
+	uint64_t pad[6];
 };
 
 struct tally_area {	/* LR_TALLY_SIZE bytes */
@@ -109,10 +124,20 @@ struct tally_area {	/* LR_TALLY_SIZE bytes */
 	struct tally_probe probe[TALLY_PROBES];
 	uint64_t launches[1u << TALLY_HANDLE_BITS];	/* by index, in the order handles came */
 	struct tally_launched launched[1u << TALLY_HANDLE_BITS];
+	struct tally_quiet quiet[1u << TALLY_HANDLE_BITS];
 	struct tally_handle handle[1u << TALLY_HANDLE_BITS];
 	struct tally_live live[1u << TALLY_LIVE_BITS];
 	struct tally_name name[1u << TALLY_NAME_BITS];
 };
+
+/* What tally_quiet.check holds for words w: never 0 (no write yet). */
+static inline uint64_t tally_dims_check(const uint64_t *w)
+{
+	uint64_t h = 0x2545f4914f6cdd1dull;
+	for (int i = 0; i < 6; i++)
+		h = (h ^ w[i]) * 0x9e3779b97f4a7c15ull;
+	return h | 1;
+}
 
 /* The first slot of key in a table of 1 << bits: Fibonacci hashing, every bit of key counts. */
 static inline uint32_t tally_slot(uint64_t key, unsigned bits)
@@ -122,9 +147,11 @@ static inline uint32_t tally_slot(uint64_t key, unsigned bits)
 
 /* What the stubs call (one entry, the first function of tally.c's code), op one of
  * stub_layout.h's: TALLY_OP_RETURN (a: the call stub's record, at the call's return),
- * TALLY_OP_LAUNCH (a: the probe, b: the handle launched), TALLY_OP_UNRECORDED (a: the probe of
- * a call the call stub found no record for: counted, not timed). Returns, for a call's
- * return, whether its record goes to the calls' ring (0: its figures are all here). */
-uint64_t tally_entry(struct tally_area *t, uint64_t op, uint64_t a, uint64_t b);
+ * TALLY_OP_LAUNCH (a: the probe, b: the handle launched), TALLY_OP_QUIET (the same, for a
+ * launch that writes no record; w: the words its record would have held, w[1]-w[7]),
+ * TALLY_OP_UNRECORDED (a: the probe of a call the call stub found no record for: counted, not
+ * timed). Returns, for a call's return, whether its record goes to the calls' ring (0: its
+ * figures are all here). */
+uint64_t tally_entry(struct tally_area *t, uint64_t op, uint64_t a, uint64_t b, const uint64_t *w);
 
 #endif

@@ -50,11 +50,11 @@
 	.globl arch_launch_stub_trap, arch_launch_stub_trap_ex, arch_call_stub, arch_call_ret
 	.globl arch_call_stub_trap, arch_call_ret_oom_trap
 
-/* tally_entry(the tallies, op, a, b) (arch/tally.c, at arch_tally) at a function's entry, from
- * a stub that saved rax, rdx and rcx: every other register the function was entered with is
- * kept, and the call made on an aligned stack. a and b: registers other than rcx and rdx, or
- * immediates. */
-.macro TALLY_AT_ENTRY op, a, b
+/* tally_entry(the tallies, op, a, b, w) (arch/tally.c, at arch_tally) at a function's entry,
+ * from a stub that saved rax, rdx and rcx: every other register the function was entered with
+ * is kept, and the call made on an aligned stack. a and b: registers other than rcx and rdx, or
+ * immediates; w (TALLY_OP_QUIET's words) a register other than those. */
+.macro TALLY_AT_ENTRY op, a, b, w
 	push %rsi
 	push %rdi
 	push %r8
@@ -64,6 +64,9 @@
 	push %rbx
 	mov %rsp, %rbx
 	and $-16, %rsp
+.ifnb \w
+	mov \w, %r8
+.endif
 	mov \b, %rcx
 	mov \a, %rdx
 	mov $\op, %esi
@@ -83,34 +86,14 @@
 /* One variant: \handle is the register holding the launched function, \ex selects the
  * dimensions by pointer. Stack at entry: [rsp] the slot to go back to, [rsp+8] the caller's
  * return address (the function's entry sp), [rsp+16] its first stack argument. */
-.macro LAUNCH_STUB handle, ex, trap
-	push %rax
-	push %rdx
-	push %rcx
-	mov 0f(%rip), %rdx		/* the ring */
-	movabs $LR_HASH, %rcx		/* the filter: two ways at (handle * LR_HASH) >> (64 - bits) */
-	imul \handle, %rcx
-	shr $(64 - LR_FILTER_BITS), %rcx
-	cmp LR_FILTER(%rdx,%rcx,8), \handle
-	je 1f
-	xor $1, %ecx
-	cmp LR_FILTER(%rdx,%rcx,8), \handle
-	jne 5f
-1:	mov (%rdx), %rax		/* head: this record's sequence number, if still free */
-2:	mov %rax, %rcx
-	sub LR_TAIL(%rdx), %rcx
-	cmp LR_CAPACITY(%rdx), %rcx
-	jae 4f				/* full */
-	lea 1(%rax), %rcx
-	lock cmpxchg %rcx, (%rdx)	/* taken, or rax = the head another thread moved */
-	jne 2b
-	and $(LR_CAP - 1), %eax
-	shl $6, %rax
-	lea LR_RECORDS(%rdx,%rax), %rax	/* rax: the record */
+/* The words of a launch record (all but its first) at rax: the argument registers, the first
+ * stack argument (\so bytes more below it on the stack than at the stub's three pushes), and
+ * for \ex the first 24 bytes of the config rdi points to in place of rdx, rcx, r8. */
+.macro LAUNCH_WORDS ex, so
 	mov %rdi, 8(%rax)
 	mov %rsi, 16(%rax)
 	mov %r9, 48(%rax)
-	mov 40(%rsp), %rcx		/* the first stack argument: above rcx, rdx, rax, the
+	mov (40 + \so)(%rsp), %rcx	/* the first stack argument: above rcx, rdx, rax, the
 					 * slot's return address and the caller's */
 	mov %rcx, 56(%rax)
 .if \ex
@@ -126,24 +109,67 @@
 	mov 16(%rdi), %rcx
 8:	mov %rcx, 40(%rax)
 .else
-	mov 8(%rsp), %rcx		/* rdx as it was */
+	mov (8 + \so)(%rsp), %rcx	/* rdx as it was */
 	mov %rcx, 24(%rax)
-	mov (%rsp), %rcx		/* rcx as it was */
+	mov (\so)(%rsp), %rcx		/* rcx as it was */
 	mov %rcx, 32(%rax)
 	mov %r8, 40(%rax)
 .endif
+.endm
+
+/* One variant: \handle is the register holding the launched function, \ex selects the
+ * dimensions by pointer. Stack at entry: [rsp] the slot to go back to, [rsp+8] the caller's
+ * return address (the function's entry sp), [rsp+16] its first stack argument. A kernel's
+ * launch (LR_TALLY_DIMS in its probe's tally spec) of a handle the filter knows, while gputop
+ * says no one wants its record (LR_OFF_QUIET), writes no record: its words go to the tallies
+ * (TALLY_OP_QUIET), from a copy on the stack. */
+.macro LAUNCH_STUB handle, ex, trap
+	push %rax
+	push %rdx
+	push %rcx
+	mov 0f(%rip), %rdx		/* the ring */
+	movabs $LR_HASH, %rcx		/* the filter: two ways at (handle * LR_HASH) >> (64 - bits) */
+	imul \handle, %rcx
+	shr $(64 - LR_FILTER_BITS), %rcx
+	cmp LR_FILTER(%rdx,%rcx,8), \handle
+	je 10f
+	xor $1, %ecx
+	cmp LR_FILTER(%rdx,%rcx,8), \handle
+	jne 5f
+10:	testb $LR_TALLY_DIMS, LR_OFF_TALLY_FLAGS(%rdx,%r11,8)
+	jz 1f
+	cmpq $0, LR_OFF_QUIET(%rdx)
+	jne 11f				/* quiet: counted in place, with its dimensions */
+1:	mov (%rdx), %rax		/* head: this record's sequence number, if still free */
+2:	mov %rax, %rcx
+	sub LR_TAIL(%rdx), %rcx
+	cmp LR_CAPACITY(%rdx), %rcx
+	jae 4f				/* full */
+	lea 1(%rax), %rcx
+	lock cmpxchg %rcx, (%rdx)	/* taken, or rax = the head another thread moved */
+	jne 2b
+	and $(LR_CAP - 1), %eax
+	shl $6, %rax
+	lea LR_RECORDS(%rdx,%rax), %rax	/* rax: the record */
+	LAUNCH_WORDS \ex, 0
 	lea 1(%r11), %rcx
 	mov %rcx, (%rax)		/* committed: x86 keeps this store after the ones above */
 3:	TALLY_AT_ENTRY TALLY_OP_LAUNCH, %r11, \handle	/* counted, whatever became of its record;
 					 * after a park, where gputop read the tallies before it named the
 					 * handle: a handle the driver gave again is counted under its new
 					 * name from this launch on */
-	pop %rcx
+12:	pop %rcx
 	pop %rdx
 	pop %rax
 	ret
 4:	lock incq LR_LOST(%rdx,%r11,8)	/* full: not recorded, never waited for */
 	jmp 3b
+11:	sub $64, %rsp			/* the record's words, on the stack */
+	mov %rsp, %rax
+	LAUNCH_WORDS \ex, 64
+	TALLY_AT_ENTRY TALLY_OP_QUIET, %r11, \handle, %rax
+	add $64, %rsp
+	jmp 12b
 5:	cmpq $0, LR_PRESENT(%rdx)
 	je 1b				/* gputop is gone: record it unnamed */
 	cmpq $0, LR_FRESH(%rdx)

@@ -251,12 +251,24 @@ struct cuda_tally {
 	uint64_t class_ns[CUDA_TALLY_CLASSES];
 };
 
+/* Kernel launches counted in place that left no record (arch/tally.h: the stubs' quiet
+ * launches): what their records would have told the consumers. */
+struct cuda_quiet {
+	uint64_t launches;
+	bool dims;			/* grid and block are the last one's (else not known) */
+	uint32_t grid[3], block[3];
+	int device;			/* where they ran, as a launch record would say */
+};
+
 /* Who is told of calls: the figures, devices, call stacks, PyTorch's memory, --trace,
  * --timeline, the CUDA graphs... Registered at start-up (engine/account.h); each says what it
  * wants, NULL for what it does not. Told in the order registered, on the tracer's thread, of
  * calls in the order they returned; p is the process that made them. */
 struct cuda_consumer {
 	const char *name;
+	/* Wants every kernel launch's record (its order and time: --timeline, --trace): while no
+	 * consumer does, a launch of a kernel already named leaves none (struct cuda_quiet). */
+	bool launch_records;
 	/* Whether a capture holds the call (a launch, copy or memset that succeeded): a graph's
 	 * node, not work done; c->held tells every consumer then. */
 	bool (*hold)(struct tracee *p, const struct cuda_call *c);
@@ -270,8 +282,11 @@ struct cuda_consumer {
 	 * for calls a stub counts (c->tallied), whose events then add only detail. */
 	void (*tallied)(struct tracee *p, const struct cuda_tally *t);
 	/* n more launches of handle (a kernel, or an executable graph for an OP_GRAPH_LAUNCH
-	 * row s), counted in place; kernel: its id in the figures (-1 for a graph). */
-	void (*launched)(struct tracee *p, const struct api_spec *s, uint64_t handle, int kernel, uint64_t n);
+	 * row s), counted in place; kernel: its id in the figures (-1 for a graph). q: of them,
+	 * those that left no record (a kernel's, while no consumer wants launch records), with
+	 * what their records would have said; NULL if none. */
+	void (*launched)(struct tracee *p, const struct api_spec *s, uint64_t handle, int kernel, uint64_t n,
+			 const struct cuda_quiet *q);
 	/* A call the stubs tallied that is not work after all: made inside another traced call
 	 * (c->counted false: all of it comes back out), or a launch, copy or memset a capture
 	 * holds (c->held: its work comes back out, the call stays). */

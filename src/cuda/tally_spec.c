@@ -32,6 +32,8 @@ void cuda_tally_spec(const struct api_spec *s, struct tally_spec *out)
 		out->key = reg(s->arg_ptr);
 		break;
 	case OP_LAUNCH:
+		out->flags |= TALLY_DIMS;	/* a kernel's: quiet while no one wants its record */
+		/* fall through */
 	case OP_GRAPH_LAUNCH:
 		out->effect = TALLY_HANDLE;
 		out->key = reg(s->arg_ptr);

@@ -76,11 +76,20 @@ void account_tally(struct tracee *p, const struct cuda_tally *tally)
 			account.consumers[i]->tallied(p, tally);
 }
 
-void account_launched(struct tracee *p, const struct api_spec *s, uint64_t handle, int kernel, uint64_t n)
+bool account_wants_launch_records(void)
+{
+	for (int i = 0; i < account.n_consumers; i++)
+		if (account.consumers[i]->launch_records)
+			return true;
+	return false;
+}
+
+void account_launched(struct tracee *p, const struct api_spec *s, uint64_t handle, int kernel, uint64_t n,
+		      const struct cuda_quiet *q)
 {
 	for (int i = 0; i < account.n_consumers; i++)
 		if (account.consumers[i]->launched)
-			account.consumers[i]->launched(p, s, handle, kernel, n);
+			account.consumers[i]->launched(p, s, handle, kernel, n, q);
 }
 
 void account_lost(struct tracee *p, int api, uint64_t n)

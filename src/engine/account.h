@@ -29,7 +29,10 @@ void account_lost(struct tracee *p, int api, uint64_t n);
 /* What the stubs of process p tallied in place since the last read (engine/hit_tallies.c): a
  * probe's calls, and n more launches of a handle (kernel: its id; -1 for a graph). */
 void account_tally(struct tracee *p, const struct cuda_tally *tally);
-void account_launched(struct tracee *p, const struct api_spec *s, uint64_t handle, int kernel, uint64_t n);
+void account_launched(struct tracee *p, const struct api_spec *s, uint64_t handle, int kernel, uint64_t n,
+		      const struct cuda_quiet *q);
+/* Whether a consumer wants every kernel launch's record (struct cuda_consumer.launch_records). */
+bool account_wants_launch_records(void);
 /* Process p was drained (engine/hit_drain.h), and its image is gone (an exec): each consumer's
  * .drained and .gone. */
 void account_drained(struct tracee *p);

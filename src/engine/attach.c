@@ -238,6 +238,7 @@ int tracer_setup_image(struct tracee *p, struct thread *t)
 		log_warn("returns will stop the program: no record table (%s)", strerror(-err));
 	t0 = now_ns();
 	err = probes_refresh(p, t);
+	hit_quiet_launches(p);
 	log_debug("%d: probes planted in %.1f ms", p->pid, (double)(now_ns() - t0) / 1e6);
 	seccomp_watch_review(p, now_ns());	/* may its stubs park: every thread held, looked at */
 	return err;

@@ -87,4 +87,10 @@ void graphs_set_catch_up(void (*catch_up)(struct tracee *p, uint64_t now));
  * once per stop. */
 bool hit_take_top_entry(struct tracee *p, const struct thread *t);
 
+/* Whether the stubs leave a named kernel's launches unrecorded (hit_graphs.c): yes while no
+ * consumer wants launch records, no capture holds launches and --stacks launches is not asked.
+ * Set where probes are planted (the first launches come before the first drain) and at each
+ * drain. */
+void hit_quiet_launches(struct tracee *p);
+
 #endif

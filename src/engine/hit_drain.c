@@ -4,9 +4,11 @@
 #include "account.h"
 #include "hit.h"
 #include "hit_tallies.h"
+#include "hit_internal.h"
 
 void hit_drain(struct tracee *p, uint64_t now, enum hit_drain_how how)
 {
+	hit_quiet_launches(p);
 	hit_collect_returns(p, now);
 	hit_drain_launches(p);
 	if (how == HIT_DRAIN_RECORDS)

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "account.h"
+#include "config.h"
 #include "graph_query.h"
 #include "kernel_names.h"
 #include "launchring.h"
@@ -197,6 +199,13 @@ static void catch_up(struct tracee *p, uint64_t now)
 		graphs_state.catch_up_fn(p, now);
 }
 
+void hit_quiet_launches(struct tracee *p)
+{
+	bool wanted = account_wants_launch_records() || p->hit->captures > 0 ||
+		      (config.stacks & CONFIG_STACKS_LAUNCHES);
+	launchring_set_quiet(p, !wanted);
+}
+
 static void on_capture_end(struct tracee *p, const struct cuda_call *c)
 {
 	struct hit_state *st = p->hit;
@@ -239,6 +248,7 @@ static void graphs_on_call(struct tracee *p, const struct cuda_call *c)
 	case OP_CAPTURE_BEGIN:
 		catch_up(p, c->seen_ns);
 		st->captures++;
+		hit_quiet_launches(p);	/* its launches recorded, before the thread goes on */
 		break;
 	case OP_GRAPH_INSTANTIATE:
 		if (c->graph.exec)

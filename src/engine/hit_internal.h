@@ -106,6 +106,7 @@ struct hit_state {
 	bool live_records_lost;
 	uint64_t tallies_read_ns;	/* the tallies were last read whole */
 	uint64_t tally_reads, tally_read_ns, live_syncs, live_sync_ns;	/* what they cost (debug) */
+	uint64_t launch_records;	/* kernel launches the stubs recorded, read (debug) */
 };
 
 void graphs_free(struct hit_state *st);

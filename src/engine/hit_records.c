@@ -33,8 +33,10 @@ static void on_ring_record(int api, const uint64_t *w, void *arg)
 	c.counted = true;
 	c.tallied = true;	/* the launch stub counted it in place */
 	c.device = hit_ring_device(p);
-	if (c.op == OP_LAUNCH)
+	if (c.op == OP_LAUNCH) {
 		c.launch.kernel = kernels_id_of(p, p->pid, c.launch.handle);
+		p->hit->launch_records++;
+	}
 	account_call(p, NULL, &c);
 }
 
@@ -126,8 +128,10 @@ static void on_call_record(struct tracee *p, const struct lr_call *c, const stru
 	call.counted = !nested;
 	call.caller = c->ret;
 	call.stack = hit_take_call_stack(p, c);
-	if (call.op == OP_LAUNCH)
+	if (call.op == OP_LAUNCH) {
 		call.launch.kernel = kernels_id_of(p, who->tid, call.launch.handle);
+		p->hit->launch_records++;
+	}
 	uint64_t ticks = c->ret_tsc > c->entry_tsc ? c->ret_tsc - c->entry_tsc : 0;
 	struct call_return r = { .retval = c->retval, .ns = retfast_ticks_to_ns(ticks), .outs_read = true,
 				 .out = c->out_value, .out2 = c->out2_value, .end_ns = retfast_tsc_to_mono(c->ret_tsc),

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "cuda_api.h"
+#include "decode.h"
 #include "kernels.h"
 #include "log.h"
 #include "retfast.h"
@@ -47,7 +48,27 @@ static void on_probe(struct tracee *p, int api, const struct tally_probe *d, voi
 	account_tally(p, &t);
 }
 
-static bool on_launches(struct tracee *p, int api, uint64_t handle, uint64_t n, uint64_t first_ns, void *arg)
+/* What launch records would have said of a handle's quiet launches: the last one's dimensions,
+ * when its words were read whole (a torn write's check disagrees), and their device. */
+static void quiet_detail(struct tracee *p, const struct api_spec *s, uint64_t handle, const struct tally_quiet *d,
+			 struct cuda_quiet *q)
+{
+	uint64_t w[8] = { 0, handle };
+	uint64_t handle_read;
+	*q = (struct cuda_quiet){ .launches = d->launches, .device = hit_ring_device(p) };
+	if (d->check != tally_dims_check(d->w))
+		return;
+	memcpy(&w[2], d->w, sizeof d->w);
+	if (s->launch == LAUNCH_DRV_EX || s->launch == LAUNCH_RT_EXC) {
+		w[1] = 1;	/* the config was there: its words are the dimensions */
+		w[2] = handle;
+	}
+	decode_ring_launch(s, w, &handle_read, q->grid, q->block);
+	q->dims = true;
+}
+
+static bool on_launches(struct tracee *p, int api, uint64_t handle, uint64_t n, uint64_t first_ns,
+			const struct tally_quiet *d, void *arg)
 {
 	const struct reading *r = arg;
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
@@ -61,7 +82,10 @@ static bool on_launches(struct tracee *p, int api, uint64_t handle, uint64_t n, 
 			return false;
 		kernel = kernels_id_of(p, p->pid, handle);
 	}
-	account_launched(p, s, handle, kernel, n);
+	struct cuda_quiet q;
+	if (d && d->launches && s->op == OP_LAUNCH)
+		quiet_detail(p, s, handle, d, &q);
+	account_launched(p, s, handle, kernel, n, d && d->launches && s->op == OP_LAUNCH ? &q : NULL);
 	return true;
 }
 
@@ -139,9 +163,11 @@ void hit_read_tallies(struct tracee *p, enum hit_tally_read how)
 	st->tally_reads++;
 	st->tally_read_ns += now_ns() - r.now;
 	if (r.final)
-		log_debug("%d: tallies read %llu times (%.1f ms), the live table %llu times (%.1f ms)", p->pid,
+		log_debug("%d: tallies read %llu times (%.1f ms), the live table %llu times (%.1f ms); "
+			  "kernel launch records read %llu", p->pid,
 			  (unsigned long long)st->tally_reads, (double)st->tally_read_ns / 1e6,
-			  (unsigned long long)st->live_syncs, (double)st->live_sync_ns / 1e6);
+			  (unsigned long long)st->live_syncs, (double)st->live_sync_ns / 1e6,
+			  (unsigned long long)st->launch_records);
 }
 
 void hit_read_launches_of(struct tracee *p, uint64_t handle)

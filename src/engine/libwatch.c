@@ -6,6 +6,7 @@
  * those first calls missed: the price of planting no int3. */
 #define _GNU_SOURCE
 #include "tracer_internal.h"
+#include "hit.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -26,8 +27,10 @@ static void refresh_held(struct tracee *p)
 	if (tracee_stop_world(p) == 0 && tracer_settle_event_stops(p) == 0) {
 		struct thread *t = tracer_injectable_thread(p);
 		bool had_cuda = probes_cuda_seen(p);
-		if (t)
+		if (t) {
 			probes_refresh(p, t);
+			hit_quiet_launches(p);
+		}
 		if (!had_cuda && probes_cuda_seen(p))
 			session_set_cuda_seen();
 	}

@@ -47,7 +47,8 @@ static void on_oom(struct tracee *p, const struct torch_oom *o, struct torch_sho
 	else
 		have = torch_shot_read(p, &s) != -ENODATA;
 	struct torch_oom_event e = { .t_ns = o->t_ns, .size = o->size, .device = o->device, .error = o->error,
-				     .by_torch = o->by_torch, .stack = o->stack };
+				     .by_torch = o->by_torch, .stack = o->stack, .stream_is = (uint8_t)o->stream_is,
+				     .stream = o->stream };
 	snprintf(e.api, sizeof e.api, "%s", o->api ? o->api : "");
 	if (have) {
 		struct torch_shot_sums sum;
@@ -87,7 +88,7 @@ static void torch_dumps_drained(struct tracee *p)
 		torch_dumps_take(p, SHOT_ASKED);
 }
 
-void torch_dumps_at_oom(struct tracee *p, uint64_t now, struct hit_keeper *g)
+void torch_dumps_at_oom(struct tracee *p, uint64_t sp, uint64_t now, struct hit_keeper *g)
 {
 	/* The failed call, the blocks handed out and the statistics, as they are now; an
 	 * out-of-memory already known (a caller other than PyTorch's allocator) is written in
@@ -97,6 +98,7 @@ void torch_dumps_at_oom(struct tracee *p, uint64_t now, struct hit_keeper *g)
 	torch_oom_instant(p, false);
 	if (torch_oom_pending(p)) {
 		struct torch_shot s;
+		torch_oom_find_stream(p, sp);
 		if (torch_shot_read(p, &s) != -ENODATA)
 			torch_oom_hold(p, &s);
 	}

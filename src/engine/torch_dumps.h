@@ -18,8 +18,9 @@ void torch_dumps_take(struct tracee *p, enum torch_shot_why why);
 /* A CUDA allocation returned out of memory and its thread is held there (the call stub's park
  * at its return, or the return's stop): the state of this instant read, the out-of-memory
  * written now where it is known (any caller but PyTorch's allocator), else the state kept for
- * when the allocator gives up. g: the park's keeper (NULL at a stop), answered at the end. */
+ * when the allocator gives up, with its request's stream (from the stack at sp, the thread's
+ * there). g: the park's keeper (NULL at a stop), answered at the end. */
 struct hit_keeper;
-void torch_dumps_at_oom(struct tracee *p, uint64_t now, struct hit_keeper *g);
+void torch_dumps_at_oom(struct tracee *p, uint64_t sp, uint64_t now, struct hit_keeper *g);
 
 #endif

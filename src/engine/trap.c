@@ -57,6 +57,7 @@ static void on_rtld_hit(struct tracee *p, struct thread *t)
 		return;
 	bool had_cuda = probes_cuda_seen(p);
 	probes_refresh(p, t);
+	hit_quiet_launches(p);
 	seccomp_watch_review(p, now_ns());	/* a ring made now parks once its threads are looked at */
 	if (!had_cuda && probes_cuda_seen(p))
 		session_set_cuda_seen();
@@ -107,7 +108,7 @@ bool tracer_on_stub_wait(struct tracee *p, struct thread *t, const arch_regs_t *
 	}
 	if (launchring_is_oom_trap(p, addr)) {
 		/* An allocation out of memory, its thread held at the return: the state now. */
-		torch_dumps_at_oom(p, now, g);
+		torch_dumps_at_oom(p, arch_sp(r), now, g);
 		return true;
 	}
 	return false;
@@ -145,7 +146,7 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 			arch_set_regs(t->tid, &r);
 		const struct api_spec *spec = cuda_api_get(api);
 		if (spec && spec->op == OP_ALLOC && (uint32_t)arch_retval(&r) == 2)
-			torch_dumps_at_oom(p, now, NULL);	/* out of memory: the state while it stands here */
+			torch_dumps_at_oom(p, arch_sp(&r), now, NULL);	/* out of memory: the state while it stands here */
 		if (budget_active())
 			budget_on_stop(now_ns() - now, budget_kind(api));
 		tracee_release(p, t);

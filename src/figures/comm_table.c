@@ -38,6 +38,11 @@ void comm_table_on_device(struct stats_comm *c, int device, enum dev_event ev, u
 	}
 }
 
+void comm_table_add_launches(struct stats_comm *c, int device, uint64_t n)
+{
+	c->dev[comm_dev_slot(device)].launches += n;
+}
+
 void comm_table_on_p2p(struct stats_comm *c, int src, int dst, uint64_t bytes)
 {
 	struct stats_p2p *p = &c->p2p[comm_dev_slot(src)][comm_dev_slot(dst)];

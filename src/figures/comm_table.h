@@ -74,6 +74,7 @@ extern const char coll_name[COLL_COUNT][COLL_NAME_MAX];
 int comm_dev_slot(int device);
 
 void comm_table_on_device(struct stats_comm *c, int device, enum dev_event ev, uint64_t bytes, uint64_t ns);
+void comm_table_add_launches(struct stats_comm *c, int device, uint64_t n);
 void comm_table_on_p2p(struct stats_comm *c, int src, int dst, uint64_t bytes);
 /* A collective or point-to-point call of op on comm (0: not known) by a thread whose current
  * device is device; peer: Send/Recv's. An ncclSend goes to the matrix (bytes moved are counted

@@ -773,6 +773,15 @@ void stats_on_device(int proc, int device, enum dev_event ev, uint64_t bytes, ui
 	pthread_mutex_unlock(&stats.lock);
 }
 
+void stats_add_device_launches(int proc, int device, uint64_t n)
+{
+	pthread_mutex_lock(&stats.lock);
+	struct stats_state *st = process(proc);
+	if (st)
+		comm_table_add_launches(&st->comm, device, n);
+	pthread_mutex_unlock(&stats.lock);
+}
+
 void stats_on_p2p(int proc, int src_device, int dst_device, uint64_t bytes)
 {
 	pthread_mutex_lock(&stats.lock);

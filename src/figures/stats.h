@@ -245,6 +245,8 @@ void stats_on_stop(int proc);
 /* What ran on which GPU (device -1: not known), peer copies (source, destination), NCCL
  * (comm_table.h). */
 void stats_on_device(int proc, int device, enum dev_event ev, uint64_t bytes, uint64_t ns);
+/* n launches on device that left no record (struct cuda_quiet). */
+void stats_add_device_launches(int proc, int device, uint64_t n);
 void stats_on_p2p(int proc, int src_device, int dst_device, uint64_t bytes);
 void stats_on_collective(int proc, enum coll_op op, uint64_t bytes, uint64_t ns, uint64_t comm, int peer, int device);
 /* A collective the stubs counted in place: its detail only (stats_add_coll adds its totals). */

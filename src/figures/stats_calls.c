@@ -178,12 +178,22 @@ static void stats_on_tallied(struct tracee *p, const struct cuda_tally *t)
 	}
 }
 
-static void stats_on_launched(struct tracee *p, const struct api_spec *s, uint64_t handle, int kernel, uint64_t n)
+/* A handle's launches from the tallies; those that left no record bring what it would have
+ * added (stats_on_cuda_call): the last dimensions, the launches on their device. */
+static void stats_on_launched(struct tracee *p, const struct api_spec *s, uint64_t handle, int kernel, uint64_t n,
+			      const struct cuda_quiet *q)
 {
-	if (s->op == OP_GRAPH_LAUNCH)
-		stats_on_graph_launches(p->stats_id, handle, n);
-	else
-		stats_add_launches(p->stats_id, kernel, (int64_t)n);
+	int proc = p->stats_id;
+	if (s->op == OP_GRAPH_LAUNCH) {
+		stats_on_graph_launches(proc, handle, n);
+		return;
+	}
+	stats_add_launches(proc, kernel, (int64_t)n);
+	if (!q || !q->launches)
+		return;
+	if (q->dims)
+		stats_set_launch_dims(proc, kernel, q->grid, q->block);
+	stats_add_device_launches(proc, q->device, q->launches);
 }
 
 /* A tallied call that was no work: its share of the tallies comes back out. */

@@ -106,6 +106,8 @@ struct torch_oom_event {
 	bool fragmentation;		/* free in segments >= size, no free block as large */
 	uint64_t reserved, allocated, free_in_segments, largest_free;
 	uint32_t stack;			/* the failed call's stack */
+	uint8_t stream_is;		/* enum torch_oom_stream (torch_shot.h) */
+	uint64_t stream;
 };
 
 struct torch_snapshot {

@@ -24,6 +24,21 @@ const char *torch_shot_state_name(enum torch_shot_state st)
 	return "inactive";
 }
 
+const char *torch_oom_stream_text(enum torch_oom_stream s)
+{
+	switch (s) {
+	case TORCH_OOM_STREAM_NONE:
+		return "no stream (the function takes none)";
+	case TORCH_OOM_STREAM_ARGUMENT:
+		return "stream not read (a stream-ordered allocation's argument)";
+	case TORCH_OOM_STREAM_READ:
+		break;
+	case TORCH_OOM_STREAM_UNKNOWN:
+		return "stream not known (PyTorch's request, not read at the failure's instant)";
+	}
+	return "";
+}
+
 void torch_shot_sum(const struct torch_shot *s, int device, struct torch_shot_sums *out)
 {
 	*out = (struct torch_shot_sums){ 0 };

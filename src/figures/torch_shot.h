@@ -62,6 +62,15 @@ struct torch_shot {
 	struct torch_shot_device *device;
 };
 
+/* The stream of an out-of-memory's request. */
+enum torch_oom_stream {
+	TORCH_OOM_STREAM_UNKNOWN,	/* PyTorch's request, its stream not found (read late) */
+	TORCH_OOM_STREAM_NONE,		/* a CUDA allocation that takes no stream (cudaMalloc) */
+	TORCH_OOM_STREAM_READ,		/* PyTorch's allocator's request: its AllocParams' stream */
+	TORCH_OOM_STREAM_ARGUMENT,	/* a stream-ordered allocation's (cudaMallocAsync): not read */
+};
+const char *torch_oom_stream_text(enum torch_oom_stream s);	/* words for the report, none for READ */
+
 /* An allocation that failed for want of memory: a CUDA allocation that returned out-of-memory
  * (any caller), or PyTorch's allocator giving up after freeing its cache (its count of OOMs
  * rose: the CUDA call it made is the request). */
@@ -76,6 +85,8 @@ struct torch_oom {
 	bool by_torch;			/* PyTorch's allocator gave up (OutOfMemoryError) */
 	bool held;			/* the state was read while the thread that failed was held
 					 * at the failed call's return (else at gputop's next look) */
+	enum torch_oom_stream stream_is;
+	uint64_t stream;		/* the request's stream, where TORCH_OOM_STREAM_READ */
 };
 
 void torch_shot_free(struct torch_shot *s);

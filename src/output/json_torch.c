@@ -2,6 +2,9 @@
  * memory as its rows hold it (torch_rows.h), the same the Memory view and -b show. */
 #include "json_torch.h"
 #include "torch_rows.h"
+#include "torch_shot.h"
+
+#include <stdio.h>
 
 #define JSON_TORCH_BLOCKS 50	/* largest blocks and leak candidates written, at most */
 
@@ -138,6 +141,14 @@ static void json_oom(struct jw *w, const struct torch_oom_event *e, uint64_t now
 	jw_u64(w, (uint64_t)e->device);
 	jw_key(w, "pytorch_gave_up");
 	jw_bool(w, e->by_torch);
+	jw_key(w, "stream");	/* "0x...", "none" (the function takes none), null (not known) */
+	if (e->stream_is == TORCH_OOM_STREAM_READ) {
+		char hex[24];
+		snprintf(hex, sizeof hex, "%#llx", (unsigned long long)e->stream);
+		jw_str(w, hex);
+	} else {
+		jw_str(w, e->stream_is == TORCH_OOM_STREAM_NONE ? "none" : NULL);
+	}
 	jw_key(w, "line");
 	json_site(w, torch_rows_request_site(e->stack));
 	jw_key(w, "reserved_bytes");

@@ -82,6 +82,10 @@ void oom_report_print(FILE *f, const struct torch_oom *o, const struct torch_sho
 	frame_text(at, sizeof at, torch_rows_request_site(o->stack));
 	fprintf(f, "request: %llu bytes, GPU %d, %s, error %d, at %s\n", (unsigned long long)o->size, device_of(o, s),
 		o->api ? o->api : "?", o->error, at);
+	if (o->stream_is == TORCH_OOM_STREAM_READ)
+		fprintf(f, "stream: %#llx (PyTorch's allocator's request)\n", (unsigned long long)o->stream);
+	else
+		fprintf(f, "stream: %s\n", torch_oom_stream_text(o->stream_is));
 	if (!s) {
 		fprintf(f, "PyTorch's caching allocator: not followed in this process\n");
 		return;

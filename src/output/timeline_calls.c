@@ -53,6 +53,7 @@ static void timeline_on_drained(struct tracee *p)
 
 const struct cuda_consumer timeline_consumer = {
 	.name = "--timeline",
+	.launch_records = true,
 	.call = timeline_on_call,
 	.drained = timeline_on_drained,
 };

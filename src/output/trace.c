@@ -113,5 +113,6 @@ static void trace_on_call(struct tracee *p, const struct cuda_call *c)
 
 const struct cuda_consumer trace_consumer = {
 	.name = "--trace",
+	.launch_records = true,
 	.call = trace_on_call,
 };

@@ -39,6 +39,10 @@ _Static_assert(sizeof(struct lr_call) == LR_CALL_SIZE && offsetof(struct lr_call
 _Static_assert(sizeof(struct tally_area) == LR_TALLY_SIZE && LR_OFF_TALLY % 64 == 0,
 	       "arch/tally.h and stub_layout.h disagree");
 _Static_assert(TALLY_PROBES == LR_PROBES, "a tally per probe");
+_Static_assert(LR_OFF_QUIET == LR_OFF_TALLY + offsetof(struct tally_area, head.quiet) &&
+		       LR_OFF_TALLY_FLAGS == LR_OFF_TALLY + offsetof(struct tally_area, spec[0].flags) &&
+		       sizeof(struct tally_spec) == 8 && LR_TALLY_DIMS == TALLY_DIMS,
+	       "the launch stub's view of the tallies");
 #define BATCH 512	/* records read at once */
 
 /* The two rings in the program, the launches' and the calls': producers take the record at the
@@ -77,6 +81,7 @@ struct launchring_state {
 	uint64_t filling_until;	/* a drain took many records: drain often until then */
 	uint32_t generation;	/* mappings made so far: their tallies start from zero */
 	uint64_t beat_ns;	/* when the heartbeat was last written (clock.h) */
+	bool quiet;		/* the tallies' quiet word as gputop last wrote it */
 };
 
 struct launchring_state *launchring_state_new(void)
@@ -129,6 +134,15 @@ void launchring_forget(struct tracee *p)
 	st->ring = 0;
 	st->launches = st->calls = (struct ring_pos){ 0 };
 	st->n_probes = 0;
+	st->quiet = false;
+}
+
+void launchring_set_quiet(struct tracee *p, bool quiet)
+{
+	struct launchring_state *st = p->launchring;
+	uint64_t v = quiet;
+	if (st->ring && st->quiet != quiet && ring_write(p, st->ring + LR_OFF_QUIET, &v, sizeof v) == 0)
+		st->quiet = quiet;
 }
 
 /* A park waits for gputop only while it drains: the time stamp of this drain, and how old one
@@ -166,7 +180,7 @@ int launchring_init(struct tracee *p, struct thread *t)
 	if (err == 0)
 		err = mem_write(t->tid, (uint64_t)addr + LR_OFF_PARK_WAIT, &park_wait, sizeof park_wait);
 
-	uint8_t code[4608];
+	uint8_t code[6656];	/* xol.c's shared code: OFF_SLOTS - OFF_SHARED */
 	size_t size = (size_t)(arch_launch_stub_end - arch_launch_stub);
 	if (err == 0 && size > sizeof code)
 		err = -ENOSPC;
@@ -182,6 +196,7 @@ int launchring_init(struct tracee *p, struct thread *t)
 	st->ring = (uint64_t)addr;
 	st->launches = st->calls = (struct ring_pos){ 0 };
 	st->n_probes = 0;
+	st->quiet = false;
 	st->generation++;
 	launchring_beat(p);	/* fresh from the start: the first calls may come before the first drain */
 	log_debug("launches recorded in the ring at %#llx", (unsigned long long)st->ring);

@@ -21,6 +21,7 @@ struct seen_handle {
 	int api;		/* the row of its first launch's probe */
 	uint64_t key;
 	uint64_t taken;		/* launches handed on so far */
+	uint64_t quiet_taken;	/* of them, those that left no record */
 	uint64_t first_ns;
 };
 
@@ -47,6 +48,7 @@ static struct {
 	struct tally_probe now[TALLY_PROBES];	/* 456 KiB */
 	uint64_t counts[1u << TALLY_HANDLE_BITS];	/* 512 KiB */
 	struct tally_launched launched[256];
+	struct tally_quiet quiet[1024];	/* 64 KiB: the handles' quiet launches, a part at a time */
 	struct tally_live live[8192];	/* 256 KiB: a read of the live table */
 } scratch;
 
@@ -178,26 +180,44 @@ static void read_new_handles(struct tracee *p, uint64_t base)
 	}
 }
 
-/* Handle i's count is now count: its launches since the last read go to r (or wait). */
-static void hand_on(struct tracee *p, size_t i, uint64_t count, const struct tallies_reader *r, void *arg)
+/* Handle i's count is now count (q: its quiet launches, NULL if not read): its launches since
+ * the last read go to r (or wait). */
+static void hand_on(struct tracee *p, size_t i, uint64_t count, const struct tally_quiet *q,
+		    const struct tallies_reader *r, void *arg)
 {
 	struct seen_handle *h = &p->tallies->handles[i];
-	if (count == h->taken)
+	struct tally_quiet d;
+	bool quiet = q && q->launches != h->quiet_taken;
+	if (count == h->taken && !quiet)
 		return;
-	if (!r->launches || r->launches(p, h->api, h->key, count - h->taken, h->first_ns, arg))
+	if (quiet) {
+		d = *q;
+		d.launches = q->launches - h->quiet_taken;
+	}
+	if (!r->launches || r->launches(p, h->api, h->key, count - h->taken, h->first_ns, quiet ? &d : NULL, arg)) {
 		h->taken = count;
+		if (quiet)
+			h->quiet_taken = q->launches;
+	}
 }
 
-/* Every handle's count, at once: the dense array, 8 bytes a handle. */
+/* Every handle's count, at once: the dense array, 8 bytes a handle; their quiet launches, 64
+ * bytes a handle, a part at a time. */
 static void read_handles(struct tracee *p, uint64_t base, const struct tallies_reader *r, void *arg)
 {
+	enum { PART = sizeof scratch.quiet / sizeof scratch.quiet[0] };
 	struct tallies_state *st = p->tallies;
 	read_new_handles(p, base);
 	if (!st->n_handles ||
 	    read_any(p, base + offsetof(struct tally_area, launches), scratch.counts, st->n_handles * 8) < 0)
 		return;
-	for (size_t i = 0; i < st->n_handles; i++)
-		hand_on(p, i, scratch.counts[i], r, arg);
+	for (size_t i0 = 0; i0 < st->n_handles; i0 += PART) {
+		size_t n = st->n_handles - i0 < PART ? st->n_handles - i0 : PART;
+		bool quiet = read_any(p, base + offsetof(struct tally_area, quiet) + i0 * sizeof scratch.quiet[0],
+				      scratch.quiet, n * sizeof scratch.quiet[0]) == 0;
+		for (size_t i = 0; i < n; i++)
+			hand_on(p, i0 + i, scratch.counts[i0 + i], quiet ? &scratch.quiet[i] : NULL, r, arg);
+	}
 }
 
 void tallies_read_handle(struct tracee *p, uint64_t handle, const struct tallies_reader *r, void *arg)
@@ -209,8 +229,12 @@ void tallies_read_handle(struct tracee *p, uint64_t handle, const struct tallies
 	same_area(p);
 	read_new_handles(p, base);
 	const struct handle_index *hi = hashmap_find(&st->by_key, handle);
+	struct tally_quiet q;
 	if (hi && read_any(p, base + offsetof(struct tally_area, launches) + hi->index * 8, &count, 8) == 0)
-		hand_on(p, hi->index, count, r, arg);
+		hand_on(p, hi->index, count,
+			read_any(p, base + offsetof(struct tally_area, quiet) + hi->index * sizeof q, &q, sizeof q) == 0 ? &q
+															: NULL,
+			r, arg);
 }
 
 static bool counts_handles(int api)

@@ -24,8 +24,11 @@ struct tallies_reader {
 	 * live_bytes, live_count). */
 	void (*probe)(struct tracee *p, int api, const struct tally_probe *d, void *arg);
 	/* handle launched n more times (api: the row of its first launch's probe), first seen at
-	 * first_ns (monotonic). False: not taken now, offered again (summed) at a later read. */
-	bool (*launches)(struct tracee *p, int api, uint64_t handle, uint64_t n, uint64_t first_ns, void *arg);
+	 * first_ns (monotonic); q: of them, q->launches left no record, and its words as read
+	 * (struct tally_quiet: the last one's, unless its check disagrees); NULL if none. False:
+	 * not taken now, offered again (summed) at a later read. */
+	bool (*launches)(struct tracee *p, int api, uint64_t handle, uint64_t n, uint64_t first_ns,
+			 const struct tally_quiet *q, void *arg);
 };
 /* Reads the tallies of process p and tells r of what moved since the last read: the probes'
  * and every handle's count (its dense array: 8 bytes a handle). A new mapping (an exec, a

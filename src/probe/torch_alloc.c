@@ -486,6 +486,10 @@ static void note_failed_alloc(struct tracee *p, const struct cuda_call *c)
 	bool by_allocator = c->alloc.caller_module && strncmp(c->alloc.caller_module, "libc10_cuda.", 12) == 0;
 	st->oom = (struct torch_oom){ .pid = p->pid, .t_ns = c->end_ns, .size = c->alloc.requested * c->alloc.height,
 				      .device = c->device, .stack = c->stack, .api = c->spec->name, .error = c->result };
+	/* The row's stream argument, if it has one (cudaMallocAsync): its position in the API row
+	 * is not kept by the event; a request of PyTorch's has its own, read where it can be. */
+	st->oom.stream_is = by_allocator && st->on ? TORCH_OOM_STREAM_UNKNOWN
+			    : strstr(c->spec->name, "Async") ? TORCH_OOM_STREAM_ARGUMENT : TORCH_OOM_STREAM_NONE;
 	if (st->have_held) {	/* of an earlier failure, which the allocator survived */
 		torch_shot_free(&st->held);
 		st->have_held = false;
@@ -498,6 +502,41 @@ bool torch_oom_pending(struct tracee *p)
 {
 	struct torch_state *st = p->torch;
 	return st && st->oom.api && !st->oom_now && !st->have_held;
+}
+
+/* PyTorch's DeviceCachingAllocator::malloc keeps its request in an AllocParams on its stack,
+ * {Block search_key (device, stream, size); BlockPool *pool; size_t alloc_size; ...}, and asks
+ * CUDA for alloc_size bytes: found above the failed call's sp as the device's pool (one of its
+ * two) followed by the failed request's size, its search_key checked (no pool, no ptr, nothing
+ * requested, not allocated, a size rounded to 512 not above the request). */
+#define PARAMS_SCAN 16384		/* bytes of stack looked at, above sp */
+
+void torch_oom_find_stream(struct tracee *p, uint64_t sp)
+{
+	struct torch_state *st = p->torch;
+	if (!st || !st->on || st->layout < 0 || st->oom.stream_is != TORCH_OOM_STREAM_UNKNOWN || !st->oom.size)
+		return;
+	const struct block_layout *L = st->layout < N_LAYOUTS ? &layouts[st->layout] : &st->found;
+	size_t key = (size_t)L->expandable + 8, n = PARAMS_SCAN;
+	unsigned char *buf = malloc(n);
+	while (buf && n >= 512 && mem_read(p->pid, sp, buf, n) < 0)
+		n /= 2;	/* the stack's top is nearer */
+	for (size_t off = key; buf && n >= 512 && off + 16 <= n; off += 8) {
+		uint64_t pool = u64_at(buf, off), dca = 0;
+		for (int d = 0; d < TORCH_MAX_DEVICES && !dca; d++)
+			if (st->dca[d] && (pool == st->dca[d] + LARGE_POOL_AT || pool == st->dca[d] + SMALL_POOL_AT))
+				dca = st->dca[d];
+		if (!dca || u64_at(buf, off + 8) != st->oom.size)
+			continue;
+		struct torch_block_view b;
+		parse_with(buf + off - key, L, &b);
+		if (b.pool || b.ptr || b.allocated || b.requested || !b.size || b.size % 512 || b.size > st->oom.size)
+			continue;
+		st->oom.stream = b.stream;
+		st->oom.stream_is = TORCH_OOM_STREAM_READ;
+		break;
+	}
+	free(buf);
 }
 
 void torch_oom_instant(struct tracee *p, bool held)

@@ -48,8 +48,8 @@ expect_match "$(cat "$TMP/frag.txt")" "verdict: fragmentation" "fragmentation: s
 held=$(sed -n 's/^torch_blocks: oom caught allocated=\([0-9]*\) reserved=\([0-9]*\)$/\1 \2/p' "$TMP/plain-frag.out")
 F=$TMP/frag.json
 jq_eq "$F" '.torch_memory.oom | length' 1 "--json: one oom event"
-jq_eq "$F" '.torch_memory.oom[0] | [.function, .error, .bytes, .device, .pytorch_gave_up, .fragmentation]' \
-	"[\"cudaMalloc\",2,$REQ,0,true,true]" "--json: the request, PyTorch gave up, fragmentation"
+jq_eq "$F" '.torch_memory.oom[0] | [.function, .error, .bytes, .device, .pytorch_gave_up, .fragmentation, .stream]' \
+	"[\"cudaMalloc\",2,$REQ,0,true,true,\"0x7000\"]" "--json: the request, PyTorch gave up, fragmentation, its stream"
 jq_eq "$F" '.torch_memory.oom[0] | [.reserved_bytes, .allocated_bytes]' "[${held#* },${held% *}]" \
 	"--json: reserved and allocated as the program printed them"
 jq_eq "$F" '.torch_memory.oom[0].line | [(.file | endswith("torch_blocks.c")), .line]' "[true,$OOM_LINE]" "--json: the request's line"
@@ -71,4 +71,5 @@ expect_eq "$(grep -c '^hold_memory: cudaMalloc failed 1 time' "$TMP/hold.out")" 
 expect_match "$(cat "$TMP/hold.err")" "out of memory in [0-9]+: cudaMalloc of 104857600 bytes on GPU 0 failed \\(error 2\\)" "no PyTorch: said"
 expect_match "$(cat "$TMP/hold.txt")" "request: 104857600 bytes, GPU 0, cudaMalloc, error 2, at .*hold_memory.c:[0-9]+ \\(main\\)" \
 	"no PyTorch: the report names the request and its line"
+expect_match "$(cat "$TMP/hold.txt")" "^stream: no stream \\(the function takes none\\)" "no PyTorch: cudaMalloc has no stream, said"
 finish

@@ -11,6 +11,8 @@
 #  2. --oom-then exit: the program ends at once (status 3), as one that does not catch the
 #     error: the report is written all the same, of the instant, and the status is the
 #     program's.
+#     The request's stream is its own (0x7000; the blocks are on 0x5000): read from the
+#     allocator's AllocParams on the failed thread's stack, held.
 #  3. gputop SIGSTOPped before the program's 20 failing allocations (--oom-times 20, after
 #     --oom-go): they end while gputop is still stopped (a thread that waited for it would
 #     wait until SIGCONT), and after SIGCONT the program ends with the output it has untraced.
@@ -35,6 +37,8 @@ expect_match "$(cat "$TMP/r.txt")" "$BIG" "freed after: the 100 MiB block live i
 expect_match "$(cat "$TMP/r.txt")" "allocator: reserved ${held#* }, allocated ${held% *} " \
 	"freed after: reserved and allocated as the program's handler saw them"
 expect_match "$(cat "$TMP/r.txt")" "state: read at the failure's instant" "freed after: the report says the state is the instant's"
+expect_match "$(cat "$TMP/r.txt")" "^stream: 0x7000 \\(PyTorch's allocator's request\\)" \
+	"the request's stream (0x7000, its own; every block is on 0x5000), read from the allocator's request"
 expect_match "$(cat "$TMP/traced.err")" "PyTorch's allocator gave up after freeing its cache" "freed after: the allocator gave up, said"
 
 # 2. Not caught: the program ends at once.

@@ -11,6 +11,8 @@
     frag      fragmentation: a 2 GiB block cut into 64 MiB tensors, every other one freed (1 GiB
               free in one segment in 64 MiB holes), the rest of the device filled, then 512 MiB
               asked at OOM-LINE: no free block is large enough though enough bytes are free.
+              The failing request is made on a side stream (torch.cuda.Stream()): the report must
+              name it (DIR/stream).
     oomfree   as oom, with a 512 MiB tensor made after the warm-up (BALLAST-LINE) that the
               handler frees at once (and empties the cache) right after memory_allocated() and
               memory_reserved(): gputop's state must be the failing instant's (the tensor live).
@@ -75,12 +77,17 @@ def run_oom(d, then="catch"):
         if i == 2:
             free, _ = torch.cuda.mem_get_info()
             want = free + (1 << 30)
+            side = torch.cuda.Stream()	# the request's stream, which the report must name
             with open(os.path.join(d, "want"), "w") as f:
                 f.write(str(want))
+            with open(os.path.join(d, "stream"), "w") as f:
+                f.write(str(side.cuda_stream))
             if then == "uncaught":
-                big = torch.empty(want, dtype=torch.uint8, device="cuda")  # OOM-LINE-UNCAUGHT
+                with torch.cuda.stream(side):
+                    big = torch.empty(want, dtype=torch.uint8, device="cuda")  # OOM-LINE-UNCAUGHT
             try:
-                big = torch.empty(want, dtype=torch.uint8, device="cuda")  # OOM-LINE
+                with torch.cuda.stream(side):
+                    big = torch.empty(want, dtype=torch.uint8, device="cuda")  # OOM-LINE
                 print("oom not reached", flush=True)
                 del big
             except torch.OutOfMemoryError as e:
@@ -163,6 +170,11 @@ def check_oom(mode, d):
             f">= the {want} asked")
     verdict(bool(m) and f"oom.py:{line}" in m[5], f"{mode}: ... at the line that asked (oom.py:{line}; {m[5] if m else None})")
     verdict("PyTorch's allocator gave up" in report, f"{mode}: PyTorch's allocator gave up, said")
+    if os.path.exists(os.path.join(d, "stream")):
+        stream = int(open(os.path.join(d, "stream")).read())
+        m = re.search(r"^stream: (0x[0-9a-f]+|0) ", report, re.M)
+        verdict(bool(m) and int(m[1], 16) == stream, f"{mode}: the request's stream {m[1] if m else None} == "
+                f"the side stream it was asked on ({stream:#x})")
     if mode == "uncaught":	# nothing to compare with: no handler ran
         verdict(os.path.getsize(os.path.join(d, f"{mode}.oom.pickle")) > 0, f"{mode}: --oom-snapshot written")
         return

@@ -11,7 +11,7 @@
  * blocks as _snapshot() would list them (simtorch_print_snapshot), says "held", waits for FILE, then empties
  * the cache (torch.cuda.empty_cache()) and prints what that gave back:
  *   torch_blocks: empty_cache freed=N reserved=N
- * --oom BYTES asks for that much more after B, which fails on a small simulated device and is
+ * --oom BYTES asks for that much more after B (on a stream of its own, 0x7000), which fails on a small simulated device and is
  * caught; with --oom-then free the big block is freed right after (its memory gone before
  * anyone looks later), with --oom-then exit the program ends at once with status 3, as one that
  * does not catch the error; --oom-times N fails N times (after --oom-go FILE, if given) and
@@ -33,6 +33,7 @@ void simtorch_print_snapshot(FILE *f);
 
 #define MiB (1024 * 1024)
 #define STREAM ((void *)0x5000)
+#define OOM_STREAM ((void *)0x7000)	/* --oom's request: a stream of its own */
 #define MAX_LIVE 64
 
 static struct {
@@ -129,7 +130,7 @@ int main(int argc, char **argv)
 	double t0 = progs_now();
 	for (long k = 0; oom && k < oom_times; k++) {	/* --oom BYTES: an allocation that fails
 							 * (SIMCUDA_MEM_LIMIT), caught; it goes on */
-		void *x = simtorch_alloc((size_t)oom, STREAM);	/* OOM */
+		void *x = simtorch_alloc((size_t)oom, OOM_STREAM);	/* OOM */
 		if (!x && strcmp(oom_then, "exit") == 0)
 			_exit(3);	/* as an OutOfMemoryError nobody catches */
 		long long allocated = simtorch_allocated(), reserved = simtorch_reserved();

@@ -101,13 +101,17 @@ void fake_cuda_module(uint64_t lo, uint64_t hi)
 
 void fake_calls(const struct lr_call *d, int nd, const struct lr_call *f, int nf)
 {
-	if (nd)
-		memcpy(done, d, (size_t)nd * sizeof *d);
-	for (int i = 0; i < nd; i++)	/* each returned through the call stub's return */
-		tally_entry(area, TALLY_OP_RETURN, (uint64_t)(uintptr_t)&d[i], 0);
+	int kept = 0;
+	for (int i = 0; i < nd; i++) {	/* each returned through the call stub's return */
+		uint64_t probe = d[i].probe - 1;
+		bool quiet = probe < TALLY_PROBES && (area->spec[probe].flags & TALLY_DIMS) && area->head.quiet;
+		/* A quiet launch leaves no record (the fake keeps a registration's, which names). */
+		if (tally_entry(area, TALLY_OP_RETURN, (uint64_t)(uintptr_t)&d[i], 0, NULL) || !quiet)
+			done[kept++] = d[i];
+	}
 	if (nf)
 		memcpy(flight, f, (size_t)nf * sizeof *f);
-	n_done = nd;
+	n_done = kept;
 	n_flight = nf;
 }
 
@@ -118,11 +122,12 @@ void fake_ring(int api, const uint64_t w[8], int n, int lost_api, uint64_t n_los
 		memcpy(ring.w, w, sizeof ring.w);
 	/* The launch stub counted each, recorded or dropped, under its handle. */
 	uint8_t key = area->spec[api].key;
-	for (int i = 0; i < n; i++)
-		tally_entry(area, TALLY_OP_LAUNCH, (uint64_t)api, w && key ? w[key] : 0);
+	bool quiet = area->head.quiet && (area->spec[api].flags & TALLY_DIMS) && w;
+	for (int i = 0; i < n; i++)	/* quiet: counted with its words, not recorded */
+		tally_entry(area, quiet ? TALLY_OP_QUIET : TALLY_OP_LAUNCH, (uint64_t)api, w && key ? w[key] : 0, w);
 	for (uint64_t i = 0; i < n_lost; i++)
-		tally_entry(area, TALLY_OP_LAUNCH, (uint64_t)lost_api, w && key ? w[key] : 0);
-	ring.n = n;
+		tally_entry(area, TALLY_OP_LAUNCH, (uint64_t)lost_api, w && key ? w[key] : 0, NULL);
+	ring.n = quiet ? 0 : n;
 	ring.lost_api = lost_api;
 	ring.n_lost = n_lost;
 }
@@ -262,6 +267,11 @@ void launchring_drain(struct tracee *p, void (*on_record)(int api, const uint64_
 		on_lost(ring.lost_api, ring.n_lost, arg);
 	ring.n = 0;
 	ring.n_lost = 0;
+}
+
+void launchring_set_quiet(struct tracee *p, bool quiet)
+{
+	area->head.quiet = quiet;
 }
 
 void launchring_seen(struct tracee *p, uint64_t handle)

@@ -13,12 +13,16 @@
 #include "stub_layout.h"
 #include "tally.h"
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 enum { PROBE = 3 };
+#define SLOTS 8192	/* where the jump probes' slots go, after the stub's code */
+
 static uint8_t *ring;
 static uint64_t (*through_slot)(uint64_t, uint64_t);
 
@@ -53,6 +57,47 @@ static uint64_t outer(uint64_t out, uint64_t a)
 	return through_slot(out, a) + 100;
 }
 
+/* A probed allocation out of memory: returns 2 (cudaErrorMemoryAllocation). */
+static uint64_t fails_oom(uint64_t out, uint64_t a)
+{
+	(void)out, (void)a;
+	return 2;
+}
+
+/* gputop, for the park at an out-of-memory: waits for a parked slot, notes what it saw then
+ * (the call's record already given, none in flight), answers it. */
+static struct {
+	int parks;
+	bool record_given;
+	uint64_t sp;
+} gputop_saw;
+static uint64_t oom_head_before;
+
+static int in_flight(void);
+
+static void *gputop_answers(void *unused)
+{
+	(void)unused;
+	uint64_t *slot = word(LR_OFF_PARK);	/* state, tid, sp, number, answer */
+	for (int i = 0; i < 5000 && __atomic_load_n(&slot[0], __ATOMIC_ACQUIRE) != 1; i++)
+		usleep(1000);
+	if (__atomic_load_n(&slot[0], __ATOMIC_ACQUIRE) != 1)
+		return NULL;
+	gputop_saw.parks++;
+	gputop_saw.sp = slot[2];
+	gputop_saw.record_given = *word(LR_OFF_DONE_HEAD) == oom_head_before + 1 && in_flight() == 0 &&
+				  (uint32_t)done_record(oom_head_before)[12] == 2;
+	__atomic_store_n(&slot[4], slot[3] << 1, __ATOMIC_RELEASE);	/* served */
+	return NULL;
+}
+
+static uint64_t tsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
 static int in_flight(void)
 {
 	int n = 0;
@@ -81,23 +126,27 @@ static uint8_t *make_slot(uint8_t *at, const uint8_t *stub, uint64_t (*target)(u
 int main(void)
 {
 	size_t size = (size_t)(arch_launch_stub_end - arch_launch_stub);
-	uint8_t *code = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *code = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ring = mmap(NULL, LR_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (code == MAP_FAILED || ring == MAP_FAILED || size > 4096) {
+	if (code == MAP_FAILED || ring == MAP_FAILED || size > SLOTS) {
 		check(false, "pages for the stub");
 		return 1;
 	}
 	memcpy(code, arch_launch_stub, size);
 	memcpy(code + (arch_launch_stub_ring - arch_launch_stub), &ring, sizeof ring);
 	const uint8_t *stub = code + (arch_call_stub - arch_launch_stub);
-	through_slot = (uint64_t (*)(uint64_t, uint64_t))make_slot(code + 4096, stub, probed);
+	through_slot = (uint64_t (*)(uint64_t, uint64_t))make_slot(code + SLOTS, stub, probed);
 	uint64_t (*leave_slot)(uint64_t, uint64_t) =
-		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + 4096 + 64, stub, leaves);
+		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + SLOTS + 64, stub, leaves);
 	uint64_t (*outer_slot)(uint64_t, uint64_t) =
-		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + 4096 + 128, stub, outer);
+		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + SLOTS + 128, stub, outer);
 	uint32_t outer_probe = PROBE + 1;
-	memcpy(code + 4096 + 128 + 2, &outer_probe, 4);
-	mprotect(code, 8192, PROT_READ | PROT_EXEC);
+	memcpy(code + SLOTS + 128 + 2, &outer_probe, 4);
+	uint64_t (*oom_slot)(uint64_t, uint64_t) =
+		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + SLOTS + 192, stub, fails_oom);
+	uint32_t oom_probe = PROBE + 2;
+	memcpy(code + SLOTS + 192 + 2, &oom_probe, 4);
+	mprotect(code, 16384, PROT_READ | PROT_EXEC);
 	*word(LR_OFF_PRESENT) = 1;
 	*word(LR_OFF_DONE_CAPACITY) = LR_DONE_CAP;
 	ring[LR_OFF_OUTS + 2 * PROBE] = 1;	/* the first argument points to the out-parameter */
@@ -187,6 +236,40 @@ int main(void)
 	ring[LR_OFF_SCOPE + PROBE] = 0;
 	outer_slot((uint64_t)(uintptr_t)&out, 21);
 	check(*word(LR_OFF_DONE_HEAD) == head + 6, "a probe of no scope (its effects are read): both recorded");
+
+	/* Out of memory (error 2), its probe parking for it (LR_TRAP_OOM): gputop gone, or its
+	 * heartbeat stale: no park, the call returns 2 at once, recorded. */
+	ring[LR_OFF_TRAPS + PROBE + 2] = LR_TRAP_OOM;
+	static const struct timespec wait_1ms = { 0, 1000000 };
+	memcpy(word(LR_OFF_PARK_WAIT), &wait_1ms, sizeof wait_1ms);
+	*word(LR_OFF_FRESH) = 1ull << 40;	/* ticks: minutes */
+	*word(LR_OFF_HEARTBEAT) = tsc() - (1ull << 41);	/* older than that */
+	head = *word(LR_OFF_DONE_HEAD);
+	check(oom_slot(0, 0) == 2 && *word(LR_OFF_DONE_HEAD) == head + 1 && in_flight() == 0 && word(LR_OFF_PARK)[0] == 0,
+	      "out of memory, gputop's heartbeat stale: returns 2 at once, recorded, no park");
+	*word(LR_OFF_PRESENT) = 0;
+	*word(LR_OFF_HEARTBEAT) = tsc();
+	check(oom_slot(0, 0) == 2 && *word(LR_OFF_DONE_HEAD) == head + 2 && word(LR_OFF_PARK)[0] == 0,
+	      "out of memory, gputop gone: returns 2 at once, recorded, no park");
+	/* gputop there and fresh: the thread parks once its record is given, until answered. */
+	*word(LR_OFF_PRESENT) = 1;
+	*word(LR_OFF_HEARTBEAT) = tsc();
+	oom_head_before = *word(LR_OFF_DONE_HEAD);
+	pthread_t gputop;
+	pthread_create(&gputop, NULL, gputop_answers, NULL);
+	uint64_t r = oom_slot(0, 0);
+	pthread_join(gputop, NULL);
+	check(r == 2 && gputop_saw.parks == 1 && gputop_saw.record_given && word(LR_OFF_PARK)[0] == 0,
+	      "out of memory, gputop there: the thread parked, its record given and freed first; it returns 2 once "
+	      "answered (parks %d)", gputop_saw.parks);
+	/* Another error of the same probe, or an out-of-memory of a probe without the bit: no park. */
+	ring[LR_OFF_TRAPS + PROBE + 2] = 0;
+	*word(LR_OFF_HEARTBEAT) = tsc();
+	head = *word(LR_OFF_DONE_HEAD);
+	check(oom_slot(0, 0) == 2 && *word(LR_OFF_DONE_HEAD) == head + 1 && word(LR_OFF_PARK)[0] == 0,
+	      "out of memory of a probe that does not park for it: returns at once");
+	check(through_slot((uint64_t)(uintptr_t)&out, 13) == 7 && word(LR_OFF_PARK)[0] == 0,
+	      "another error (7): no park");
 	printf("# %d failure(s)\n", failures);
 	return failures != 0;
 }

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-typedef uint64_t (*entry_fn)(struct tally_area *, uint64_t, uint64_t, uint64_t);
+typedef uint64_t (*entry_fn)(struct tally_area *, uint64_t, uint64_t, uint64_t, const uint64_t *);
 static entry_fn entry;
 static const char *which;
 static struct tally_area *t;
@@ -39,7 +39,7 @@ static uint64_t call(uint64_t probe, uint64_t a1, uint64_t a2, uint64_t a3, uint
 {
 	uint64_t rec[LR_CALL_SIZE / 8], args[6] = { a1, a2, a3, 0, 0, 0 };
 	record(rec, probe, args, result, out, 10);
-	return entry(t, TALLY_OP_RETURN, (uint64_t)(uintptr_t)rec, 0);
+	return entry(t, TALLY_OP_RETURN, (uint64_t)(uintptr_t)rec, 0, NULL);
 }
 
 static uint64_t handle_count(uint64_t h)
@@ -123,8 +123,8 @@ static void single(void)
 
 	/* Launches by handle. */
 	for (int i = 0; i < 10; i++)
-		entry(t, TALLY_OP_LAUNCH, PROBE_LAUNCH, 0xabc0);
-	entry(t, TALLY_OP_LAUNCH, PROBE_LAUNCH, 0xdef0);
+		entry(t, TALLY_OP_LAUNCH, PROBE_LAUNCH, 0xabc0, NULL);
+	entry(t, TALLY_OP_LAUNCH, PROBE_LAUNCH, 0xdef0, NULL);
 	call(PROBE_LAUNCH, 0xdef0, 0, 0, 0, 0);	/* the runtime's, through the call stub */
 	call(PROBE_LAUNCH, 0xdef0, 0, 0, 1, 0);	/* failed: no launch */
 	check(handle_count(0xabc0) == 10 && handle_count(0xdef0) == 2 && t->probe[PROBE_LAUNCH].calls == 13 &&
@@ -136,7 +136,7 @@ static void single(void)
 	uint64_t full = 0;
 	for (uint64_t h = 0x100000, n = 0; n < 2 * TALLY_WINDOW + 1; h++)
 		if (tally_slot(h, TALLY_HANDLE_BITS) == tally_slot(0xabc0, TALLY_HANDLE_BITS) + 5) {
-			entry(t, TALLY_OP_LAUNCH, PROBE_LAUNCH, h);
+			entry(t, TALLY_OP_LAUNCH, PROBE_LAUNCH, h, NULL);
 			n++;
 			full = h;
 		}
@@ -153,9 +153,25 @@ static void single(void)
 	check(keep1 == 0 && keep2 == 1 && t->name[s].key == 0x4000 && t->name[s].name == 0x9100 &&
 		      t->probe[PROBE_NAME].errors == 0,
 	      "%s: a registration names its function (the last wins), its result is no error, no record", which);
-	uint64_t un = entry(t, TALLY_OP_UNRECORDED, PROBE_COPY, 0);
+	uint64_t un = entry(t, TALLY_OP_UNRECORDED, PROBE_COPY, 0, NULL);
 	check(un == 1 && t->probe[PROBE_COPY].calls == 7 && t->probe[PROBE_COPY].untimed == 1,
 	      "%s: a call with no record is counted, untimed", which);
+
+	/* Quiet launches (a kernel's, while gputop wants no record): counted with their words. */
+	t->spec[PROBE_LAUNCH].flags |= TALLY_DIMS;
+	uint64_t loud = call(PROBE_LAUNCH, 0xabc0, 7, 8, 0, 0);
+	t->head.quiet = 1;
+	uint64_t w[8] = { 0, 0xabc0, 1, 2, 3, 4, 5, 6 };
+	entry(t, TALLY_OP_QUIET, PROBE_LAUNCH, 0xabc0, w);
+	entry(t, TALLY_OP_QUIET, PROBE_LAUNCH, 0xabc0, w);
+	const struct tally_quiet *q = &t->quiet[0];
+	bool words = q->w[0] == 1 && q->w[5] == 6 && q->check == tally_dims_check(w + 2);
+	uint64_t hush = call(PROBE_LAUNCH, 0xabc0, 9, 10, 0, 0);	/* the runtime's: no record */
+	uint64_t failed = call(PROBE_LAUNCH, 0xabc0, 9, 10, 2, 0);	/* failed: recorded */
+	t->head.quiet = 0;
+	check(loud == 1 && words && hush == 0 && failed == 1 && q->launches == 3 && q->w[0] == 9 && q->w[1] == 10 &&
+		      q->w[5] == 0 && q->check == tally_dims_check(q->w) && handle_count(0xabc0) == 14,
+	      "%s: quiet launches: 3 counted with their last words, no record; 14 launches in all", which);
 }
 
 /* Threads at once: each launches its own kernel and a shared one, allocates and frees. */
@@ -165,8 +181,8 @@ static void *worker(void *arg)
 {
 	uint64_t id = (uint64_t)(uintptr_t)arg;
 	for (uint64_t i = 0; i < ROUNDS; i++) {
-		entry(t, TALLY_OP_LAUNCH, PROBE_LAUNCH, 0x1000 + id * 16);
-		entry(t, TALLY_OP_LAUNCH, PROBE_LAUNCH, 0x777770);
+		entry(t, TALLY_OP_LAUNCH, PROBE_LAUNCH, 0x1000 + id * 16, NULL);
+		entry(t, TALLY_OP_LAUNCH, PROBE_LAUNCH, 0x777770, NULL);
 		uint64_t addr = 0x10000000 + (id << 24) + (i % 64) * 256;
 		if (i % 128 < 64)
 			call(PROBE_ALLOC, 0, 256, 0, 0, addr);

@@ -220,9 +220,9 @@ bool launchring_is_oom_trap(const struct tracee *p, uint64_t addr)
 
 static int n_seen;
 
-void torch_dumps_at_oom(struct tracee *p, uint64_t now, struct hit_keeper *g)
+void torch_dumps_at_oom(struct tracee *p, uint64_t sp, uint64_t now, struct hit_keeper *g)
 {
-	(void)now;
+	(void)now, (void)sp;
 	told.ooms++;
 	told.seen_at_oom = n_seen;
 	told.oom_keeper = g;
