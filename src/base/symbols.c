@@ -4,6 +4,7 @@
  * and searching costs time at every dlopen. */
 #define _GNU_SOURCE
 #include "symbols.h"
+#include "sym_index.h"
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -69,15 +70,20 @@ struct symbols_state *symbols_state_new(void)
 	return calloc(1, sizeof(struct symbols_state));
 }
 
+static void free_module(struct module *m)
+{
+	sym_index_free(m->index);
+	free((char *)m->path);
+	free(m);
+}
+
 static void close_state(struct symbols_state *st)
 {
 	if (st->dwfl)
 		dwfl_end(st->dwfl);
 	st->dwfl = NULL;
-	for (size_t i = 0; i < st->n_mods; i++) {
-		free((char *)st->mods[i]->path);
-		free(st->mods[i]);
-	}
+	for (size_t i = 0; i < st->n_mods; i++)
+		free_module(st->mods[i]);
 	free(st->mods);
 	st->mods = NULL;
 	st->n_mods = st->cap_mods = 0;
@@ -177,8 +183,7 @@ int sym_refresh(const struct tracee *p, void (*on_new)(struct module *m, void *a
 		}
 		if (on_gone)
 			on_gone(st->mods[i], arg);
-		free((char *)st->mods[i]->path);
-		free(st->mods[i]);
+		free_module(st->mods[i]);
 	}
 	st->n_mods = kept;
 	free(ctx.seen);
@@ -435,9 +440,18 @@ int sym_describe(const struct tracee *p, uint64_t pc, struct sym_place *out)
 	const char *slash = path ? strrchr(path, '/') : NULL;
 	out->module = slash ? slash + 1 : path;
 	out->module_offset = pc - start;
-	GElf_Off off;
-	GElf_Sym sym;
-	out->function = dwfl_module_addrinfo(dm, pc, &off, &sym, NULL, NULL, NULL);
+	/* By gputop's index of the module's functions where it has one (libdwfl's own lookup
+	 * walks every symbol: sym_index.c). */
+	struct module *m = (struct module *)sym_module_at(p, pc);
+	if (m && m->dwfl_module == dm && !m->index)
+		m->index = sym_index_build(dm);
+	if (m && m->index) {
+		out->function = sym_index_lookup(m->index, pc, NULL);
+	} else {
+		GElf_Off off;
+		GElf_Sym sym;
+		out->function = dwfl_module_addrinfo(dm, pc, &off, &sym, NULL, NULL, NULL);
+	}
 	/* Line tables where the module has DWARF (a -g build); none are searched for elsewhere. */
 	Dwfl_Line *line = dwfl_module_getsrc(dm, pc);
 	if (line)

@@ -16,8 +16,11 @@ struct module {
 	const char *base;	/* file name without directories */
 	uint64_t start, end;
 	void *dwfl_module;
+	struct sym_index *index;	/* its functions by address, built at the first name asked */
 	bool probed;		/* probes.c has looked at it */
 };
+
+struct sym_index;
 
 enum sym_type { SYM_FUNC, SYM_OBJECT };
 

@@ -68,8 +68,8 @@ struct job_process {
 	uint64_t collectives;	/* NCCL operations returned since the attach */
 	int in_collective;	/* threads inside one now */
 	bool waiting;		/* a thread inside a synchronize or a collective */
-	uint32_t position;	/* collectives + (inside one now ? 1 : 0); a live picture's counts from
-				 * when the last process came into it (job_live.c) */
+	uint32_t position;	/* collectives + (inside one now ? 1 : 0); a live picture's less its
+				 * offset from the first process's (job_live.c) */
 	uint64_t watched_ns;	/* from the attach to the picture */
 	uint64_t wait_ns;	/* of which its threads were inside synchronizes and collectives
 				 * (returned, then the calls in flight for their age) */

@@ -10,23 +10,33 @@
 
 #define SAMPLES 64	/* > JOB_LIVE_WINDOW_NS / JOB_LIVE_PERIOD_NS: the window is always covered */
 #define MOMENT_MARKS (JOB_ODD_BEHIND | JOB_ODD_NOT_WAITING | JOB_ODD_LINE)
+/* The positions' base: each process's offset from the first one, averaged over the pictures
+ * from 1 s to 3 s after the last arrival. A call it was inside when attached is counted by none
+ * of its figures, and one picture reads counts a tally read apart (50 ms: a collective or two
+ * of a fast loop); the average of eight is off by less than one. */
+#define BASE_FROM_NS 1000000000ull
+#define BASE_UNTIL_NS 3000000000ull
 
 /* A process's past: its waits so far (those that returned and the calls in flight for their
- * age) at each picture, since when each mark of the moment has held, and where it stood when
- * the last process came: processes attached one after another count their collectives from
- * different moments, so positions are compared from the last arrival on. */
+ * age) at each picture, since when each mark of the moment has held, and its position's offset
+ * from the first process's: processes attached one after another count their collectives from
+ * different moments. */
 struct history {
 	pid_t pid;
 	uint64_t since;		/* its figures' start: another (z) begins a new history */
 	int n, head;		/* samples kept; the next one's slot */
 	uint64_t at[SAMPLES], waited[SAMPLES];
 	uint64_t odd_since[JOB_ODD_KINDS];
-	uint32_t base_position;	/* its position when the last process came into the picture */
+	int64_t offset_sum;	/* its position less the first process's, summed over the base's */
+	int offset_n;		/* pictures */
+	int64_t base;		/* the average: what its position is less for comparisons */
 };
 
 struct job_live {
 	pthread_mutex_t lock;
 	uint64_t last;		/* when the last picture was taken */
+	uint64_t base_from, base_until;	/* the pictures the positions' base is taken over;
+					 * until 0: taken */
 	struct job *job;
 	struct history hist[JOB_MAX_PROCS];
 };
@@ -138,18 +148,43 @@ static void hold_marks(struct job_process *jp, struct history *h, uint64_t now)
 	}
 }
 
-/* Behind, in a running job: two collectives or more. Ranks come out of a collective one after
+/* Each position made comparable: less its process's base, once taken; meanwhile the offsets
+ * summed. */
+static void positions(struct job_live *l, struct job *j, struct history **h, uint64_t now)
+{
+	int64_t first = j->n ? j->proc[0].position : 0;
+	bool summing = l->base_until && now >= l->base_from && now < l->base_until;
+	bool done = l->base_until && now >= l->base_until;
+	for (int i = 0; i < j->n; i++) {
+		if (!h[i])
+			continue;
+		if (summing) {
+			h[i]->offset_sum += (int64_t)j->proc[i].position - first;
+			h[i]->offset_n++;
+		}
+		if (done)
+			h[i]->base = h[i]->offset_n ? (h[i]->offset_sum + (h[i]->offset_sum >= 0 ? 1 : -1) * h[i]->offset_n / 2) /
+							      h[i]->offset_n
+						    : 0;
+		int64_t p = (int64_t)j->proc[i].position - h[i]->base;
+		j->proc[i].position = p > 0 ? (uint32_t)p : 0;
+	}
+	if (done)
+		l->base_until = 0;
+}
+
+/* Behind, in a running job: two collectives or more (none before the positions' base). Ranks come out of a collective one after
  * another and their counts are read a few milliseconds apart, so one behind is any rank at any
  * moment; a rank held one behind (a hang before the next collective) is also not waiting and at
  * another line, and --dump says where each one stands. */
-static void behind_by_two(struct job *j)
+static void behind_by_two(struct job *j, bool no_base)
 {
 	uint32_t top = 0;
 	for (int i = 0; i < j->n; i++)
 		if (j->proc[i].cuda && j->proc[i].position > top)
 			top = j->proc[i].position;
 	for (int i = 0; i < j->n; i++)
-		if (!(j->proc[i].position + 1 < top))
+		if (no_base || !(j->proc[i].position + 1 < top))
 			j->proc[i].odd &= ~(uint32_t)JOB_ODD_BEHIND;
 }
 
@@ -168,14 +203,15 @@ void job_live_publish(struct job_live *l, struct job *j, uint64_t now)
 		arrived |= h[i] && h[i]->n == 0;
 		window_share(jp, h[i], now);
 	}
-	for (int i = 0; i < j->n; i++) {
-		if (arrived && h[i])
-			h[i]->base_position = j->proc[i].position;
-		uint32_t base = h[i] ? h[i]->base_position : 0;
-		j->proc[i].position = j->proc[i].position > base ? j->proc[i].position - base : 0;
+	if (arrived) {
+		l->base_from = now + BASE_FROM_NS;
+		l->base_until = now + BASE_UNTIL_NS;
+		for (int i = 0; i < JOB_MAX_PROCS; i++)
+			l->hist[i].offset_sum = l->hist[i].offset_n = 0;
 	}
+	positions(l, j, h, now);
 	job_mark_odd(j);
-	behind_by_two(j);
+	behind_by_two(j, l->base_until != 0);
 	for (int i = 0; i < j->n; i++)
 		hold_marks(&j->proc[i], h[i], now);
 	struct job *old = l->job;
