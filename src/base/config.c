@@ -22,6 +22,8 @@ void config_load(void)
 	config.launch_ring = !is_off("GPUTOP_LAUNCH_RING");
 	config.retfast = !is_off("GPUTOP_RETFAST");
 	config.call_stub = !is_off("GPUTOP_CALL_STUB");
+	e = getenv("GPUTOP_LAUNCH_RECORDS");
+	config.launch_records = e && strcmp(e, "1") == 0;
 	e = getenv("GPUTOP_LAUNCH_RING_CAP");
 	config.launch_ring_cap = e && atol(e) > 0 ? (uint64_t)atol(e) : 0;
 	e = getenv("GPUTOP_LAUNCH_LAYER");

@@ -15,6 +15,8 @@ struct config {
 	uint64_t launch_ring_cap;	/* GPUTOP_LAUNCH_RING_CAP: a smaller ring (tests), 0 = full */
 	bool retfast;			/* GPUTOP_RETFAST=0 turns the return stub off */
 	bool call_stub;			/* GPUTOP_CALL_STUB=0 turns the call stub off */
+	bool launch_records;		/* GPUTOP_LAUNCH_RECORDS=1: every kernel launch recorded, as
+					 * before quiet launches (for benchmarks) */
 	enum launch_layer launch_layer;	/* GPUTOP_LAUNCH_LAYER=runtime|driver|both */
 	bool launch_layer_forced;	/* GPUTOP_LAUNCH_LAYER is set at all */
 	long spin_us;			/* GPUTOP_SPIN_US, -1 = by the number of CPUs */

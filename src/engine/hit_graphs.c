@@ -202,7 +202,7 @@ static void catch_up(struct tracee *p, uint64_t now)
 void hit_quiet_launches(struct tracee *p)
 {
 	bool wanted = account_wants_launch_records() || p->hit->captures > 0 ||
-		      (config.stacks & CONFIG_STACKS_LAUNCHES);
+		      (config.stacks & CONFIG_STACKS_LAUNCHES) || config.launch_records;
 	launchring_set_quiet(p, !wanted);
 }
 
