@@ -23,6 +23,7 @@
 #include "json_interval.h"
 #include "log.h"
 #include "metrics_server.h"
+#include "nccl_counter.h"
 #include "outfile.h"
 #include "probes.h"
 #include "procfs.h"
@@ -109,6 +110,8 @@ static void add_consumers(const struct options *opt)
 	if (opt->timeline_path)
 		account_add(&timeline_consumer);
 	account_add(&graphs_consumer);
+	if (opt->dump)
+		account_add(&nccl_counter_consumer);
 }
 
 /* The outputs that are written as the session goes, into their temporary files: --trace (or

@@ -162,8 +162,13 @@ static int actions_do(struct tui *t, const struct tui_key *k, int ch)
 	case ACT_PROCESS: return actions_process(t);
 	case ACT_STACKS: actions_stacks(t); break;
 	case ACT_GROUP: actions_group(t); break;
-	case ACT_MEMORY_SNAPSHOT:
-		if (t->opt->memory_snapshot) {
+	case ACT_MEMORY_AT:
+		if (ch == 'O' && t->have_cur && t->rows.torch.snap && t->rows.torch.snap->oom_view) {
+			t->mode = MODE_OOM;
+			t->oom_scroll = 0;
+		} else if (ch == 'O') {
+			screen_say(t, "no out-of-memory seen: O shows the Memory view as it was at one");
+		} else if (t->opt->memory_snapshot) {
 			session_ask_memory_snapshot();
 			screen_say(t, "PyTorch's memory snapshot: written at the next look (a line says where)");
 		} else {
@@ -223,6 +228,7 @@ int actions_key(struct tui *t, int ch)
 	case MODE_FILTER: actions_filter_prompt(t, ch); return 0;
 	case MODE_ASK_QUIT: actions_quit_prompt(t, ch); return 0;
 	case MODE_STACKS: actions_pane(t, &t->pane_scroll, ch); return 0;
+	case MODE_OOM: actions_pane(t, &t->oom_scroll, ch); return 0;	/* O, Esc: live */
 	case MODE_NORMAL: break;
 	}
 	if (t->st.ended && ch == TUI_ESC)

@@ -34,7 +34,8 @@ const struct tui_key tui_keys[] = {
 	  "the row's call stacks (Leaks, Memory, Kernels, API, Job)", ACT_STACKS },
 	{ { 'g' }, "g", "Group", "group Leaks by allocation site, Memory by line; or not", ACT_GROUP },
 	{ { 'G' }, "G", "GPUs", "the figures by GPU, over any view, or back", ACT_BY_GPU },
-	{ { 'S' }, "S", NULL, "write the memory snapshot now (--memory-snapshot FILE)", ACT_MEMORY_SNAPSHOT },
+	/* One row for PyTorch's memory at one instant (the help fits 80x24): the key says which. */
+	{ { 'S', 'O' }, "S O", NULL, "S: write the memory snapshot; O: Memory at the last OOM", ACT_MEMORY_AT },
 	{ { CTRL_L }, "Ctrl-L", NULL, "redraw the whole screen", ACT_REDRAW },
 };
 

@@ -24,7 +24,9 @@ enum tui_action {
 	ACT_STACKS,		/* Enter: the call stacks behind the selected row */
 	ACT_GROUP,		/* g: the view's grouped form (Leaks by allocation site) */
 	ACT_BY_GPU,		/* G: the figures by GPU, over any view */
-	ACT_MEMORY_SNAPSHOT,	/* S: PyTorch's memory written as _snapshot() (--memory-snapshot) */
+	ACT_MEMORY_AT,		/* PyTorch's memory at one instant, the key says which: S written as
+				 * _snapshot() (--memory-snapshot); O the Memory view frozen at the
+				 * last out-of-memory, or back */
 };
 
 #define KEYS_PER_ENTRY 8

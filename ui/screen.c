@@ -8,6 +8,7 @@
 #include "crt.h"
 #include "format.h"
 #include "meters.h"
+#include "oom_pane.h"
 #include "stack_pane.h"
 
 #include <pthread.h>
@@ -236,6 +237,8 @@ void screen_draw(struct tui *t)
 		help_draw_bar(h - 1, w);
 		if (t->mode == MODE_HELP)
 			t->help_scroll = help_draw_overlay(h, w, t->help_scroll);
+		if (t->mode == MODE_OOM && t->rows.torch.snap && t->rows.torch.snap->oom_view)
+			t->oom_scroll = oom_pane_draw(h, w, t->rows.torch.snap, t->oom_scroll);
 		if (t->mode == MODE_STACKS)
 			t->pane_scroll = stack_pane_draw(h, w, t->pane_kind, t->pane_subject, t->only_pid,
 							 t->pane_scroll, t->opt->job_live);

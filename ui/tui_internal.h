@@ -27,7 +27,7 @@ enum {	/* the tabs' views, views.def's order */
 /* The views, in the order of their tabs (views.c, from views.def). */
 extern const struct tui_view *const tui_views[TUI_VIEW_COUNT];
 
-enum tui_mode { MODE_NORMAL, MODE_HELP, MODE_FILTER, MODE_ASK_QUIT, MODE_STACKS };
+enum tui_mode { MODE_NORMAL, MODE_HELP, MODE_FILTER, MODE_ASK_QUIT, MODE_STACKS, MODE_OOM };
 
 struct tui {
 	const struct ui_options *opt;
@@ -42,6 +42,7 @@ struct tui {
 	uint64_t pane_subject;			/* of which row, */
 	int pane_scroll;			/* from which line */
 	int help_scroll;			/* MODE_HELP: the help from which line */
+	int oom_scroll;				/* MODE_OOM: the frozen Memory view from which line */
 	struct stats_snapshot cur, prev;	/* shown; prev for the interval rates */
 	struct rows rows;			/* of cur, against prev */
 	struct devices_snapshot dev;		/* the GPUs' meters, taken with cur */

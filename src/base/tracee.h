@@ -23,6 +23,7 @@ struct kernels_state;
 struct hit_state;
 struct pystack_state;
 struct stack_capture_state;
+struct nccl_counter_find;
 struct gputime_state;
 struct torch_state;
 struct tallies_state;
@@ -74,6 +75,8 @@ struct tracee {
 	struct hit_state *hit;			/* engine/hit.c: stop cost, records in flight */
 	struct pystack_state *pystack;		/* base/pystack.c: the interpreter found in it */
 	struct gputime_state *gputime;		/* engine/gputime.c: --gpu-time's library */
+	struct nccl_counter_find *nccl_counter;	/* engine/nccl_counter.c (--dump): NCCL's count
+						 * looked for; one allocation, NULL until a collective */
 	struct stack_capture_state *stack_capture;	/* engine/stack_capture.c: image id,
 							 * launch sampling */
 	struct torch_state *torch;		/* probe/torch_alloc.c: PyTorch's allocator */

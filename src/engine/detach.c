@@ -18,6 +18,7 @@
 #include "breakpoints.h"
 #include "clock.h"
 #include "dump_take.h"
+#include "nccl_counter.h"
 #include "frame.h"
 #include "hit.h"
 #include "hit_drain.h"
@@ -187,8 +188,10 @@ int tracer_detach(struct tracee *p)
 	hit_drain(p, now_ns(), HIT_DRAIN_WHOLE);
 	torch_dumps_take(p, SHOT_DETACH);	/* --memory-snapshot, at this held instant */
 	uint64_t t_stopped = now_ns();
-	if (tracer.job)
+	if (tracer.job) {
 		dump_take(tracer.job, p);	/* --dump: every thread held here anyway */
+		nccl_counter_take(tracer.job, p);
+	}
 	uint64_t t_picture = now_ns();
 	it = 0;
 	bool all_out = true;

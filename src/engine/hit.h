@@ -62,6 +62,9 @@ void hit_drain_launches(struct tracee *p);
 /* The outermost call of thread t (whose thread pointer is given) that the call stub recorded
  * at its entry and that has not returned at the last hit_collect_returns: decoded into *c from
  * its register arguments, its entry time in *entry_ns (monotonic). False if none. */
+/* How many NCCL collectives of p are in flight at the last drain: recorded at their entry by the
+ * call stub and not returned, or stopped at by the int3 path. */
+int hit_collectives_in_flight(struct tracee *p);
 bool hit_record_in_flight(struct tracee *p, struct thread *t, uint64_t thread_pointer, struct cuda_call *c,
 			  uint64_t *entry_ns);
 

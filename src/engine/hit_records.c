@@ -239,6 +239,23 @@ void hit_collect_returns(struct tracee *p, uint64_t now)
 
 /* ---- calls in flight (--dump) ----------------------------------------------------------- */
 
+int hit_collectives_in_flight(struct tracee *p)
+{
+	const struct hit_state *st = p->hit;
+	int n = 0;
+	for (int i = 0; i < st->n_in_flight; i++) {
+		const struct lr_call *r = &st->in_flight[i];
+		int api = r->state == LR_CALL_IN_FLIGHT ? launchring_probe_api(p, (int)r->probe - 1) : -1;
+		const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
+		n += s && s->op == OP_COLLECTIVE;
+	}
+	uint32_t it = 0;
+	for (struct thread *t; (t = threads_iter(p, &it));)
+		for (uint32_t i = 0; i < t->depth; i++)
+			n += t->frames[i].call.op == OP_COLLECTIVE;
+	return n;
+}
+
 bool hit_record_in_flight(struct tracee *p, struct thread *t, uint64_t thread_pointer, struct cuda_call *c,
 			  uint64_t *entry_ns)
 {

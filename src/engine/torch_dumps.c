@@ -1,8 +1,10 @@
 /* torch_dumps.c — PyTorch's memory written out whole, when asked (torch_dumps.h). */
+#define _GNU_SOURCE
 #include "torch_dumps.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "config.h"
 #include "hit.h"
@@ -66,6 +68,15 @@ static void on_oom(struct tracee *p, const struct torch_oom *o, struct torch_sho
 	char line[512];
 	oom_report_line(line, sizeof line, o, have ? &s : NULL);
 	log_warn("%s", line);
+	char *text = NULL;	/* the Memory view frozen at this instant, for the TUI's key O */
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (f) {
+		oom_report_print(f, o, have ? &s : NULL);
+		if (fclose(f) == 0 && text)
+			torch_mem_set_oom_view(p->pid, o->t_ns, text);
+	}
+	free(text);
 	if (config.oom_report && oom_report_write(config.oom_report, o, have ? &s : NULL) == 0)
 		log_info("out-of-memory report written to %s", config.oom_report);
 	if (have && config.oom_snapshot) {

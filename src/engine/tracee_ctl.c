@@ -62,6 +62,7 @@ static void tracee_free(struct tracee *t)
 	hit_state_free(t->hit);
 	pystack_state_free(t->pystack);
 	stack_capture_state_free(t->stack_capture);
+	free(t->nccl_counter);
 	torch_state_free(t->torch);
 	free(t);
 }

@@ -174,10 +174,23 @@ static void mark_straggler(struct job *j)
 		least->odd |= JOB_ODD_WAITS_LEAST;
 }
 
+/* Every rank's NCCL counter checked: positions from the communicators' start, collectives
+ * before the attach included; one not checked: all counted since the attach, like with like. */
+static void positions_from_counters(struct job *j)
+{
+	for (int i = 0; i < j->n; i++)
+		if (j->proc[i].cuda && !j->proc[i].counter_checked)
+			return;
+	for (int i = 0; i < j->n; i++)
+		if (j->proc[i].cuda)
+			j->proc[i].position = (uint32_t)j->proc[i].counter;
+}
+
 void job_mark(struct job *j)
 {
 	for (int i = 0; i < j->n; i++)
 		job_sum(&j->proc[i]);
+	positions_from_counters(j);
 	job_mark_odd(j);
 }
 

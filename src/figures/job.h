@@ -66,10 +66,17 @@ struct job_process {
 	/* Set by job_mark, from the figures and the threads. */
 	int rank, nranks;	/* -1: not known */
 	uint64_t collectives;	/* NCCL operations returned since the attach */
+	/* NCCL's own count of its communicator's collectives (engine/nccl_counter.c), from its
+	 * start: where found and checked; else why not (counter_why). */
+	bool counter_checked;
+	uint64_t counter;
+	uint32_t counter_offset;	/* of the field in the communicator */
+	const char *counter_why;
 	int in_collective;	/* threads inside one now */
 	bool waiting;		/* a thread inside a synchronize or a collective */
-	uint32_t position;	/* collectives + (inside one now ? 1 : 0); a live picture's less its
-				 * offset from the first process's (job_live.c) */
+	uint32_t position;	/* collectives + (inside one now ? 1 : 0); NCCL's counter where every
+				 * rank's was checked (job_mark); a live picture's less its offset from
+				 * the first process's (job_live.c) */
 	uint64_t watched_ns;	/* from the attach to the picture */
 	uint64_t wait_ns;	/* of which its threads were inside synchronizes and collectives
 				 * (returned, then the calls in flight for their age) */
@@ -99,7 +106,8 @@ struct job_thread *job_thread_add(struct job_process *jp, pid_t tid);
 bool job_thread_waits(const struct job_thread *t);
 bool job_thread_in_collective(const struct job_thread *t);
 /* Sets each process's waiting, position and Python line from its threads, then its odd bits
- * (with the collectives and ranks filled in): job_sum on each, then job_mark_odd. */
+ * (with the collectives and ranks filled in): job_sum on each, positions from NCCL's counters
+ * where every rank's was checked, then job_mark_odd. */
 void job_mark(struct job *j);
 /* A process's waiting, position, Python line and wait share (wait_ns and the calls in flight
  * over watched_ns) from its threads. */

@@ -26,6 +26,8 @@ struct proc {
 	size_t n_seg, cap_seg;
 	struct torch_oom_event oom[TORCH_OOM_KEPT];	/* the last ones, a ring */
 	uint64_t n_oom;					/* seen in all */
+	char *oom_view;			/* the Memory view at the last one, as text */
+	uint64_t oom_view_ns;
 };
 
 static struct {
@@ -294,7 +296,23 @@ static void proc_free(struct proc *p)
 {
 	hashmap_clear(&p->blocks);
 	free(p->seg);
+	free(p->oom_view);
 	free(p);
+}
+
+void torch_mem_set_oom_view(pid_t pid, uint64_t t_ns, const char *text)
+{
+	char *copy = strdup(text);
+	pthread_mutex_lock(&torch_mem.lock);
+	struct proc *p = copy ? proc_of(pid, true) : NULL;
+	if (p) {
+		free(p->oom_view);
+		p->oom_view = copy;
+		p->oom_view_ns = t_ns;
+		copy = NULL;
+	}
+	pthread_mutex_unlock(&torch_mem.lock);
+	free(copy);
 }
 
 void torch_mem_forget(pid_t pid)
@@ -377,6 +395,12 @@ int torch_mem_snapshot(pid_t pid, struct torch_snapshot *out)
 		uint64_t first = p->n_oom > TORCH_OOM_KEPT ? p->n_oom - TORCH_OOM_KEPT : 0;
 		for (uint64_t k = first; k < p->n_oom; k++)
 			out->oom[out->n_oom++] = p->oom[k % TORCH_OOM_KEPT];
+		if (p->oom_view && (!out->oom_view || p->oom_view_ns > out->oom_view_ns)) {
+			free(out->oom_view);
+			out->oom_view = strdup(p->oom_view);
+			out->oom_view_ns = p->oom_view_ns;
+			out->oom_view_pid = p->info.pid;
+		}
 	}
 	pthread_mutex_unlock(&torch_mem.lock);
 	if (err)
@@ -392,6 +416,7 @@ void torch_mem_snapshot_free(struct torch_snapshot *s)
 	free(s->segment);
 	free(s->seg_pid);
 	free(s->oom);
+	free(s->oom_view);
 	memset(s, 0, sizeof *s);
 }
 

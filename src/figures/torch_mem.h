@@ -123,6 +123,9 @@ struct torch_snapshot {
 	pid_t *seg_pid;
 	size_t n_oom;
 	struct torch_oom_event *oom;	/* by process, oldest first */
+	char *oom_view;			/* the last out-of-memory's state as text (its report), NULL: none */
+	uint64_t oom_view_ns;		/* when it failed (monotonic) */
+	pid_t oom_view_pid;
 };
 
 /* Feeding (the tracer thread); pid is the traced process. */
@@ -137,7 +140,10 @@ void torch_mem_on_alloc(pid_t pid, const struct torch_block *b);
  * the calls are read in the order they returned): it is left alone, true. */
 bool torch_mem_on_free(pid_t pid, uint64_t block, uint64_t entry_ns);
 void torch_mem_on_unread(pid_t pid);
-void torch_mem_on_oom(pid_t pid, const struct torch_oom_event *e);	/* a block handed out whose Block could not be read */
+void torch_mem_on_oom(pid_t pid, const struct torch_oom_event *e);
+/* The Memory view at process pid's last out-of-memory (at t_ns), as its report's text: the TUI's
+ * key O shows it, frozen. */
+void torch_mem_set_oom_view(pid_t pid, uint64_t t_ns, const char *text);	/* a block handed out whose Block could not be read */
 /* Calls that handed out and took back blocks (all of them: those taken back before they were
  * read included). */
 void torch_mem_count(pid_t pid, uint64_t allocs, uint64_t frees);

@@ -76,6 +76,8 @@ static void print_process(FILE *f, const struct job *j, const struct job_process
 		fprintf(f, " of %d", jp->nranks);
 	if (!jp->cuda)
 		fprintf(f, "  (no CUDA: no rank)");
+	if (jp->counter_checked)
+		fprintf(f, "  NCCL's counter %" PRIu64 ",", jp->counter);
 	fprintf(f, "  collectives %" PRIu64 " since the attach", jp->collectives);
 	if (jp->in_collective)
 		fprintf(f, " (+1 in flight)");
@@ -83,6 +85,8 @@ static void print_process(FILE *f, const struct job *j, const struct job_process
 	if (jp->wait_share >= 0)
 		fprintf(f, "  waited %.0f%% of %.1f s", 100 * jp->wait_share, (double)jp->watched_ns / 1e9);
 	fputc('\n', f);
+	if (jp->cuda && !jp->counter_checked && jp->counter_why)
+		fprintf(f, "  NCCL's counter: not read (%s): counted since the attach\n", jp->counter_why);
 	if (jp->py_file)
 		fprintf(f, "  Python: %s (%s:%u)\n", jp->py_function ? jp->py_function : "?", jp->py_file, jp->py_line);
 	if (jp->odd)

@@ -70,6 +70,12 @@ static void json_proc(struct jw *w, const struct job_process *jp, bool live)
 	jw_u64(w, jp->collectives);
 	jw_key(w, "in_collective");
 	jw_bool(w, jp->in_collective > 0);
+	jw_key(w, "nccl_counter");
+	jw_u64_if(w, jp->counter_checked, jp->counter);
+	jw_key(w, "nccl_counter_offset");
+	jw_u64_if(w, jp->counter_checked, jp->counter_offset);
+	jw_key(w, "nccl_counter_why_not");
+	jw_str(w, jp->counter_checked ? NULL : jp->counter_why);
 	jw_key(w, "position");
 	jw_u64(w, jp->position);
 	jw_key(w, "waiting");

@@ -9,8 +9,12 @@
 #    others' call in flight (ncclAllReduce, AllReduce of 4096 bytes, from the call stub's record)
 #    and its age (within the time they were seen stuck), each one's collectives since the attach
 #    (99; the others one more in flight), the ranks from the environment; text and --json agree;
+#    NCCL's own counter found by value (the first 30 steps end with 20 ms of quiet, every 10th
+#    asks ncclCommCount; the simulated communicator keeps opCount among fields that move with it): at opCount's offset, each rank's
+#    3 warm-up collectives made before the attach included, and the positions taken from it;
 #  - attached to the job already stuck (--dump alone): the others' call named from their stacks,
-#    said to be entered before the attach, with no made-up age or count;
+#    said to be entered before the attach, with no made-up age or count; NCCL's counter not
+#    read, and why;
 #  - after each dump the job goes on and ends as without gputop: the same lines, status 0;
 #  - --children of a launcher (bash) of the ranks: the ranks traced, the launcher (no CUDA) never
 #    the odd one out;
@@ -23,7 +27,8 @@ PY=/usr/bin/python3.11
 can_attach_to_others || skip "ptrace_scope forbids attaching to a process that is not a child"
 PROG=$ROOT/tests/progs/py_job.py
 export LD_LIBRARY_PATH=$SIM:$BIN/simnccl
-N=4 ITER=150 ODD=1 AT=100
+N=4 ITER=150 ODD=1 AT=100 WARM=3
+export PY_JOB_WARM=$WARM	# collectives before any attach: NCCL's counter has them
 L_STRAGGLE=$(grep -n "# @site straggle$" "$PROG" | cut -d: -f1)
 L_ALLREDUCE=$(grep -n "# @site allreduce$" "$PROG" | cut -d: -f1)
 
@@ -43,7 +48,8 @@ start_job() {
 	done
 }
 
-# The collectives each rank has reached, from the simulated NCCL's shared counts.
+# The collectives each rank has reached (its communicator's opCount, warm-up included), from the
+# simulated NCCL's shared counts.
 reached() {
 	od -A n -t u8 -N $((8 * N)) -v "$1/job" 2>/dev/null | tr -s ' \n' ' '
 }
@@ -52,7 +58,7 @@ reached() {
 # collective number AT (it has counted itself there). 1 after 60 s.
 stuck() {
 	local d=$1 want i
-	want=$(for ((i = 0; i < N; i++)); do [ $i -eq $ODD ] && printf ' %d' $((AT - 1)) || printf ' %d' $AT; done)
+	want=$(for ((i = 0; i < N; i++)); do [ $i -eq $ODD ] && printf ' %d' $((WARM + AT - 1)) || printf ' %d' $((WARM + AT)); done)
 	wait_for_line "$d/r$ODD.out" '^straggling' 60 || return 1
 	for ((i = 0; i < 1200; i++)); do
 		[ "$(reached "$d")" = "$want " ] && return 0
@@ -81,8 +87,11 @@ expect_eq "$(wc -l <"$TMP/plain/lines")" $N "without gputop: a line per rank"
 expect_eq "$(grep -c "collectives=$ITER " "$TMP/plain/lines")" $N "without gputop: $ITER collectives each"
 
 # --- watched: attached before the job runs, the picture taken once it is stuck ------------------
+# Each of the first 30 steps ends with 20 ms in Python: quiet moments, where NCCL's counter is
+# looked for; every 10th asks the communicator's size (the simulated NCCL's count of calls, equal
+# to opCount until then, parts from it).
 D=$TMP/w
-start_job "$D"
+PY_JOB_STEP_MS=20 PY_JOB_QUERY=10 start_job "$D"
 pids=$(IFS=,; echo "${JOB_PIDS[*]}")
 spawn "$D/gputop" "$GPUTOP" --dump --timeout 300 --json "$D/dump.json" -p "$pids"
 G=$SPAWNED_PID
@@ -107,14 +116,20 @@ jq_eq "$P" '.odd' '["behind","not waiting","another line","waits least"]' \
 	"rank $ODD: behind, not waiting, at another line, waited least"
 jq_eq "$P" '[.python.function, (.python.file | split("/") | last), .python.line]' "[\"straggle\",\"py_job.py\",$L_STRAGGLE]" \
 	"rank $ODD: its Python function and line (straggle, py_job.py:$L_STRAGGLE)"
-jq_eq "$P" '[.rank, .nranks, .collectives, .in_collective, .waiting]' "[$ODD,null,$((AT - 1)),false,false]" \
+jq_eq "$P" '[.rank, .nranks, .collectives, .in_collective, .waiting]' "[$ODD,$N,$((AT - 1)),false,false]" \
 	"rank $ODD: rank from its environment, $((AT - 1)) collectives since the attach, none in flight, not waiting"
 jq_eq "$P" '[.threads[].call | select(. != null)] | length' 0 "rank $ODD: no thread in a CUDA or NCCL call"
 jq '[.job.processes[] | select(.odd | length == 0)]' "$F" >"$F.others"
 jq_eq "$F.others" '[.[].rank] | sort' "$(seq -s, 0 $((N - 1)) | sed "s/\b$ODD,\?//; s/,$//; s/^/[/; s/$/]/")" \
 	"the others: the other ranks"
-jq_eq "$F.others" '[.[] | [.collectives, .in_collective, .position, .waiting]] | unique' "[[$((AT - 1)),true,$AT,true]]" \
-	"the others: $((AT - 1)) collectives since the attach, the ${AT}th in flight, waiting"
+jq_eq "$F.others" '[.[] | [.collectives, .in_collective, .position, .waiting]] | unique' "[[$((AT - 1)),true,$((WARM + AT)),true]]" \
+	"the others: $((AT - 1)) collectives since the attach, the ${AT}th in flight, waiting; position $((WARM + AT)) (NCCL's counter)"
+# NCCL's counter: found by value among fields that move with the collectives (tests/sim/nccl.c),
+# the warm-up collectives before the attach included; the field the simulated NCCL says.
+OFFSET=$(sed -n 's/^opcount_offset //p' "$D/r0.out")
+jq_eq "$F" "[.job.processes[] | [.nccl_counter, .nccl_counter_offset, .nccl_counter_why_not]] | sort" \
+	"[[$((WARM + AT - 1)),$OFFSET,null]$(for ((i = 1; i < N; i++)); do printf ',[%d,%d,null]' $((WARM + AT)) "$OFFSET"; done)]" \
+	"NCCL's counter of each rank, found at opCount's offset ($OFFSET): $WARM warm-up collectives + the ones since the attach (+1 inside)"
 jq_eq "$F.others" '[.[] | [.python.function, .python.line]] | unique' "[[\"main\",$L_ALLREDUCE]]" \
 	"the others: at their ncclAllReduce line (main, py_job.py:$L_ALLREDUCE)"
 jq_eq "$F.others" '[.[].threads[].call | select(. != null) | [.name, .op, .bytes, .source, .before_attach]] | unique' \
@@ -133,9 +148,11 @@ note "held (ms): $(jq -c '[.job.processes[] | .held_ms | floor]' "$F")"
 # The text says the same.
 T=$D/gputop.out
 expect_eq "$(grep -c 'ODD ONE OUT' "$T")" 1 "text: one odd one out"
-expect_match "$(grep -A2 "^process $ODD_PID " "$T")" "ODD ONE OUT: behind \\(collective $((AT - 1)), others up to $AT\\)" \
+expect_match "$(grep -A2 "^process $ODD_PID " "$T")" "ODD ONE OUT: behind \\(collective $((WARM + AT - 1)), others up to $((WARM + AT))\\)" \
 	"text: under rank $ODD's process"
 expect_match "$(grep -A1 "^process $ODD_PID " "$T")" "Python: straggle \\(.*py_job.py:$L_STRAGGLE\\)" "text: rank $ODD's Python line"
+expect_eq "$(grep -c "^process .*  NCCL's counter $((WARM + AT)),  collectives $((AT - 1)) since the attach" "$T")" $((N - 1)) \
+	"text: NCCL's counter said beside the count since the attach"
 expect_eq "$(grep -cE 'in ncclAllReduce\(AllReduce 4096 bytes, comm 0x[0-9a-f]+\) for [0-9.]+ s \[call stub\]' "$T")" $((N - 1)) \
 	"text: the others' call in flight, with its age"
 expect_match "$(tail -n1 "$T")" "^held:( [0-9]+ [0-9.]+ ms \\(picture [0-9.]+ ms\\);){$N}$" "text: the last line, how long each was held"
@@ -179,6 +196,10 @@ ODD_PID=${JOB_PIDS[$ODD]}
 jq_eq "$F" '[.job.processes[] | select(.odd | length > 0) | .pid]' "[$ODD_PID]" "stuck: the odd one out, rank $ODD"
 jq_eq "$F" "[.job.processes[] | select(.pid == $ODD_PID) | .python.line]" "[$L_STRAGGLE]" "stuck: rank $ODD's line"
 jq_eq "$F" '[.job.processes[].collectives] | unique' '[0]' "stuck: no collective returned since the attach (none made up)"
+jq_eq "$F" '[.job.processes[] | [.nccl_counter, .nccl_counter_why_not]] | unique' '[[null,"no collective seen since the attach"]]' \
+	"stuck: NCCL's counter not read, and why (none seen since the attach)"
+expect_eq "$(grep -c "NCCL's counter: not read (no collective seen since the attach): counted since the attach" "$D/gputop.out")" $N \
+	"stuck: said so in the text"
 jq_eq "$F" "[.job.processes[] | select(.pid != $ODD_PID) | .threads[].call | select(. != null) | [.name, .source, .before_attach, .age_s]] | unique" \
 	'[["ncclAllReduce","stack",true,null]]' "stuck: the others in ncclAllReduce, from their stacks, entered before the attach, age unknown"
 expect_eq "$(grep -c 'in ncclAllReduce, entered before gputop attached' "$D/gputop.out")" $((N - 1)) "stuck: said so in the text"

@@ -3,15 +3,17 @@
 with one dist.all_reduce per step, then the loss averaged with a second one (the script's own
 count of collectives: 2 a step, nothing else after the start).
 
-Each rank prints "ready <pid>" once NCCL is up (its warm-up collectives made), waits for the file
-GO, then makes STEPS steps. At step STALL, rank 1 prints "COUNT rank 1 collectives N" and
-"waiting <pid>", then waits in Python, in wait_for_release() at the line marked
-"@site release", for the file RELEASE before its loss all_reduce; rank 0, which made that
-all_reduce (it returns at once: NCCL enqueues), prints "COUNT rank 0 collectives N" and then
-blocks in loss.item() (a copy and a synchronize) until rank 1 joins. N counts the collectives
-each rank called since GO. At the end: "LOSS rank R <loss of every step, 6 decimals>", printed
-and written to the file OUTDIR/loss.R (each rank's own record: the ranks share torchrun's
-stdout, and the script compares rank with rank).
+Each rank prints "ready <pid>" once NCCL is up (its warm-up collective made), waits for the file
+GO, then makes STEPS steps, the first 30 ending with DUMP_STEP_MS (20) ms in Python (quiet
+moments between collectives, where gputop looks for NCCL's own counter). At step STALL, rank 1
+prints "COUNT rank 1 collectives N total T" and "waiting <pid>", then waits in Python, in
+wait_for_release() at the line marked "@site release", for the file RELEASE before its loss
+all_reduce; rank 0, which made that all_reduce (it returns at once: NCCL enqueues), prints its
+COUNT line and then blocks in loss.item() (a copy and a synchronize) until rank 1 joins. N counts
+the collectives each rank called since GO, T every collective of its communicator, the warm-up
+one included (what NCCL's own counter should say). At the end: "LOSS rank R <loss of every step,
+6 decimals>", printed and written to the file OUTDIR/loss.R (each rank's own record: the ranks
+share torchrun's stdout, and the script compares rank with rank).
 
 Usage: torchrun --standalone --nproc_per_node 2 dump_ddp.py STEPS STALL GO RELEASE OUTDIR"""
 import os
@@ -46,6 +48,7 @@ def wait_for_release():
         time.sleep(0.01)  # @site release
 
 
+step_s = float(os.environ.get("DUMP_STEP_MS", "20")) / 1000.0
 collectives, losses = 0, []
 for step in range(1, steps + 1):
     opt.zero_grad()
@@ -62,13 +65,15 @@ for step in range(1, steps + 1):
     opt.step()
     total = loss.detach().clone()
     if step == stall and rank == 1:
-        print("COUNT rank %d collectives %d" % (rank, collectives), flush=True)
+        print("COUNT rank %d collectives %d total %d" % (rank, collectives, collectives + 1), flush=True)
         wait_for_release()
     dist.all_reduce(total)
     collectives += 1
     if step == stall and rank == 0:
-        print("COUNT rank %d collectives %d" % (rank, collectives), flush=True)
+        print("COUNT rank %d collectives %d total %d" % (rank, collectives, collectives + 1), flush=True)
     losses.append(total.item() / world)  # rank 0 waits here at the stall
+    if step <= 30:
+        time.sleep(step_s)
 line = "LOSS rank %d %s" % (rank, " ".join("%.6f" % v for v in losses))
 with open(os.path.join(outdir, "loss.%d" % rank), "w") as f:
     f.write(line + "\n")

@@ -9,10 +9,14 @@ STOP (at the line marked "@site straggle") after printing "straggling <pid>"; th
 wait inside that collective. With PY_JOB_SLOW_MS=M in its environment, rank ODD also sleeps M ms
 in Python before each collective (slow(), "@site slow"): a straggler the others wait for at
 every step. With PY_JOB_HANG=FILE, rank ODD also calls straggle() at its first step after FILE
-appears (tests/e2e/metrics_job.sh: a job that hangs when the test says). Each rank also runs
-PY_JOB_THREADS (8) idle Python threads, as a training process runs loader and helper threads:
---dump takes every thread's stack. At the end each prints "py_job: rank R collectives=N
-loss=X" and exits 0.
+appears (tests/e2e/metrics_job.sh: a job that hangs when the test says). With PY_JOB_WARM=W,
+each makes W collectives before "ready" (before any attach: NCCL's own counter has them,
+gputop's count since the attach does not), and prints "opcount_offset N" (where the simulated
+NCCL keeps its counter); with PY_JOB_STEP_MS=M each of the first 30 steps ends with M ms in
+Python (quiet moments between collectives); with PY_JOB_QUERY=Q every Qth step asks
+ncclCommCount (as frameworks do). Each rank also runs PY_JOB_THREADS (8) idle Python threads, as a training process runs
+loader and helper threads: --dump takes every thread's stack. At the end each prints
+"py_job: rank R collectives=N loss=X" and exits 0.
 
 Usage: python3 py_job.py LIBCUDART LIBNCCL RANK NRANKS ITER ODD AT GO STOP"""
 import ctypes
@@ -55,6 +59,8 @@ def helper(finished):
 
 def main():
     slow_ms = float(os.environ.get("PY_JOB_SLOW_MS", "0"))
+    step_ms = float(os.environ.get("PY_JOB_STEP_MS", "0"))
+    query = int(os.environ.get("PY_JOB_QUERY", "0"))
     hang = os.environ.get("PY_JOB_HANG")
     finished = threading.Event()
     for _ in range(int(os.environ.get("PY_JOB_THREADS", "8"))):
@@ -66,6 +72,9 @@ def main():
     buf = ctypes.c_void_p()
     if cudart.cudaMalloc(ctypes.byref(buf), 4096):
         raise SystemExit("py_job: cudaMalloc failed")
+    for _ in range(int(os.environ.get("PY_JOB_WARM", "0"))):
+        nccl.ncclAllReduce(buf, buf, ctypes.c_size_t(1024), NCCL_FLOAT32, NCCL_SUM, comm, None)
+    print("opcount_offset %d" % ctypes.c_size_t.in_dll(nccl, "sim_nccl_opcount_offset").value, flush=True)
     print("ready %d" % os.getpid(), flush=True)
     wait_for(go)
     loss, done = 1.0, 0
@@ -81,6 +90,10 @@ def main():
             raise SystemExit("py_job: ncclAllReduce failed: %d" % err)
         done += 1
         cudart.cudaStreamSynchronize(None)
+        if query and step % query == query - 1:
+            nccl.ncclCommCount(comm, ctypes.byref(ctypes.c_int()))
+        if step_ms and step < 30:
+            time.sleep(step_ms / 1000.0)
     print("py_job: rank %d collectives=%d loss=%.6f" % (rank, done, loss), flush=True)
     finished.set()
 

@@ -9,11 +9,13 @@
  * With NCCL_SIM_JOB=FILE, the processes of a job (one rank each) meet in their collectives as
  * NCCL's do: each collective waits in the call until every rank of the communicator has reached
  * it (their counts in FILE, a shared mapping), so that one rank late stalls the others inside
- * their collective. Each communicator counts its collectives (opCount, as NCCL's does). */
+ * their collective. Each communicator counts its collectives (opCount, as NCCL's does), among
+ * other fields that move with them. */
 #define _GNU_SOURCE
 #include <nccl.h>
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -30,12 +32,23 @@
 
 #define NCCL_SIM_BUFFER_BYTES (1u << 20)
 
+/* opCount lies a few KiB in, among fields that move with the collectives as NCCL's do:
+ * gputop finds it by value (engine/nccl_counter.c), and takes none of the others
+ * (tests/e2e/dump_job.sh compares with sim_nccl_opcount_offset and the real count). */
 struct ncclComm {
 	uint32_t magic;
 	int rank, nranks, device;
 	void *buffers;
+	uint64_t lastNs;	/* when its last collective began */
+	uint64_t workIndex;	/* 1 a collective, 1 more every 8th (a ring wrapping round) */
+	uint64_t calls;		/* every call on it: collectives, and queries of its rank or size */
+	char channels[4096];
+	uint64_t workIndexCopy;	/* the same as workIndex, 1 ahead (its first work at the init) */
 	uint64_t opCount;	/* collectives made on it */
+	uint64_t polls;		/* times a collective polled for its peers */
 };
+
+__attribute__((visibility("default"))) const size_t sim_nccl_opcount_offset = offsetof(struct ncclComm, opCount);
 
 #define SIM_JOB_RANKS 64
 
@@ -65,6 +78,12 @@ static ncclResult_t meet(ncclComm_t comm, ncclResult_t r)
 {
 	if (r != ncclSuccess)
 		return r;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	comm->lastNs = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	comm->calls++;
+	comm->workIndex += comm->workIndex % 8 == 7 ? 2 : 1;
+	comm->workIndexCopy = comm->workIndex + 1;
 	uint64_t n = ++comm->opCount, *counts = job_counts();
 	if (!counts || comm->nranks > SIM_JOB_RANKS)
 		return r;
@@ -72,6 +91,7 @@ static ncclResult_t meet(ncclComm_t comm, ncclResult_t r)
 	for (int k = 0; k < comm->nranks; k++)
 		while (__atomic_load_n(&counts[k], __ATOMIC_ACQUIRE) < n) {
 			struct timespec ms = { 0, 1000000 };
+			comm->polls++;
 			nanosleep(&ms, NULL);
 		}
 	return r;
@@ -193,6 +213,7 @@ API(ncclResult_t, ncclCommUserRank, const ncclComm_t comm, int *rank)
 {
 	if (!comm_ok(comm) || !rank)
 		return ncclInvalidArgument;
+	((struct ncclComm *)comm)->calls++;
 	*rank = comm->rank;
 	return ncclSuccess;
 }
@@ -201,6 +222,7 @@ API(ncclResult_t, ncclCommCount, const ncclComm_t comm, int *count)
 {
 	if (!comm_ok(comm) || !count)
 		return ncclInvalidArgument;
+	((struct ncclComm *)comm)->calls++;
 	*count = comm->nranks;
 	return ncclSuccess;
 }

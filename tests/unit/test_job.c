@@ -57,6 +57,25 @@ static void test_straggler(void)
 	job_free(j);
 }
 
+/* NCCL's counters: the positions where every rank's was checked; else the counts since the
+ * attach for all (not a mix of the two). */
+static void test_counters(void)
+{
+	struct job *j = job_new();
+	struct job_process *a = add(j, 50, "ncclAllReduce", "t.py", 5, 10);
+	struct job_process *b = add(j, 51, NULL, "t.py", 9, 10);
+	a->counter_checked = b->counter_checked = true;
+	a->counter = 1011;	/* the one inside counted already (NCCL counts inside the call) */
+	b->counter = 1000;	/* its counter says it is 11 behind: collectives before the attach */
+	job_mark(j);
+	check(a->position == 1011 && b->position == 1000 && (b->odd & JOB_ODD_BEHIND) && !(a->odd & JOB_ODD_BEHIND),
+	      "every counter checked: positions from NCCL's counters, the one behind named by them");
+	b->counter_checked = false;
+	job_mark(j);
+	check(a->position == 11 && b->position == 10, "one counter not checked: every position counted since the attach");
+	job_free(j);
+}
+
 static void test_two_and_one(void)
 {
 	struct job *j = job_new();
@@ -157,6 +176,7 @@ int main(void)
 	      "the API table has the rows the test uses");
 	test_straggler();
 	test_two_and_one();
+	test_counters();
 	test_threads();
 	test_straggler_share();
 	stacks_free();
