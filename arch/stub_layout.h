@@ -51,12 +51,13 @@
 /* The tallies (arch/tally.h: struct tally_area, LR_TALLY_SIZE bytes): the figures the stubs
  * keep in place, through tally_entry (arch/tally.c) with one of the TALLY_OP_* below. */
 #define LR_OFF_TALLY		(LR_OFF_DONE + LR_DONE_CAP * LR_CALL_SIZE)
-#define LR_TALLY_SIZE		12533824
+#define LR_TALLY_SIZE		13058112
 #define LR_SIZE			(LR_OFF_TALLY + LR_TALLY_SIZE)
 #define TALLY_OP_RETURN		0	/* the call stub's record, at the call's return */
 #define TALLY_OP_LAUNCH		1	/* a launch stub's launch: its probe and handle */
 #define TALLY_OP_UNRECORDED	2	/* a call the call stub found no record for: its probe */
 #define TALLY_OP_QUIET		3	/* a launch stub's launch left unrecorded: probe, handle, words */
+#define TALLY_OP_WORDS		4	/* a launch stub's parked launch: probe, handle, words */
 /* What the launch stub reads of the tallies to leave a launch unrecorded: the head's quiet word,
  * and a probe's spec flags (struct tally_spec, 8 bytes a probe, after the 64-byte head). */
 #define LR_OFF_QUIET		(LR_OFF_TALLY + 8)

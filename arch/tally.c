@@ -94,18 +94,21 @@ INLINE uint64_t handle_count(struct tally_area *t, uint64_t probe, uint64_t hand
 	return NO_INDEX;
 }
 
-/* A launch of the handle at index that left no record: its words 2-7 (the dimensions) kept
- * as its record would have, then their check, then its count. Two threads writing at once may
- * leave words of both: the check then disagrees, and gputop keeps the dimensions it had. */
-INLINE void quiet_count(struct tally_area *t, uint64_t index, const uint64_t *w)
+/* A launch of the handle at index by probe: its words 2-7 (the dimensions) kept as its record
+ * would have, then their check, then (quiet: it left no record) its count. Two threads writing
+ * at once may leave words of both: the check then disagrees, and gputop keeps the dimensions
+ * it had. */
+INLINE void quiet_count(struct tally_area *t, uint64_t index, uint64_t probe, const uint64_t *w, int quiet)
 {
 	if (index == NO_INDEX)
 		return;
 	struct tally_quiet *q = &t->quiet[index];
+	__atomic_store_n(&q->probe, probe, __ATOMIC_RELAXED);
 	for (int i = 0; i < 6; i++)
 		__atomic_store_n(&q->w[i], w[i], __ATOMIC_RELAXED);
-	publish(&q->check, tally_dims_check(w));
-	add(&q->launches, 1);
+	publish(&q->check, tally_dims_check(probe, w));
+	if (quiet)
+		add(&q->launches, 1);
 }
 
 /* An allocation of size bytes at key. It goes after every slot that holds key already: that
@@ -228,7 +231,7 @@ INLINE uint64_t on_return(struct tally_area *t, const uint64_t *rec)
 		for (int i = 0; i < 5; i++)
 			w[i] = rec[LR_CALL_OFF_ARGS / 8 + 1 + i];
 		w[5] = 0;
-		quiet_count(t, handle_count(t, probe, key), w);
+		quiet_count(t, handle_count(t, probe, key), probe, w, 1);
 		return 0;
 	}
 	case TALLY_INSERT:
@@ -258,9 +261,10 @@ uint64_t tally_entry(struct tally_area *t, uint64_t op, uint64_t a, uint64_t b, 
 		}
 		break;
 	case TALLY_OP_QUIET:
+	case TALLY_OP_WORDS:
 		if (a < TALLY_PROBES) {
 			add(&t->probe[a].calls, 1);
-			quiet_count(t, handle_count(t, a, b), w + 2);
+			quiet_count(t, handle_count(t, a, b), a, w + 2, op == TALLY_OP_QUIET);
 		}
 		break;
 	case TALLY_OP_UNRECORDED:

@@ -101,10 +101,13 @@ struct tally_name {
 };
 
 /* A handle's launches that left no record (the stubs' quiet launches, below): how many, and
- * the last one's argument words as the launch ring's record would hold them (words 2-7: the
- * dimensions, tally_dims_check's sum of them last, so that a reader tells a torn write). */
+ * the last launch's argument words as the launch ring's record would hold them (words 2-7: the
+ * dimensions) with its probe (which says how to read them; a parked launch writes them too,
+ * so that they are the handle's last launch's), tally_dims_check's sum of both last, so that a
+ * reader tells a torn write. */
 struct tally_quiet {
 	uint64_t launches;
+	uint64_t probe;
 	uint64_t w[6];
 	uint64_t check;
 };
@@ -130,10 +133,10 @@ struct tally_area {	/* LR_TALLY_SIZE bytes */
 	struct tally_name name[1u << TALLY_NAME_BITS];
 };
 
-/* What tally_quiet.check holds for words w: never 0 (no write yet). */
-static inline uint64_t tally_dims_check(const uint64_t *w)
+/* What tally_quiet.check holds for probe's words w: never 0 (no write yet). */
+static inline uint64_t tally_dims_check(uint64_t probe, const uint64_t *w)
 {
-	uint64_t h = 0x2545f4914f6cdd1dull;
+	uint64_t h = 0x2545f4914f6cdd1dull ^ probe;
 	for (int i = 0; i < 6; i++)
 		h = (h ^ w[i]) * 0x9e3779b97f4a7c15ull;
 	return h | 1;
@@ -149,6 +152,7 @@ static inline uint32_t tally_slot(uint64_t key, unsigned bits)
  * stub_layout.h's: TALLY_OP_RETURN (a: the call stub's record, at the call's return),
  * TALLY_OP_LAUNCH (a: the probe, b: the handle launched), TALLY_OP_QUIET (the same, for a
  * launch that writes no record; w: the words its record would have held, w[1]-w[7]),
+ * TALLY_OP_WORDS (a launch gputop was told of at its park: counted, its words kept),
  * TALLY_OP_UNRECORDED (a: the probe of a call the call stub found no record for: counted, not
  * timed). Returns, for a call's return, whether its record goes to the calls' ring (0: its
  * figures are all here). */

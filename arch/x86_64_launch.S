@@ -123,6 +123,25 @@
  * launch (LR_TALLY_DIMS in its probe's tally spec) of a handle the filter knows, while gputop
  * says no one wants its record (LR_OFF_QUIET), writes no record: its words go to the tallies
  * (TALLY_OP_QUIET), from a copy on the stack. */
+/* A launch record in the ring (rdx: the ring), its words from the registers; a full ring
+ * goes to \full, rdx kept. */
+.macro RECORD_LAUNCH ex, full
+	mov (%rdx), %rax		/* head: this record's sequence number, if still free */
+2:	mov %rax, %rcx
+	sub LR_TAIL(%rdx), %rcx
+	cmp LR_CAPACITY(%rdx), %rcx
+	jae \full			/* full */
+	lea 1(%rax), %rcx
+	lock cmpxchg %rcx, (%rdx)	/* taken, or rax = the head another thread moved */
+	jne 2b
+	and $(LR_CAP - 1), %eax
+	shl $6, %rax
+	lea LR_RECORDS(%rdx,%rax), %rax	/* rax: the record */
+	LAUNCH_WORDS \ex, 0
+	lea 1(%r11), %rcx
+	mov %rcx, (%rax)		/* committed: x86 keeps this store after the ones above */
+.endm
+
 .macro LAUNCH_STUB handle, ex, trap
 	push %rax
 	push %rdx
@@ -140,20 +159,7 @@
 	jz 1f
 	cmpq $0, LR_OFF_QUIET(%rdx)
 	jne 11f				/* quiet: counted in place, with its dimensions */
-1:	mov (%rdx), %rax		/* head: this record's sequence number, if still free */
-2:	mov %rax, %rcx
-	sub LR_TAIL(%rdx), %rcx
-	cmp LR_CAPACITY(%rdx), %rcx
-	jae 4f				/* full */
-	lea 1(%rax), %rcx
-	lock cmpxchg %rcx, (%rdx)	/* taken, or rax = the head another thread moved */
-	jne 2b
-	and $(LR_CAP - 1), %eax
-	shl $6, %rax
-	lea LR_RECORDS(%rdx,%rax), %rax	/* rax: the record */
-	LAUNCH_WORDS \ex, 0
-	lea 1(%r11), %rcx
-	mov %rcx, (%rax)		/* committed: x86 keeps this store after the ones above */
+1:	RECORD_LAUNCH \ex, 4f
 3:	TALLY_AT_ENTRY TALLY_OP_LAUNCH, %r11, \handle	/* counted, whatever became of its record;
 					 * after a park, where gputop read the tallies before it named the
 					 * handle: a handle the driver gave again is counted under its new
@@ -171,7 +177,7 @@
 	add $64, %rsp
 	jmp 12b
 5:	cmpq $0, LR_PRESENT(%rdx)
-	je 1b				/* gputop is gone: record it unnamed */
+	je 14f				/* gputop is gone: record it unnamed */
 	cmpq $0, LR_FRESH(%rdx)
 	je \trap			/* no heartbeat to tell by: the park waits a bounded time */
 	push %r8
@@ -183,12 +189,27 @@
 	cmp LR_FRESH(%r8), %rax
 	mov %r8, %rdx
 	pop %r8
-	jae 1b				/* no drain lately (frozen, starved): unnamed, never waited for */
+	jae 14f				/* no drain lately (frozen, starved): unnamed, never waited for */
 \trap:	call arch_park			/* the tracer counts and names it, if it comes */
 	mov 0f(%rip), %rdx		/* the ring, for the record (mov keeps the flags) */
 	test %eax, %eax
-	jnz 1b				/* it did not come: recorded unnamed, as without gputop */
-	jmp 3b
+	jnz 14f				/* it did not come: recorded unnamed, as without gputop */
+	sub $64, %rsp			/* served: counted, its words kept (the handle's last) */
+	mov %rsp, %rax
+	LAUNCH_WORDS \ex, 64
+	TALLY_AT_ENTRY TALLY_OP_WORDS, %r11, \handle, %rax
+	add $64, %rsp
+	jmp 12b
+14:	sub $64, %rsp			/* unnamed: counted with its words (the handle's last, */
+	mov %rsp, %rax			/* as a quiet launch's), then recorded */
+	LAUNCH_WORDS \ex, 64
+	TALLY_AT_ENTRY TALLY_OP_WORDS, %r11, \handle, %rax
+	add $64, %rsp
+	mov 0f(%rip), %rdx
+	RECORD_LAUNCH \ex, 15f
+	jmp 12b
+15:	lock incq LR_LOST(%rdx,%r11,8)	/* full: not recorded, never waited for */
+	jmp 12b
 .endm
 
 arch_launch_stub:

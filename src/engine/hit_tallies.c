@@ -12,6 +12,7 @@
 #include "cuda_api.h"
 #include "decode.h"
 #include "kernels.h"
+#include "launchring.h"
 #include "log.h"
 #include "retfast.h"
 #include "stats.h"
@@ -48,21 +49,25 @@ static void on_probe(struct tracee *p, int api, const struct tally_probe *d, voi
 	account_tally(p, &t);
 }
 
-/* What launch records would have said of a handle's quiet launches: the last one's dimensions,
- * when its words were read whole (a torn write's check disagrees), and their device. */
-static void quiet_detail(struct tracee *p, const struct api_spec *s, uint64_t handle, const struct tally_quiet *d,
-			 struct cuda_quiet *q)
+/* What launch records would have said of a handle's quiet launches (their device), and its
+ * last launch's dimensions (a quiet one's, or a later park's) when its words are new and were
+ * read whole (a torn write's check disagrees), read as its probe's row says. */
+static void quiet_detail(struct tracee *p, uint64_t handle, const struct tally_quiet *d, struct cuda_quiet *q)
 {
 	uint64_t w[8] = { 0, handle };
 	uint64_t handle_read;
+	int api = launchring_probe_api(p, (int)d->probe);
+	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
 	*q = (struct cuda_quiet){ .launches = d->launches, .device = hit_ring_device(p) };
-	if (d->check != tally_dims_check(d->w))
+	/* While launches are quiet, every launch of a named kernel writes its words, a park's or
+	 * an unnamed record's too: new words are the last launch's. Else only with quiet launches
+	 * (records told the dimensions, and a park's words may be older than theirs). */
+	if (!(d->launches || launchring_quiet(p)) || !d->check || d->check != tally_dims_check(d->probe, d->w) || !s ||
+	    s->op != OP_LAUNCH)
 		return;
 	memcpy(&w[2], d->w, sizeof d->w);
-	if (s->launch == LAUNCH_DRV_EX || s->launch == LAUNCH_RT_EXC) {
+	if (s->launch == LAUNCH_DRV_EX || s->launch == LAUNCH_RT_EXC)
 		w[1] = 1;	/* the config was there: its words are the dimensions */
-		w[2] = handle;
-	}
 	decode_ring_launch(s, w, &handle_read, q->grid, q->block);
 	q->dims = true;
 }
@@ -83,9 +88,9 @@ static bool on_launches(struct tracee *p, int api, uint64_t handle, uint64_t n, 
 		kernel = kernels_id_of(p, p->pid, handle);
 	}
 	struct cuda_quiet q;
-	if (d && d->launches && s->op == OP_LAUNCH)
-		quiet_detail(p, s, handle, d, &q);
-	account_launched(p, s, handle, kernel, n, d && d->launches && s->op == OP_LAUNCH ? &q : NULL);
+	if (d && s->op == OP_LAUNCH)
+		quiet_detail(p, handle, d, &q);
+	account_launched(p, s, handle, kernel, n, d && s->op == OP_LAUNCH ? &q : NULL);
 	return true;
 }
 

@@ -189,11 +189,10 @@ static void stats_on_launched(struct tracee *p, const struct api_spec *s, uint64
 		return;
 	}
 	stats_add_launches(proc, kernel, (int64_t)n);
-	if (!q || !q->launches)
-		return;
-	if (q->dims)
+	if (q && q->dims)
 		stats_set_launch_dims(proc, kernel, q->grid, q->block);
-	stats_add_device_launches(proc, q->device, q->launches);
+	if (q && q->launches)
+		stats_add_device_launches(proc, q->device, q->launches);
 }
 
 /* A tallied call that was no work: its share of the tallies comes back out. */

@@ -137,6 +137,11 @@ void launchring_forget(struct tracee *p)
 	st->quiet = false;
 }
 
+bool launchring_quiet(const struct tracee *p)
+{
+	return p->launchring->quiet;
+}
+
 void launchring_set_quiet(struct tracee *p, bool quiet)
 {
 	struct launchring_state *st = p->launchring;
@@ -180,7 +185,7 @@ int launchring_init(struct tracee *p, struct thread *t)
 	if (err == 0)
 		err = mem_write(t->tid, (uint64_t)addr + LR_OFF_PARK_WAIT, &park_wait, sizeof park_wait);
 
-	uint8_t code[6656];	/* xol.c's shared code: OFF_SLOTS - OFF_SHARED */
+	uint8_t code[7680];	/* xol.c's shared code: OFF_SLOTS - OFF_SHARED */
 	size_t size = (size_t)(arch_launch_stub_end - arch_launch_stub);
 	if (err == 0 && size > sizeof code)
 		err = -ENOSPC;

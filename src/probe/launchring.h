@@ -61,7 +61,8 @@ uint64_t launchring_beat_ns(const struct tracee *p);
 void launchring_say_absent(struct tracee *p);
 /* Whether a kernel launch of a named handle leaves a record (false) or is only counted in the
  * tallies with its dimensions (true: arch/tally.h's quiet word); a new ring records. */
-void launchring_set_quiet(struct tracee *p, bool quiet);	/* detach: the stubs park no more, from now on */
+void launchring_set_quiet(struct tracee *p, bool quiet);
+bool launchring_quiet(const struct tracee *p);	/* detach: the stubs park no more, from now on */
 
 /* The stub a jump probe calls: a launch (its function handle in the first argument), a launch
  * with its dimensions by pointer (the handle in the second), or a call recorded at entry and

@@ -22,6 +22,7 @@ struct seen_handle {
 	uint64_t key;
 	uint64_t taken;		/* launches handed on so far */
 	uint64_t quiet_taken;	/* of them, those that left no record */
+	uint64_t check_taken;	/* the check of the last launch's words handed on */
 	uint64_t first_ns;
 };
 
@@ -187,17 +188,22 @@ static void hand_on(struct tracee *p, size_t i, uint64_t count, const struct tal
 {
 	struct seen_handle *h = &p->tallies->handles[i];
 	struct tally_quiet d;
-	bool quiet = q && q->launches != h->quiet_taken;
-	if (count == h->taken && !quiet)
+	bool quiet = q && q->launches != h->quiet_taken, words = q && q->check && q->check != h->check_taken;
+	if (count == h->taken && !quiet && !words)
 		return;
-	if (quiet) {
+	if (quiet || words) {
 		d = *q;
 		d.launches = q->launches - h->quiet_taken;
+		if (!words)
+			d.check = 0;	/* the words handed on already */
 	}
-	if (!r->launches || r->launches(p, h->api, h->key, count - h->taken, h->first_ns, quiet ? &d : NULL, arg)) {
+	if (!r->launches ||
+	    r->launches(p, h->api, h->key, count - h->taken, h->first_ns, quiet || words ? &d : NULL, arg)) {
 		h->taken = count;
-		if (quiet)
+		if (q) {
 			h->quiet_taken = q->launches;
+			h->check_taken = q->check;
+		}
 	}
 }
 

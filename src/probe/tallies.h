@@ -24,8 +24,9 @@ struct tallies_reader {
 	 * live_bytes, live_count). */
 	void (*probe)(struct tracee *p, int api, const struct tally_probe *d, void *arg);
 	/* handle launched n more times (api: the row of its first launch's probe), first seen at
-	 * first_ns (monotonic); q: of them, q->launches left no record, and its words as read
-	 * (struct tally_quiet: the last one's, unless its check disagrees); NULL if none. False:
+	 * first_ns (monotonic); q: of them, q->launches left no record, and the last launch's
+	 * words as read (struct tally_quiet; check 0 where they were handed on before); NULL if
+	 * neither moved. False:
 	 * not taken now, offered again (summed) at a later read. */
 	bool (*launches)(struct tracee *p, int api, uint64_t handle, uint64_t n, uint64_t first_ns,
 			 const struct tally_quiet *q, void *arg);

@@ -55,7 +55,7 @@
 #define OFF_SHARED 512
 #define LOOKUP_ENTRIES 1024	/* return addresses swapped for the trampoline, in flight at once */
 #define LOOKUP_BYTES (16 * LOOKUP_ENTRIES)
-#define OFF_SLOTS 7168
+#define OFF_SLOTS 8192
 #define MAX_AREAS 64
 
 struct area {

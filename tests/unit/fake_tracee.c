@@ -274,6 +274,11 @@ void launchring_set_quiet(struct tracee *p, bool quiet)
 	area->head.quiet = quiet;
 }
 
+bool launchring_quiet(const struct tracee *p)
+{
+	return area->head.quiet;
+}
+
 void launchring_seen(struct tracee *p, uint64_t handle)
 {
 	(void)handle;

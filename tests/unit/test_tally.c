@@ -165,13 +165,21 @@ static void single(void)
 	entry(t, TALLY_OP_QUIET, PROBE_LAUNCH, 0xabc0, w);
 	entry(t, TALLY_OP_QUIET, PROBE_LAUNCH, 0xabc0, w);
 	const struct tally_quiet *q = &t->quiet[0];
-	bool words = q->w[0] == 1 && q->w[5] == 6 && q->check == tally_dims_check(w + 2);
+	bool words = q->w[0] == 1 && q->w[5] == 6 && q->check == tally_dims_check(PROBE_LAUNCH, w + 2) && q->probe == PROBE_LAUNCH;
 	uint64_t hush = call(PROBE_LAUNCH, 0xabc0, 9, 10, 0, 0);	/* the runtime's: no record */
 	uint64_t failed = call(PROBE_LAUNCH, 0xabc0, 9, 10, 2, 0);	/* failed: recorded */
 	t->head.quiet = 0;
 	check(loud == 1 && words && hush == 0 && failed == 1 && q->launches == 3 && q->w[0] == 9 && q->w[1] == 10 &&
-		      q->w[5] == 0 && q->check == tally_dims_check(q->w) && handle_count(0xabc0) == 14,
+		      q->w[5] == 0 && q->check == tally_dims_check(PROBE_LAUNCH, q->w) && handle_count(0xabc0) == 14,
 	      "%s: quiet launches: 3 counted with their last words, no record; 14 launches in all", which);
+	uint64_t parked[8] = { 0, 0xabc0, 7, 7, 7, 7, 7, 7 };
+	entry(t, TALLY_OP_WORDS, PROBE_LAUNCH, 0xabc0, parked);	/* a parked launch: its words, not quiet */
+	check(q->launches == 3 && q->w[0] == 7 && handle_count(0xabc0) == 15 && q->check == tally_dims_check(PROBE_LAUNCH, q->w),
+	      "%s: a parked launch keeps its words, counted, not as quiet", which);
+	t->head.quiet = 1;
+	entry(t, TALLY_OP_QUIET, PROBE_LAUNCH, 0xabc0, w);
+	t->head.quiet = 0;
+	check(q->launches == 4 && q->w[0] == 1 && handle_count(0xabc0) == 16, "%s: quiet again: its words", which);
 }
 
 /* Threads at once: each launches its own kernel and a shared one, allocates and frees. */
