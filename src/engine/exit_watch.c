@@ -11,7 +11,7 @@
  * A leader that leaves before the others (pthread_exit from main) would leave no exit stop to
  * come: at its exit stop every thread left is interrupted and set to stop at its exit, the last
  * one's stop then being the last look. A thread that ends without an exit stop is drained at
- * its end (tracer.c), while the others keep the memory. */
+ * its end (tracee_ctl.c), while the others keep the memory. */
 #define _GNU_SOURCE
 #include "exit_watch.h"
 
