@@ -51,7 +51,7 @@
 /* The tallies (arch/tally.h: struct tally_area, LR_TALLY_SIZE bytes): the figures the stubs
  * keep in place, through tally_entry (arch/tally.c) with one of the TALLY_OP_* below. */
 #define LR_OFF_TALLY		(LR_OFF_DONE + LR_DONE_CAP * LR_CALL_SIZE)
-#define LR_TALLY_SIZE		13058112
+#define LR_TALLY_SIZE		15163456
 #define LR_SIZE			(LR_OFF_TALLY + LR_TALLY_SIZE)
 #define TALLY_OP_RETURN		0	/* the call stub's record, at the call's return */
 #define TALLY_OP_LAUNCH		1	/* a launch stub's launch: its probe and handle */

@@ -56,6 +56,8 @@ INLINE uint64_t operand(const uint64_t *rec, unsigned where)
 		return rec[LR_CALL_OFF_OUT_VALUE / 8];
 	if (where == TALLY_OUT2)
 		return rec[LR_CALL_OFF_OUT2_VALUE / 8];
+	if (where == TALLY_RETVAL)
+		return rec[LR_CALL_OFF_RETVAL / 8];
 	return 0;
 }
 
@@ -111,29 +113,55 @@ INLINE void quiet_count(struct tally_area *t, uint64_t index, uint64_t probe, co
 		add(&q->launches, 1);
 }
 
+/* One of the two tables of live keys: the allocations (live[]) or PyTorch's Blocks (block[],
+ * whose slots' generations gen[] count each change). */
+struct live_table {
+	struct tally_live *slot;
+	uint64_t *gen;		/* NULL: none kept */
+	uint32_t mask;
+	unsigned bits;
+};
+
+INLINE struct live_table allocations(struct tally_area *t)
+{
+	return (struct live_table){ t->live, 0, (1u << TALLY_LIVE_BITS) - 1, TALLY_LIVE_BITS };
+}
+
+INLINE struct live_table blocks(struct tally_area *t)
+{
+	return (struct live_table){ t->block, t->block_gen, (1u << TALLY_BLOCK_BITS) - 1, TALLY_BLOCK_BITS };
+}
+
+/* A slot changed (after its key was published): its chunk's generation moves. */
+INLINE void changed(const struct live_table *lt, uint32_t slot)
+{
+	if (lt->gen)
+		add(&lt->gen[slot >> TALLY_CHUNK_BITS], 1);
+}
+
 /* An allocation of size bytes at key. It goes after every slot that holds key already: that
  * one's free has not returned yet (another thread's allocation got the address back first),
  * and a free removes the first it finds, the oldest. */
-INLINE void live_insert(struct tally_area *t, uint64_t probe, uint64_t key, uint64_t size, uint64_t tsc,
-			uint64_t thread)
+INLINE void live_insert(struct tally_area *t, struct live_table lt, uint64_t probe, uint64_t key, uint64_t size,
+			uint64_t tsc, uint64_t thread)
 {
-	const uint32_t mask = (1u << TALLY_LIVE_BITS) - 1;
-	uint32_t at = tally_slot(key, TALLY_LIVE_BITS), from = 0;
+	uint32_t at = tally_slot(key, lt.bits), from = 0;
 	for (uint32_t i = 0; i < TALLY_WINDOW; i++) {
-		uint64_t k = load(&t->live[(at + i) & mask].key);
+		uint64_t k = load(&lt.slot[(at + i) & lt.mask].key);
 		if (k == key)
 			from = i + 1;
 		else if (k == TALLY_EMPTY)
 			break;
 	}
 	for (uint32_t i = from; i < TALLY_WINDOW; i++) {
-		struct tally_live *l = &t->live[(at + i) & mask];
+		struct tally_live *l = &lt.slot[(at + i) & lt.mask];
 		uint64_t k = load(&l->key);
 		if ((k == TALLY_EMPTY || k == TALLY_GONE) && claim(&l->key, k, TALLY_BUSY)) {
 			l->size = (size & ((1ull << TALLY_SIZE_BITS) - 1)) | (probe + 1) << TALLY_SIZE_BITS;
 			l->tsc = tsc;
 			l->thread = thread;
 			publish(&l->key, key);
+			changed(&lt, (at + i) & lt.mask);
 			add(&t->probe[probe].live_bytes, size);
 			add(&t->probe[probe].live_count, 1);
 			add(&t->probe[probe].effects, 1);
@@ -143,16 +171,16 @@ INLINE void live_insert(struct tally_area *t, uint64_t probe, uint64_t key, uint
 	add(&t->probe[probe].unmatched, 1);
 }
 
-INLINE void live_remove(struct tally_area *t, uint64_t probe, uint64_t key)
+INLINE void live_remove(struct tally_area *t, struct live_table lt, uint64_t probe, uint64_t key)
 {
-	const uint32_t mask = (1u << TALLY_LIVE_BITS) - 1;
-	uint32_t at = tally_slot(key, TALLY_LIVE_BITS);
+	uint32_t at = tally_slot(key, lt.bits);
 	for (uint32_t i = 0; i < TALLY_WINDOW; i++) {
-		struct tally_live *l = &t->live[(at + i) & mask];
+		struct tally_live *l = &lt.slot[(at + i) & lt.mask];
 		uint64_t k = load(&l->key);
 		if (k == key && claim(&l->key, key, TALLY_GONE)) {
 			uint64_t size = l->size & ((1ull << TALLY_SIZE_BITS) - 1);
 			uint64_t owner = (l->size >> TALLY_SIZE_BITS) - 1;
+			changed(&lt, (at + i) & lt.mask);
 			if (owner < TALLY_PROBES) {
 				sub(&t->probe[owner].live_bytes, size);
 				sub(&t->probe[owner].live_count, 1);
@@ -191,7 +219,8 @@ INLINE void name_insert(struct tally_area *t, uint64_t probe, uint64_t key, uint
 }
 
 /* Returns whether the call's record is worth the calls' ring: a registration's is not (its
- * name is kept here; a PyTorch rank's ~21,000 at once would fill the ring). */
+ * name is kept here; a PyTorch rank's ~21,000 at once would fill the ring), nor a PyTorch
+ * Block's while gputop wants no record of them (head.quiet_blocks). */
 INLINE uint64_t on_return(struct tally_area *t, const uint64_t *rec)
 {
 	uint64_t probe = rec[LR_CALL_OFF_PROBE / 8] - 1, entry = rec[LR_CALL_OFF_ENTRY_TSC / 8];
@@ -236,12 +265,21 @@ INLINE uint64_t on_return(struct tally_area *t, const uint64_t *rec)
 	}
 	case TALLY_INSERT:
 		if (key > TALLY_BUSY)	/* NULL: a zero-byte allocation holds nothing */
-			live_insert(t, probe, key, value, ret, rec[LR_CALL_OFF_THREAD / 8]);
+			live_insert(t, allocations(t), probe, key, value, ret, rec[LR_CALL_OFF_THREAD / 8]);
 		break;
 	case TALLY_REMOVE:
 		if (key > TALLY_BUSY)	/* freeing NULL frees nothing */
-			live_remove(t, probe, key);
+			live_remove(t, allocations(t), probe, key);
 		break;
+	case TALLY_BLOCK_IN:
+		if (key > TALLY_BUSY)
+			live_insert(t, blocks(t), probe, key, value, ret,
+				    s->owner ? operand(rec, s->owner) : rec[LR_CALL_OFF_THREAD / 8]);
+		return !load(&t->head.quiet_blocks);
+	case TALLY_BLOCK_OUT:
+		if (key > TALLY_BUSY)
+			live_remove(t, blocks(t), probe, key);
+		return !load(&t->head.quiet_blocks);
 	case TALLY_NAME:
 		name_insert(t, probe, key, value);
 		return 0;

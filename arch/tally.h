@@ -8,7 +8,7 @@
  * The area lies in gputop's mapping at LR_OFF_TALLY (stub_layout.h). Per probe: calls, errors,
  * time, and sums by class (the bytes of a copy by its kind, an NCCL operation's elements by
  * datatype); launches per kernel handle (or executable graph); the live allocations keyed by
- * address; the kernels' names as the runtime registers them. Every table is fixed: a key that
+ * address; the kernels' names as the runtime registers them; PyTorch's live Blocks. Every table is fixed: a key that
  * finds no room in its TALLY_WINDOW slots is counted as overflow, never waited for. */
 #ifndef GPUTOP_TALLY_H
 #define GPUTOP_TALLY_H
@@ -23,6 +23,8 @@
 #define TALLY_HANDLE_BITS	16	/* 65,536 kernel handles and executable graphs */
 #define TALLY_LIVE_BITS		17	/* 131,072 live allocations */
 #define TALLY_NAME_BITS		16	/* 65,536 registered kernels (a PyTorch rank: ~21,000) */
+#define TALLY_BLOCK_BITS	16	/* 65,536 live PyTorch Blocks */
+#define TALLY_CHUNK_BITS	6	/* a generation per 64 slots of the Blocks' table */
 
 /* What a probe's call does to the tables (struct tally_spec.effect). */
 enum tally_effect {
@@ -31,12 +33,15 @@ enum tally_effect {
 	TALLY_INSERT,		/* an allocation: key (its address) inserted, value its size */
 	TALLY_REMOVE,		/* a free: key removed */
 	TALLY_NAME,		/* a kernel's registration: key (its host function) named value */
+	TALLY_BLOCK_IN,		/* PyTorch's allocator handed out Block key (value: the size asked) */
+	TALLY_BLOCK_OUT,	/* ... took Block key back */
 };
 
 /* Where a spec's operand is: 1-6 a register argument, TALLY_OUT and TALLY_OUT2 what the
  * call's out-parameters point to at its successful return; 0 none. */
 #define TALLY_OUT		7
 #define TALLY_OUT2		8
+#define TALLY_RETVAL		9	/* the value the call returned (a pointer) */
 
 #define TALLY_VOID		0x01	/* returns nothing: no call is an error */
 #define TALLY_DIMS		0x02	/* a kernel launch (TALLY_HANDLE): quiet, its record says
@@ -50,7 +55,9 @@ struct tally_spec {
 	uint8_t times;		/* value times this operand (a pitch times a height); 0: 1 */
 	uint8_t class_arg;	/* the class; 0: class 0 */
 	uint8_t flags;		/* TALLY_VOID */
-	uint8_t pad[2];
+	uint8_t owner;		/* TALLY_BLOCK_IN: the operand its slot keeps in place of the
+				 * thread (the allocator, `this`); 0: the thread */
+	uint8_t pad;
 };
 
 struct tally_probe {
@@ -118,7 +125,10 @@ struct tally_head {
 				 * order, --timeline, a capture): a launch of a named handle, or a
 				 * TALLY_DIMS call's success, is then counted here with its
 				 * dimensions (quiet[]), and writes no record */
-	uint64_t pad[6];
+	uint64_t quiet_blocks;	/* gputop: 1 while no one wants a PyTorch Block call's record (its
+				 * stack, --timeline, --trace): a TALLY_BLOCK_* call's success is
+				 * then kept in block[] only, and writes no record */
+	uint64_t pad[5];
 };
 
 struct tally_area {	/* LR_TALLY_SIZE bytes */
@@ -131,6 +141,11 @@ struct tally_area {	/* LR_TALLY_SIZE bytes */
 	struct tally_handle handle[1u << TALLY_HANDLE_BITS];
 	struct tally_live live[1u << TALLY_LIVE_BITS];
 	struct tally_name name[1u << TALLY_NAME_BITS];
+	/* PyTorch's live Blocks, as live[] (key: the Block; size: the size asked, and the probe),
+	 * and a generation per 1 << TALLY_CHUNK_BITS slots, one more after each change of one of
+	 * them: gputop reads only the slots whose generation moved since it last looked. */
+	struct tally_live block[1u << TALLY_BLOCK_BITS];
+	uint64_t block_gen[1u << (TALLY_BLOCK_BITS - TALLY_CHUNK_BITS)];
 };
 
 /* What tally_quiet.check holds for probe's words w: never 0 (no write yet). */

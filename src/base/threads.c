@@ -18,6 +18,8 @@ struct threads_state {
 	struct hashmap table;
 	enum { NS_UNKNOWN, NS_OURS, NS_OTHER } pid_ns;	/* the process's PID namespace, gputop's
 							 * or another (a container) */
+	struct thread *by_pointer;	/* the last thread threads_with_pointer found (records
+					 * come in runs of one thread's) */
 };
 
 struct threads_state *threads_state_new(void)
@@ -35,6 +37,7 @@ static void free_all(struct threads_state *st)
 		free(s->t->frames);
 		free(s->t);
 	}
+	st->by_pointer = NULL;
 	hashmap_clear(&st->table);
 }
 
@@ -82,6 +85,8 @@ void threads_remove(struct tracee *p, pid_t tid)
 	struct thread_slot gone;
 	if (!hashmap_remove(&st->table, (uint64_t)tid, &gone))
 		return;
+	if (st->by_pointer == gone.t)
+		st->by_pointer = NULL;
 	free(gone.t->frames);
 	free(gone.t);
 }
@@ -145,10 +150,13 @@ int threads_count(const struct tracee *p)
 
 struct thread *threads_with_pointer(const struct tracee *p, uint64_t tp)
 {
+	struct threads_state *st = p->threads;
 	uint32_t it = 0;
+	if (tp && st->by_pointer && st->by_pointer->thread_pointer == tp)
+		return st->by_pointer;
 	for (struct thread *t; (t = threads_iter(p, &it));)
 		if (t->thread_pointer == tp)
-			return t;
+			return st->by_pointer = t;
 	return NULL;
 }
 

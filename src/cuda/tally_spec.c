@@ -56,6 +56,16 @@ void cuda_tally_spec(const struct api_spec *s, struct tally_spec *out)
 			out->value = reg(s->arg_name);	/* its kernel's name */
 		}
 		break;
+	case OP_TORCH_ALLOC:	/* the Block it returns, the size asked */
+		out->effect = TALLY_BLOCK_IN;
+		out->key = TALLY_RETVAL;
+		out->value = reg(s->arg_size);
+		out->owner = 1;	/* `this`: the device's DeviceCachingAllocator */
+		break;
+	case OP_TORCH_FREE:
+		out->effect = TALLY_BLOCK_OUT;
+		out->key = reg(s->arg_ptr);
+		break;
 	case OP_COLLECTIVE:
 		out->value = reg(s->arg_count);
 		out->class_arg = reg(s->arg_dtype);

@@ -204,6 +204,9 @@ void hit_quiet_launches(struct tracee *p)
 	bool wanted = account_wants_launch_records() || p->hit->captures > 0 ||
 		      (config.stacks & CONFIG_STACKS_LAUNCHES) || config.launch_records;
 	launchring_set_quiet(p, !wanted);
+	/* PyTorch's Blocks: their records carry only a stack and an order (the table keeps them). */
+	launchring_set_quiet_blocks(p, !(account_wants_launch_records() || (config.stacks & CONFIG_STACKS_ALLOCS) ||
+					config.launch_records));
 }
 
 static void on_capture_end(struct tracee *p, const struct cuda_call *c)

@@ -82,6 +82,7 @@ struct launchring_state {
 	uint32_t generation;	/* mappings made so far: their tallies start from zero */
 	uint64_t beat_ns;	/* when the heartbeat was last written (clock.h) */
 	bool quiet;		/* the tallies' quiet word as gputop last wrote it */
+	bool quiet_blocks;	/* their quiet_blocks word: as wanted, written into every ring */
 };
 
 struct launchring_state *launchring_state_new(void)
@@ -140,6 +141,28 @@ void launchring_forget(struct tracee *p)
 bool launchring_quiet(const struct tracee *p)
 {
 	return p->launchring->quiet;
+}
+
+static int write_quiet_blocks(struct tracee *p)
+{
+	struct launchring_state *st = p->launchring;
+	uint64_t v = st->quiet_blocks;
+	return ring_write(p, st->ring + LR_OFF_TALLY + offsetof(struct tally_area, head.quiet_blocks), &v, sizeof v);
+}
+
+void launchring_set_quiet_blocks(struct tracee *p, bool quiet)
+{
+	struct launchring_state *st = p->launchring;
+	if (st->quiet_blocks == quiet)
+		return;
+	st->quiet_blocks = quiet;
+	if (st->ring)
+		write_quiet_blocks(p);
+}
+
+bool launchring_quiet_blocks(const struct tracee *p)
+{
+	return p->launchring->quiet_blocks;
 }
 
 void launchring_set_quiet(struct tracee *p, bool quiet)
@@ -203,6 +226,8 @@ int launchring_init(struct tracee *p, struct thread *t)
 	st->n_probes = 0;
 	st->quiet = false;
 	st->generation++;
+	if (st->quiet_blocks)
+		write_quiet_blocks(p);
 	launchring_beat(p);	/* fresh from the start: the first calls may come before the first drain */
 	log_debug("launches recorded in the ring at %#llx", (unsigned long long)st->ring);
 	return 0;

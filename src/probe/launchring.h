@@ -63,6 +63,11 @@ void launchring_say_absent(struct tracee *p);
  * tallies with its dimensions (true: arch/tally.h's quiet word); a new ring records. */
 void launchring_set_quiet(struct tracee *p, bool quiet);
 bool launchring_quiet(const struct tracee *p);	/* detach: the stubs park no more, from now on */
+/* Whether a PyTorch Block call's success leaves a record (false) or is kept only in the
+ * tallies' table of Blocks (true: arch/tally.h's quiet_blocks word), in this ring and those
+ * made later. */
+void launchring_set_quiet_blocks(struct tracee *p, bool quiet);
+bool launchring_quiet_blocks(const struct tracee *p);
 
 /* The stub a jump probe calls: a launch (its function handle in the first argument), a launch
  * with its dimensions by pointer (the handle in the second), or a call recorded at entry and

@@ -41,6 +41,13 @@ struct tallies_state {
 	struct hashmap by_key;	/* struct handle_index */
 	uint64_t launch_calls;	/* launch probes' calls at the last read of the handles' counts */
 	uint64_t dropped;	/* allocations gputop took out of the live table (tallies_drop_alloc) */
+	struct seen_block *blocks;	/* the Blocks' table as last read, slot by slot; NULL: not yet */
+	uint64_t *block_gen;	/* each chunk's generation at that read */
+};
+
+/* A slot of the Blocks' table as gputop last read it: which life of which Block it held. */
+struct seen_block {
+	uint64_t key, tsc;
 };
 
 /* Scratch space of the reads, kept off the stack (the tracer's thread only): nothing is kept
@@ -51,7 +58,11 @@ static struct {
 	struct tally_launched launched[256];
 	struct tally_quiet quiet[1024];	/* 64 KiB: the handles' quiet launches, a part at a time */
 	struct tally_live live[8192];	/* 256 KiB: a read of the live table */
+	uint64_t block_gen[1u << (TALLY_BLOCK_BITS - TALLY_CHUNK_BITS)];	/* 8 KiB */
+	struct tally_live chunk[256][1u << TALLY_CHUNK_BITS];	/* 512 KiB: chunks of the Blocks' table */
+	uint32_t chunk_of[256];
 } scratch;
+#define CHUNKS_READ 256
 
 static const struct hashmap by_key_init = HASHMAP_INIT(sizeof(struct handle_index), 256, 0);
 
@@ -69,6 +80,8 @@ void tallies_state_free(struct tallies_state *st)
 		return;
 	free(st->handles);
 	hashmap_clear(&st->by_key);
+	free(st->blocks);
+	free(st->block_gen);
 	free(st);
 }
 
@@ -77,6 +90,8 @@ static void tallies_forget(struct tracee *p)
 	struct tallies_state *st = p->tallies;
 	free(st->handles);
 	hashmap_clear(&st->by_key);
+	free(st->blocks);
+	free(st->block_gen);
 	memset(st, 0, sizeof *st);
 	st->by_key = by_key_init;
 }
@@ -359,4 +374,91 @@ int tallies_live(struct tracee *p, void (*each)(const struct tallies_alloc *a, v
 		}
 	}
 	return n;
+}
+
+/* ---- PyTorch's Blocks ------------------------------------------------------------------------ */
+
+#define CHUNK_SLOTS (1u << TALLY_CHUNK_BITS)
+#define CHUNKS (1u << (TALLY_BLOCK_BITS - TALLY_CHUNK_BITS))
+
+/* The chunks whose generation moved, read (up to CHUNKS_READ at a system call) and compared
+ * slot by slot with what they held: every life gone first, then every new one, so that a Block
+ * handed out again in another slot is taken back before it comes anew. A chunk with a slot
+ * being written is read again next time (its generation is not taken). */
+int tallies_blocks(struct tracee *p, const struct tallies_blocks_reader *r, void *arg)
+{
+	struct tally_live (*got)[CHUNK_SLOTS] = scratch.chunk;
+	uint32_t *chunk_of = scratch.chunk_of;
+	struct tallies_state *st = p->tallies;
+	uint64_t base = area(p);
+	int changes = 0;
+	if (!base)
+		return -ENOENT;
+	same_area(p);
+	if (!st->blocks) {
+		st->blocks = calloc(1u << TALLY_BLOCK_BITS, sizeof *st->blocks);
+		st->block_gen = calloc(CHUNKS, sizeof *st->block_gen);
+		if (!st->blocks || !st->block_gen) {
+			free(st->blocks);
+			free(st->block_gen);
+			st->blocks = NULL;
+			st->block_gen = NULL;
+			return -ENOMEM;
+		}
+	}
+	uint64_t *gen = scratch.block_gen;
+	int err = read_any(p, base + offsetof(struct tally_area, block_gen), gen, sizeof scratch.block_gen);
+	if (err < 0)
+		return err;
+	for (uint32_t c = 0; c < CHUNKS;) {
+		struct mem_range rr[CHUNKS_READ];
+		int n = 0;
+		for (; c < CHUNKS && n < CHUNKS_READ; c++) {
+			if (gen[c] == st->block_gen[c])
+				continue;
+			chunk_of[n] = c;
+			rr[n] = (struct mem_range){ base + offsetof(struct tally_area, block) +
+							(uint64_t)c * CHUNK_SLOTS * sizeof(struct tally_live),
+						    got[n], sizeof got[n] };
+			n++;
+		}
+		if (!n)
+			break;
+		if ((err = readv_any(p, rr, n)) < 0)
+			return err;
+		for (int pass = 0; pass < 2; pass++)	/* 0: lives gone, 1: lives new */
+			for (int i = 0; i < n; i++) {
+				bool busy = false;
+				for (uint32_t k = 0; k < CHUNK_SLOTS; k++)
+					busy |= got[i][k].key == TALLY_BUSY;
+				if (busy)
+					continue;
+				for (uint32_t k = 0; k < CHUNK_SLOTS; k++) {
+					struct seen_block *was = &st->blocks[chunk_of[i] * CHUNK_SLOTS + k];
+					const struct tally_live *l = &got[i][k];
+					uint64_t key = l->key > TALLY_BUSY ? l->key : 0, tsc = key ? l->tsc : 0;
+					if (key == was->key && tsc == was->tsc)
+						continue;
+					if (pass == 0 && was->key) {
+						r->gone(p, was->key, was->tsc, arg);
+						changes++;
+					}
+					if (pass == 1 && key) {
+						uint64_t probe = (l->size >> TALLY_SIZE_BITS) - 1;
+						struct tallies_alloc a = {
+							.addr = key, .bytes = l->size & ((1ull << TALLY_SIZE_BITS) - 1),
+							.tsc = tsc, .thread = l->thread,
+							.api = probe < TALLY_PROBES ? launchring_probe_api(p, (int)probe) : -1,
+						};
+						r->came(p, &a, arg);
+						changes++;
+					}
+					if (pass == 1)
+						*was = (struct seen_block){ key, tsc };
+				}
+				if (pass == 1)
+					st->block_gen[chunk_of[i]] = gen[chunk_of[i]];
+			}
+	}
+	return changes;
 }

@@ -58,4 +58,16 @@ uint64_t tallies_live_count(const struct tracee *p);
 /* addr was freed through a stop (no stub saw the free): it leaves the live table, if there. */
 void tallies_drop_alloc(struct tracee *p, uint64_t addr);
 
+/* PyTorch's live Blocks as the stubs keep them (tally.h's block[]): what changed since the last
+ * call, read where the table's generations moved (a few KiB when little did), told as lives
+ * gone (gone: the Block and when its life began, as came told it) then lives new (came: addr
+ * the Block, bytes the size asked, tsc and api as for an allocation, thread the allocator:
+ * the DeviceCachingAllocator the Block came from, tally_spec.owner). Returns the
+ * number of changes told, or -errno. */
+struct tallies_blocks_reader {
+	void (*gone)(struct tracee *p, uint64_t block, uint64_t tsc, void *arg);
+	void (*came)(struct tracee *p, const struct tallies_alloc *a, void *arg);
+};
+int tallies_blocks(struct tracee *p, const struct tallies_blocks_reader *r, void *arg);
+
 #endif

@@ -33,10 +33,13 @@
 #include "clock.h"
 #include "cuda_api.h"
 #include "hashmap.h"
+#include "launchring.h"
 #include "log.h"
 #include "memory.h"
+#include "retfast.h"
 #include "stacks.h"
 #include "symbols.h"
+#include "tallies.h"
 #include "threads.h"
 #include "torch_mem.h"
 #include "torch_shot.h"
@@ -97,9 +100,21 @@ static const char *const sym_names[TORCH_SYM_COUNT] = {
 struct pending {
 	uint64_t block;		/* the key */
 	uint64_t dca, requested, t_ns;
+	uint64_t tsc;		/* from the tallies' table of Blocks: when its life began; 0: a record */
 	uint32_t stack;
 	uint8_t tries;		/* reads that did not check */
 	bool done;		/* read: in the figures */
+};
+
+/* A block read before gputop came, and its memory. */
+struct before_block {
+	uint64_t block, ptr;
+};
+
+/* A Block's life from the tallies' table, in the figures. */
+struct table_life {
+	uint64_t block;		/* the key */
+	uint64_t tsc;		/* when it began, as the table says */
 };
 
 /* A live block whose segment is to be found. */
@@ -124,6 +139,13 @@ struct torch_state {
 	bool stats_read[TORCH_MAX_DEVICES];	/* ... they checked once */
 	uint8_t stats_failed[TORCH_MAX_DEVICES];	/* reads in a row that did not check */
 	struct hashmap pending;		/* struct pending by Block */
+	/* While the stubs keep the Blocks in place (launchring_quiet_blocks): the table's lives
+	 * in the figures (struct table_life by Block), and the blocks read before gputop came,
+	 * whose frees no stub saw, checked by reading them every BEFORE_CHECK_NS. */
+	struct hashmap lives;
+	struct before_block *before;
+	size_t n_before, cap_before;
+	uint64_t before_checked_ns;
 	uint64_t allocs, frees;		/* calls since the last flush, counted there */
 	struct want_segment *want;
 	size_t n_want, cap_want;
@@ -146,6 +168,7 @@ struct torch_state *torch_state_new(void)
 	if (st) {
 		st->layout = -1;
 		st->pending = (struct hashmap)HASHMAP_INIT(sizeof(struct pending), 256, 0);
+		st->lives = (struct hashmap)HASHMAP_INIT(sizeof(struct table_life), 256, 0);
 	}
 	return st;
 }
@@ -155,7 +178,9 @@ void torch_state_free(struct torch_state *st)
 	if (!st)
 		return;
 	hashmap_clear(&st->pending);
+	hashmap_clear(&st->lives);
 	free(st->want);
+	free(st->before);
 	if (st->have_held)
 		torch_shot_free(&st->held);
 	free(st);
@@ -167,10 +192,12 @@ static void torch_forget(struct tracee *p)
 	struct torch_state *st = p->torch;
 	torch_mem_forget(p->pid);	/* an allocator gputop did not know included */
 	hashmap_clear(&st->pending);
+	hashmap_clear(&st->lives);
 	free(st->want);
+	free(st->before);
 	if (st->have_held)
 		torch_shot_free(&st->held);
-	*st = (struct torch_state){ .layout = -1, .pending = st->pending };
+	*st = (struct torch_state){ .layout = -1, .pending = st->pending, .lives = st->lives };
 }
 
 int torch_symbol_index(const char *name)
@@ -576,6 +603,8 @@ static void torch_on_call(struct tracee *p, const struct cuda_call *c)
 {
 	if (c->op == OP_ALLOC && c->returned && c->result == 2 && c->counted && p->torch)
 		note_failed_alloc(p, c);
+	if (c->tallied && launchring_quiet_blocks(p))
+		return;	/* the tallies' table of Blocks tells it (torch_table_sync) */
 	if (c->op == OP_TORCH_ALLOC)	/* this, the Block it returned, the size asked for */
 		torch_on_block_alloc(p, c->torch.allocator, c->torch.block, c->torch.requested, c->end_ns, c->stack);
 	else if (c->op == OP_TORCH_FREE)	/* this, the Block; when the free began */
@@ -603,6 +632,9 @@ static void block_read(struct tracee *p, struct pending *pend, const unsigned ch
 				  .expandable = b.expandable };
 	learn_dca(p, b.device, pend->dca);
 	torch_mem_on_alloc(p->pid, &tb);
+	struct table_life *life = pend->tsc ? hashmap_insert(&st->lives, pend->block, NULL) : NULL;
+	if (life)
+		*life = (struct table_life){ pend->block, pend->tsc };
 	if (!torch_mem_in_segment(p->pid, b.device, b.ptr))
 		want_segment(p, pend->block, b.device);
 	st->bad_in_a_row = 0;
@@ -681,6 +713,105 @@ uint64_t torch_device_allocator(struct tracee *p, int device)
 	return p->torch && device >= 0 && device < TORCH_MAX_DEVICES ? p->torch->dca[device] : 0;
 }
 
+/* ---- the Blocks the stubs keep in place ------------------------------------------------------ */
+
+/* A life the table told of: read at the flush, as a record's Block is. */
+static void table_came(struct tracee *p, const struct tallies_alloc *a, void *arg)
+{
+	struct torch_state *st = p->torch;
+	struct pending *pend = hashmap_insert(&st->pending, a->addr, NULL);
+	(void)arg;
+	if (pend)	/* a life still unread is replaced: gone, and its gone is told later */
+		*pend = (struct pending){ .block = a->addr, .dca = a->thread, .requested = a->bytes,
+					  .t_ns = retfast_tsc_to_mono(a->tsc), .tsc = a->tsc, .stack = STACK_NONE };
+}
+
+/* A life that ended: unread, it never reaches the figures; in them, it leaves (a later life of
+ * the Block, read already, stays). */
+static void table_gone(struct tracee *p, uint64_t block, uint64_t tsc, void *arg)
+{
+	struct torch_state *st = p->torch;
+	struct pending *pend = hashmap_find(&st->pending, block);
+	struct table_life *life = hashmap_find(&st->lives, block);
+	(void)arg;
+	if (pend && pend->tsc == tsc) {
+		hashmap_remove(&st->pending, block, NULL);
+	} else if (life && life->tsc == tsc) {
+		hashmap_remove(&st->lives, block, NULL);
+		torch_mem_on_free(p->pid, block, UINT64_MAX);
+	}
+}
+
+/* The blocks from before gputop, read again: one no longer handed out (or handed out anew,
+ * which the table then tells) leaves. */
+#define BEFORE_CHECK_NS 100000000ull
+static void check_before(struct tracee *p)
+{
+	struct torch_state *st = p->torch;
+	unsigned char (*raw)[BLOCK_READ] = torch_alloc.raw;
+	uint64_t now = now_ns();
+	size_t kept = 0;
+	if (!st->n_before || st->layout < 0 || now - st->before_checked_ns < BEFORE_CHECK_NS)
+		return;
+	st->before_checked_ns = now;
+	for (size_t at = 0; at < st->n_before; at += MEM_READV_MAX) {
+		struct mem_range r[MEM_READV_MAX];
+		int k = st->n_before - at < MEM_READV_MAX ? (int)(st->n_before - at) : MEM_READV_MAX;
+		for (int i = 0; i < k; i++)
+			r[i] = (struct mem_range){ st->before[at + i].block, raw[i], BLOCK_READ };
+		bool all = mem_readv(p->pid, r, k) == 0;
+		for (int i = 0; i < k; i++) {
+			struct before_block was = st->before[at + i];
+			uint64_t block = was.block;
+			struct torch_block_view b;
+			if (hashmap_find(&st->lives, block) || hashmap_find(&st->pending, block))
+				continue;	/* handed out anew: the table has it */
+			bool read = all || mem_read(p->pid, r[i].addr, raw[i], BLOCK_READ) == 0;
+			if (read)
+				block_parse(p, raw[i], st->layout, &b);
+			if (read && block_live(&b) && b.ptr == was.ptr) {
+				st->before[kept++] = was;
+				continue;
+			}
+			torch_mem_on_free(p->pid, block, UINT64_MAX);
+		}
+	}
+	st->n_before = kept;
+}
+
+static void note_before(struct tracee *p, uint64_t block, uint64_t ptr)
+{
+	struct torch_state *st = p->torch;
+	if (st->n_before == st->cap_before) {
+		size_t cap = st->cap_before ? 2 * st->cap_before : 256;
+		struct before_block *b = realloc(st->before, cap * sizeof *b);
+		if (!b)
+			return;
+		st->before = b;
+		st->cap_before = cap;
+	}
+	st->before[st->n_before++] = (struct before_block){ block, ptr };
+}
+
+/* What the stubs counted of the allocator's calls (a consumer's .tallied): while the table
+ * tells the Blocks, the calls handed out and taken back, and those whose Block the table could
+ * not keep (no record to read it from at the return, or no room): blocks unread. */
+static void torch_on_tallied(struct tracee *p, const struct cuda_tally *t)
+{
+	struct torch_state *st = p->torch;
+	if (!st || !st->on || !launchring_quiet_blocks(p))
+		return;
+	if (t->spec->op == OP_TORCH_ALLOC) {
+		st->allocs += t->calls;
+		for (uint64_t i = 0; i < t->untimed + t->unmatched; i++)
+			torch_mem_on_unread(p->pid);
+	} else if (t->spec->op == OP_TORCH_FREE) {
+		st->frees += t->calls;
+	}
+}
+
+static const struct tallies_blocks_reader table_reader = { .gone = table_gone, .came = table_came };
+
 /* After each drain of the recorded calls (a consumer's .drained): the Blocks handed out
  * meanwhile are read (those taken back in the same drain are never read), segments are found,
  * the statistics read. */
@@ -692,6 +823,10 @@ static void torch_flush(struct tracee *p)
 	if (st->allocs || st->frees)
 		torch_mem_count(p->pid, st->allocs, st->frees);
 	st->allocs = st->frees = 0;
+	if (launchring_quiet_blocks(p)) {
+		tallies_blocks(p, &table_reader, NULL);
+		check_before(p);
+	}
 	read_pending(p);
 	find_segments(p);
 	read_all_stats(p);
@@ -700,6 +835,7 @@ static void torch_flush(struct tracee *p)
 const struct cuda_consumer torch_consumer = {
 	.name = "PyTorch's memory",
 	.call = torch_on_call,
+	.tallied = torch_on_tallied,
 	.drained = torch_flush,
 	.gone = torch_forget,
 };
@@ -832,6 +968,7 @@ static long record_before(struct tracee *p, const struct entry_pair *pairs, size
 						  .requested = b.requested, .stream = b.stream, .stack = STACK_NONE,
 						  .device = (int8_t)b.device, .expandable = b.expandable };
 			torch_mem_on_alloc(p->pid, &tb);
+			note_before(p, e->block, b.ptr);
 			want_segment(p, e->block, b.device);
 			dca_from_pool(p, b.device, b.pool, b.size);
 			good++;

@@ -279,6 +279,16 @@ bool launchring_quiet(const struct tracee *p)
 	return area->head.quiet;
 }
 
+void launchring_set_quiet_blocks(struct tracee *p, bool quiet)
+{
+	area->head.quiet_blocks = quiet;
+}
+
+bool launchring_quiet_blocks(const struct tracee *p)
+{
+	return area->head.quiet_blocks;
+}
+
 void launchring_seen(struct tracee *p, uint64_t handle)
 {
 	(void)handle;

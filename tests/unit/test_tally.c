@@ -19,7 +19,8 @@ static entry_fn entry;
 static const char *which;
 static struct tally_area *t;
 
-enum { PROBE_ALLOC = 1, PROBE_FREE = 2, PROBE_LAUNCH = 3, PROBE_COPY = 4, PROBE_NAME = 5 };
+enum { PROBE_ALLOC = 1, PROBE_FREE = 2, PROBE_LAUNCH = 3, PROBE_COPY = 4, PROBE_NAME = 5, PROBE_BLOCK = 6,
+       PROBE_UNBLOCK = 7 };
 
 /* A call stub's record (stub_layout.h) of probe with six arguments, a result and out values. */
 static void record(uint64_t *rec, uint64_t probe, const uint64_t args[6], uint64_t result, uint64_t out,
@@ -67,6 +68,26 @@ static void specs(void)
 	t->spec[PROBE_LAUNCH] = (struct tally_spec){ .effect = TALLY_HANDLE, .key = 1 };
 	t->spec[PROBE_COPY] = (struct tally_spec){ .value = 3, .class_arg = 1 };
 	t->spec[PROBE_NAME] = (struct tally_spec){ .effect = TALLY_NAME, .key = 2, .value = 3, .flags = TALLY_VOID };
+	/* PyTorch's alloc_found_block(this, params, size) returns the Block; free(this, Block). */
+	t->spec[PROBE_BLOCK] = (struct tally_spec){ .effect = TALLY_BLOCK_IN, .key = TALLY_RETVAL, .value = 3,
+						    .owner = 1, .flags = TALLY_VOID };
+	t->spec[PROBE_UNBLOCK] = (struct tally_spec){ .effect = TALLY_BLOCK_OUT, .key = 2, .flags = TALLY_VOID };
+}
+
+static uint64_t gens(void)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < sizeof t->block_gen / sizeof t->block_gen[0]; i++)
+		n += t->block_gen[i];
+	return n;
+}
+
+static size_t block_keys(uint64_t key)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < 1u << TALLY_BLOCK_BITS; i++)
+		n += t->block[i].key == key;
+	return n;
 }
 
 static void single(void)
@@ -180,6 +201,27 @@ static void single(void)
 	entry(t, TALLY_OP_QUIET, PROBE_LAUNCH, 0xabc0, w);
 	t->head.quiet = 0;
 	check(q->launches == 4 && q->w[0] == 1 && handle_count(0xabc0) == 16, "%s: quiet again: its words", which);
+
+	/* PyTorch's Blocks: kept by the Block returned, with the size asked and the allocator in
+	 * place of the thread; each change moves its chunk's generation; no record while quiet. */
+	uint64_t b1 = call(PROBE_BLOCK, 0xdca0, 0, 1000, 0xb10c0, 0);
+	uint32_t bs = tally_slot(0xb10c0, TALLY_BLOCK_BITS);
+	const struct tally_live *bl = &t->block[bs];
+	check(b1 == 1 && bl->key == 0xb10c0 && (bl->size & ((1ull << TALLY_SIZE_BITS) - 1)) == 1000 &&
+		      bl->thread == 0xdca0 && gens() == 1 && t->block_gen[bs >> TALLY_CHUNK_BITS] == 1 &&
+		      live_keys(0xb10c0) == 0 && t->probe[PROBE_BLOCK].live_count == 1,
+	      "%s: a Block handed out: in the Blocks' table (size asked, allocator), its chunk's generation 1, recorded", which);
+	t->head.quiet_blocks = 1;
+	uint64_t b2 = call(PROBE_BLOCK, 0xdca0, 0, 2000, 0xb20c0, 0);
+	uint64_t u1 = call(PROBE_UNBLOCK, 0xdca0, 0xb10c0, 0, 0, 0);
+	uint64_t u2 = call(PROBE_UNBLOCK, 0xdca0, 0xbef0e0, 0, 0, 0);	/* from before the attach */
+	uint64_t c1 = call(PROBE_COPY, 1, 0, 1, 0, 0);
+	t->head.quiet_blocks = 0;
+	check(b2 == 0 && u1 == 0 && u2 == 0 && c1 == 1 && block_keys(0xb10c0) == 0 && block_keys(0xb20c0) == 1 &&
+		      gens() == 3 && t->probe[PROBE_BLOCK].live_count == 1 && t->probe[PROBE_BLOCK].live_bytes == 2000 &&
+		      t->probe[PROBE_UNBLOCK].unmatched == 1,
+	      "%s: quiet Blocks: no record, the table exact (1 live of 2,000 bytes), 3 changes, 1 free of an unknown Block",
+	      which);
 }
 
 /* Threads at once: each launches its own kernel and a shared one, allocates and frees. */
@@ -192,10 +234,13 @@ static void *worker(void *arg)
 		entry(t, TALLY_OP_LAUNCH, PROBE_LAUNCH, 0x1000 + id * 16, NULL);
 		entry(t, TALLY_OP_LAUNCH, PROBE_LAUNCH, 0x777770, NULL);
 		uint64_t addr = 0x10000000 + (id << 24) + (i % 64) * 256;
-		if (i % 128 < 64)
+		if (i % 128 < 64) {
 			call(PROBE_ALLOC, 0, 256, 0, 0, addr);
-		else
+			call(PROBE_BLOCK, 0xdca0, 0, 512, addr, 0);
+		} else {
 			call(PROBE_FREE, addr, 0, 0, 0, 0);
+			call(PROBE_UNBLOCK, 0xdca0, addr, 0, 0, 0);
+		}
 	}
 	return NULL;
 }
@@ -223,6 +268,14 @@ static void threads(void)
 		      t->probe[PROBE_ALLOC].live_bytes == THREADS * 32 * 256 &&
 		      t->probe[PROBE_FREE].unmatched == 0 && t->probe[PROBE_ALLOC].unmatched == 0,
 	      "%s: %d threads' allocations and frees: %zu live, exactly those never freed", which, THREADS, live);
+	size_t blocks = 0;
+	for (size_t i = 0; i < 1u << TALLY_BLOCK_BITS; i++)
+		blocks += t->block[i].key > TALLY_BUSY;
+	check(blocks == THREADS * 32 && t->probe[PROBE_BLOCK].live_count == THREADS * 32 &&
+		      t->probe[PROBE_BLOCK].live_bytes == THREADS * 32 * 512 && t->probe[PROBE_UNBLOCK].unmatched == 0 &&
+		      gens() == (uint64_t)THREADS * ROUNDS,
+	      "%s: %d threads' Blocks: %zu live, exactly those never given back; a generation per change", which,
+	      THREADS, blocks);
 }
 
 static void run(void)
