@@ -143,8 +143,7 @@ struct torch_state {
 	 * in the figures (struct table_life by Block), and the blocks read before gputop came,
 	 * whose frees no stub saw, checked by reading them every BEFORE_CHECK_NS. */
 	struct hashmap lives;
-	struct before_block *before;
-	size_t n_before, cap_before;
+	struct hashmap before;		/* struct before_block by Block */
 	uint64_t before_checked_ns;
 	uint64_t allocs, frees;		/* calls since the last flush, counted there */
 	struct want_segment *want;
@@ -169,6 +168,7 @@ struct torch_state *torch_state_new(void)
 		st->layout = -1;
 		st->pending = (struct hashmap)HASHMAP_INIT(sizeof(struct pending), 256, 0);
 		st->lives = (struct hashmap)HASHMAP_INIT(sizeof(struct table_life), 256, 0);
+		st->before = (struct hashmap)HASHMAP_INIT(sizeof(struct before_block), 256, 0);
 	}
 	return st;
 }
@@ -180,7 +180,7 @@ void torch_state_free(struct torch_state *st)
 	hashmap_clear(&st->pending);
 	hashmap_clear(&st->lives);
 	free(st->want);
-	free(st->before);
+	hashmap_clear(&st->before);
 	if (st->have_held)
 		torch_shot_free(&st->held);
 	free(st);
@@ -194,10 +194,10 @@ static void torch_forget(struct tracee *p)
 	hashmap_clear(&st->pending);
 	hashmap_clear(&st->lives);
 	free(st->want);
-	free(st->before);
+	hashmap_clear(&st->before);
 	if (st->have_held)
 		torch_shot_free(&st->held);
-	*st = (struct torch_state){ .layout = -1, .pending = st->pending, .lives = st->lives };
+	*st = (struct torch_state){ .layout = -1, .pending = st->pending, .lives = st->lives, .before = st->before };
 }
 
 int torch_symbol_index(const char *name)
@@ -721,6 +721,7 @@ static void table_came(struct tracee *p, const struct tallies_alloc *a, void *ar
 	struct torch_state *st = p->torch;
 	struct pending *pend = hashmap_insert(&st->pending, a->addr, NULL);
 	(void)arg;
+	hashmap_remove(&st->before, a->addr, NULL);	/* its life from before gputop is over */
 	if (pend)	/* a life still unread is replaced: gone, and its gone is told later */
 		*pend = (struct pending){ .block = a->addr, .dca = a->thread, .requested = a->bytes,
 					  .t_ns = retfast_tsc_to_mono(a->tsc), .tsc = a->tsc, .stack = STACK_NONE };
@@ -749,48 +750,53 @@ static void check_before(struct tracee *p)
 {
 	struct torch_state *st = p->torch;
 	unsigned char (*raw)[BLOCK_READ] = torch_alloc.raw;
-	uint64_t now = now_ns();
-	size_t kept = 0;
-	if (!st->n_before || st->layout < 0 || now - st->before_checked_ns < BEFORE_CHECK_NS)
+	uint64_t now = now_ns(), keys[MEM_READV_MAX];
+	size_t it = 0;
+	if (!hashmap_count(&st->before) || st->layout < 0 || now - st->before_checked_ns < BEFORE_CHECK_NS)
 		return;
 	st->before_checked_ns = now;
-	for (size_t at = 0; at < st->n_before; at += MEM_READV_MAX) {
+	for (bool more = true; more;) {
 		struct mem_range r[MEM_READV_MAX];
-		int k = st->n_before - at < MEM_READV_MAX ? (int)(st->n_before - at) : MEM_READV_MAX;
-		for (int i = 0; i < k; i++)
-			r[i] = (struct mem_range){ st->before[at + i].block, raw[i], BLOCK_READ };
-		bool all = mem_readv(p->pid, r, k) == 0;
+		int k = 0;
+		more = false;
+		for (struct before_block *bb; (bb = hashmap_next(&st->before, &it));) {
+			keys[k] = bb->block;
+			r[k] = (struct mem_range){ bb->block, raw[k], BLOCK_READ };
+			if (++k == MEM_READV_MAX) {
+				more = true;
+				break;
+			}
+		}
+		bool all = k && mem_readv(p->pid, r, k) == 0;
 		for (int i = 0; i < k; i++) {
-			struct before_block was = st->before[at + i];
-			uint64_t block = was.block;
+			struct before_block *bb = hashmap_find(&st->before, keys[i]);
 			struct torch_block_view b;
-			if (hashmap_find(&st->lives, block) || hashmap_find(&st->pending, block))
-				continue;	/* handed out anew: the table has it */
 			bool read = all || mem_read(p->pid, r[i].addr, raw[i], BLOCK_READ) == 0;
 			if (read)
 				block_parse(p, raw[i], st->layout, &b);
-			if (read && block_live(&b) && b.ptr == was.ptr) {
-				st->before[kept++] = was;
-				continue;
-			}
-			torch_mem_on_free(p->pid, block, UINT64_MAX);
+			if (!bb->ptr || (read && block_live(&b) && b.ptr == bb->ptr))
+				continue;	/* told already (no memory to drop it then), or live */
+			torch_mem_on_free(p->pid, keys[i], UINT64_MAX);
+			bb->ptr = 0;	/* left, below (not while the table is walked) */
 		}
 	}
-	st->n_before = kept;
+	/* Removal moves entries back (hashmap.h): the keys first, then the removals. */
+	size_t n = 0, cap = hashmap_count(&st->before);
+	uint64_t *gone = malloc(cap * sizeof *gone);
+	it = 0;
+	for (struct before_block *bb; gone && (bb = hashmap_next(&st->before, &it));)
+		if (!bb->ptr)
+			gone[n++] = bb->block;
+	for (size_t i = 0; i < n; i++)
+		hashmap_remove(&st->before, gone[i], NULL);
+	free(gone);
 }
 
 static void note_before(struct tracee *p, uint64_t block, uint64_t ptr)
 {
-	struct torch_state *st = p->torch;
-	if (st->n_before == st->cap_before) {
-		size_t cap = st->cap_before ? 2 * st->cap_before : 256;
-		struct before_block *b = realloc(st->before, cap * sizeof *b);
-		if (!b)
-			return;
-		st->before = b;
-		st->cap_before = cap;
-	}
-	st->before[st->n_before++] = (struct before_block){ block, ptr };
+	struct before_block *bb = hashmap_insert(&p->torch->before, block, NULL);
+	if (bb)
+		*bb = (struct before_block){ block, ptr };
 }
 
 /* What the stubs counted of the allocator's calls (a consumer's .tallied): while the table
