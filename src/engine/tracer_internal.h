@@ -31,6 +31,7 @@ struct thread;
 struct tracer_session {
 	struct tracee *root;
 	long spin_ns;	/* wait_event's poll, -1 until chosen */
+	uint64_t last_stop_ns;	/* when wait_event last returned a stop */
 	uint64_t stop_began_ns, stop_ended_ns, stop_ns;
 	uint64_t stop_cost_ns;
 	struct job *job;	/* --dump's picture, taken at each detach; NULL: none */
