@@ -604,7 +604,7 @@ static void torch_on_call(struct tracee *p, const struct cuda_call *c)
 	if (c->op == OP_ALLOC && c->returned && c->result == 2 && c->counted && p->torch)
 		note_failed_alloc(p, c);
 	if (c->tallied && launchring_quiet_blocks(p))
-		return;	/* the tallies' table of Blocks tells it (torch_table_sync) */
+		return;	/* the tallies' table of Blocks tells it (torch_flush) */
 	if (c->op == OP_TORCH_ALLOC)	/* this, the Block it returned, the size asked for */
 		torch_on_block_alloc(p, c->torch.allocator, c->torch.block, c->torch.requested, c->end_ns, c->stack);
 	else if (c->op == OP_TORCH_FREE)	/* this, the Block; when the free began */
