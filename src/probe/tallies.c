@@ -59,6 +59,7 @@ static struct {
 	struct tally_quiet quiet[1024];	/* 64 KiB: the handles' quiet launches, a part at a time */
 	struct tally_live live[8192];	/* 256 KiB: a read of the live table */
 	uint64_t block_gen[1u << (TALLY_BLOCK_BITS - TALLY_CHUNK_BITS)];	/* 8 KiB */
+	uint64_t block_gen_after[1u << (TALLY_BLOCK_BITS - TALLY_CHUNK_BITS)];	/* ... after the chunks' read */
 	struct tally_live chunk[256][1u << TALLY_CHUNK_BITS];	/* 512 KiB: chunks of the Blocks' table */
 	uint32_t chunk_of[256];
 } scratch;
@@ -384,7 +385,8 @@ int tallies_live(struct tracee *p, void (*each)(const struct tallies_alloc *a, v
 /* The chunks whose generation moved, read (up to CHUNKS_READ at a system call) and compared
  * slot by slot with what they held: every life gone first, then every new one, so that a Block
  * handed out again in another slot is taken back before it comes anew. A chunk with a slot
- * being written is read again next time (its generation is not taken). */
+ * being written, or whose generation moved during the read, is read again next time (its
+ * generation is not taken). */
 int tallies_blocks(struct tracee *p, const struct tallies_blocks_reader *r, void *arg)
 {
 	struct tally_live (*got)[CHUNK_SLOTS] = scratch.chunk;
@@ -426,9 +428,14 @@ int tallies_blocks(struct tracee *p, const struct tallies_blocks_reader *r, void
 			break;
 		if ((err = readv_any(p, rr, n)) < 0)
 			return err;
+		/* The generations again: a chunk changed while it was read may hold a slot torn
+		 * between two lives (one's key, the next one's time); it is read next time. */
+		if ((err = read_any(p, base + offsetof(struct tally_area, block_gen), scratch.block_gen_after,
+				    sizeof scratch.block_gen_after)) < 0)
+			return err;
 		for (int pass = 0; pass < 2; pass++)	/* 0: lives gone, 1: lives new */
 			for (int i = 0; i < n; i++) {
-				bool busy = false;
+				bool busy = scratch.block_gen_after[chunk_of[i]] != gen[chunk_of[i]];
 				for (uint32_t k = 0; k < CHUNK_SLOTS; k++)
 					busy |= got[i][k].key == TALLY_BUSY;
 				if (busy)

@@ -62,6 +62,8 @@
 #define SMALL_PAGE (2u << 20)		/* expandable segments map 2 MiB (small) */
 #define LARGE_PAGE (20u << 20)		/* ... or 20 MiB pages (large pool) */
 #define TRIES 3				/* flushes a Block that does not read right is tried at */
+#define TABLE_TRIES 200			/* ... one the Blocks' table told of: until its gone is told
+					 * (its chunk may change under every read for a while) */
 #define WALK_STEPS_PER_FLUSH 8192	/* Blocks read to find segments, at most, per flush */
 #define BAD_IN_A_ROW 64			/* unreadable blocks in a row: the layout is not the one */
 #define BAD_STATS_IN_A_ROW 20		/* statistics that do not add up in a row, never once right:
@@ -687,7 +689,7 @@ static void read_pending(struct tracee *p)
 	}
 	it = 0;
 	for (struct pending *pend; (pend = hashmap_next(&st->pending, &it));) {
-		if (pend->tries <= TRIES && !pend->done)
+		if (pend->tries <= (pend->tsc ? TABLE_TRIES : TRIES) && !pend->done)
 			continue;	/* again at the next flush */
 		if (!pend->done)
 			give_up(p, pend);
