@@ -388,7 +388,7 @@ static void read_all_stats(struct tracee *p)
 	}
 }
 
-/* gputop-wide: the Blocks read at one system call (the tracer thread only; read_pending and
+/* gputop-wide: the Blocks read at one system call (the tracer thread only; read_blocks_of and
  * record_before never nest). */
 static struct {
 	unsigned char raw[MEM_READV_MAX][BLOCK_READ];
@@ -658,36 +658,48 @@ static void give_up(struct tracee *p, struct pending *pend)
 	}
 }
 
-/* Reads the pending Blocks, up to MEM_READV_MAX at a system call; those read, and those tried
- * TRIES times, leave the table. */
-static void read_pending(struct tracee *p)
+/* Every Block the entries of map m key (their first word), read MEM_READV_MAX at a system call
+ * (one by one where a batch fails): on(p, entry, raw), raw NULL where it could not be read.
+ * on must not insert into m or remove from it. */
+static void read_blocks_of(struct tracee *p, struct hashmap *m,
+			   void (*on)(struct tracee *p, void *entry, const unsigned char *raw))
 {
-	struct torch_state *st = p->torch;
 	unsigned char (*raw)[BLOCK_READ] = torch_alloc.raw;
 	struct mem_range r[MEM_READV_MAX];
-	uint64_t keys[MEM_READV_MAX];
+	void *entry[MEM_READV_MAX];
 	size_t it = 0;
 	for (bool more = true; more;) {
 		int n = 0;
 		more = false;
-		for (struct pending *pend; (pend = hashmap_next(&st->pending, &it));) {
-			keys[n] = pend->block;
-			r[n] = (struct mem_range){ pend->block, raw[n], BLOCK_READ };
+		for (uint64_t *key; (key = hashmap_next(m, &it));) {
+			entry[n] = key;
+			r[n] = (struct mem_range){ *key, raw[n], BLOCK_READ };
 			if (++n == MEM_READV_MAX) {
 				more = true;
 				break;
 			}
 		}
 		bool all = n && mem_readv(p->pid, r, n) == 0;
-		for (int i = 0; i < n; i++) {
-			struct pending *pend = hashmap_find(&st->pending, keys[i]);
-			if (all || mem_read(p->pid, r[i].addr, raw[i], BLOCK_READ) == 0)
-				block_read(p, pend, raw[i]);
-			else
-				pend->tries++;
-		}
+		for (int i = 0; i < n; i++)
+			on(p, entry[i], all || mem_read(p->pid, r[i].addr, raw[i], BLOCK_READ) == 0 ? raw[i] : NULL);
 	}
-	it = 0;
+}
+
+static void on_pending(struct tracee *p, void *entry, const unsigned char *raw)
+{
+	struct pending *pend = entry;
+	if (raw)
+		block_read(p, pend, raw);
+	else
+		pend->tries++;
+}
+
+/* Reads the pending Blocks; those read, and those tried TRIES times, leave the table. */
+static void read_pending(struct tracee *p)
+{
+	struct torch_state *st = p->torch;
+	size_t it = 0;
+	read_blocks_of(p, &st->pending, on_pending);
 	for (struct pending *pend; (pend = hashmap_next(&st->pending, &it));) {
 		if (pend->tries <= (pend->tsc ? TABLE_TRIES : TRIES) && !pend->done)
 			continue;	/* again at the next flush */
@@ -745,47 +757,32 @@ static void table_gone(struct tracee *p, uint64_t block, uint64_t tsc, void *arg
 	}
 }
 
-/* The blocks from before gputop, read again: one no longer handed out (or handed out anew,
- * which the table then tells) leaves. */
+/* A block from before gputop, read again: one no longer handed out (or handed out anew, which
+ * the table then tells) leaves the figures now, and the map after the read. */
+static void on_before(struct tracee *p, void *entry, const unsigned char *raw)
+{
+	struct before_block *bb = entry;
+	struct torch_block_view b;
+	if (raw)
+		block_parse(p, raw, p->torch->layout, &b);
+	if (!bb->ptr || (raw && block_live(&b) && b.ptr == bb->ptr))
+		return;	/* told already (no memory to drop it then), or live */
+	torch_mem_on_free(p->pid, bb->block, UINT64_MAX);
+	bb->ptr = 0;
+}
+
 #define BEFORE_CHECK_NS 100000000ull
 static void check_before(struct tracee *p)
 {
 	struct torch_state *st = p->torch;
-	unsigned char (*raw)[BLOCK_READ] = torch_alloc.raw;
-	uint64_t now = now_ns(), keys[MEM_READV_MAX];
-	size_t it = 0;
+	uint64_t now = now_ns();
 	if (!hashmap_count(&st->before) || st->layout < 0 || now - st->before_checked_ns < BEFORE_CHECK_NS)
 		return;
 	st->before_checked_ns = now;
-	for (bool more = true; more;) {
-		struct mem_range r[MEM_READV_MAX];
-		int k = 0;
-		more = false;
-		for (struct before_block *bb; (bb = hashmap_next(&st->before, &it));) {
-			keys[k] = bb->block;
-			r[k] = (struct mem_range){ bb->block, raw[k], BLOCK_READ };
-			if (++k == MEM_READV_MAX) {
-				more = true;
-				break;
-			}
-		}
-		bool all = k && mem_readv(p->pid, r, k) == 0;
-		for (int i = 0; i < k; i++) {
-			struct before_block *bb = hashmap_find(&st->before, keys[i]);
-			struct torch_block_view b;
-			bool read = all || mem_read(p->pid, r[i].addr, raw[i], BLOCK_READ) == 0;
-			if (read)
-				block_parse(p, raw[i], st->layout, &b);
-			if (!bb->ptr || (read && block_live(&b) && b.ptr == bb->ptr))
-				continue;	/* told already (no memory to drop it then), or live */
-			torch_mem_on_free(p->pid, keys[i], UINT64_MAX);
-			bb->ptr = 0;	/* left, below (not while the table is walked) */
-		}
-	}
+	read_blocks_of(p, &st->before, on_before);
 	/* Removal moves entries back (hashmap.h): the keys first, then the removals. */
-	size_t n = 0, cap = hashmap_count(&st->before);
+	size_t n = 0, cap = hashmap_count(&st->before), it = 0;
 	uint64_t *gone = malloc(cap * sizeof *gone);
-	it = 0;
 	for (struct before_block *bb; gone && (bb = hashmap_next(&st->before, &it));)
 		if (!bb->ptr)
 			gone[n++] = bb->block;

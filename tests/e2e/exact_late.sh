@@ -45,50 +45,10 @@ exact() {
 	note "$what: $(jq '.cost.lost_records' "$F") records dropped (detail only)"
 }
 
-# storm NAME LIBS MODE: one run; MODE frozen (SIGSTOP 2 s for the second half) or starved (a
-# busy loop on every CPU), launched (L) or attached (A).
+# storm NAME LIBS MODE HOW: one run of exact_storm (robust_lib.bash's rb_storm).
 storm() {
-	local name=$1 libs=$2 mode=$3 how=$4 go=$TMP/$1.go busy=() i
-	rm -f "$go.1" "$go.2"
-	if [ "$mode" = starved ]; then
-		for ((i = 0; i < $(nproc); i++)); do
-			(while :; do :; done) &
-			busy+=($!)
-		done
-	fi
-	if [ "$how" = launch ]; then
-		rb_gputop_bg "$name" -q --json "$TMP/$name.json" -- env LD_LIBRARY_PATH="$libs" "$BIN/exact_storm" $T $N "$go"
-		local out=$TMP/$name.out
-		wait_for_line "$out" '^ready [0-9]+$' 30 || not_ok "$name: the program started"
-		touch "$go.1"
-	else
-		spawn "$TMP/$name.prog" env LD_LIBRARY_PATH="$libs" "$BIN/exact_storm" $T $N "$go"
-		local prog=$SPAWNED_PID out=$TMP/$name.prog.out
-		wait_for_line "$out" '^ready [0-9]+$' 30 || not_ok "$name: the program started"
-		rb_gputop_bg "$name" --json "$TMP/$name.json" -p "$(awk '/^ready/ { print $2 }' "$out")"
-		rb_wait_attached "$name"
-		touch "$go.1"
-	fi
-	wait_for_line "$out" '^half$' 60 || not_ok "$name: the first half ran"
-	if [ "$mode" = frozen ]; then
-		kill -STOP "$GPUTOP_PID"
-		touch "$go.2"
-		sleep 2
-		kill -CONT "$GPUTOP_PID"
-	else
-		touch "$go.2"
-	fi
-	if [ "$how" = launch ]; then
-		wait_pid "$GPUTOP_PID" 120
-	else
-		wait_pid "$prog" 120
-		expect_eq "$WAIT_STATUS" 0 "$name: the program exits 0"
-		kill -INT "$GPUTOP_PID"
-		wait_pid "$GPUTOP_PID" 60
-	fi
-	expect_eq "$WAIT_STATUS" 0 "$name: gputop exits 0"
-	for i in "${busy[@]}"; do kill "$i" 2>/dev/null; wait "$i" 2>/dev/null; done
-	expect_match "$(grep '^exact_storm:' "$out")" "live=$T .*failures=0" "$name: the program's calls all succeeded"
+	rb_storm "$1" "$3" "$4" env LD_LIBRARY_PATH="$2" "$BIN/exact_storm" $T $N
+	expect_match "$(grep '^exact_storm:' "$STORM_OUT")" "live=$T .*failures=0" "$1: the program's calls all succeeded"
 }
 
 for ((trial = 1; trial <= TRIALS; trial++)); do

@@ -155,3 +155,56 @@ wait_lines() {
 	done
 	[ "$(lines "$1")" -ge "$2" ]
 }
+
+# rb_storm NAME MODE HOW CMD...: one run of a storm program (tests/progs/exact_storm.c,
+# torch_storm.c: "ready <pid>", then GO.1, a first half, "half", GO.2, the rest; GO is the
+# storm's last argument, $TMP/NAME.go) with gputop made late on purpose: MODE frozen (SIGSTOP
+# 2 s while the second half runs) or starved (a busy loop on every CPU, the whole run); HOW
+# launch (gputop -q --json $TMP/NAME.json -- CMD) or attach (--json -p, before GO.1; gputop is
+# ended once the program has). The program's output is in STORM_OUT; both exit statuses are
+# checked.
+rb_storm() {
+	local name=$1 mode=$2 how=$3 go=$TMP/$1.go busy=() i prog
+	shift 3
+	rm -f "$go.1" "$go.2"
+	if [ "$mode" = starved ]; then
+		for ((i = 0; i < $(nproc); i++)); do
+			(while :; do :; done) &
+			busy+=($!)
+		done
+	fi
+	if [ "$how" = launch ]; then
+		rb_gputop_bg "$name" -q --json "$TMP/$name.json" -- "$@" "$go"
+		STORM_OUT=$TMP/$name.out
+		wait_for_line "$STORM_OUT" '^ready [0-9]+$' 30 || not_ok "$name: the program started"
+		touch "$go.1"
+	else
+		spawn "$TMP/$name.prog" "$@" "$go"
+		prog=$SPAWNED_PID
+		STORM_OUT=$TMP/$name.prog.out
+		wait_for_line "$STORM_OUT" '^ready [0-9]+$' 30 || not_ok "$name: the program started"
+		rb_gputop_bg "$name" --json "$TMP/$name.json" -p "$(awk '/^ready/ { print $2 }' "$STORM_OUT")"
+		rb_wait_attached "$name"
+		touch "$go.1"
+	fi
+	wait_for_line "$STORM_OUT" '^half$' 60 || not_ok "$name: the first half ran"
+	if [ "$mode" = frozen ]; then
+		kill -STOP "$GPUTOP_PID"
+		touch "$go.2"
+		sleep 2
+		kill -CONT "$GPUTOP_PID"
+	else
+		touch "$go.2"
+	fi
+	if [ "$how" = launch ]; then
+		wait_pid "$GPUTOP_PID" 120
+		expect_eq "$WAIT_STATUS" 0 "$name: gputop exits 0"
+	else
+		wait_pid "$prog" 120
+		expect_eq "$WAIT_STATUS" 0 "$name: the program exits 0"
+		kill -INT "$GPUTOP_PID"
+		wait_pid "$GPUTOP_PID" 60
+		expect_eq "$WAIT_STATUS" 0 "$name: gputop exits 0"
+	fi
+	for i in "${busy[@]}"; do kill "$i" 2>/dev/null; wait "$i" 2>/dev/null; done
+}

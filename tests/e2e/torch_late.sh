@@ -44,53 +44,10 @@ exact() {
 	jq_eq "$F" '.cost.lost_records' 0 "$what: no record dropped (none written for a Block)"
 }
 
-# storm NAME MODE HOW: one run; MODE frozen (SIGSTOP 2 s for the second half) or starved (a busy
-# loop on every CPU), HOW launch or attach.
+# storm NAME MODE HOW: one run of torch_storm (robust_lib.bash's rb_storm).
 storm() {
-	local name=$1 mode=$2 how=$3 go=$TMP/$1.go busy=() i out
-	rm -f "$go.1" "$go.2"
-	if [ "$mode" = starved ]; then
-		for ((i = 0; i < $(nproc); i++)); do
-			(while :; do :; done) &
-			busy+=($!)
-		done
-	fi
-	if [ "$how" = launch ]; then
-		rb_gputop_bg "$name" -q --json "$TMP/$name.json" -- env LD_LIBRARY_PATH="$LIBS" "$BIN/torch_storm" $T $N "$go"
-		out=$TMP/$name.out
-		wait_for_line "$out" '^ready [0-9]+$' 30 || not_ok "$name: the program started"
-		touch "$go.1"
-	else
-		spawn "$TMP/$name.prog" env LD_LIBRARY_PATH="$LIBS" "$BIN/torch_storm" $T $N "$go"
-		local prog=$SPAWNED_PID
-		out=$TMP/$name.prog.out
-		wait_for_line "$out" '^ready [0-9]+$' 30 || not_ok "$name: the program started"
-		rb_gputop_bg "$name" --json "$TMP/$name.json" -p "$(awk '/^ready/ { print $2 }' "$out")"
-		rb_wait_attached "$name"
-		touch "$go.1"
-	fi
-	wait_for_line "$out" '^half$' 60 || not_ok "$name: the first half ran"
-	if [ "$mode" = frozen ]; then
-		kill -STOP "$GPUTOP_PID"
-		touch "$go.2"
-		sleep 2
-		kill -CONT "$GPUTOP_PID"
-	else
-		touch "$go.2"
-	fi
-	if [ "$how" = launch ]; then
-		wait_pid "$GPUTOP_PID" 120
-	else
-		wait_for_line "$out" '^torch_storm:' 120 || not_ok "$name: the program ended its storm"
-		# Its blocks stay live while it lingers: gputop's figures are read attached.
-		sleep 0.5
-		kill -INT "$GPUTOP_PID"
-		wait_pid "$GPUTOP_PID" 60
-		wait_pid "$prog" 120
-		expect_eq "$WAIT_STATUS" 0 "$name: the program exits 0"
-	fi
-	for i in "${busy[@]}"; do kill "$i" 2>/dev/null; wait "$i" 2>/dev/null; done
-	exact "$TMP/$name.json" "$out" "$how, $mode ($trial)" "$how"
+	rb_storm "$1" "$2" "$3" env LD_LIBRARY_PATH="$LIBS" "$BIN/torch_storm" $T $N
+	exact "$TMP/$1.json" "$STORM_OUT" "$3, $2 ($trial)" "$3"
 }
 
 for ((trial = 1; trial <= TRIALS; trial++)); do

@@ -16,7 +16,7 @@
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 
-#include "progs.h"
+#include "storm.h"
 
 #define MAX_THREADS 16
 
@@ -35,8 +35,7 @@ static void (*const kernels[MAX_THREADS][2])(int *) = {
 
 static int n_threads;
 static long n_calls;
-static const char *go;
-static pthread_barrier_t halfway, second;
+static struct storm storm;
 static long failures;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -54,8 +53,7 @@ static void *worker(void *arg)
 		return NULL;
 	for (long i = 0; i < n_calls; i++) {
 		if (i == n_calls / 2) {
-			pthread_barrier_wait(&halfway);	/* main prints "half" and waits for GO.2 */
-			pthread_barrier_wait(&second);
+			storm_worker_half(&storm);
 			failed += launch(kernels[t][1]) != 0;
 		}
 		failed += launch(kernels[t][0]) != 0;
@@ -74,28 +72,16 @@ int main(int argc, char **argv)
 {
 	n_threads = argc > 2 ? atoi(argv[1]) : 0;
 	n_calls = argc > 2 ? atol(argv[2]) : 0;
-	go = argc > 3 ? argv[3] : NULL;
 	if (n_threads < 1 || n_threads > MAX_THREADS || n_calls < 2 || n_calls % 2) {
 		fprintf(stderr, "usage: exact_storm THREADS N [GO] (1 <= THREADS <= %d, N even)\n", MAX_THREADS);
 		return 2;
 	}
 	pthread_t th[MAX_THREADS];
-	pthread_barrier_init(&halfway, NULL, (unsigned)n_threads + 1);
-	pthread_barrier_init(&second, NULL, (unsigned)n_threads + 1);
-	char go1[4096], go2[4096];
-	snprintf(go1, sizeof go1, "%s.1", go ? go : "");
-	snprintf(go2, sizeof go2, "%s.2", go ? go : "");
-	progs_ready();
-	if (go)
-		progs_wait_go(go1);
+	storm_init(&storm, n_threads, argc > 3 ? argv[3] : NULL);
+	storm_ready(&storm);
 	for (long t = 0; t < n_threads; t++)
 		pthread_create(&th[t], NULL, worker, (void *)t);
-	pthread_barrier_wait(&halfway);
-	printf("half\n");
-	fflush(stdout);
-	if (go)
-		progs_wait_go(go2);
-	pthread_barrier_wait(&second);
+	storm_main_half(&storm);
 	for (int t = 0; t < n_threads; t++)
 		pthread_join(th[t], NULL);
 	long live_bytes = 0;

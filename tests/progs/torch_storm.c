@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "progs.h"
+#include "storm.h"
 
 void *simtorch_alloc(size_t size, void *stream);
 int simtorch_free(void *ptr);
@@ -27,7 +27,8 @@ long long simtorch_allocated(void);
 
 static int n_threads;
 static long n_calls;
-static pthread_barrier_t taken, halfway, second;
+static pthread_barrier_t taken, start;
+static struct storm storm;
 static long failures;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -41,11 +42,10 @@ static void *worker(void *arg)
 	for (int i = 0; i < BEFORE; i++)
 		failed += !(before[i] = simtorch_alloc(4096u * (size_t)(i + 1), STREAM));
 	pthread_barrier_wait(&taken);	/* main prints "ready" and waits for GO.1 */
-	pthread_barrier_wait(&halfway);
+	pthread_barrier_wait(&start);
 	for (long i = 0; i < n_calls; i++) {
 		if (i == n_calls / 2) {
-			pthread_barrier_wait(&halfway);	/* main prints "half" and waits for GO.2 */
-			pthread_barrier_wait(&second);
+			storm_worker_half(&storm);
 		}
 		void *p = simtorch_alloc(512u * (size_t)(1 + (7 * i + t) % 64), STREAM);
 		failed += !p;
@@ -69,7 +69,6 @@ int main(int argc, char **argv)
 {
 	n_threads = argc > 2 ? atoi(argv[1]) : 0;
 	n_calls = argc > 2 ? atol(argv[2]) : 0;
-	const char *go = argc > 3 ? argv[3] : NULL;
 	if (n_threads < 1 || n_threads > MAX_THREADS || n_calls < 8 || n_calls % 8) {
 		fprintf(stderr, "usage: torch_storm THREADS N [GO] (1 <= THREADS <= %d, N a multiple of 8)\n",
 			MAX_THREADS);
@@ -77,24 +76,14 @@ int main(int argc, char **argv)
 	}
 	pthread_t th[MAX_THREADS];
 	pthread_barrier_init(&taken, NULL, (unsigned)n_threads + 1);
-	pthread_barrier_init(&halfway, NULL, (unsigned)n_threads + 1);
-	pthread_barrier_init(&second, NULL, (unsigned)n_threads + 1);
-	char go1[4096], go2[4096];
-	snprintf(go1, sizeof go1, "%s.1", go ? go : "");
-	snprintf(go2, sizeof go2, "%s.2", go ? go : "");
+	pthread_barrier_init(&start, NULL, (unsigned)n_threads + 1);
+	storm_init(&storm, n_threads, argc > 3 ? argv[3] : NULL);
 	for (long t = 0; t < n_threads; t++)
 		pthread_create(&th[t], NULL, worker, (void *)t);
 	pthread_barrier_wait(&taken);
-	progs_ready();
-	if (go)
-		progs_wait_go(go1);
-	pthread_barrier_wait(&halfway);
-	pthread_barrier_wait(&halfway);
-	printf("half\n");
-	fflush(stdout);
-	if (go)
-		progs_wait_go(go2);
-	pthread_barrier_wait(&second);
+	storm_ready(&storm);
+	pthread_barrier_wait(&start);
+	storm_main_half(&storm);
 	for (int t = 0; t < n_threads; t++)
 		pthread_join(th[t], NULL);
 	long allocs = (long)n_threads * (BEFORE + n_calls);
