@@ -291,11 +291,13 @@ struct cuda_consumer {
 	 * (c->counted false: all of it comes back out), or a launch, copy or memset a capture
 	 * holds (c->held: its work comes back out, the call stays). */
 	void (*retract)(struct tracee *p, const struct cuda_call *c);
-	/* After each drain of process p's stubs that reads its tallies (engine/hit_drain.h: the
-	 * tracer's tick, a thread's exit, a library's load, an exec, a detach...): the calls just
-	 * told are all there are so far, and what they leave to read from the program can be
-	 * read now (PyTorch's Blocks). */
-	void (*drained)(struct tracee *p);
+	/* After each drain of process p's stubs (engine/hit_drain.h: the tracer's tick, a
+	 * thread's exit, a library's load, an exec, a detach...): the calls just told are all
+	 * there are so far, and what they leave to read from the program can be read now
+	 * (PyTorch's Blocks). tallied: the tallies were read in this drain (every drain but the
+	 * ticks between two reads, 50 ms apart: what the stubs keep in place is as new as the
+	 * records only then). */
+	void (*drained)(struct tracee *p, bool tallied);
 	/* Process p's image is gone (an exec): what the consumer kept of the old image, which
 	 * the new image's calls must not find, goes. */
 	void (*gone)(struct tracee *p);

@@ -99,11 +99,11 @@ void account_lost(struct tracee *p, int api, uint64_t n)
 			account.consumers[i]->lost(p, api, n);
 }
 
-void account_drained(struct tracee *p)
+void account_drained(struct tracee *p, bool tallied)
 {
 	for (int i = 0; i < account.n_consumers; i++)
 		if (account.consumers[i]->drained)
-			account.consumers[i]->drained(p);
+			account.consumers[i]->drained(p, tallied);
 }
 
 void account_gone(struct tracee *p)

@@ -35,7 +35,7 @@ void account_launched(struct tracee *p, const struct api_spec *s, uint64_t handl
 bool account_wants_launch_records(void);
 /* Process p was drained (engine/hit_drain.h), and its image is gone (an exec): each consumer's
  * .drained and .gone. */
-void account_drained(struct tracee *p);
+void account_drained(struct tracee *p, bool tallied);
 void account_gone(struct tracee *p);
 
 #endif

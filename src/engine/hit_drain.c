@@ -16,6 +16,5 @@ void hit_drain(struct tracee *p, uint64_t now, enum hit_drain_how how)
 	static const enum hit_tally_read read[] = {
 		[HIT_DRAIN_TICK] = HIT_TALLY_TICK, [HIT_DRAIN_WHOLE] = HIT_TALLY_WHOLE, [HIT_DRAIN_LAST] = HIT_TALLY_LAST,
 	};
-	hit_read_tallies(p, read[how]);
-	account_drained(p);
+	account_drained(p, hit_read_tallies(p, read[how]));
 }

@@ -156,12 +156,12 @@ static const struct tallies_reader reader = { .probe = on_probe, .launches = on_
  * wait on it). The handles' counts then too, every handle's at once. */
 #define TICK_NS 50000000ull
 
-void hit_read_tallies(struct tracee *p, enum hit_tally_read how)
+bool hit_read_tallies(struct tracee *p, enum hit_tally_read how)
 {
 	struct hit_state *st = p->hit;
 	struct reading r = { .final = how == HIT_TALLY_LAST, .now = now_ns() };
 	if (how == HIT_TALLY_TICK && r.now - st->tallies_read_ns < TICK_NS)
-		return;
+		return false;
 	tallies_read(p, &reader, &r);
 	st->tallies_read_ns = r.now;
 	sync_live(p, r.final, r.now);
@@ -173,6 +173,7 @@ void hit_read_tallies(struct tracee *p, enum hit_tally_read how)
 			  (unsigned long long)st->tally_reads, (double)st->tally_read_ns / 1e6,
 			  (unsigned long long)st->live_syncs, (double)st->live_sync_ns / 1e6,
 			  (unsigned long long)st->launch_records);
+	return true;
 }
 
 void hit_read_launches_of(struct tracee *p, uint64_t handle)

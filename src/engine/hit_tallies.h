@@ -14,8 +14,9 @@ struct tracee;
  * name. */
 enum hit_tally_read { HIT_TALLY_TICK, HIT_TALLY_WHOLE, HIT_TALLY_LAST };
 /* What the stubs tallied in place since the last read, to the consumers; the figures' live
- * allocations made the stubs' table's again where records of it were lost. */
-void hit_read_tallies(struct tracee *p, enum hit_tally_read how);
+ * allocations made the stubs' table's again where records of it were lost. False: not read
+ * (a tick within 50 ms of the last read). */
+bool hit_read_tallies(struct tracee *p, enum hit_tally_read how);
 /* handle's launches alone, before it is named anew (its park, module loading that returned it
  * again): those counted so far go under the name it had. */
 void hit_read_launches_of(struct tracee *p, uint64_t handle);

@@ -132,7 +132,7 @@ static void quiet(struct nccl_counter_find *f)
 		  8 * first, f->read[first], f->pending_count);
 }
 
-static void on_drained(struct tracee *p)
+static void on_drained(struct tracee *p, bool tallied)
 {
 	struct nccl_counter_find *f = p->nccl_counter;
 	if (!f || f->why || f->found || !f->comm)

@@ -88,14 +88,15 @@ static void on_oom(struct tracee *p, const struct torch_oom *o, struct torch_sho
 		torch_shot_free(&s);
 }
 
-static void torch_dumps_drained(struct tracee *p)
+static void torch_dumps_drained(struct tracee *p, bool tallied)
 {
 	struct torch_oom o;
 	struct torch_shot held;
 	bool have_held;
 	if (torch_take_oom(p, &o, &held, &have_held))
 		on_oom(p, &o, &held, have_held);
-	if (!p->stopping_world && session_take_memory_snapshot())
+	/* The Blocks kept in place are read with the tallies: the snapshot waits for them. */
+	if (tallied && !p->stopping_world && session_take_memory_snapshot())
 		torch_dumps_take(p, SHOT_ASKED);
 }
 

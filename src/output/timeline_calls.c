@@ -45,9 +45,10 @@ static void timeline_on_call(struct tracee *p, const struct cuda_call *c)
 }
 
 /* After a drain: compact mode's runs and counters held while the program is quiet go out. */
-static void timeline_on_drained(struct tracee *p)
+static void timeline_on_drained(struct tracee *p, bool tallied)
 {
 	(void)p;
+	(void)tallied;
 	timeline_tick(now_ns());
 }
 

@@ -819,11 +819,12 @@ static const struct tallies_blocks_reader table_reader = { .gone = table_gone, .
 
 /* After each drain of the recorded calls (a consumer's .drained): the Blocks handed out
  * meanwhile are read (those taken back in the same drain are never read), segments are found,
- * the statistics read. */
-static void torch_flush(struct tracee *p)
+ * the statistics read. While the stubs keep the Blocks in place (no record of them), only
+ * with the tallies (tallied): every 50 ms on the tick, and on every other drain. */
+static void torch_flush(struct tracee *p, bool tallied)
 {
 	struct torch_state *st = p->torch;
-	if (!st || !st->on || !check_backend(p))
+	if (!st || !st->on || (!tallied && launchring_quiet_blocks(p)) || !check_backend(p))
 		return;
 	if (st->allocs || st->frees)
 		torch_mem_count(p->pid, st->allocs, st->frees);
