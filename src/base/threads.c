@@ -3,6 +3,7 @@
 #include "threads.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "hashmap.h"
 #include "nspid.h"
@@ -30,13 +31,19 @@ struct threads_state *threads_state_new(void)
 	return st;
 }
 
+static void thread_free(struct thread *t)
+{
+	if (t->status_fd >= 0)
+		close(t->status_fd);
+	free(t->frames);
+	free(t);
+}
+
 static void free_all(struct threads_state *st)
 {
 	size_t it = 0;
-	for (struct thread_slot *s; (s = hashmap_next(&st->table, &it));) {
-		free(s->t->frames);
-		free(s->t);
-	}
+	for (struct thread_slot *s; (s = hashmap_next(&st->table, &it));)
+		thread_free(s->t);
 	st->by_pointer = NULL;
 	hashmap_clear(&st->table);
 }
@@ -74,6 +81,7 @@ struct thread *threads_add(struct tracee *p, pid_t tid)
 	}
 	t->tid = tid;
 	t->device = -1;
+	t->status_fd = -1;
 	t->state = TS_RUNNING;
 	s->t = t;
 	return t;
@@ -87,8 +95,7 @@ void threads_remove(struct tracee *p, pid_t tid)
 		return;
 	if (st->by_pointer == gone.t)
 		st->by_pointer = NULL;
-	free(gone.t->frames);
-	free(gone.t);
+	thread_free(gone.t);
 }
 
 void threads_clear(struct tracee *p)

@@ -30,6 +30,8 @@ struct thread {
 	bool seccomp_asked;	/* interrupted for a look at its seccomp filters (seccomp_watch.c) */
 	int16_t seccomp_ok;	/* 1 + the number of seccomp filters it ran under when they were
 				 * shown to let it park; 0: not looked at (engine/seccomp_watch.c) */
+	int status_fd;		/* its /proc/TID/status kept open (read every 100 ms by the seccomp
+				 * sweep: no path lookup each time); -1 until then */
 	bool options_set;	/* its ptrace options set by gputop (engine/exit_watch.c) */
 	uint8_t stop_event;	/* enum trace_event of its last stop (engine/event.h) */
 	int pending_sig;	/* signal to deliver when it is resumed */

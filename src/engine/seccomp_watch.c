@@ -77,7 +77,7 @@ void seccomp_watch_review(struct tracee *p, uint64_t now)
 	for (struct thread *t; (t = threads_iter(p, &it));) {
 		struct seccomp_state s;
 		struct seccomp_refusal why;
-		if (t->guest || seccomp_thread_state(t->tid, &s) < 0)
+		if (t->guest || seccomp_thread_state_of(t, &s) < 0)
 			continue;	/* gone: its exit is on its way */
 		int filters = s.mode <= 0 ? 0 : s.filters;
 		if (s.mode != 1 && t->seccomp_ok == filters + 1)
@@ -124,7 +124,7 @@ void seccomp_watch_on_stop(struct tracee *p, struct thread *t, uint64_t now)
 		return;
 	struct seccomp_state s;
 	struct seccomp_refusal why;
-	if (seccomp_thread_state(t->tid, &s) < 0)
+	if (seccomp_thread_state_of(t, &s) < 0)
 		return;
 	enum seccomp_verdict v = look(t, &s, &why);
 	if (v != SECCOMP_ALLOWED)

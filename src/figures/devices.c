@@ -14,6 +14,11 @@
 #include <string.h>
 
 #define DEVICES_PROCS_READ	256	/* processes read per device */
+/* The PCIe rates are sampled at most this often: NVML samples each counter for 20 ms, and on a
+ * GSP GPU (H100, H200) the driver polls for the answer, ~5 ms of CPU a GPU each time (perf on
+ * an H200: half of the poller's CPU at every half-second poll). Between two samples the rates
+ * shown are the last sample's, as between two polls. */
+#define PCIE_EVERY_NS	2000000000ull
 
 static struct {
 	pthread_mutex_t lock;
@@ -29,6 +34,7 @@ static struct {
 	int n_procs[DEVICES_MAX];
 	unsigned long long last_sample_us[DEVICES_MAX];
 	struct nvml_device_reading last_reading[DEVICES_MAX];	/* for the NVLink rates */
+	uint64_t pcie_sampled_ns;	/* when the PCIe rates were last sampled; 0: never */
 } devices = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void devices_watch(pid_t pid, bool from_start)
@@ -127,7 +133,11 @@ static bool stop_asked(void)
 static void poll_once(struct devices_snapshot *s, bool last)
 {
 	int n = s->n_dev;
+	uint64_t now = now_ns();
+	bool pcie = !last && (!devices.pcie_sampled_ns || now - devices.pcie_sampled_ns >= PCIE_EVERY_NS);
 
+	if (pcie)
+		devices.pcie_sampled_ns = now;
 	for (int d = 0; d < n; d++) {
 		struct device_meter *m = &s->dev[d];
 		char why[160];
@@ -135,7 +145,7 @@ static void poll_once(struct devices_snapshot *s, bool last)
 		if (!last && d > 0 && stop_asked())
 			return;
 		m->index = d;
-		m->readable = nvml_read_device(d, &m->r, !last, why, sizeof(why)) == 0;
+		m->readable = nvml_read_device(d, &m->r, pcie, why, sizeof(why)) == 0;
 		nvlink_rates(m, &devices.last_reading[d]);
 		devices.n_procs[d] = m->readable ? nvml_read_processes(d, devices.procs[d], DEVICES_PROCS_READ,
 							       &devices.last_sample_us[d], why, sizeof(why)) : 0;

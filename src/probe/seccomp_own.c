@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "threads.h"
 #include "gputime_find.h"
 
 #define CAP_SYS_ADMIN_BIT 21
@@ -41,14 +42,19 @@ static long status_number(const char *buf, const char *key)
 	return p ? strtol(p + strlen(key), NULL, 10) : -1;
 }
 
+static void parse_state(const char *buf, struct seccomp_state *s)
+{
+	s->mode = (int)status_number(buf, "\nSeccomp:");
+	s->filters = (int)status_number(buf, "\nSeccomp_filters:");
+}
+
 static int read_state(const char *path, struct seccomp_state *s)
 {
 	char buf[4096];
 	int err = proc_read_file(path, buf, sizeof buf);
 	if (err < 0)
 		return err;
-	s->mode = (int)status_number(buf, "\nSeccomp:");
-	s->filters = (int)status_number(buf, "\nSeccomp_filters:");
+	parse_state(buf, s);
 	return 0;
 }
 
@@ -57,6 +63,23 @@ int seccomp_thread_state(pid_t tid, struct seccomp_state *s)
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", tid);
 	return read_state(path, s);
+}
+
+int seccomp_thread_state_of(struct thread *t, struct seccomp_state *s)
+{
+	char path[64], buf[4096];
+	if (t->status_fd < 0) {
+		snprintf(path, sizeof path, "/proc/%d/status", t->tid);
+		t->status_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (t->status_fd < 0)	/* out of descriptors: read by its path */
+			return errno == EMFILE || errno == ENFILE ? seccomp_thread_state(t->tid, s) : -errno;
+	}
+	ssize_t n = pread(t->status_fd, buf, sizeof buf - 1, 0);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	parse_state(buf, s);
+	return 0;
 }
 
 const struct seccomp_state *seccomp_own_state(void)

@@ -12,6 +12,8 @@
 
 #include "seccomp_calls.h"
 
+struct thread;
+
 /* A thread's seccomp state: mode (-1 when the kernel does not say) and how many filters. */
 struct seccomp_state {
 	int mode;
@@ -19,6 +21,10 @@ struct seccomp_state {
 };
 
 int seccomp_thread_state(pid_t tid, struct seccomp_state *s);	/* 0 or -errno */
+/* The same of a traced thread, through its /proc/TID/status kept open (t->status_fd): read
+ * again and again, it costs no path lookup, and a thread gone reads as gone (-ESRCH), never as
+ * a new thread of the same id. */
+int seccomp_thread_state_of(struct thread *t, struct seccomp_state *s);
 const struct seccomp_state *seccomp_own_state(void);	/* gputop's, read once */
 /* The kernel hands a tracer the filters only with CAP_SYS_ADMIN, and only to one that runs
  * under no filter itself. */
