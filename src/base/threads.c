@@ -3,6 +3,8 @@
 #include "threads.h"
 
 #include <stdlib.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "hashmap.h"
@@ -21,6 +23,7 @@ struct threads_state {
 							 * or another (a container) */
 	struct thread *by_pointer;	/* the last thread threads_with_pointer found (records
 					 * come in runs of one thread's) */
+	uint64_t removed;		/* threads_removed */
 };
 
 struct threads_state *threads_state_new(void)
@@ -35,6 +38,8 @@ static void thread_free(struct thread *t)
 {
 	if (t->status_fd >= 0)
 		close(t->status_fd);
+	if (t->sched_fd >= 0)
+		close(t->sched_fd);
 	free(t->frames);
 	free(t);
 }
@@ -82,6 +87,7 @@ struct thread *threads_add(struct tracee *p, pid_t tid)
 	t->tid = tid;
 	t->device = -1;
 	t->status_fd = -1;
+	t->sched_fd = -1;
 	t->state = TS_RUNNING;
 	s->t = t;
 	return t;
@@ -95,12 +101,37 @@ void threads_remove(struct tracee *p, pid_t tid)
 		return;
 	if (st->by_pointer == gone.t)
 		st->by_pointer = NULL;
+	st->removed++;
 	thread_free(gone.t);
 }
 
 void threads_clear(struct tracee *p)
 {
+	p->threads->removed += hashmap_count(&p->threads->table);
 	free_all(p->threads);
+}
+
+uint64_t threads_removed(const struct tracee *p)
+{
+	return p->threads->removed;
+}
+
+bool threads_ran(struct thread *t)
+{
+	char path[64], buf[96];
+	if (t->sched_fd < 0) {
+		snprintf(path, sizeof path, "/proc/%d/schedstat", t->tid);
+		if ((t->sched_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return true;
+	}
+	ssize_t n = pread(t->sched_fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	uint64_t ns = strtoull(buf, NULL, 10);
+	bool ran = !t->ran_ns || ns != t->ran_ns;
+	t->ran_ns = ns;
+	return ran;
 }
 
 /* Whether the process's PID namespace is gputop's: its NSpid has one id. Read once: a process

@@ -30,8 +30,10 @@ struct thread {
 	bool seccomp_asked;	/* interrupted for a look at its seccomp filters (seccomp_watch.c) */
 	int16_t seccomp_ok;	/* 1 + the number of seccomp filters it ran under when they were
 				 * shown to let it park; 0: not looked at (engine/seccomp_watch.c) */
-	int status_fd;		/* its /proc/TID/status kept open (read every 100 ms by the seccomp
-				 * sweep: no path lookup each time); -1 until then */
+	int status_fd;		/* its /proc/TID/status kept open (read by the seccomp sweep: no path
+				 * lookup each time); -1 until then */
+	int sched_fd;		/* its /proc/TID/schedstat kept open (threads_ran); -1 until then */
+	uint64_t ran_ns;	/* its time on a CPU at the last threads_ran; 0: not read yet */
 	bool options_set;	/* its ptrace options set by gputop (engine/exit_watch.c) */
 	uint8_t stop_event;	/* enum trace_event of its last stop (engine/event.h) */
 	int pending_sig;	/* signal to deliver when it is resumed */
@@ -65,6 +67,11 @@ struct thread *threads_find_own(const struct tracee *p, pid_t own);
 pid_t threads_own_tid(const struct tracee *p, struct thread *t);
 int threads_count(const struct tracee *p);		/* traced threads, guests excluded */
 int threads_count_all(const struct tracee *p);
+/* Threads of p removed so far (exited, vanished, an exec's): a count that only grows. */
+uint64_t threads_removed(const struct tracee *p);
+/* Whether t ran (was on a CPU, in ns: /proc/TID/schedstat) since the last call; true the first
+ * time, and whenever it cannot be told (no schedstat, out of descriptors). */
+bool threads_ran(struct thread *t);
 
 /* Iteration: uint32_t it = 0; for (struct thread *t; (t = threads_iter(p, &it));) ...
  * Removing the current thread while iterating is allowed (hashmap_next's order makes it

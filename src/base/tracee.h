@@ -58,6 +58,8 @@ struct tracee {
 	uint8_t parks;			/* may the stubs park (engine/seccomp_watch.c, its enum) */
 	uint64_t parks_ring;		/* the ring that verdict is of */
 	uint64_t seccomp_swept_ns;	/* the last look at its threads' seccomp filters */
+	uint64_t seccomp_removed;	/* threads_removed() at that look */
+	uint32_t seccomp_sweeps;	/* sweeps made (engine/seccomp_watch.c) */
 	pid_t dead_tid;			/* engine/reap.c: the thread last found dead in an */
 	int dead_ticks;			/* interrupted wait, and for how many ticks */
 

@@ -55,7 +55,12 @@ static enum seccomp_verdict look(struct thread *t, const struct seccomp_state *s
 	return v;
 }
 
-void seccomp_watch_review(struct tracee *p, uint64_t now)
+/* Every thread looked at (all), or, on the sweep, only those that ran since the last look (a
+ * filter is installed by a thread that runs: a thread that did not run is under the filters it
+ * was shown to park under), then every thread if one of them has other filters now (a filter
+ * installed with SECCOMP_FILTER_FLAG_TSYNC is every thread's), or if a thread went since the
+ * last look (the one that installed it). */
+static void review(struct tracee *p, uint64_t now, bool all)
 {
 	uint64_t ring = launchring_base(p);
 	if (p->parks_ring != ring) {	/* a new ring (a new image): looked at again */
@@ -65,6 +70,9 @@ void seccomp_watch_review(struct tracee *p, uint64_t now)
 	if (!ring || p->parks == PARKS_OFF)
 		return;
 	p->seccomp_swept_ns = now;
+	if (p->seccomp_removed != threads_removed(p))
+		all = true;
+	p->seccomp_removed = threads_removed(p);
 	/* Filter counts some thread was shown to park under: a new thread under as many inherited
 	 * its maker's (a filter installed since shows as one more there). */
 	uint64_t shown = 0;
@@ -77,11 +85,22 @@ void seccomp_watch_review(struct tracee *p, uint64_t now)
 	for (struct thread *t; (t = threads_iter(p, &it));) {
 		struct seccomp_state s;
 		struct seccomp_refusal why;
-		if (t->guest || seccomp_thread_state_of(t, &s) < 0)
+		if (t->guest)
+			continue;
+		/* Its run time before its filters: a filter installed after this read ran after it. */
+		if (!threads_ran(t) && !all && t->seccomp_ok > 0)
+			continue;	/* did not run since the last look */
+		if (seccomp_thread_state_of(t, &s) < 0)
 			continue;	/* gone: its exit is on its way */
 		int filters = s.mode <= 0 ? 0 : s.filters;
 		if (s.mode != 1 && t->seccomp_ok == filters + 1)
 			continue;
+		if (!all && t->seccomp_ok > 0) {	/* other filters now: maybe every thread's */
+			all = true;
+			held = false;
+			it = 0;
+			continue;
+		}
 		if (s.mode != 1 && t->seccomp_ok == 0 && filters < 64 && (shown >> filters & 1)) {
 			t->seccomp_ok = (int16_t)(filters + 1);
 			continue;
@@ -106,13 +125,22 @@ void seccomp_watch_review(struct tracee *p, uint64_t now)
 	p->parks = now_parks;
 }
 
+void seccomp_watch_review(struct tracee *p, uint64_t now)
+{
+	review(p, now, true);
+}
+
 void seccomp_watch_sweep(struct tracee *p, uint64_t now)
 {
 	if (p->stopping_world)
 		return;	/* held for a detach (or a set-up, which looks itself) */
-	if (p->parks_ring != launchring_base(p) || p->parks == PARKS_UNSEEN ||
-	    (p->parks != PARKS_OFF && now - p->seccomp_swept_ns >= SECCOMP_WATCH_SWEEP_NS))
-		seccomp_watch_review(p, now);
+	if (p->parks_ring != launchring_base(p) || p->parks == PARKS_UNSEEN) {
+		review(p, now, true);
+	} else if (p->parks != PARKS_OFF && now - p->seccomp_swept_ns >= SECCOMP_WATCH_SWEEP_NS) {
+		/* Every thread read every SECCOMP_WATCH_ALL_EVERY sweeps all the same: a thread
+		 * whose run time does not show (a CPU without ticks, no schedstat) is seen then. */
+		review(p, now, ++p->seccomp_sweeps % SECCOMP_WATCH_ALL_EVERY == 0);
+	}
 }
 
 void seccomp_watch_on_stop(struct tracee *p, struct thread *t, uint64_t now)

@@ -3,7 +3,8 @@
  *   - the stubs' park (gettid, futex): allowed only while every thread of the process is shown
  *     to allow it; its threads are looked at when the ring is made, at each new thread's first
  *     stop (a filter installed before a thread is made is seen before that thread runs), and
- *     every SECCOMP_WATCH_SWEEP_NS (a filter a thread installs later: seen within that time).
+ *     every SECCOMP_WATCH_SWEEP_NS (a filter a thread installs later: seen within that time;
+ *     the threads that ran since, every thread every SECCOMP_WATCH_ALL_EVERY sweeps).
  *     Until a thread is shown, or for good once one is shown to refuse, the stubs do not park
  *     (the ring's `present` word at 0: a kernel's first launch is counted and goes on, named
  *     only where its loading named it; --stacks takes no stack at such calls);
@@ -19,6 +20,7 @@ struct thread;
 struct tracee;
 
 #define SECCOMP_WATCH_SWEEP_NS 100000000ull
+#define SECCOMP_WATCH_ALL_EVERY 10	/* sweeps: those that read every thread, not only those that ran */
 
 /* p's threads looked at now (after its probes were planted: the ring may be
  * new), parks allowed or held. */
