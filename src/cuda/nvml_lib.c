@@ -294,6 +294,10 @@ int nvml_read_processes(int i, struct nvml_process_reading *out, int max,
 		out[n].bytes_known = proc_buf[k].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE;
 		out[n].bytes = out[n].bytes_known ? proc_buf[k].usedGpuMemory : 0;
 	}
-	read_utilization(d, out, n, last_us);
+	if (last_us)
+		read_utilization(d, out, n, last_us);
+	else
+		for (int k = 0; k < n; k++)
+			out[k].sm_util = -1;
 	return n;
 }

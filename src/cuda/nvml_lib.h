@@ -44,7 +44,8 @@ int nvml_open(const char *path, char *why, size_t why_len);
  * sample_pcie the PCIe rates are left as out had them: NVML samples each for 20 ms. */
 int nvml_read_device(int i, struct nvml_device_reading *out, bool sample_pcie, char *why, size_t why_len);
 /* Device i's compute processes into out (at most max); the number, or -1 (why set).
- * *last_us: the timestamp (µs) of the last utilization sample seen on it; updated. */
+ * *last_us: the timestamp (µs) of the last utilization sample seen on it; updated. last_us
+ * NULL: their utilization is not read (sm_util -1). */
 int nvml_read_processes(int i, struct nvml_process_reading *out, int max,
 			unsigned long long *last_us, char *why, size_t why_len);
 /* nvmlShutdown and dlclose; nothing is left loaded. */

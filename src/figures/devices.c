@@ -14,11 +14,12 @@
 #include <string.h>
 
 #define DEVICES_PROCS_READ	256	/* processes read per device */
-/* The PCIe rates are sampled at most this often: NVML samples each counter for 20 ms, and on a
- * GSP GPU (H100, H200) the driver polls for the answer, ~5 ms of CPU a GPU each time (perf on
- * an H200: half of the poller's CPU at every half-second poll). Between two samples the rates
- * shown are the last sample's, as between two polls. */
-#define PCIE_EVERY_NS	2000000000ull
+/* The PCIe rates and the processes' SM utilization are read at most this often: on a GSP GPU
+ * (H100, H200) the driver polls the GSP for each answer, milliseconds of CPU a GPU each time
+ * (perf on an H200: most of the poller's CPU at every half-second poll), and NVML samples each
+ * PCIe counter for 20 ms. Between two reads the figures shown are the last read's, as between
+ * two polls; the processes' memory is read at every poll. */
+#define SLOW_EVERY_NS	2000000000ull
 
 static struct {
 	pthread_mutex_t lock;
@@ -31,10 +32,11 @@ static struct {
 	unsigned interval;
 	/* The poller's own (one thread): what NVML said about each device's processes. */
 	struct nvml_process_reading procs[DEVICES_MAX][DEVICES_PROCS_READ];
+	struct nvml_process_reading procs_was[DEVICES_PROCS_READ];	/* a device's, the poll before */
 	int n_procs[DEVICES_MAX];
 	unsigned long long last_sample_us[DEVICES_MAX];
 	struct nvml_device_reading last_reading[DEVICES_MAX];	/* for the NVLink rates */
-	uint64_t pcie_sampled_ns;	/* when the PCIe rates were last sampled; 0: never */
+	uint64_t slow_read_ns;	/* when the PCIe rates and utilization were last read; 0: never */
 } devices = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void devices_watch(pid_t pid, bool from_start)
@@ -127,6 +129,18 @@ static bool stop_asked(void)
 	return stop;
 }
 
+/* Each process's utilization as the last read of it said (a poll that does not read it). */
+static void keep_utilization(struct nvml_process_reading *now, int n, const struct nvml_process_reading *was,
+			     int n_was)
+{
+	for (int k = 0; k < n; k++)
+		for (int j = 0; j < n_was; j++)
+			if (was[j].pid == now[k].pid) {
+				now[k].sm_util = was[j].sm_util;
+				break;
+			}
+}
+
 /* One poll of every GPU, published whole. A GPU takes ~45 ms, 40 of them NVML's sampling of
  * the two PCIe counters: the last poll, which the session waits for, keeps the rates before it
  * (~5 ms a GPU), and a poll in progress when the session ends is left at the next GPU. */
@@ -134,10 +148,10 @@ static void poll_once(struct devices_snapshot *s, bool last)
 {
 	int n = s->n_dev;
 	uint64_t now = now_ns();
-	bool pcie = !last && (!devices.pcie_sampled_ns || now - devices.pcie_sampled_ns >= PCIE_EVERY_NS);
+	bool slow = !devices.slow_read_ns || now - devices.slow_read_ns >= SLOW_EVERY_NS;
 
-	if (pcie)
-		devices.pcie_sampled_ns = now;
+	if (slow && !last)
+		devices.slow_read_ns = now;
 	for (int d = 0; d < n; d++) {
 		struct device_meter *m = &s->dev[d];
 		char why[160];
@@ -145,12 +159,20 @@ static void poll_once(struct devices_snapshot *s, bool last)
 		if (!last && d > 0 && stop_asked())
 			return;
 		m->index = d;
-		m->readable = nvml_read_device(d, &m->r, pcie, why, sizeof(why)) == 0;
+		m->readable = nvml_read_device(d, &m->r, slow && !last, why, sizeof(why)) == 0;
 		nvlink_rates(m, &devices.last_reading[d]);
+		/* The last poll reads the utilization too: the figures the session ends with. */
+		bool util = slow || last;
+		int n_was = devices.n_procs[d];
+		if (!util)
+			memcpy(devices.procs_was, devices.procs[d], sizeof(devices.procs_was[0]) * (size_t)n_was);
 		devices.n_procs[d] = m->readable ? nvml_read_processes(d, devices.procs[d], DEVICES_PROCS_READ,
-							       &devices.last_sample_us[d], why, sizeof(why)) : 0;
+							       util ? &devices.last_sample_us[d] : NULL, why,
+							       sizeof(why)) : 0;
 		if (devices.n_procs[d] < 0)
 			devices.n_procs[d] = 0;
+		if (!util)
+			keep_utilization(devices.procs[d], devices.n_procs[d], devices.procs_was, n_was);
 	}
 	pthread_mutex_lock(&devices.lock);
 	for (int i = 0; i < devices.n_watched; i++)
