@@ -13,6 +13,7 @@
 
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,27 @@ static void on_lost(struct tracee *p, int api, uint64_t n)
 	f->why = "records of collectives were lost (a full ring)";
 }
 
+/* Why the sieve emptied, for GPUTOP_DEBUG: the fields that grew since the base by 1 to 8 a
+ * collective (a counter NCCL moves more than once a call), the first 8 of them. */
+static void say_moved(const struct nccl_counter_find *f, uint64_t k, size_t n)
+{
+	char line[512];
+	size_t len = 0;
+	int shown = 0;
+	for (size_t s = 0; s < f->base_len && s < n && shown < 8; s++) {
+		uint64_t d = f->read[s] - f->base[s];
+		if (!k || d < k || d > 8 * k)
+			continue;
+		len += (size_t)snprintf(line + len, sizeof line - len, " +%zu:%" PRIu64, 8 * s, d);
+		shown++;
+		if (len >= sizeof line)
+			break;
+	}
+	log_debug("NCCL's counter: none of %zu fields of communicator 0x%" PRIx64 " grew by %" PRIu64
+		  " (the collectives since the first quiet read); grew by 1-8 a collective:%s", f->base_len, f->comm, k,
+		  shown ? line : " none");
+}
+
 /* The read in f->read was quiet: the base, or a sieve of the fields. */
 static void quiet(struct nccl_counter_find *f)
 {
@@ -116,6 +138,7 @@ static void quiet(struct nccl_counter_find *f)
 	}
 	if (!left) {
 		f->why = "no field of the communicator grew by one a collective";
+		say_moved(f, k, n);
 		return;
 	}
 	if (f->pending_count != f->last_count) {
