@@ -83,7 +83,7 @@ check: deps all
 # each case of exact_late.sh (make check runs 1).
 check-robust: deps all
 	$(Q)$(MAKE) -s -C tests
-	$(Q)KILL9_TRIALS=20 EXACT_TRIALS=20 TEST_TIMEOUT=1800 tests/run robust_kill9 robust_frozen exact_late
+	$(Q)KILL9_TRIALS=20 EXACT_TRIALS=20 TEST_TIMEOUT=1800 tests/run robust_kill9 robust_frozen exact_late torch_late
 
 demo: deps all
 	$(Q)$(MAKE) -s -C tests progs
