@@ -461,17 +461,26 @@ static int ring_read(const struct tracee *p, uint64_t addr, void *buf, size_t le
 	return launchring_io(p, addr, buf, len, false);
 }
 
+/* Several parts of the ring at one system call, in their order (as launchring_io). */
+static int ring_readv(const struct tracee *p, const struct mem_range *r, int n)
+{
+	uint32_t it = 0;
+	int err = -ESRCH;
+	for (struct thread *t; err && (t = threads_iter(p, &it));)
+		if (!t->guest)
+			err = mem_readv(t->tid, r, n);
+	return err;
+}
+
 static int ring_write(const struct tracee *p, uint64_t addr, const void *buf, size_t len)
 {
 	return launchring_io(p, addr, (void *)buf, len, true);
 }
 
-static void drain_lost(struct tracee *p, void (*on_lost)(int, uint64_t, void *), void *arg)
+/* The records each probe's stub dropped (lost: read with the ring's head), told once each. */
+static void drain_lost(struct tracee *p, const uint64_t *lost, void (*on_lost)(int, uint64_t, void *), void *arg)
 {
 	struct launchring_state *st = p->launchring;
-	uint64_t lost[LR_PROBES];
-	if (!st->n_probes || ring_read(p, st->ring + OFF_LOST, lost, 8 * (size_t)st->n_probes) < 0)
-		return;
 	for (int i = 0; i < st->n_probes; i++)
 		if (lost[i] != st->lost_seen[i]) {
 			if (st->api_of[i] >= 0)
@@ -481,16 +490,21 @@ static void drain_lost(struct tracee *p, void (*on_lost)(int, uint64_t, void *),
 }
 
 /* Up to max committed records of ring d, in ring order, into out (max * d->size bytes), cleared
- * in the program and the tail moved past them; returns how many. A record taken but never
- * committed (its thread killed inside the stub) would hold the ring up forever: after a second
- * it is skipped. */
-static size_t ring_take(struct tracee *p, const struct ring_desc *d, struct ring_pos *pos, void *out, size_t max)
+ * in the program and the tail moved past them; returns how many. head: the ring's head as just
+ * read with what came before it, NULL to read it now. A record taken but never committed (its
+ * thread killed inside the stub) would hold the ring up forever: after a second it is skipped. */
+static size_t ring_take(struct tracee *p, const struct ring_desc *d, struct ring_pos *pos, const uint64_t *known_head,
+			void *out, size_t max)
 {
 	struct launchring_state *st = p->launchring;
 	static const uint64_t zero[BATCH * LR_RECORD_SIZE / 8];
 	uint64_t head, start = pos->tail;
 	size_t got = 0, words = d->size / 8;
-	if (!st->ring || ring_read(p, st->ring + d->off_head, &head, 8) < 0)
+	if (!st->ring)
+		return 0;
+	if (known_head)
+		head = *known_head;
+	else if (ring_read(p, st->ring + d->off_head, &head, 8) < 0)
 		return 0;
 	while (pos->tail != head && got < max) {
 		uint64_t at = pos->tail & (d->cap - 1), n = head - pos->tail;
@@ -541,11 +555,17 @@ void launchring_drain(struct tracee *p, void (*on_record)(int api, const uint64_
 {
 	struct launchring_state *st = p->launchring;
 	uint64_t buf[BATCH * LR_WORDS];	/* 32 KiB */
+	uint64_t head, lost[LR_PROBES];
 	size_t n;
 	if (!st->ring)
 		return;
+	/* The head and the drops at one system call (a drop after this read is told next time). */
+	struct mem_range r[2] = { { st->ring + launch_ring.off_head, &head, 8 },
+				  { st->ring + OFF_LOST, lost, 8 * (size_t)st->n_probes } };
+	bool read = ring_readv(p, r, st->n_probes ? 2 : 1) == 0, lost_read = read && st->n_probes;
 	do {
-		n = ring_take(p, &launch_ring, &st->launches, buf, BATCH);
+		n = ring_take(p, &launch_ring, &st->launches, read ? &head : NULL, buf, BATCH);
+		read = false;	/* a ring that filled the batch: its head read again */
 		for (size_t k = 0; k < n; k++) {
 			const uint64_t *w = &buf[k * LR_WORDS];
 			int probe = (int)w[0] - 1;
@@ -553,7 +573,8 @@ void launchring_drain(struct tracee *p, void (*on_record)(int api, const uint64_
 				on_record(st->api_of[probe], w, arg);
 		}
 	} while (n == BATCH);
-	drain_lost(p, on_lost, arg);
+	if (lost_read)
+		drain_lost(p, lost, on_lost, arg);
 	launchring_beat(p);
 }
 
@@ -569,15 +590,18 @@ int launchring_take_calls(struct tracee *p, struct lr_call *out, struct lr_call 
 {
 	struct launchring_state *st = p->launchring;
 	struct lr_call all[LR_CALL_RECORDS];	/* 16 KiB */
+	uint64_t head;
 	*n_in_flight = 0;
-	if (!launchring_has_calls(p) || ring_read(p, st->ring + OFF_CALLS, all, sizeof all) < 0)
+	/* The calls in flight first, then the ring's head, at one system call (read in that
+	 * order): one that returns after this look is in the ring below, so a call made inside it
+	 * always finds it in one or the other. */
+	struct mem_range r[2] = { { st->ring + OFF_CALLS, all, sizeof all }, { st->ring + calls_ring.off_head, &head, 8 } };
+	if (!launchring_has_calls(p) || ring_readv(p, r, 2) < 0)
 		return 0;
-	/* The calls in flight first: one that returns after this look is in the ring below, so a
-	 * call made inside it always finds it in one or the other. */
 	for (int i = 0; i < LR_CALL_RECORDS; i++)
 		if (all[i].key && all[i].state == LR_CALL_IN_FLIGHT)
 			in_flight[(*n_in_flight)++] = all[i];
-	return (int)ring_take(p, &calls_ring, &st->calls, out, LR_DONE_CAP);
+	return (int)ring_take(p, &calls_ring, &st->calls, &head, out, LR_DONE_CAP);
 }
 
 void launchring_restore_calls(struct tracee *p)
