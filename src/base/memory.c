@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "threads.h"
 #include "tracee.h"
 
 /* The process's part (p->memory). */
@@ -73,6 +74,16 @@ int mem_readv(pid_t pid, const struct mem_range *r, int n)
 	if (got < 0)
 		return -errno;
 	return (size_t)got == total ? 0 : -EFAULT;
+}
+
+int mem_readv_any(const struct tracee *p, const struct mem_range *r, int n)
+{
+	uint32_t it = 0;
+	int err = -ESRCH;
+	for (struct thread *t; err && (t = threads_iter(p, &it));)
+		if (!t->guest)
+			err = mem_readv(t->tid, r, n);
+	return err;
 }
 
 int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)

@@ -461,15 +461,10 @@ static int ring_read(const struct tracee *p, uint64_t addr, void *buf, size_t le
 	return launchring_io(p, addr, buf, len, false);
 }
 
-/* Several parts of the ring at one system call, in their order (as launchring_io). */
+/* Several parts of the ring at one system call, in their order. */
 static int ring_readv(const struct tracee *p, const struct mem_range *r, int n)
 {
-	uint32_t it = 0;
-	int err = -ESRCH;
-	for (struct thread *t; err && (t = threads_iter(p, &it));)
-		if (!t->guest)
-			err = mem_readv(t->tid, r, n);
-	return err;
+	return mem_readv_any(p, r, n);
 }
 
 static int ring_write(const struct tracee *p, uint64_t addr, const void *buf, size_t len)

@@ -112,21 +112,10 @@ static void same_area(struct tracee *p)
 	}
 }
 
-/* n ranges, through a thread that has memory (the group leader may be a zombie). */
-static int readv_any(const struct tracee *p, const struct mem_range *r, int n)
-{
-	uint32_t it = 0;
-	int err = -ESRCH;
-	for (struct thread *t; err && (t = threads_iter(p, &it));)
-		if (!t->guest)
-			err = mem_readv(t->tid, r, n);
-	return err;
-}
-
 static int read_any(const struct tracee *p, uint64_t addr, void *buf, size_t len)
 {
 	struct mem_range r = { addr, buf, len };
-	return readv_any(p, &r, 1);
+	return mem_readv_any(p, &r, 1);
 }
 
 #define PROBE_AT(base, i) ((base) + offsetof(struct tally_area, probe) + (uint64_t)(i) * sizeof(struct tally_probe))
@@ -340,7 +329,7 @@ uint64_t tallies_registered_name(const struct tracee *p, uint64_t key)
 		{ base + offsetof(struct tally_area, name) + (uint64_t)at * sizeof w[0], w, first * sizeof w[0] },
 		{ base + offsetof(struct tally_area, name), w + first, (TALLY_WINDOW - first) * sizeof w[0] },
 	};
-	if (readv_any(p, r, first < TALLY_WINDOW ? 2 : 1) < 0)
+	if (mem_readv_any(p, r, first < TALLY_WINDOW ? 2 : 1) < 0)
 		return 0;
 	for (int i = 0; i < TALLY_WINDOW && w[i].key != TALLY_EMPTY; i++)
 		if (w[i].key == key)
@@ -426,7 +415,7 @@ int tallies_blocks(struct tracee *p, const struct tallies_blocks_reader *r, void
 		}
 		if (!n)
 			break;
-		if ((err = readv_any(p, rr, n)) < 0)
+		if ((err = mem_readv_any(p, rr, n)) < 0)
 			return err;
 		/* The generations again: a chunk changed while it was read may hold a slot torn
 		 * between two lives (one's key, the next one's time); it is read next time. */
