@@ -6,10 +6,8 @@
 #include "session.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "account.h"
@@ -52,28 +50,6 @@ static bool session_cuda_before_attach(void)
 	struct session_status st;
 	session_status_get(&st);
 	return st.cuda_before_attach;
-}
-
-/* --linger: the metrics server goes on serving the last figures until deadline (the scrapes
- * that come after a short job's end, which Prometheus would otherwise never collect). A person's
- * SIGINT or SIGQUIT ends it at once; SIGTERM and SIGHUP do not: a Kubernetes native sidecar gets
- * SIGTERM as soon as the trainer has ended, which is when the linger is wanted, and the kubelet's
- * SIGKILL after the grace period can harm nothing, as nothing is traced any more. */
-static void linger(uint64_t deadline)
-{
-	uint64_t now = now_ns();
-	if (now >= deadline)
-		return;
-	log_info("serving the last figures on http://%s/metrics for %.0f s more (Ctrl-C ends it)",
-		 metrics_server_where(), (double)(deadline - now) / 1e9);
-	(void)tracer_take_stop_signal();	/* the one that ended the tracing, if any */
-	while (now_ns() < deadline) {
-		int sig = tracer_take_stop_signal();
-		if (sig == SIGINT || sig == SIGQUIT)
-			break;
-		struct timespec step = { .tv_nsec = 50000000 };
-		nanosleep(&step, NULL);
-	}
 }
 
 /* The output files of the command line, in the order they are opened. */
@@ -196,7 +172,7 @@ static int trace_and_report(const struct options *opt, struct outfile *files, bo
 	else if (mode == UI_SUMMARY && !opt->quiet)	/* -q: errors and warnings only (a container's log) */
 		batch_print_final(stderr);
 	if (opt->linger_s && mode != UI_TUI)	/* the TUI served them until q */
-		linger(t_end + (uint64_t)(opt->linger_s * 1e9));
+		metrics_server_linger(t_end + (uint64_t)(opt->linger_s * 1e9), tracer_take_stop_signal);
 	log_debug("the end: the UI's last figures %.1f ms after the tracing ended", (double)(now_ns() - t_end) / 1e6);
 	if (exited)
 		log_info("%d %s %d", pid, sig ? "was killed by signal" : "exited with status", sig ? sig : exit_code);

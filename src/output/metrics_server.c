@@ -316,6 +316,28 @@ static int open_listen_socket(const char *addr, char *where, size_t where_len)
 
 /* --- start and stop ----------------------------------------------------------------------------- */
 
+/* --linger: the metrics server goes on serving the last figures until deadline (the scrapes
+ * that come after a short job's end, which Prometheus would otherwise never collect). A person's
+ * SIGINT or SIGQUIT ends it at once; SIGTERM and SIGHUP do not: a Kubernetes native sidecar gets
+ * SIGTERM as soon as the trainer has ended, which is when the linger is wanted, and the kubelet's
+ * SIGKILL after the grace period can harm nothing, as nothing is traced any more. */
+void metrics_server_linger(uint64_t deadline, int (*take_signal)(void))
+{
+	uint64_t now = now_ns();
+	if (now >= deadline)
+		return;
+	log_info("serving the last figures on http://%s/metrics for %.0f s more (Ctrl-C ends it)",
+		 metrics_server_where(), (double)(deadline - now) / 1e9);
+	(void)take_signal();	/* the one that ended the tracing, if any */
+	while (now_ns() < deadline) {
+		int sig = take_signal();
+		if (sig == SIGINT || sig == SIGQUIT)
+			break;
+		struct timespec step = { .tv_nsec = 50000000 };
+		nanosleep(&step, NULL);
+	}
+}
+
 const char *metrics_server_where(void)
 {
 	return server.where;

@@ -6,6 +6,7 @@
 #define GPUTOP_METRICS_SERVER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Limits that hold against slow or hostile clients (documented in gputop(1)). Connections are
  * cheap (one epoll thread, a request's memory only once it comes): many of them, so that
@@ -28,6 +29,9 @@ struct job_live;
 int metrics_server_start(const char *addr, double refresh_s, size_t top_kernels, struct job_live *job_live);
 /* Where it serves, ADDR:PORT as bound ("" when not serving). */
 const char *metrics_server_where(void);
+/* --linger: serves the last figures until deadline (CLOCK_MONOTONIC ns); take_signal: the
+ * stop signal that came since it was last asked (0: none); SIGINT or SIGQUIT ends it at once. */
+void metrics_server_linger(uint64_t deadline, int (*take_signal)(void));
 /* Stops serving and frees everything; no-op when not started. */
 void metrics_server_stop(void);
 
