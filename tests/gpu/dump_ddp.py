@@ -15,6 +15,9 @@ one included (what NCCL's own counter should say). At the end: "LOSS rank R <los
 6 decimals>", printed and written to the file OUTDIR/loss.R (each rank's own record: the ranks
 share torchrun's stdout, and the script compares rank with rank).
 
+With DUMP_SLOW_RANK=R and DUMP_SLOW_MS=M, rank R sleeps M ms in Python after every step: the
+straggler the others wait for (STALL 0: no stall).
+
 Usage: torchrun --standalone --nproc_per_node 2 dump_ddp.py STEPS STALL GO RELEASE OUTDIR"""
 import os
 import sys
@@ -49,6 +52,7 @@ def wait_for_release():
 
 
 step_s = float(os.environ.get("DUMP_STEP_MS", "20")) / 1000.0
+slow_s = float(os.environ.get("DUMP_SLOW_MS", "0")) / 1000.0 if os.environ.get("DUMP_SLOW_RANK") == str(rank) else 0.0
 collectives, losses = 0, []
 for step in range(1, steps + 1):
     opt.zero_grad()
@@ -74,6 +78,8 @@ for step in range(1, steps + 1):
     losses.append(total.item() / world)  # rank 0 waits here at the stall
     if step <= 30:
         time.sleep(step_s)
+    if slow_s:
+        time.sleep(slow_s)  # @site straggle
 line = "LOSS rank %d %s" % (rank, " ".join("%.6f" % v for v in losses))
 with open(os.path.join(outdir, "loss.%d" % rank), "w") as f:
     f.write(line + "\n")
