@@ -78,6 +78,7 @@ struct launchring_state {
 	uint64_t lost_seen[LR_PROBES];
 	int n_probes;		/* indexes handed out so far (the high-water mark) */
 	bool calls_used;	/* a probe calls the call stub */
+	int calls_ever;		/* the call stub's records ever used: a prefix of the table */
 	uint64_t filling_until;	/* a drain took many records: drain often until then */
 	uint32_t generation;	/* mappings made so far: their tallies start from zero */
 	uint64_t beat_ns;	/* when the heartbeat was last written (clock.h) */
@@ -132,6 +133,7 @@ void launchring_forget(struct tracee *p)
 {
 	struct launchring_state *st = p->launchring;
 	st->calls_used = false;
+	st->calls_ever = 0;
 	st->ring = 0;
 	st->launches = st->calls = (struct ring_pos){ 0 };
 	st->n_probes = 0;
@@ -222,6 +224,7 @@ int launchring_init(struct tracee *p, struct thread *t)
 		return err;
 	}
 	st->ring = (uint64_t)addr;
+	st->calls_ever = 0;
 	st->launches = st->calls = (struct ring_pos){ 0 };
 	st->n_probes = 0;
 	st->quiet = false;
@@ -575,6 +578,9 @@ void launchring_drain(struct tracee *p, void (*on_record)(int api, const uint64_
 
 /* ---- call records ---------------------------------------------------------------------- */
 
+/* Records of the calls' table read beyond those ever used (launchring_take_calls). */
+#define CALLS_MARGIN 8
+
 bool launchring_has_calls(const struct tracee *p)
 {
 	struct launchring_state *st = p->launchring;
@@ -587,15 +593,30 @@ int launchring_take_calls(struct tracee *p, struct lr_call *out, struct lr_call 
 	struct lr_call all[LR_CALL_RECORDS];	/* 16 KiB */
 	uint64_t head;
 	*n_in_flight = 0;
+	if (!launchring_has_calls(p))
+		return 0;
 	/* The calls in flight first, then the ring's head, at one system call (read in that
 	 * order): one that returns after this look is in the ring below, so a call made inside it
-	 * always finds it in one or the other. */
-	struct mem_range r[2] = { { st->ring + OFF_CALLS, all, sizeof all }, { st->ring + calls_ring.off_head, &head, 8 } };
-	if (!launchring_has_calls(p) || ring_readv(p, r, 2) < 0)
-		return 0;
-	for (int i = 0; i < LR_CALL_RECORDS; i++)
+	 * always finds it in one or the other. Only the records ever used and a few more: the stub
+	 * takes the first free record, so a record is used only once every one before it was
+	 * (those ever used are a prefix; a record's probe stays when it is freed). The last one read
+	 * used: the table may reach further, read again whole. */
+	int n = st->calls_ever + CALLS_MARGIN < LR_CALL_RECORDS ? st->calls_ever + CALLS_MARGIN : LR_CALL_RECORDS;
+	for (;;) {
+		struct mem_range r[2] = { { st->ring + OFF_CALLS, all, (size_t)n * sizeof all[0] },
+					  { st->ring + calls_ring.off_head, &head, 8 } };
+		if (ring_readv(p, r, 2) < 0)
+			return 0;
+		if (n == LR_CALL_RECORDS || !(all[n - 1].key || all[n - 1].probe))
+			break;
+		n = LR_CALL_RECORDS;
+	}
+	for (int i = 0; i < n; i++) {
+		if (all[i].key || all[i].probe)
+			st->calls_ever = st->calls_ever > i + 1 ? st->calls_ever : i + 1;
 		if (all[i].key && all[i].state == LR_CALL_IN_FLIGHT)
 			in_flight[(*n_in_flight)++] = all[i];
+	}
 	return (int)ring_take(p, &calls_ring, &st->calls, &head, out, LR_DONE_CAP);
 }
 

@@ -6,7 +6,8 @@
  * (read only when the call succeeded), and free its record in the table of calls in flight; a
  * full ring drops and counts, and the call goes on; a call left by longjmp leaves a record that
  * the next call from the same depth takes over, so the table never fills (issue 23: a call never
- * waits on gputop's drain); a call nested in a recorded call of its scope is not recorded. */
+ * waits on gputop's drain); a call nested in a recorded call of its scope is not recorded; the
+ * records ever used stay a prefix of the table (gputop reads only that far). */
 #define _GNU_SOURCE
 #include "arch.h"
 #include "check.h"
@@ -91,6 +92,25 @@ static void *gputop_answers(void *unused)
 	return NULL;
 }
 
+/* A probed call that waits inside until released[a]: calls in flight at once. */
+static int released[4];
+
+static uint64_t blocks(uint64_t unused, uint64_t a)
+{
+	(void)unused;
+	while (!__atomic_load_n(&released[a], __ATOMIC_ACQUIRE))
+		usleep(100);
+	return 0;
+}
+
+static uint64_t (*block_slot)(uint64_t, uint64_t);
+
+static void *blocked_call(void *arg)
+{
+	block_slot(0, (uint64_t)(uintptr_t)arg);
+	return NULL;
+}
+
 static uint64_t tsc(void)
 {
 	uint32_t lo, hi;
@@ -146,6 +166,9 @@ int main(void)
 		(uint64_t (*)(uint64_t, uint64_t))make_slot(code + SLOTS + 192, stub, fails_oom);
 	uint32_t oom_probe = PROBE + 2;
 	memcpy(code + SLOTS + 192 + 2, &oom_probe, 4);
+	block_slot = (uint64_t (*)(uint64_t, uint64_t))make_slot(code + SLOTS + 256, stub, blocks);
+	uint32_t block_probe = PROBE + 3;
+	memcpy(code + SLOTS + 256 + 2, &block_probe, 4);
 	mprotect(code, 16384, PROT_READ | PROT_EXEC);
 	*word(LR_OFF_PRESENT) = 1;
 	*word(LR_OFF_DONE_CAPACITY) = LR_DONE_CAP;
@@ -270,6 +293,42 @@ int main(void)
 	      "out of memory of a probe that does not park for it: returns at once");
 	check(through_slot((uint64_t)(uintptr_t)&out, 13) == 7 && word(LR_OFF_PARK)[0] == 0,
 	      "another error (7): no park");
+
+	/* The records ever used are a prefix of the table, which gputop reads no further than
+	 * (launchring_take_calls): a call takes the first free record, and a record freed keeps its
+	 * probe. 4 threads inside a probed call at once, let go but the last; then a fifth call. */
+	memset(ring + LR_OFF_CALLS, 0, (size_t)LR_CALL_RECORDS * LR_CALL_SIZE);	/* a new ring's */
+	pthread_t th[5];
+	for (int i = 0; i < 4; i++) {
+		pthread_create(&th[i], NULL, blocked_call, (void *)(uintptr_t)i);
+		for (int w = 0; w < 5000 && in_flight() < i + 1; w++)
+			usleep(1000);
+	}
+	const uint64_t *rec = word(LR_OFF_CALLS);
+	const size_t words = LR_CALL_SIZE / 8;
+	bool prefix = in_flight() == 4;
+	for (int i = 0; i < 4; i++)
+		prefix &= rec[i * words] != 0 && rec[i * words + 2] == PROBE + 4 && rec[i * words + 4] == (uint64_t)i;
+	check(prefix, "4 calls in flight at once: records 0 to 3, in the order they came");
+	for (int i = 0; i < 3; i++) {
+		__atomic_store_n(&released[i], 1, __ATOMIC_RELEASE);
+		pthread_join(th[i], NULL);
+	}
+	bool kept = rec[3 * words] != 0 && rec[4 * words] == 0 && rec[4 * words + 2] == 0;
+	for (int i = 0; i < 3; i++)
+		kept &= rec[i * words] == 0 && rec[i * words + 2] == PROBE + 4;
+	check(kept, "3 of them returned: their records free, their probe kept; the 4th in flight at record 3");
+	__atomic_store_n(&released[0], 0, __ATOMIC_RELEASE);	/* thread 0 is gone: it holds the next one */
+	pthread_create(&th[4], NULL, blocked_call, (void *)(uintptr_t)0);
+	for (int w = 0; w < 5000 && in_flight() < 2; w++)
+		usleep(1000);
+	check(in_flight() == 2 && rec[0] != 0 && rec[4 * words] == 0 && rec[4 * words + 2] == 0,
+	      "a new call takes the first free record (0), none past those ever used");
+	__atomic_store_n(&released[0], 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&released[3], 1, __ATOMIC_RELEASE);
+	pthread_join(th[3], NULL);
+	pthread_join(th[4], NULL);
+	check(in_flight() == 0, "every call returned");
 	printf("# %d failure(s)\n", failures);
 	return failures != 0;
 }
