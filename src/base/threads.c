@@ -17,6 +17,8 @@ struct thread_slot {
 };
 
 /* The process's part (p->threads). */
+#define GONE_KEPT 64	/* threads that ended, remembered by their pointer */
+
 struct threads_state {
 	struct hashmap table;
 	enum { NS_UNKNOWN, NS_OURS, NS_OTHER } pid_ns;	/* the process's PID namespace, gputop's
@@ -24,6 +26,11 @@ struct threads_state {
 	struct thread *by_pointer;	/* the last thread threads_with_pointer found (records
 					 * come in runs of one thread's) */
 	uint64_t removed;		/* threads_removed */
+	/* The last GONE_KEPT threads removed: their pointer and id (threads_gone_with_pointer). */
+	struct {
+		uint64_t thread_pointer;
+		pid_t tid;
+	} gone[GONE_KEPT];
 };
 
 struct threads_state *threads_state_new(void)
@@ -101,6 +108,10 @@ void threads_remove(struct tracee *p, pid_t tid)
 		return;
 	if (st->by_pointer == gone.t)
 		st->by_pointer = NULL;
+	if (gone.t->thread_pointer && !gone.t->guest) {
+		st->gone[st->removed % GONE_KEPT].thread_pointer = gone.t->thread_pointer;
+		st->gone[st->removed % GONE_KEPT].tid = gone.t->tid;
+	}
 	st->removed++;
 	thread_free(gone.t);
 }
@@ -196,6 +207,17 @@ struct thread *threads_with_pointer(const struct tracee *p, uint64_t tp)
 		if (t->thread_pointer == tp)
 			return st->by_pointer = t;
 	return NULL;
+}
+
+pid_t threads_gone_with_pointer(const struct tracee *p, uint64_t tp)
+{
+	const struct threads_state *st = p->threads;
+	for (uint64_t i = 0; tp && i < GONE_KEPT && i < st->removed; i++) {	/* the newest first */
+		uint64_t k = (st->removed - 1 - i) % GONE_KEPT;
+		if (st->gone[k].thread_pointer == tp)
+			return st->gone[k].tid;
+	}
+	return 0;
 }
 
 struct thread *threads_iter(const struct tracee *p, uint32_t *cursor)

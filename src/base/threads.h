@@ -79,5 +79,8 @@ bool threads_ran(struct thread *t);
 struct thread *threads_iter(const struct tracee *p, uint32_t *cursor);
 /* The thread whose thread pointer (learnt at its first stop) is tp; NULL if none is known. */
 struct thread *threads_with_pointer(const struct tracee *p, uint64_t tp);
+/* The id of a thread that ended (one of the last 64) whose pointer was tp; 0 if none: a call
+ * record read after its thread's end is still its thread's. */
+pid_t threads_gone_with_pointer(const struct tracee *p, uint64_t tp);
 
 #endif

@@ -99,11 +99,12 @@ static bool inside_recorded_call(const struct tracee *p, const struct lr_call *c
 static void on_call_record(struct tracee *p, const struct lr_call *c, const struct lr_call *all, int n_all,
 			   uint64_t now)
 {
-	struct thread nobody = { .tid = p->pid, .device = -1 };	/* a thread never seen (its device:
-								 * the default) */
 	int api = launchring_probe_api(p, (int)c->probe - 1);
 	const struct api_spec *s = api >= 0 ? cuda_api_get(api) : NULL;
 	struct thread *t = threads_with_pointer(p, c->thread);
+	pid_t gone = t ? 0 : threads_gone_with_pointer(p, c->thread);	/* it ended since */
+	/* A thread never seen (its device: the default), or one that ended: its own id. */
+	struct thread nobody = { .tid = gone ? gone : p->pid, .device = -1 };
 	struct thread *who = t ? t : &nobody;
 	uint64_t a[DECODE_MAX_ARGS + 1] = { 0 };
 	struct cuda_call call;

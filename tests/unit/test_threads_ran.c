@@ -1,6 +1,8 @@
 /* test_threads_ran.c — unit test of threads_ran (src/base/threads.c), which lets the seccomp
  * sweep skip the threads that did not run since its last look: a thread blocked on a pipe did
- * not run, one woken up did, and the first look always says it ran. */
+ * not run, one woken up did, and the first look always says it ran. And of
+ * threads_gone_with_pointer: a call record read after its thread ended is still that thread's
+ * (it was the main thread's: two threads' calls on one track, overlapping in --timeline). */
 #define _GNU_SOURCE
 #include "threads.h"
 
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tracee.h"
 
 static int pipe_in[2], pipe_out[2];
 static volatile pid_t worker_tid;
@@ -74,6 +77,25 @@ int main(void)
 	pthread_join(th, NULL);
 	check(threads_ran(&t), "gone: told as ran (cannot be told otherwise)");
 	close(t.sched_fd);
+
+	struct tracee p = { .pid = 100, .threads = threads_state_new() };
+	for (pid_t tid = 101; tid <= 103; tid++)
+		threads_add(&p, tid)->thread_pointer = 0x7000 + (uint64_t)tid;
+	threads_remove(&p, 102);
+	check(threads_with_pointer(&p, 0x7000 + 102) == NULL && threads_gone_with_pointer(&p, 0x7000 + 102) == 102,
+	      "a thread ended: its pointer still names it");
+	check(threads_gone_with_pointer(&p, 0x7000 + 101) == 0 && threads_gone_with_pointer(&p, 0) == 0,
+	      "a live thread's pointer, or none, names no thread that ended");
+	threads_add(&p, 104)->thread_pointer = 0x7000 + 102;	/* its memory reused */
+	threads_remove(&p, 104);
+	check(threads_gone_with_pointer(&p, 0x7000 + 102) == 104, "two ended with one pointer: the later one");
+	for (pid_t tid = 200; tid < 300; tid++) {
+		threads_add(&p, tid)->thread_pointer = 0x9000 + (uint64_t)tid;
+		threads_remove(&p, tid);
+	}
+	check(threads_gone_with_pointer(&p, 0x9000 + 299) == 299 && threads_gone_with_pointer(&p, 0x9000 + 200) == 0,
+	      "the last 64 that ended are kept, no more");
+	threads_state_free(p.threads);
 	printf("# %d failure(s)\n", failures);
 	return failures != 0;
 }
