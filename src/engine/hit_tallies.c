@@ -106,6 +106,7 @@ static void on_live(const struct tallies_alloc *a, void *arg)
 	struct live_read *lr = arg;
 	const struct api_spec *s = a->api >= 0 ? cuda_api_get(a->api) : NULL;
 	struct thread *t = threads_with_pointer(lr->p, a->thread);
+	pid_t gone = t ? 0 : threads_gone_with_pointer(lr->p, a->thread);	/* it ended since */
 	if (lr->n == lr->cap) {
 		size_t cap = lr->cap ? 2 * lr->cap : 1024;
 		struct stats_alloc *m = realloc(lr->a, cap * sizeof *m);
@@ -116,7 +117,8 @@ static void on_live(const struct tallies_alloc *a, void *arg)
 	}
 	int device = t ? hit_thread_device(lr->p, t) : -1;	/* as its record would have said */
 	lr->a[lr->n++] = (struct stats_alloc){
-		.addr = a->addr, .bytes = a->bytes, .t_ns = retfast_tsc_to_mono(a->tsc), .tid = t ? t->tid : lr->p->pid,
+		.addr = a->addr, .bytes = a->bytes, .t_ns = retfast_tsc_to_mono(a->tsc),
+		.tid = t ? t->tid : gone ? gone : lr->p->pid,
 		.api = (int16_t)a->api, .device = (int8_t)(device >= 0 && device < 128 ? device : -1),
 		.kind = (uint8_t)(!s ? MEM_DEVICE : s->flags & API_HOST ? MEM_HOST : s->flags & API_MANAGED ? MEM_MANAGED
 									     : MEM_DEVICE),
