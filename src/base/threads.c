@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "hashmap.h"
@@ -108,10 +109,8 @@ void threads_remove(struct tracee *p, pid_t tid)
 		return;
 	if (st->by_pointer == gone.t)
 		st->by_pointer = NULL;
-	if (gone.t->thread_pointer && !gone.t->guest) {
-		st->gone[st->removed % GONE_KEPT].thread_pointer = gone.t->thread_pointer;
-		st->gone[st->removed % GONE_KEPT].tid = gone.t->tid;
-	}
+	st->gone[st->removed % GONE_KEPT].thread_pointer = gone.t->guest ? 0 : gone.t->thread_pointer;
+	st->gone[st->removed % GONE_KEPT].tid = gone.t->tid;
 	st->removed++;
 	thread_free(gone.t);
 }
@@ -119,6 +118,7 @@ void threads_remove(struct tracee *p, pid_t tid)
 void threads_clear(struct tracee *p)
 {
 	p->threads->removed += hashmap_count(&p->threads->table);
+	memset(p->threads->gone, 0, sizeof p->threads->gone);	/* (an exec's: not kept) */
 	free_all(p->threads);
 }
 
