@@ -86,6 +86,12 @@ int mem_readv_any(const struct tracee *p, const struct mem_range *r, int n)
 	return err;
 }
 
+int mem_read_any(const struct tracee *p, uint64_t addr, void *buf, size_t len)
+{
+	struct mem_range r = { addr, buf, len };
+	return mem_readv_any(p, &r, 1);
+}
+
 int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct mem_range r = { addr, buf, len };

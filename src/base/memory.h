@@ -37,6 +37,7 @@ int mem_read_string(pid_t pid, uint64_t addr, char *buf, size_t size);	/* NUL-te
 /* mem_readv of process p through one of its threads that has memory (the group leader may be
  * a zombie while its threads run; a vfork guest shares memory that is not p's). */
 int mem_readv_any(const struct tracee *p, const struct mem_range *r, int n);
+int mem_read_any(const struct tracee *p, uint64_t addr, void *buf, size_t len);
 
 /* Writes through /proc/PID/mem: for code, and for memory of a process other than the traced
  * one (a forked child) when fd >= 0 is given. */

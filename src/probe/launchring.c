@@ -441,9 +441,11 @@ int launchring_io(const struct tracee *p, uint64_t addr, void *buf, size_t len, 
 {
 	uint32_t it = 0;
 	int err = -ESRCH;
+	if (!write)
+		return mem_read_any(p, addr, buf, len);
 	for (struct thread *t; err && (t = threads_iter(p, &it));)
 		if (!t->guest)
-			err = write ? mem_write(t->tid, addr, buf, len) : mem_read(t->tid, addr, buf, len);
+			err = mem_write(t->tid, addr, buf, len);
 	return err;
 }
 
@@ -462,12 +464,6 @@ void launchring_unsee(struct tracee *p, uint64_t handle)
 static int ring_read(const struct tracee *p, uint64_t addr, void *buf, size_t len)
 {
 	return launchring_io(p, addr, buf, len, false);
-}
-
-/* Several parts of the ring at one system call, in their order. */
-static int ring_readv(const struct tracee *p, const struct mem_range *r, int n)
-{
-	return mem_readv_any(p, r, n);
 }
 
 static int ring_write(const struct tracee *p, uint64_t addr, const void *buf, size_t len)
@@ -560,7 +556,7 @@ void launchring_drain(struct tracee *p, void (*on_record)(int api, const uint64_
 	/* The head and the drops at one system call (a drop after this read is told next time). */
 	struct mem_range r[2] = { { st->ring + launch_ring.off_head, &head, 8 },
 				  { st->ring + OFF_LOST, lost, 8 * (size_t)st->n_probes } };
-	bool read = ring_readv(p, r, st->n_probes ? 2 : 1) == 0, lost_read = read && st->n_probes;
+	bool read = mem_readv_any(p, r, st->n_probes ? 2 : 1) == 0, lost_read = read && st->n_probes;
 	do {
 		n = ring_take(p, &launch_ring, &st->launches, read ? &head : NULL, buf, BATCH);
 		read = false;	/* a ring that filled the batch: its head read again */
@@ -605,7 +601,7 @@ int launchring_take_calls(struct tracee *p, struct lr_call *out, struct lr_call 
 	for (;;) {
 		struct mem_range r[2] = { { st->ring + OFF_CALLS, all, (size_t)n * sizeof all[0] },
 					  { st->ring + calls_ring.off_head, &head, 8 } };
-		if (ring_readv(p, r, 2) < 0)
+		if (mem_readv_any(p, r, 2) < 0)
 			return 0;
 		if (n == LR_CALL_RECORDS || !(all[n - 1].key || all[n - 1].probe))
 			break;

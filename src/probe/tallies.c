@@ -112,12 +112,6 @@ static void same_area(struct tracee *p)
 	}
 }
 
-static int read_any(const struct tracee *p, uint64_t addr, void *buf, size_t len)
-{
-	struct mem_range r = { addr, buf, len };
-	return mem_readv_any(p, &r, 1);
-}
-
 #define PROBE_AT(base, i) ((base) + offsetof(struct tally_area, probe) + (uint64_t)(i) * sizeof(struct tally_probe))
 
 static void diff(const struct tally_probe *now, const struct tally_probe *before, struct tally_probe *d)
@@ -137,7 +131,7 @@ static void read_probes(struct tracee *p, uint64_t base, const struct tallies_re
 	struct tally_probe *now = scratch.now;
 	int n = launchring_probes(p);
 	/* Every probe's at once: one range (n x 456 bytes) costs less than a range a probe. */
-	if (n <= 0 || read_any(p, PROBE_AT(base, 0), now, (size_t)n * sizeof now[0]) < 0)
+	if (n <= 0 || mem_read_any(p, PROBE_AT(base, 0), now, (size_t)n * sizeof now[0]) < 0)
 		return;
 	for (int i = 0; i < n; i++) {
 		if (memcmp(&now[i], &st->last[i], sizeof now[i]) == 0)
@@ -156,14 +150,14 @@ static void read_new_handles(struct tracee *p, uint64_t base)
 {
 	struct tallies_state *st = p->tallies;
 	uint64_t used;
-	if (read_any(p, base + offsetof(struct tally_area, head.handles_used), &used, sizeof used) < 0)
+	if (mem_read_any(p, base + offsetof(struct tally_area, head.handles_used), &used, sizeof used) < 0)
 		return;
 	if (used > (1u << TALLY_HANDLE_BITS))
 		used = 1u << TALLY_HANDLE_BITS;
 	while (st->n_handles < used) {
 		struct tally_launched *l = scratch.launched;
 		size_t n = used - st->n_handles > 256 ? 256 : used - st->n_handles;
-		if (read_any(p, base + offsetof(struct tally_area, launched) + st->n_handles * sizeof *l, l, n * sizeof *l) < 0)
+		if (mem_read_any(p, base + offsetof(struct tally_area, launched) + st->n_handles * sizeof *l, l, n * sizeof *l) < 0)
 			return;
 		for (size_t i = 0; i < n; i++) {
 			if (l[i].key == 0)
@@ -220,11 +214,11 @@ static void read_handles(struct tracee *p, uint64_t base, const struct tallies_r
 	struct tallies_state *st = p->tallies;
 	read_new_handles(p, base);
 	if (!st->n_handles ||
-	    read_any(p, base + offsetof(struct tally_area, launches), scratch.counts, st->n_handles * 8) < 0)
+	    mem_read_any(p, base + offsetof(struct tally_area, launches), scratch.counts, st->n_handles * 8) < 0)
 		return;
 	for (size_t i0 = 0; i0 < st->n_handles; i0 += PART) {
 		size_t n = st->n_handles - i0 < PART ? st->n_handles - i0 : PART;
-		bool quiet = read_any(p, base + offsetof(struct tally_area, quiet) + i0 * sizeof scratch.quiet[0],
+		bool quiet = mem_read_any(p, base + offsetof(struct tally_area, quiet) + i0 * sizeof scratch.quiet[0],
 				      scratch.quiet, n * sizeof scratch.quiet[0]) == 0;
 		for (size_t i = 0; i < n; i++)
 			hand_on(p, i0 + i, scratch.counts[i0 + i], quiet ? &scratch.quiet[i] : NULL, r, arg);
@@ -241,9 +235,9 @@ void tallies_read_handle(struct tracee *p, uint64_t handle, const struct tallies
 	read_new_handles(p, base);
 	const struct handle_index *hi = hashmap_find(&st->by_key, handle);
 	struct tally_quiet q;
-	if (hi && read_any(p, base + offsetof(struct tally_area, launches) + hi->index * 8, &count, 8) == 0)
+	if (hi && mem_read_any(p, base + offsetof(struct tally_area, launches) + hi->index * 8, &count, 8) == 0)
 		hand_on(p, hi->index, count,
-			read_any(p, base + offsetof(struct tally_area, quiet) + hi->index * sizeof q, &q, sizeof q) == 0 ? &q
+			mem_read_any(p, base + offsetof(struct tally_area, quiet) + hi->index * sizeof q, &q, sizeof q) == 0 ? &q
 															: NULL,
 			r, arg);
 }
@@ -302,7 +296,7 @@ void tallies_drop_alloc(struct tracee *p, uint64_t addr)
 	for (uint32_t i = 0; i < TALLY_WINDOW; i++) {
 		uint64_t slot = base + offsetof(struct tally_area, live) + (uint64_t)((at + i) & mask) * sizeof(struct tally_live);
 		uint64_t key, gone = TALLY_GONE;
-		if (read_any(p, slot, &key, sizeof key) < 0 || key == TALLY_EMPTY)
+		if (mem_read_any(p, slot, &key, sizeof key) < 0 || key == TALLY_EMPTY)
 			return;
 		/* The first slot of addr, the oldest, as a free the stub saw would take: no stub
 		 * writes a slot holding a live address but to free that address, which the
@@ -346,7 +340,7 @@ int tallies_live(struct tracee *p, void (*each)(const struct tallies_alloc *a, v
 	if (!base)
 		return -ENOENT;
 	for (uint32_t i0 = 0; i0 < (1u << TALLY_LIVE_BITS); i0 += CHUNK) {
-		int err = read_any(p, base + offsetof(struct tally_area, live) + (uint64_t)i0 * sizeof buf[0], buf,
+		int err = mem_read_any(p, base + offsetof(struct tally_area, live) + (uint64_t)i0 * sizeof buf[0], buf,
 				   sizeof scratch.live);
 		if (err < 0)
 			return err;
@@ -398,7 +392,7 @@ int tallies_blocks(struct tracee *p, const struct tallies_blocks_reader *r, void
 		}
 	}
 	uint64_t *gen = scratch.block_gen;
-	int err = read_any(p, base + offsetof(struct tally_area, block_gen), gen, sizeof scratch.block_gen);
+	int err = mem_read_any(p, base + offsetof(struct tally_area, block_gen), gen, sizeof scratch.block_gen);
 	if (err < 0)
 		return err;
 	for (uint32_t c = 0; c < CHUNKS;) {
@@ -419,7 +413,7 @@ int tallies_blocks(struct tracee *p, const struct tallies_blocks_reader *r, void
 			return err;
 		/* The generations again: a chunk changed while it was read may hold a slot torn
 		 * between two lives (one's key, the next one's time); it is read next time. */
-		if ((err = read_any(p, base + offsetof(struct tally_area, block_gen), scratch.block_gen_after,
+		if ((err = mem_read_any(p, base + offsetof(struct tally_area, block_gen), scratch.block_gen_after,
 				    sizeof scratch.block_gen_after)) < 0)
 			return err;
 		for (int pass = 0; pass < 2; pass++)	/* 0: lives gone, 1: lives new */

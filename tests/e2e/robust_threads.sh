@@ -92,6 +92,27 @@ if can_attach_to_others; then
 	export SIMCUDA_SYNC_HOOK=rb_threads_hook
 fi
 
+# --- 12 calls in flight at once: the call stub's table read past its first 8 records --------------
+# gputop reads the records ever used and 8 more (launchring_take_calls); 12 threads held inside
+# cudaStreamSynchronize at once must each show their call in --dump's picture.
+if can_attach_to_others; then
+	rm -f "$TMP/if-go" "$TMP/if-stop"
+	rb_spawn in-flight env RB_STOP_FILE="$TMP/if-stop" RB_GO_FILE="$TMP/if-go" "$P" in-flight 12
+	rb_gputop_bg in-flight-g --dump --timeout 60 --json "$TMP/in-flight.json" -p "$TARGET"
+	rb_wait_attached in-flight-g
+	touch "$TMP/if-stop"
+	wait_for_line "$TMP/in-flight.out" '^rb_threads: in-flight inside=12' 30 || not_ok "in-flight: 12 threads inside"
+	sleep 0.3	# a drain or more with every call in flight
+	kill -TERM "$GPUTOP_PID"
+	wait_pid "$GPUTOP_PID" 30
+	expect_eq "$WAIT_STATUS" 0 "in-flight: gputop --dump status 0"
+	touch "$TMP/if-go"
+	wait_pid "$TARGET" 30
+	expect_eq "$WAIT_STATUS" 0 "in-flight: the program exits 0"
+	jq_eq "$TMP/in-flight.json" '[.job.processes[0].threads[] | select(.call.name == "cudaStreamSynchronize" and .call.source == "call stub")] | length' 12 \
+		"in-flight: each of the 12 threads' cudaStreamSynchronize in flight, from the call stub's table"
+fi
+
 # --- C++: forced unwinding and exceptions through a call in flight ----------------------------------
 export SIMCUDA_SYNC_HOOK=rb_unwind_hook
 rb_plain destructor "$BIN/rb_unwind" destructor 5

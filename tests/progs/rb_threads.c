@@ -27,6 +27,11 @@
  *                  join-late joined", makes another pair, waits for the file $RB_GO_FILE and
  *                  prints "rb_threads: join-late after=<fails>" (a thread's end while gputop is
  *                  frozen: its joiner must not wait for gputop).
+ *   in-flight N    prints "ready <pid>", waits for the file $RB_STOP_FILE (an attach), then N
+ *                  threads each call cudaStreamSynchronize(0), held inside it by the hook until
+ *                  the file $RB_GO_FILE exists; once all N are inside it prints "rb_threads:
+ *                  in-flight inside=N", and at the end "rb_threads: in-flight failures=<f>"
+ *                  (N calls in flight at once: the call stub's table used past its first 8).
  * C, not C++: pthread_cleanup_push is then glibc's setjmp-based one; rb_unwind.cpp has the C++
  * cases, which need the unwinder. */
 #include <cuda_runtime_api.h>
@@ -36,9 +41,11 @@
 
 #include "progs.h"
 
-enum action { ACT_NONE, ACT_EXIT, ACT_LONGJMP };
+enum action { ACT_NONE, ACT_EXIT, ACT_LONGJMP, ACT_WAIT };
 static __thread int hook_action;
 static __thread sigjmp_buf *jump_to;
+static int inside;	/* in-flight: threads held inside their call */
+static bool go_file_there(void);
 
 void rb_threads_hook(void)
 {
@@ -48,6 +55,12 @@ void rb_threads_hook(void)
 	case ACT_LONGJMP:
 		hook_action = ACT_NONE;
 		siglongjmp(*jump_to, 1);
+	case ACT_WAIT:
+		hook_action = ACT_NONE;
+		__atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+		while (!go_file_there())
+			progs_sleep_ms(10);
+		break;
 	default:
 		break;
 	}
@@ -245,6 +258,40 @@ static void wait_file(const char *env)
 		progs_sleep_ms(10);
 }
 
+static bool go_file_there(void)
+{
+	const char *f = getenv("RB_GO_FILE");
+	return !f || access(f, F_OK) == 0;
+}
+
+static void *in_flight_worker(void *arg)
+{
+	hook_action = ACT_WAIT;
+	*(int *)arg = cudaStreamSynchronize(0) != cudaSuccess;
+	return NULL;
+}
+
+static int mode_in_flight(int n)
+{
+	pthread_t th[128];
+	int failed[128] = { 0 }, fails = 0;
+	if (n < 1 || n > 128)
+		return 2;
+	printf("ready %d\n", (int)getpid());
+	wait_file("RB_STOP_FILE");
+	for (int i = 0; i < n; i++)
+		pthread_create(&th[i], NULL, in_flight_worker, &failed[i]);
+	while (__atomic_load_n(&inside, __ATOMIC_SEQ_CST) < n)
+		progs_sleep_ms(1);
+	printf("rb_threads: in-flight inside=%d\n", n);
+	for (int i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		fails += failed[i];
+	}
+	printf("rb_threads: in-flight failures=%d\n", fails);
+	return 0;
+}
+
 static void *join_late_worker(void *arg)
 {
 	*(int *)arg = pair();
@@ -284,7 +331,9 @@ int main(int argc, char **argv)
 		return mode_main_exit();
 	if (strcmp(mode, "join-late") == 0)
 		return mode_join_late();
+	if (strcmp(mode, "in-flight") == 0)
+		return mode_in_flight(n);
 	fprintf(stderr, "usage: rb_threads churn N P | exit-in-call N | longjmp N | "
-			"main-exit | join-late\n");
+			"main-exit | join-late | in-flight N\n");
 	return 2;
 }

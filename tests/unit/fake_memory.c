@@ -103,6 +103,12 @@ int mem_readv_any(const struct tracee *p, const struct mem_range *r, int n)
 	return mem_readv(0, r, n);
 }
 
+int mem_read_any(const struct tracee *p, uint64_t addr, void *buf, size_t len)
+{
+	(void)p;
+	return mem_read(0, addr, buf, len);
+}
+
 int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
 	(void)pid;
