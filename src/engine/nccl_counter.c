@@ -5,9 +5,11 @@
  * only the 8-byte fields that grew since the base by exactly the collectives gputop counted
  * since (a field that moved with no collective goes too). With three different counts among the
  * quiet reads and one field left, that is the counter (two that moved alike so far wait for a
- * read that parts them: a count of calls of every kind equals it until a query is made). NCCL 2.28's
- * struct ncclComm keeps its uint64_t opCount somewhere past its channels (64 of them): where,
- * gputop does not assume. */
+ * read that parts them: a count of calls of every kind equals it until a query is made). NCCL
+ * 2.28.9's struct ncclComm (its DWARF) is 1,082,968 bytes: opCount and collOpCount lie at
+ * 1,066,480 and move only when a plan has proxy work (a network, not one node's NVLink);
+ * seqNumber[5], each function's collectives (counted in ncclProfilerStartTaskEvents), at
+ * 1,075,728: past the first MiB, all of them. Where, gputop does not assume. */
 #define _GNU_SOURCE
 #include "nccl_counter.h"
 
@@ -24,7 +26,7 @@
 #include "memory.h"
 #include "tracee.h"
 
-#define WINDOW (1u << 20)	/* bytes of the communicator read: past NCCL 2.28's struct */
+#define WINDOW (2u << 20)	/* bytes of the communicator read: past NCCL 2.28's struct */
 #define SLOTS (WINDOW / 8)
 #define QUIET_COUNTS 3		/* different counts among the quiet reads before it is taken */
 

@@ -10,7 +10,9 @@
 #    and its age (within the time they were seen stuck), each one's collectives since the attach
 #    (99; the others one more in flight), the ranks from the environment; text and --json agree;
 #    NCCL's own counter found by value (the first 30 steps end with 20 ms of quiet, every 10th
-#    asks ncclCommCount; the simulated communicator keeps opCount among fields that move with it): at opCount's offset, each rank's
+#    asks ncclCommCount; the simulated communicator keeps, as NCCL 2.28's, its count of
+#    AllReduces in seqNumber[], past its first MiB, among fields that move with it): at that
+#    field's offset, each rank's
 #    3 warm-up collectives made before the attach included, and the positions taken from it;
 #  - attached to the job already stuck (--dump alone): the others' call named from their stacks,
 #    said to be entered before the attach, with no made-up age or count; NCCL's counter not
@@ -48,7 +50,7 @@ start_job() {
 	done
 }
 
-# The collectives each rank has reached (its communicator's opCount, warm-up included), from the
+# The collectives each rank has reached (warm-up included), from the
 # simulated NCCL's shared counts.
 reached() {
 	od -A n -t u8 -N $((8 * N)) -v "$1/job" 2>/dev/null | tr -s ' \n' ' '
@@ -89,7 +91,7 @@ expect_eq "$(grep -c "collectives=$ITER " "$TMP/plain/lines")" $N "without gputo
 # --- watched: attached before the job runs, the picture taken once it is stuck ------------------
 # Each of the first 30 steps ends with 20 ms in Python: quiet moments, where NCCL's counter is
 # looked for; every 10th asks the communicator's size (the simulated NCCL's count of calls, equal
-# to opCount until then, parts from it).
+# to NCCL's counter until then, parts from it).
 D=$TMP/w
 PY_JOB_STEP_MS=20 PY_JOB_QUERY=10 start_job "$D"
 pids=$(IFS=,; echo "${JOB_PIDS[*]}")
@@ -126,10 +128,10 @@ jq_eq "$F.others" '[.[] | [.collectives, .in_collective, .position, .waiting]] |
 	"the others: $((AT - 1)) collectives since the attach, the ${AT}th in flight, waiting; position $((WARM + AT)) (NCCL's counter)"
 # NCCL's counter: found by value among fields that move with the collectives (tests/sim/nccl.c),
 # the warm-up collectives before the attach included; the field the simulated NCCL says.
-OFFSET=$(sed -n 's/^opcount_offset //p' "$D/r0.out")
+OFFSET=$(sed -n 's/^counter_offset //p' "$D/r0.out")
 jq_eq "$F" "[.job.processes[] | [.nccl_counter, .nccl_counter_offset, .nccl_counter_why_not]] | sort" \
 	"[[$((WARM + AT - 1)),$OFFSET,null]$(for ((i = 1; i < N; i++)); do printf ',[%d,%d,null]' $((WARM + AT)) "$OFFSET"; done)]" \
-	"NCCL's counter of each rank, found at opCount's offset ($OFFSET): $WARM warm-up collectives + the ones since the attach (+1 inside)"
+	"NCCL's counter of each rank, found at seqNumber[AllReduce]'s offset ($OFFSET): $WARM warm-up collectives + the ones since the attach (+1 inside)"
 jq_eq "$F.others" '[.[] | [.python.function, .python.line]] | unique' "[[\"main\",$L_ALLREDUCE]]" \
 	"the others: at their ncclAllReduce line (main, py_job.py:$L_ALLREDUCE)"
 jq_eq "$F.others" '[.[].threads[].call | select(. != null) | [.name, .op, .bytes, .source, .before_attach]] | unique' \

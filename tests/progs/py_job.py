@@ -11,7 +11,7 @@ in Python before each collective (slow(), "@site slow"): a straggler the others 
 every step. With PY_JOB_HANG=FILE, rank ODD also calls straggle() at its first step after FILE
 appears (tests/e2e/metrics_job.sh: a job that hangs when the test says). With PY_JOB_WARM=W,
 each makes W collectives before "ready" (before any attach: NCCL's own counter has them,
-gputop's count since the attach does not), and prints "opcount_offset N" (where the simulated
+gputop's count since the attach does not), and prints "counter_offset N" (where the simulated
 NCCL keeps its counter); with PY_JOB_STEP_MS=M each of the first 30 steps ends with M ms in
 Python (quiet moments between collectives); with PY_JOB_QUERY=Q every Qth step asks
 ncclCommCount (as frameworks do). Each rank also runs PY_JOB_THREADS (8) idle Python threads, as a training process runs
@@ -74,7 +74,7 @@ def main():
         raise SystemExit("py_job: cudaMalloc failed")
     for _ in range(int(os.environ.get("PY_JOB_WARM", "0"))):
         nccl.ncclAllReduce(buf, buf, ctypes.c_size_t(1024), NCCL_FLOAT32, NCCL_SUM, comm, None)
-    print("opcount_offset %d" % ctypes.c_size_t.in_dll(nccl, "sim_nccl_opcount_offset").value, flush=True)
+    print("counter_offset %d" % ctypes.c_size_t.in_dll(nccl, "sim_nccl_counter_offset").value, flush=True)
     print("ready %d" % os.getpid(), flush=True)
     wait_for(go)
     loss, done = 1.0, 0

@@ -32,9 +32,13 @@
 
 #define NCCL_SIM_BUFFER_BYTES (1u << 20)
 
-/* opCount lies a few KiB in, among fields that move with the collectives as NCCL's do:
- * gputop finds it by value (engine/nccl_counter.c), and takes none of the others
- * (tests/e2e/dump_job.sh compares with sim_nccl_opcount_offset and the real count). */
+/* As in NCCL 2.28.9 (its DWARF: struct ncclComm is 1,082,968 bytes): the counters lie past the
+ * first MiB, behind the channels. opCount and collOpCount move only when a plan has proxy work
+ * (a network; not on one node's NVLink: never here); every collective counts in seqNumber[] of
+ * its function (ncclProfilerStartTaskEvents), among fields that move with the collectives as
+ * NCCL's do. gputop finds it by value (engine/nccl_counter.c), and takes none of the others
+ * (tests/e2e/dump_job.sh compares with sim_nccl_counter_offset, AllReduce's, and the count). */
+enum { FUNC_BROADCAST, FUNC_REDUCE, FUNC_ALLGATHER, FUNC_REDUCESCATTER, FUNC_ALLREDUCE, FUNC_P2P, N_FUNCS = 5 };
 struct ncclComm {
 	uint32_t magic;
 	int rank, nranks, device;
@@ -42,13 +46,17 @@ struct ncclComm {
 	uint64_t lastNs;	/* when its last collective began */
 	uint64_t workIndex;	/* 1 a collective, 1 more every 8th (a ring wrapping round) */
 	uint64_t calls;		/* every call on it: collectives, and queries of its rank or size */
-	char channels[4096];
+	char channels[1u << 20];
 	uint64_t workIndexCopy;	/* the same as workIndex, 1 ahead (its first work at the init) */
-	uint64_t opCount;	/* collectives made on it */
+	uint64_t opCount, collOpCount;	/* with proxy work only */
 	uint64_t polls;		/* times a collective polled for its peers */
+	void *profilerContext;
+	uint64_t seqNumber[N_FUNCS];	/* collectives made on it, by function */
+	uint64_t *made;		/* every collective (the job's meeting), outside the struct */
 };
 
-__attribute__((visibility("default"))) const size_t sim_nccl_opcount_offset = offsetof(struct ncclComm, opCount);
+__attribute__((visibility("default"))) const size_t sim_nccl_counter_offset =
+	offsetof(struct ncclComm, seqNumber) + 8 * FUNC_ALLREDUCE;
 
 #define SIM_JOB_RANKS 64
 
@@ -74,7 +82,7 @@ static uint64_t *job_counts(void)
 }
 
 /* A collective on comm: counted, then (NCCL_SIM_JOB) held until every rank has reached it. */
-static ncclResult_t meet(ncclComm_t comm, ncclResult_t r)
+static ncclResult_t meet(ncclComm_t comm, int func, ncclResult_t r)
 {
 	if (r != ncclSuccess)
 		return r;
@@ -84,7 +92,9 @@ static ncclResult_t meet(ncclComm_t comm, ncclResult_t r)
 	comm->calls++;
 	comm->workIndex += comm->workIndex % 8 == 7 ? 2 : 1;
 	comm->workIndexCopy = comm->workIndex + 1;
-	uint64_t n = ++comm->opCount, *counts = job_counts();
+	if (func < N_FUNCS)
+		comm->seqNumber[func]++;
+	uint64_t n = ++*comm->made, *counts = job_counts();
 	if (!counts || comm->nranks > SIM_JOB_RANKS)
 		return r;
 	__atomic_store_n(&counts[comm->rank], n, __ATOMIC_RELEASE);
@@ -120,7 +130,11 @@ static ncclResult_t make_comm(ncclComm_t *out, int rank, int nranks, int device)
 	struct ncclComm *c = calloc(1, sizeof *c);
 	if (!c)
 		return ncclSystemError;
-	*c = (struct ncclComm){ .magic = SIM_MAGIC, .rank = rank, .nranks = nranks, .device = device };
+	if (!(c->made = calloc(1, sizeof *c->made))) {
+		free(c);
+		return ncclSystemError;
+	}
+	c->magic = SIM_MAGIC, c->rank = rank, c->nranks = nranks, c->device = device;
 	/* The buffers on the communicator's device (ncclCommInitAll makes several in one thread). */
 	int (*get)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "cudaGetDevice");
 	int (*set)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "cudaSetDevice");
@@ -242,6 +256,7 @@ static ncclResult_t comm_free(ncclComm_t comm)
 	comm->magic = 0;
 	if (comm->buffers)
 		sim_nccl_free(comm->buffers);
+	free(comm->made);
 	free(comm);
 	return ncclSuccess;
 }
@@ -265,14 +280,14 @@ API(ncclResult_t, ncclAllReduce, const void *sendbuff, void *recvbuff, size_t co
     ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
 {
 	(void)sendbuff, (void)recvbuff, (void)count, (void)op, (void)stream;
-	return meet(comm, check(comm, datatype, -1));
+	return meet(comm, FUNC_ALLREDUCE, check(comm, datatype, -1));
 }
 
 API(ncclResult_t, ncclBroadcast, const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
     int root, ncclComm_t comm, cudaStream_t stream)
 {
 	(void)sendbuff, (void)recvbuff, (void)count, (void)stream;
-	return meet(comm, check(comm, datatype, root));
+	return meet(comm, FUNC_BROADCAST, check(comm, datatype, root));
 }
 
 API(ncclResult_t, ncclBcast, void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
@@ -285,28 +300,28 @@ API(ncclResult_t, ncclReduce, const void *sendbuff, void *recvbuff, size_t count
     ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)
 {
 	(void)sendbuff, (void)recvbuff, (void)count, (void)op, (void)stream;
-	return meet(comm, check(comm, datatype, root));
+	return meet(comm, FUNC_REDUCE, check(comm, datatype, root));
 }
 
 API(ncclResult_t, ncclAllGather, const void *sendbuff, void *recvbuff, size_t sendcount,
     ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
 	(void)sendbuff, (void)recvbuff, (void)sendcount, (void)stream;
-	return meet(comm, check(comm, datatype, -1));
+	return meet(comm, FUNC_ALLGATHER, check(comm, datatype, -1));
 }
 
 API(ncclResult_t, ncclReduceScatter, const void *sendbuff, void *recvbuff, size_t recvcount,
     ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
 {
 	(void)sendbuff, (void)recvbuff, (void)recvcount, (void)op, (void)stream;
-	return meet(comm, check(comm, datatype, -1));
+	return meet(comm, FUNC_REDUCESCATTER, check(comm, datatype, -1));
 }
 
 API(ncclResult_t, ncclAlltoAll, const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
     ncclComm_t comm, cudaStream_t stream)
 {
 	(void)sendbuff, (void)recvbuff, (void)count, (void)stream;
-	return meet(comm, check(comm, datatype, -1));
+	return meet(comm, FUNC_P2P, check(comm, datatype, -1));
 }
 
 API(ncclResult_t, ncclSend, const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
