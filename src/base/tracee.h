@@ -42,6 +42,7 @@ struct tracee {
 	bool probe_at_first_stop;	/* a fork of a process with CUDA: probed before it runs */
 	uint8_t exit_stops;		/* enum exit_stops: which threads stop at their exit */
 	uint64_t seen_ns;		/* when gputop took it */
+	uint64_t drain_round;		/* the tracer's last drain round that drained it */
 	int rescue_slot;		/* probe/rescue.c's table for it; -1: none */
 	int stats_id;			/* figures/stats.c's figures of it */
 

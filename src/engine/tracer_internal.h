@@ -39,6 +39,7 @@ struct tracer_session {
 	/* tracer_on_no_cuda: said once, when no process has loaded CUDA that long into the loop */
 	void (*no_cuda_say)(pid_t pid);
 	uint64_t no_cuda_after_ns;
+	uint64_t drain_round;	/* drain_all's round: a process drained in it is not again */
 };
 extern struct tracer_session tracer;
 
