@@ -39,6 +39,7 @@ struct tracee {
 	bool set_up;			/* its image is probed; a followed process is only watched
 					 * (its fork, exec and exit stops) until CUDA appears in it */
 	bool exec_checked;		/* a followed process's executable was looked at */
+	bool rtld_adding;		/* the dynamic linker's last stop said a library comes */
 	bool probe_at_first_stop;	/* a fork of a process with CUDA: probed before it runs */
 	uint8_t exit_stops;		/* enum exit_stops: which threads stop at their exit */
 	uint64_t seen_ns;		/* when gputop took it */

@@ -103,6 +103,7 @@ struct hit_state {
 	/* The live allocations against the stubs' table (hit_tallies.c): when they were last made
 	 * the same, and whether an allocation's or a free's record was lost since. */
 	uint64_t live_synced_ns;
+	uint64_t live_sync_took_ns;	/* the last whole read of the live table */
 	bool live_records_lost;
 	uint64_t tallies_read_ns;	/* the tallies were last read whole */
 	uint64_t tally_reads, tally_read_ns, live_syncs, live_sync_ns;	/* what they cost (debug) */

@@ -132,13 +132,20 @@ static void on_live(const struct tallies_alloc *a, void *arg)
  * program they differ for a moment whenever calls come between the read and the drains). */
 #define LOST_SYNC_NS 200000000ull
 #define DIFFER_SYNC_NS 2000000000ull
+/* And never more than a twentieth of the time: where the program's memory is hard to read (a
+ * starved gputop, the program's own threads mapping and unmapping: 4 MiB took 76 ms, 0.2 s a
+ * read), the reads would hold every stop that waits behind them. */
+#define SYNC_SHARE 20
 static void sync_live(struct tracee *p, bool final, uint64_t now)
 {
 	struct hit_state *st = p->hit;
 	bool differ = tallies_live_count(p) != stats_live_in_place(p->stats_id);
 	if (!differ && !st->live_records_lost)
 		return;
-	if (!final && now - st->live_synced_ns < (st->live_records_lost ? LOST_SYNC_NS : DIFFER_SYNC_NS))
+	uint64_t every = st->live_records_lost ? LOST_SYNC_NS : DIFFER_SYNC_NS;
+	if (every < SYNC_SHARE * st->live_sync_took_ns)
+		every = SYNC_SHARE * st->live_sync_took_ns;
+	if (!final && now - st->live_synced_ns < every)
 		return;
 	struct live_read lr = { .p = p };
 	if (tallies_live(p, on_live, &lr) >= 0) {
@@ -148,7 +155,10 @@ static void sync_live(struct tracee *p, bool final, uint64_t now)
 	}
 	free(lr.a);
 	st->live_syncs++;
-	st->live_sync_ns += now_ns() - now;
+	st->live_sync_took_ns = now_ns() - now;
+	if (st->live_sync_took_ns > 50000000u)
+		log_debug("%d: the live table read whole in %.1f ms%s", p->pid, st->live_sync_took_ns / 1e6, final ? " (the last)" : "");
+	st->live_sync_ns += st->live_sync_took_ns;
 }
 
 static const struct tallies_reader reader = { .probe = on_probe, .launches = on_launches };

@@ -47,14 +47,28 @@ static void count_stop(struct tracee *p)
 	p->stops++;
 }
 
-static void on_rtld_hit(struct tracee *p, struct thread *t)
+/* The dynamic linker's r_state at its stop (RT_CONSISTENT 0, RT_ADD 1, RT_DELETE 2); -1 unknown. */
+static int rtld_state(struct tracee *p, struct thread *t)
 {
-	/* _dl_debug_state runs before and after each change of the library list; look when the
-	 * list is consistent again (r_state == RT_CONSISTENT == 0). */
 	uint64_t state_addr = probes_rtld_state_addr(p);
 	int32_t state = 0;
-	if (state_addr && mem_read(t->tid, state_addr, &state, sizeof state) == 0 && state != 0)
-		return;
+	return state_addr && mem_read(t->tid, state_addr, &state, sizeof state) == 0 ? state : -1;
+}
+
+/* _dl_debug_state runs before and after each change of the library list. The records are
+ * drained whole before a library's probes may go: where one is removed (RT_DELETE, and the
+ * consistent list after it) or where it is not known which. Not where one only comes: a
+ * drain reads much of the program's memory, and the thread waits in this stop (a dlopen held
+ * 0.4 s a stop in 8 processes whose threads map and unmap at once, docs/validation-harm.md). */
+static void on_rtld_hit(struct tracee *p, struct thread *t, uint64_t now)
+{
+	int state = rtld_state(p, t);
+	bool after_add = state == 0 && p->rtld_adding;
+	p->rtld_adding = state == 1;
+	if (state != 1 && !after_add)
+		hit_drain(p, now, HIT_DRAIN_WHOLE);
+	if (state != 0 && state != -1)
+		return;	/* the list is looked at once consistent again */
 	bool had_cuda = probes_cuda_seen(p);
 	probes_refresh(p, t);
 	hit_quiet_launches(p);
@@ -168,8 +182,7 @@ bool tracer_on_trap(struct tracee *p, struct thread *t, uint64_t now)
 		test_crash_now();
 	struct frame *timed = NULL;
 	if (b->kind == BP_RTLD) {
-		hit_drain(p, now, HIT_DRAIN_WHOLE);	/* before a library's probes may go */
-		on_rtld_hit(p, t);
+		on_rtld_hit(p, t, now);
 		arch_set_pc(&r, b->slot);
 	} else if (b->kind == BP_EXEC) {
 		hit_drain(p, now, HIT_DRAIN_LAST);	/* the image and its tallies go */
