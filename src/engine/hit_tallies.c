@@ -157,7 +157,8 @@ static void sync_live(struct tracee *p, bool final, uint64_t now)
 	st->live_syncs++;
 	st->live_sync_took_ns = now_ns() - now;
 	if (st->live_sync_took_ns > 50000000u)
-		log_debug("%d: the live table read whole in %.1f ms%s", p->pid, st->live_sync_took_ns / 1e6, final ? " (the last)" : "");
+		log_debug("%d: the live table read whole in %.1f ms%s", p->pid, st->live_sync_took_ns / 1e6,
+			  final ? " (the last)" : "");
 	st->live_sync_ns += st->live_sync_took_ns;
 }
 

@@ -231,8 +231,6 @@ bool tracer_timed_out_without_cuda(void)
 	return tracer.root && tracer.root->no_cuda_timeout;
 }
 
-/* Calls the stubs recorded and launches in the rings, of every probed process. Whether a ring
- * fills fast (it is drained every LR_DRAIN_HOT_NS then, rather than LR_DRAIN_NS). */
 /* A stop of a traced thread, or an end, waits to be taken (peeked at, left for the loop). */
 static bool stop_waiting(void)
 {
@@ -240,11 +238,13 @@ static bool stop_waiting(void)
 	return waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) == 0 && si.si_pid != 0;
 }
 
-/* Every process drained once a round. With `yield`, it returns after any process once a stop
- * waits, and the next call goes on with those not drained yet this round: a thread waits in
- * its stop, nobody waits for a drain, and a drain of a process whose memory is hard to read
- * (a starved gputop, the program's own mmap and munmap in 16 threads: 0.2 s a read) must not
- * hold the stops of all the others. Returns whether a launch ring of one drained is filling. */
+/* Calls the stubs recorded and launches in the rings, of every probed process, each once a
+ * round. With `yield`, it returns after any process once a stop waits, and the next call goes
+ * on with those not drained yet this round: a thread waits in its stop, nobody waits for a
+ * drain, and a drain of a process whose memory is hard to read (a starved gputop, the
+ * program's own mmap and munmap in 16 threads: 0.2 s a read) must not hold the stops of all
+ * the others. Whether a ring of one drained fills fast (drained every LR_DRAIN_HOT_NS then,
+ * rather than LR_DRAIN_NS). */
 static bool drain_all(uint64_t now, bool yield)
 {
 	uint32_t it = 0;
