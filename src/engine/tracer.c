@@ -232,6 +232,7 @@ bool tracer_timed_out_without_cuda(void)
 }
 
 /* A stop of a traced thread, or an end, waits to be taken (peeked at, left for the loop). */
+#define STOPS_BEFORE_DRAIN 256	/* in a row at most: a storm of stops still lets rings drain */
 static bool stop_waiting(void)
 {
 	siginfo_t si = { 0 };
@@ -409,25 +410,6 @@ static pid_t wait_event(struct trace_stop *e)
 	return tid;
 }
 
-/* The stops that came while one was served, served before the next drain or housekeeping:
- * threads wait in a stop, nobody waits for a drain. Under a starved gputop a drain of 8
- * processes took seconds (their memory read behind their own mmap/munmap), and one stop served
- * between two drains held 8 programs 82 s where they take 0.4 s untraced. At most a bounded
- * number, so that a storm of stops still lets the rings be drained. */
-#define STOPS_BETWEEN_DRAINS 256
-static void serve_waiting_stops(void)
-{
-	struct trace_stop e;
-	for (int n = 0; n < STOPS_BETWEEN_DRAINS; n++) {
-		pid_t tid = event_wait(-1, WNOHANG, &e);
-		if (tid <= 0)
-			return;	/* none waiting; an error is the loop's next wait's to see */
-		uint64_t t0 = tracer.last_stop_ns = now_ns();
-		dispatch(&e, t0);
-		slow_note(t0, "a stop", e.tid);
-	}
-}
-
 /* Launch mode, detached because the terminal signalled the whole foreground process group
  * (^C, ^\): the program got that signal too. Wait for it, as the shell would have
  * without gputop, so that gputop ends with it and exits with its status. A signal from
@@ -477,18 +459,34 @@ static int loop(double timeout_s, bool need_cuda)
 	/* Beyond ~30 years (e.g. -n 9223372036854775807), never: the conversion would overflow. */
 	uint64_t deadline = timeout_s > 0 && timeout_s < 1e9 ? start + (uint64_t)(timeout_s * 1e9) : 0;
 	bool killing = false;
+	/* Stops first: threads wait in a stop, nobody waits for a drain. Under a starved gputop a
+	 * drain of 8 processes took seconds (their memory read behind their own mmap and munmap),
+	 * and one stop served between two drains held 8 programs 82 s where they take 0.4 s
+	 * untraced. When a drain is due and a stop waits, the stops are served until none comes
+	 * before the tick (or STOPS_BEFORE_DRAIN of them): one look a burst, none a stop. */
+	bool stops_first = false;
+	int stops_in_row = 0;	/* stops served since the last drain or housekeeping */
 
 	while (tracee_live_count() > 0) {
 		uint64_t now = now_ns();
-		if (now - last_house > 100000000u) {
+		bool house_due = now - last_house > 100000000u, drain_due = now - last_drain >= drain_every;
+		if (stops_in_row >= STOPS_BEFORE_DRAIN)
+			stops_first = false;
+		else if (!stops_first && (house_due || drain_due))
+			stops_first = stop_waiting();
+		if (stops_first) {
+			/* the drain waits for the burst's end */
+		} else if (house_due) {
 			housekeeping();
 			no_cuda_news(start, now);
 			slow_note(now, "housekeeping", 0);
 			last_house = last_drain = now;
-		} else if (now - last_drain >= drain_every) {
+			stops_in_row = 0;
+		} else if (drain_due) {
 			drain_every = drain_all(now, true) ? LR_DRAIN_HOT_NS : LR_DRAIN_NS;
 			slow_note(now, "a drain", 0);
 			last_drain = now;
+			stops_in_row = 0;
 		} else if (park_due(now)) {
 			poll_parks(now);
 		}
@@ -523,8 +521,10 @@ static int loop(double timeout_s, bool need_cuda)
 		}
 		struct trace_stop e;
 		pid_t tid = wait_event(&e);
-		if (tid == -EINTR)
+		if (tid == -EINTR) {
+			stops_first = false;	/* the tick came first: the burst is over */
 			continue;
+		}
 		if (tid == -ECHILD)
 			break;
 		if (tid < 0) {
@@ -534,7 +534,7 @@ static int loop(double timeout_s, bool need_cuda)
 		uint64_t t0 = now_ns();
 		dispatch(&e, t0);
 		slow_note(t0, "a stop", e.tid);
-		serve_waiting_stops();
+		stops_in_row++;
 	}
 	housekeeping();
 	budget_finish(tracer.root, now_ns());
