@@ -98,7 +98,12 @@ void cells_torch_oom(char *buf, size_t n, const struct torch_oom_event *e)
 	if (e->sums_known)
 		snprintf(sums, sizeof sums, "; free in segments %s, largest free block %s: %s", free_, largest,
 			 e->fragmentation ? "fragmentation" : "not fragmentation");
-	snprintf(buf, n, "OUT OF MEMORY in %d: %s of %s on GPU %d failed%s%s%s", (int)e->pid,
-		 e->api[0] ? e->api : "an allocation", size, e->device,
+	char what[160], page[FMT_LEN];
+	fmt_bytes(page, sizeof page, e->page_bytes);
+	if (e->page_bytes)	/* an expandable segment's page failed: the request is PyTorch's */
+		snprintf(what, sizeof what, "a request of %s (%s of a %s page)", size, e->api, page);
+	else
+		snprintf(what, sizeof what, "%s of %s", e->api[0] ? e->api : "an allocation", size);
+	snprintf(buf, n, "OUT OF MEMORY in %d: %s on GPU %d failed%s%s%s", (int)e->pid, what, e->device,
 		 e->by_torch ? " (PyTorch's allocator gave up)" : "", at, sums);
 }

@@ -172,6 +172,9 @@ static const struct api_spec api_table[] = {
 	PITCHED("cuMemAllocPitch_v2", D, 1, 2, 3, 4),
 	ALLOC("cuMemAllocHost_v2", D, API_HOST, 1, 2),
 	ALLOC("cuMemHostAlloc", D, API_HOST, 1, 2),
+	/* The virtual memory API's physical memory (PyTorch's expandable segments, NCCL's buffers):
+	 * its size, and its out-of-memory; the handle is no address, so no live allocation. */
+	{ .name = "cuMemCreate", .layer = D, .op = OP_ALLOC, .flags = API_RETURN | API_PAGES, .arg_size = 2 },
 	FREE("cuMemFree_v2", D, 1),
 	FREE("cuMemFreeAsync", D, 1),
 	FREE("cuMemFreeAsync_ptsz", D, 1),

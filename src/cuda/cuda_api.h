@@ -59,6 +59,9 @@ enum name_src {
 #define API_CTX_ARGS	0x200	/* copies: arg_dev and arg_src_dev are contexts (cuMemcpyPeer) */
 #define API_VALUE_RET	0x400	/* the return value is a result (a pointer), or nothing: never an
 				 * error code */
+#define API_PAGES	0x800	/* allocations: physical memory by handle (cuMemCreate), no address
+				 * (cuMemMap gives it one): counted, watched for out-of-memory, never
+				 * a live allocation */
 
 struct api_spec {
 	const char *name;	/* the symbol probed (C++ functions: mangled) */

@@ -48,7 +48,8 @@ static void on_oom(struct tracee *p, const struct torch_oom *o, struct torch_sho
 		s = *held;
 	else
 		have = torch_shot_read(p, &s) != -ENODATA;
-	struct torch_oom_event e = { .t_ns = o->t_ns, .size = o->size, .device = o->device, .error = o->error,
+	struct torch_oom_event e = { .t_ns = o->t_ns, .size = o->size, .page_bytes = o->page ? o->call_size : 0,
+				     .device = o->device, .error = o->error,
 				     .by_torch = o->by_torch, .stack = o->stack, .stream_is = (uint8_t)o->stream_is,
 				     .stream = o->stream };
 	snprintf(e.api, sizeof e.api, "%s", o->api ? o->api : "");
@@ -110,7 +111,7 @@ void torch_dumps_at_oom(struct tracee *p, uint64_t sp, uint64_t now, struct hit_
 	torch_oom_instant(p, false);
 	if (torch_oom_pending(p)) {
 		struct torch_shot s;
-		torch_oom_find_stream(p, sp);
+		torch_oom_read_request(p, sp);
 		if (torch_shot_read(p, &s) != -ENODATA)
 			torch_oom_hold(p, &s);
 	}

@@ -150,7 +150,8 @@ static void stats_on_tallied(struct tracee *p, const struct cuda_tally *t)
 	enum copy_dir dir;
 	switch (s->op) {
 	case OP_ALLOC:
-		stats_add_allocs(proc, (int64_t)ok, 0);
+		if (!(s->flags & API_PAGES))	/* a handle, no allocation of an address */
+			stats_add_allocs(proc, (int64_t)ok, 0);
 		break;
 	case OP_FREE:
 		stats_add_allocs(proc, 0, (int64_t)t->effects);	/* frees of an allocation held */
@@ -222,7 +223,7 @@ static void stats_on_retract(struct tracee *p, const struct cuda_call *c)
 			stats_add_sync(proc, -1, -(int64_t)c->ns);
 		break;
 	case OP_ALLOC:
-		if (all)
+		if (all && !(c->spec->flags & API_PAGES))
 			stats_add_allocs(proc, -1, 0);
 		break;
 	case OP_COLLECTIVE:

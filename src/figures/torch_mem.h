@@ -98,7 +98,8 @@ struct torch_process {
 struct torch_oom_event {
 	pid_t pid;
 	uint64_t t_ns;			/* when gputop saw it (monotonic) */
-	uint64_t size;			/* bytes asked of CUDA */
+	uint64_t size;			/* bytes asked of CUDA (torch_oom's size) */
+	uint64_t page_bytes;		/* an expandable segment's page that failed (cuMemCreate); 0 */
 	int device, error;
 	char api[48];			/* the CUDA function that failed */
 	bool by_torch;			/* PyTorch's allocator gave up (OutOfMemoryError) */

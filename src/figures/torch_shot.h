@@ -78,6 +78,10 @@ struct torch_oom {
 	pid_t pid;
 	uint64_t t_ns;			/* when gputop saw it (monotonic) */
 	uint64_t size;			/* bytes asked of CUDA; 0: not seen */
+	/* The failed call made one page of an expandable segment (cuMemCreate): call_size is that
+	 * page, size the allocator's request where read from its stack (else the page too). */
+	bool page;
+	uint64_t call_size;
 	int device;			/* -1: not known */
 	uint32_t stack;			/* the failed call's stack (--stacks allocs) */
 	const char *api;		/* the CUDA function that failed; NULL: none seen */

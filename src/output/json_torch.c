@@ -137,6 +137,8 @@ static void json_oom(struct jw *w, const struct torch_oom_event *e, uint64_t now
 	jw_u64(w, (uint64_t)e->error);
 	jw_key(w, "bytes");
 	jw_u64(w, e->size);
+	jw_key(w, "page_bytes");	/* an expandable segment's page that failed; null: not one */
+	e->page_bytes ? jw_u64(w, e->page_bytes) : jw_null(w);
 	jw_key(w, "device");
 	jw_u64(w, (uint64_t)e->device);
 	jw_key(w, "pytorch_gave_up");

@@ -50,9 +50,18 @@ void oom_report_line(char *buf, size_t size, const struct torch_oom *o, const st
 			      : sum.free >= o->size && sum.largest_free < o->size
 				  ? ": fragmentation (free in segments >= the request, no free block large enough)"
 				  : ": not fragmentation (the segments' free bytes are fewer than the request)";
-	snprintf(buf, size, "out of memory in %d: %s of %llu bytes on GPU %d failed (error %d)%s%s", (int)o->pid,
-		 o->api ? o->api : "an allocation", (unsigned long long)o->size, d, o->error,
-		 o->by_torch ? "; PyTorch's allocator gave up after freeing its cache" : "", verdict);
+	char what[160];
+	if (o->page && o->size != o->call_size)
+		snprintf(what, sizeof what, "a request of %llu bytes (%s of a %llu-byte page of an expandable segment)",
+			 (unsigned long long)o->size, o->api, (unsigned long long)o->call_size);
+	else if (o->page)
+		snprintf(what, sizeof what, "%s of a %llu-byte page of an expandable segment (the request not read)",
+			 o->api, (unsigned long long)o->call_size);
+	else
+		snprintf(what, sizeof what, "%s of %llu bytes", o->api ? o->api : "an allocation",
+			 (unsigned long long)o->size);
+	snprintf(buf, size, "out of memory in %d: %s on GPU %d failed (error %d)%s%s", (int)o->pid, what, d,
+		 o->error, o->by_torch ? "; PyTorch's allocator gave up after freeing its cache" : "", verdict);
 }
 
 struct line_sum {
@@ -82,6 +91,11 @@ void oom_report_print(FILE *f, const struct torch_oom *o, const struct torch_sho
 	frame_text(at, sizeof at, torch_rows_request_site(o->stack));
 	fprintf(f, "request: %llu bytes, GPU %d, %s, error %d, at %s\n", (unsigned long long)o->size, device_of(o, s),
 		o->api ? o->api : "?", o->error, at);
+	if (o->page)
+		fprintf(f, "page: the failed %s made one %llu-byte page of an expandable segment; %s\n", o->api,
+			(unsigned long long)o->call_size,
+			o->size != o->call_size ? "the request's bytes are PyTorch's (its AllocParams, read held)"
+						: "PyTorch's request was not read: the bytes are the page's");
 	if (o->stream_is == TORCH_OOM_STREAM_READ)
 		fprintf(f, "stream: %#llx (PyTorch's allocator's request)\n", (unsigned long long)o->stream);
 	else

@@ -514,7 +514,9 @@ static void note_failed_alloc(struct tracee *p, const struct cuda_call *c)
 	struct torch_state *st = p->torch;
 	bool by_allocator = c->alloc.caller_module && strncmp(c->alloc.caller_module, "libc10_cuda.", 12) == 0;
 	st->oom = (struct torch_oom){ .pid = p->pid, .t_ns = c->end_ns, .size = c->alloc.requested * c->alloc.height,
-				      .device = c->device, .stack = c->stack, .api = c->spec->name, .error = c->result };
+				      .device = c->device, .stack = c->stack, .api = c->spec->name, .error = c->result,
+				      .page = c->spec->flags & API_PAGES };
+	st->oom.call_size = st->oom.size;
 	/* The row's stream argument, if it has one (cudaMallocAsync): its position in the API row
 	 * is not kept by the event; a request of PyTorch's has its own, read where it can be. */
 	st->oom.stream_is = by_allocator && st->on ? TORCH_OOM_STREAM_UNKNOWN
@@ -537,10 +539,12 @@ bool torch_oom_pending(struct tracee *p)
  * {Block search_key (device, stream, size); BlockPool *pool; size_t alloc_size; ...}, and asks
  * CUDA for alloc_size bytes: found above the failed call's sp as the device's pool (one of its
  * two) followed by the failed request's size, its search_key checked (no pool, no ptr, nothing
- * requested, not allocated, a size rounded to 512 not above the request). */
+ * requested, not allocated, a size rounded to 512 not above the request). An expandable
+ * segment's page (cuMemCreate) is not the request: there any alloc_size the checked search_key
+ * fits is, and becomes the request's size (the "Tried to allocate" of PyTorch's message). */
 #define PARAMS_SCAN 16384		/* bytes of stack looked at, above sp */
 
-void torch_oom_find_stream(struct tracee *p, uint64_t sp)
+void torch_oom_read_request(struct tracee *p, uint64_t sp)
 {
 	struct torch_state *st = p->torch;
 	if (!st || !st->on || st->layout < 0 || st->oom.stream_is != TORCH_OOM_STREAM_UNKNOWN || !st->oom.size)
@@ -555,12 +559,14 @@ void torch_oom_find_stream(struct tracee *p, uint64_t sp)
 		for (int d = 0; d < TORCH_MAX_DEVICES && !dca; d++)
 			if (st->dca[d] && (pool == st->dca[d] + LARGE_POOL_AT || pool == st->dca[d] + SMALL_POOL_AT))
 				dca = st->dca[d];
-		if (!dca || u64_at(buf, off + 8) != st->oom.size)
+		uint64_t alloc_size = u64_at(buf, off + 8);
+		if (!dca || (st->oom.page ? alloc_size % 512 != 0 : alloc_size != st->oom.size))
 			continue;
 		struct torch_block_view b;
 		parse_with(buf + off - key, L, &b);
-		if (b.pool || b.ptr || b.allocated || b.requested || !b.size || b.size % 512 || b.size > st->oom.size)
+		if (b.pool || b.ptr || b.allocated || b.requested || !b.size || b.size % 512 || b.size > alloc_size)
 			continue;
+		st->oom.size = alloc_size;
 		st->oom.stream = b.stream;
 		st->oom.stream_is = TORCH_OOM_STREAM_READ;
 		break;

@@ -66,9 +66,10 @@ bool torch_take_oom(struct tracee *p, struct torch_oom *out, struct torch_shot *
  * this instant (s taken over) for when its count of OOMs says it gave up. */
 bool torch_oom_pending(struct tracee *p);
 void torch_oom_hold(struct tracee *p, struct torch_shot *s);
-/* The stream of that failed allocation's request, read from the allocator's AllocParams on
- * the stack of its thread, held at the call's return (sp there). */
-void torch_oom_find_stream(struct tracee *p, uint64_t sp);
+/* The stream of that failed allocation's request (and, for an expandable segment's page, the
+ * request's size), read from the allocator's AllocParams on the stack of its thread, held at
+ * the call's return (sp there). */
+void torch_oom_read_request(struct tracee *p, uint64_t sp);
 /* While held is true, the thread of the last failed allocation is held at its return: an
  * out-of-memory taken then is of that instant. */
 void torch_oom_instant(struct tracee *p, bool held);

@@ -13,12 +13,16 @@
 #     program's.
 #     The request's stream is its own (0x7000; the blocks are on 0x5000): read from the
 #     allocator's AllocParams on the failed thread's stack, held.
-#  3. gputop SIGSTOPped before the program's 20 failing allocations (--oom-times 20, after
+#  3. expandable_segments:True: PyTorch's allocator maps pages (cuMemCreate, through the
+#     SIMULATED driver's pointer, as its DriverAPI's) instead of cudaMalloc; the page that fails
+#     holds the thread the same way, and the request is the allocator's (150 MiB, read from its
+#     AllocParams), not the 20 MiB page.
+#  4. gputop SIGSTOPped before the program's 20 failing allocations (--oom-times 20, after
 #     --oom-go): they end while gputop is still stopped (a thread that waited for it would
 #     wait until SIGCONT), and after SIGCONT the program ends with the output it has untraced.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/robust_lib.bash"
-need_bin torch_blocks sim/libcudart.so.13 simtorch/libc10_cuda.so
+need_bin torch_blocks sim/libcudart.so.13 simdrv/libcuda.so.1 simtorch/libc10_cuda.so
 need_gputop
 export LD_LIBRARY_PATH=$SIM:$BIN/simtorch SIMCUDA_MEM_LIMIT=$((200 * 1048576))
 REQ=$((150 * 1048576))
@@ -56,7 +60,32 @@ expect_match "$(cat "$TMP/exit.txt" 2>/dev/null)" "state: read at the failure's 
 python3 -c 'import pickle,sys; d=pickle.load(open(sys.argv[1],"rb")); assert d["segments"]' "$TMP/exit.pickle" 2>/dev/null &&
 	ok "not caught: --oom-snapshot written" || not_ok "not caught: --oom-snapshot written"
 
-# 3. gputop frozen: the failing allocations never wait for it.
+# 3. Expandable segments: a page fails.
+(
+	export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True LD_LIBRARY_PATH=$SIM:$BIN/simdrv:$BIN/simtorch
+	run_plain "$TMP/plain-exp" "$BIN/torch_blocks" --oom "$REQ" --oom-then free
+	"$GPUTOP" --stacks allocs --oom-report "$TMP/exp.txt" --json "$TMP/exp.json" -b -- "$BIN/torch_blocks" --oom "$REQ" \
+		--oom-then free >"$TMP/exp.out" 2>"$TMP/exp.err"
+	echo "$?" >"$TMP/exp.status"
+)
+expect_match "$(cat "$TMP/plain-exp.out")" "torch_blocks: oom caught" "expandable, untraced: the allocation fails and is caught"
+expect_eq "$(cat "$TMP/exp.status")" 0 "expandable: exit status 0, as untraced"
+expect_file_eq <(prog_lines "$TMP/exp.out" torch_blocks) "$TMP/plain-exp.out" "expandable: the same output as untraced"
+held=$(sed -n 's/^torch_blocks: oom caught allocated=\([0-9]*\) reserved=\([0-9]*\)$/\1 \2/p' "$TMP/plain-exp.out")
+report=$(cat "$TMP/exp.txt" 2>/dev/null)
+expect_match "$report" "request: $REQ bytes, GPU 0, cuMemCreate, error 2, at .*torch_blocks.c:$OOM_LINE \\(main\\)" \
+	"expandable: the request is the allocator's $REQ bytes, at its line, made by cuMemCreate"
+expect_match "$report" "^page: the failed cuMemCreate made one 20971520-byte page" "expandable: the failed page said"
+expect_match "$report" "^stream: 0x7000 " "expandable: the request's stream"
+expect_match "$report" "state: read at the failure's instant" "expandable: the state is the instant's"
+expect_match "$report" "$BIG" "expandable: the 100 MiB block (freed right after) live in the report, at its line"
+expect_match "$report" "allocator: reserved ${held#* }, allocated ${held% *} " \
+	"expandable: reserved and allocated as the program's handler saw them"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))["torch_memory"]["oom"]; assert len(o) == 1 and o[0]["bytes"] == int(sys.argv[2]) and o[0]["page_bytes"] == 20971520 and o[0]["function"] == "cuMemCreate"' \
+	"$TMP/exp.json" "$REQ" 2>/dev/null && ok "expandable: --json's oom: bytes, page_bytes, function" ||
+	not_ok "expandable: --json's oom: bytes, page_bytes, function"
+
+# 4. gputop frozen: the failing allocations never wait for it.
 run_plain "$TMP/plain-frozen" "$BIN/torch_blocks" --oom "$REQ" --oom-times 20
 rb_gputop_bg gp --oom-report "$TMP/frozen.txt" -b -d 0.2 -- "$BIN/torch_blocks" --oom "$REQ" --oom-times 20 \
 	--oom-go "$TMP/go"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """oom.py — the programs of scripts/gpu-oom (issue 35), on a real GPU with PyTorch.
 
-  oom.py run MODE DIR      MODE: oom | frag | oomfree | uncaught | snapshot
+  oom.py run MODE DIR      MODE: oom | frag | oomfree | uncaught | expoom | expfree | snapshot
     oom       a small MLP trained with Adam; after the warm-up it says "ready PID" and waits
               for DIR/go (gputop attaches meanwhile); two steps later one step allocates past
               the device's memory (torch.cuda.mem_get_info()) at the line marked OOM-LINE; the
@@ -17,6 +17,9 @@
               handler frees at once (and empties the cache) right after memory_allocated() and
               memory_reserved(): gputop's state must be the failing instant's (the tensor live).
     uncaught  as oom, but nothing catches the OutOfMemoryError: Python ends with status 1.
+    expoom, expfree  as oom and oomfree with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True:
+              the allocator maps pages (cuMemCreate) instead of calling cudaMalloc; the report
+              must name the failed page and PyTorch's request (its "Tried to allocate").
     snapshot  tensors on every GPU (two if there are), then _snapshot() written to
               DIR/program.pickle and "snapshot" said; it then allocates nothing until DIR/stop.
   oom.py check-oom MODE DIR      PASS/FAIL lines: gputop's --oom-report (DIR/MODE.report) and
@@ -104,6 +107,11 @@ def run_oom(d, then="catch"):
     print("oom.py: ok", flush=True)
 
 
+def run_expandable(d, then="catch"):
+    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"	# before torch reads it
+    run_oom(d, then)
+
+
 def run_frag(d):
     import torch
     a = torch.empty(2 << 30, dtype=torch.uint8, device="cuda")
@@ -168,6 +176,18 @@ def check_oom(mode, d):
     m = re.search(r"^request: (\d+) bytes, GPU (\d+), (\w+), error (\d+), at (.*)$", report, re.M)
     verdict(bool(m) and int(m[1]) >= want, f"{mode}: the report names the request: {m[1] if m else None} bytes "
             f">= the {want} asked")
+    handler_json = os.path.join(d, "handler.json")
+    message = json.load(open(handler_json)).get("message", "") if os.path.exists(handler_json) else ""
+    tried = re.search(r"Tried to allocate (\S+ \S+?)\.? GPU", message) or re.search(r"Tried to allocate (\S+ \w+)", message)
+    if m and tried:	# c10's format_size: two decimals of KiB, MiB or GiB
+        verdict(format_size(int(m[1])) == tried[1], f"{mode}: the request as PyTorch's message says it: "
+                f"{format_size(int(m[1]))} == \"Tried to allocate {tried[1]}\"")
+    if mode.startswith("exp"):
+        page = re.search(r"^page: the failed (\w+) made one (\d+)-byte page", report, re.M)
+        verdict(bool(page) and page[1] == "cuMemCreate" and bool(m) and m[3] == "cuMemCreate"
+                and "the request's bytes are PyTorch's" in report,
+                f"{mode}: the failed call is an expandable segment's page (cuMemCreate, "
+                f"{page[2] if page else None} bytes) and the request PyTorch's")
     verdict(bool(m) and f"oom.py:{line}" in m[5], f"{mode}: ... at the line that asked (oom.py:{line}; {m[5] if m else None})")
     verdict("PyTorch's allocator gave up" in report, f"{mode}: PyTorch's allocator gave up, said")
     if os.path.exists(os.path.join(d, "stream")):
@@ -186,7 +206,7 @@ def check_oom(mode, d):
             f"memory_reserved() in the handler {state['reserved']}")
     by_line = sum(int(x) for x in re.findall(r"^ +(\d+) +\d+  ", report, re.M))
     verdict(by_line == state["allocated"], f"{mode}: live bytes by line sum to memory_allocated() ({by_line})")
-    if mode == "oomfree":
+    if mode in ("oomfree", "expfree"):
         big = re.search(r"^  +0x[0-9a-f]+ +(\d+) +(\d+)  .*oom.py:(\d+)", report, re.M)
         ballast_line = next(i + 1 for i, text in enumerate(open(__file__)) if text.rstrip().endswith("# BALLAST-LINE"))
         verdict(bool(big) and int(big[2]) == state["ballast"] and int(big[3]) == ballast_line,
@@ -199,6 +219,14 @@ def check_oom(mode, d):
             f"({len(active(ours))} and {len(active(handler))})")
     frag = "verdict: fragmentation" in report
     verdict(frag == (mode == "frag"), f"{mode}: {'fragmentation' if mode == 'frag' else 'not fragmentation'} said")
+
+
+def format_size(n):
+    if n <= 1024:
+        return f"{n} bytes"
+    for unit, scale in (("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30)):
+        if n <= scale << 10 or unit == "GiB":
+            return f"{n / scale:.2f} {unit}"
 
 
 def _in_mode(i, mode):
@@ -225,7 +253,8 @@ if __name__ == "__main__":
     what = sys.argv[1]
     if what == "run":
         {"oom": run_oom, "frag": run_frag, "snapshot": run_snapshot, "oomfree": lambda d: run_oom(d, "free"),
-         "uncaught": lambda d: run_oom(d, "uncaught")}[sys.argv[2]](sys.argv[3])
+         "uncaught": lambda d: run_oom(d, "uncaught"), "expoom": run_expandable,
+         "expfree": lambda d: run_expandable(d, "free")}[sys.argv[2]](sys.argv[3])
     elif what == "check-oom":
         check_oom(sys.argv[2], sys.argv[3])
     elif what == "check-snapshot":

@@ -25,7 +25,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -459,6 +461,46 @@ static void merge(struct DeviceCachingAllocator *d, struct Block *dst, struct Bl
 	free(src);
 }
 
+/* PyTorch's DriverAPI: the driver's functions from cuGetProcAddress (cudaGetDriverEntryPoint
+ * asks it), called through those pointers. Without a (SIMULATED) driver, pages take no memory. */
+static struct {
+	pthread_once_t once;
+	__typeof__(cuMemCreate) *create;
+	__typeof__(cuMemRelease) *release;
+} driver_api = { .once = PTHREAD_ONCE_INIT };
+
+static void driver_api_load(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	__typeof__(cuGetProcAddress_v2) *get_proc = lib ? dlsym(lib, "cuGetProcAddress_v2") : NULL;
+	void *create = NULL, *release = NULL;
+	if (!get_proc || !dlsym(lib, "cuSimulatedDriver") ||
+	    get_proc("cuMemCreate", &create, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, NULL) != CUDA_SUCCESS ||
+	    get_proc("cuMemRelease", &release, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, NULL) != CUDA_SUCCESS)
+		return;
+	driver_api.create = (__typeof__(cuMemCreate) *)create;
+	driver_api.release = (__typeof__(cuMemRelease) *)release;
+}
+
+/* ExpandableSegment::map, in short: the physical memory of n pages, one cuMemCreate each; at an
+ * out-of-memory the pages made so far are given back and nothing is mapped. */
+static bool map_pages(size_t page, size_t n)
+{
+	pthread_once(&driver_api.once, driver_api_load);
+	if (!driver_api.create)
+		return true;
+	CUmemGenericAllocationHandle h[n ? n : 1];
+	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				     .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 } };
+	for (size_t k = 0; k < n; k++)
+		if (driver_api.create(&h[k], page, &prop, 0) != CUDA_SUCCESS) {
+			while (k--)
+				driver_api.release(h[k]);
+			return false;
+		}
+	return true;	/* the handles are not kept: pages are never unmapped here */
+}
+
 /* Expandable segments: a free mapped block that holds size bytes at the end of what the pool's
  * segment has mapped: whole pages mapped for it, merged with a free mapped block just before
  * (PyTorch's try_allocate_expandable_block, in short; pages are never unmapped here). */
@@ -481,6 +523,8 @@ static struct Block *expand(struct DeviceCachingAllocator *d, struct BlockPool *
 	size_t map = (need + es->page - 1) / es->page * es->page;
 	if (!map || map >= tail->size)
 		return NULL;	/* out of address space (or nothing to map: cannot be) */
+	if (!map_pages(es->page, map / es->page))
+		return NULL;	/* out of memory */
 	struct Block *m = new_block(stream, map, pool, tail->ptr);
 	m->expandable_segment_ = es;
 	m->prev = before;

@@ -254,6 +254,37 @@ EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
 	return simmem_free(p, 1) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* The virtual memory API's physical memory (what PyTorch's expandable segments map page by
+ * page): no address until cuMemMap, which nothing here simulates; the handle is the size's
+ * own record. Counted against SIMCUDA_MEM_LIMIT: past it, CUDA_ERROR_OUT_OF_MEMORY. */
+EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+				    const CUmemAllocationProp *prop, unsigned long long flags)
+{
+	(void)flags;
+	if (!handle || !prop || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	size_t *h = malloc(sizeof *h);
+	if (!h)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (!simmem_reserve(size)) {
+		free(h);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*h = size;
+	*handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+	size_t *h = (size_t *)(uintptr_t)handle;
+	if (!h)
+		return CUDA_ERROR_INVALID_VALUE;
+	simmem_unreserve(*h);
+	free(h);
+	return CUDA_SUCCESS;
+}
+
 /* --- the SIMULATED CUPTI's view (tests/sim/cupti.c) --------------------------------------- */
 
 /* The simulated CUPTI, once enabled, asks to hear of every kernel run, copy and memset (what

@@ -41,6 +41,26 @@ static bool over_limit(size_t bytes)
 	return limit && *limit && device_bytes + bytes > strtoull(limit, NULL, 10);
 }
 
+bool simmem_reserve(size_t bytes)
+{
+	pthread_mutex_lock(&table_lock);
+	bool over = over_limit(bytes);
+	if (!over)
+		device_bytes += bytes;
+	pthread_mutex_unlock(&table_lock);
+	if (!over)
+		simnvml_account((long long)bytes);
+	return !over;
+}
+
+void simmem_unreserve(size_t bytes)
+{
+	pthread_mutex_lock(&table_lock);
+	device_bytes -= bytes;
+	pthread_mutex_unlock(&table_lock);
+	simnvml_account(-(long long)bytes);
+}
+
 void *simmem_alloc(size_t bytes, enum simmem_kind kind)
 {
 	if (bytes == 0 || bytes > SIMMEM_MAX_BYTES)

@@ -5,6 +5,7 @@
 #ifndef SIMMEM_H
 #define SIMMEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SIM_HIDDEN __attribute__((visibility("hidden")))
@@ -19,6 +20,11 @@ enum simmem_kind { SIMMEM_DEVICE, SIMMEM_MANAGED, SIMMEM_HOST };
 SIM_HIDDEN void *simmem_alloc(size_t bytes, enum simmem_kind kind);
 /* 0 on success, -1 when ptr is not a live block of this kind family (host vs device). */
 SIM_HIDDEN int simmem_free(void *ptr, int host);
+
+/* Device memory with no address (cuMemCreate's physical pages): counted against
+ * SIMCUDA_MEM_LIMIT like an allocation; false when it does not fit. */
+SIM_HIDDEN bool simmem_reserve(size_t bytes);
+SIM_HIDDEN void simmem_unreserve(size_t bytes);
 
 /* Records the monotonic time a timed operation starts (call first thing in an entry point). */
 SIM_HIDDEN double simmem_now(void);
