@@ -153,8 +153,13 @@ struct thread *tracer_adopt(const struct trace_stop *e, struct tracee **p)
 	pid_t tid = e->tid, tgid = (pid_t)proc_status_field(tid, "Tgid:");
 	struct tracee *owner = tracee_of_pid(tgid);
 	if (owner) {
+		/* Its first stop came before its creator's clone event: while every thread is
+		 * being stopped it stays stopped, else it would run on and never be stopped. */
+		struct thread *t = threads_add(owner, tid);
+		if (t && owner->stopping_world)
+			t->want_stop = true;
 		*p = owner;
-		return threads_add(owner, tid);
+		return t;
 	}
 	if (event_is_end(e) || tgid <= 0)
 		return NULL;

@@ -445,8 +445,15 @@ int tracee_wait_all_stopped(struct tracee *p)
 		pid_t tid = event_wait(-1, 0, &e);
 		if (tid == -EINTR) {
 			/* The tick: a thread we wait for that no longer exists at all will never
-			 * report; never wait for it forever. */
+			 * report; never wait for it forever. One that runs is asked again (an
+			 * interrupt is idempotent): a thread let go by a path that did not know a
+			 * world stop was under way would otherwise run on, and the stopped ones,
+			 * which it may wait for, with it, forever. */
 			tracee_forget_vanished_threads(p);
+			it = 0;
+			for (struct thread *t; (t = threads_iter(p, &it));)
+				if (t->want_stop && t->state == TS_RUNNING)
+					ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 			continue;
 		}
 		if (tid < 0)

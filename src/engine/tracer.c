@@ -140,8 +140,14 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 			struct thread *n = threads_add(p, (pid_t)msg);
 			if (n && t->guest)
 				n->guest = true;
-			if (n && p->stopping_world)
+			if (n && p->stopping_world && !n->want_stop) {
+				/* Released at a first stop of its own before the world stop began,
+				 * it runs: asked to stop, as the others were (a thread blocked on
+				 * its creator, held here, would never stop by itself). */
 				n->want_stop = true;
+				if (n->state != TS_STOPPED)
+					ptrace(PTRACE_INTERRUPT, n->tid, 0, 0);
+			}
 		}
 		tracee_release(p, t);
 		return;
