@@ -41,6 +41,8 @@ struct tracee {
 	bool exec_checked;		/* a followed process's executable was looked at */
 	bool rtld_adding;		/* the dynamic linker's last stop said a library comes */
 	bool probe_at_first_stop;	/* a fork of a process with CUDA: probed before it runs */
+	uint8_t late_tries;		/* world stops to probe it that a thread outlasted */
+	uint64_t late_retry_ns;		/* not tried again before this (monotonic) */
 	uint8_t exit_stops;		/* enum exit_stops: which threads stop at their exit */
 	uint64_t seen_ns;		/* when gputop took it */
 	uint64_t drain_round;		/* the tracer's last drain round that drained it */

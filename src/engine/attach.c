@@ -290,7 +290,6 @@ int tracer_settle_event_stops(struct tracee *p)
 /* Every thread stopped, the image set up: lets the process run. */
 static void start_running(struct tracee *p)
 {
-	uint32_t it = 0;
 	char command[256];
 	proc_command(p->pid, command, sizeof command);	/* what it runs now */
 	stats_process_set_command(p->stats_id, command);
@@ -301,13 +300,7 @@ static void start_running(struct tracee *p)
 	exit_watch_start(p);
 	if (probes_cuda_seen(p))
 		session_set_cuda_seen();
-	p->stopping_world = false;
-	for (struct thread *t; (t = threads_iter(p, &it));) {
-		t->want_stop = false;
-		if (t->state != TS_STOPPED)
-			continue;
-		tracee_release(p, t);
-	}
+	tracee_release_world(p);
 	stats_set_threads(p->stats_id, threads_count(p));
 	if (tracer.stop_began_ns) {	/* an attach's stop */
 		tracer.stop_ended_ns = now_ns();
@@ -326,13 +319,7 @@ static struct thread *plant_waiting_jumps(struct tracee *p, struct thread *first
 {
 	for (int round = 1; first && probes_inside_left(p) > 0; round++) {
 		if (round <= INSIDE_ROUNDS) {
-			uint32_t it = 0;
-			p->stopping_world = false;
-			for (struct thread *t; (t = threads_iter(p, &it));) {
-				t->want_stop = false;
-				if (t->state == TS_STOPPED)
-					tracee_release(p, t);
-			}
+			tracee_release_world(p);
 			struct timespec nap = { 0, 1000000 };
 			nanosleep(&nap, NULL);
 			if (tracee_stop_world(p) < 0 || tracer_settle_event_stops(p) < 0)

@@ -18,6 +18,7 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "probes.h"
@@ -185,12 +186,37 @@ struct thread *tracer_adopt(const struct trace_stop *e, struct tracee **p)
 	return NULL;
 }
 
-/* Brings every thread of a watched process to a stop and probes it, as an attach does. */
-static void setup_late(struct tracee *p)
+/* Brings every thread of a watched process to a stop and probes it, as an attach does. A
+ * thread that does not stop within LATE_STOP_NS (in an uninterruptible sleep; the parent of a
+ * vfork whose child is stopped too) makes it let go of the others and try again a second
+ * later; LATE_STOP_TRIES times, then the process is left unprobed, said. */
+#define LATE_STOP_NS 1000000000ull
+#define LATE_STOP_TRIES 3
+static void setup_late(struct tracee *p, uint64_t now)
 {
+	if (now < p->late_retry_ns)
+		return;
 	probes_prepare(p);	/* the slow part, while it runs */
-	if (tracee_stop_world(p) < 0 || tracer_start_followed(p, -1) < 0)
+	int err = tracee_stop_world_within(p, LATE_STOP_NS);
+	if (err == -ETIMEDOUT) {
+		tracee_release_world(p);
+		p->late_retry_ns = now_ns() + LATE_STOP_NS;
+		if (++p->late_tries < LATE_STOP_TRIES) {
+			log_info("process %d: a thread did not stop within 1 s; its threads let go, tried again "
+				 "in 1 s", p->pid);
+			return;
+		}
+		p->set_up = true;	/* not tried again */
+		log_warn("process %d is not traced: a thread of it did not stop within 1 s, %d times (an "
+			 "uninterruptible sleep?)", p->pid, LATE_STOP_TRIES);
+		return;
+	}
+	if (err < 0) {
+		tracee_release_world(p);
+		log_warn("process %d is not traced: it could not be stopped to be probed", p->pid);
+	} else if (tracer_start_followed(p, -1) < 0) {
 		log_warn("process %d is not traced: it could not be probed", p->pid);
+	}
 }
 
 /* At a stop of a followed process not probed yet: probes it now if it is the first stop of a
@@ -222,6 +248,6 @@ void follow_tick(void)
 			cuda = executable_links_cuda(p->pid);
 		}
 		if (cuda)
-			setup_late(p);
+			setup_late(p, now_ns());
 	}
 }

@@ -36,12 +36,7 @@ static void refresh_held(struct tracee *p)
 	}
 	p->stopping_world = false;
 	seccomp_watch_review(p, now_ns());	/* a ring made now: its threads, still held, looked at */
-	uint32_t it = 0;
-	for (struct thread *t; (t = threads_iter(p, &it));) {
-		t->want_stop = false;
-		if (t->state == TS_STOPPED)
-			tracee_release(p, t);
-	}
+	tracee_release_world(p);
 }
 
 void libwatch_tick(struct tracee *p)

@@ -419,7 +419,9 @@ int tracee_dispatch_pending(void)
 	return n;
 }
 
-int tracee_stop_world(struct tracee *p)
+static int wait_all_stopped_until(struct tracee *p, uint64_t deadline_ns);
+
+int tracee_stop_world_within(struct tracee *p, uint64_t limit_ns)
 {
 	uint32_t it = 0;
 	p->stopping_world = true;
@@ -428,10 +430,31 @@ int tracee_stop_world(struct tracee *p)
 		if (t->state != TS_STOPPED)
 			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 	}
-	return tracee_wait_all_stopped(p);
+	return wait_all_stopped_until(p, limit_ns ? now_ns() + limit_ns : 0);
+}
+
+int tracee_stop_world(struct tracee *p)
+{
+	return tracee_stop_world_within(p, 0);
+}
+
+void tracee_release_world(struct tracee *p)
+{
+	uint32_t it = 0;
+	p->stopping_world = false;
+	for (struct thread *t; (t = threads_iter(p, &it));) {
+		t->want_stop = false;
+		if (t->state == TS_STOPPED)
+			tracee_release(p, t);
+	}
 }
 
 int tracee_wait_all_stopped(struct tracee *p)
+{
+	return wait_all_stopped_until(p, 0);
+}
+
+static int wait_all_stopped_until(struct tracee *p, uint64_t deadline_ns)
 {
 	for (;;) {
 		bool all = true;
@@ -450,6 +473,8 @@ int tracee_wait_all_stopped(struct tracee *p)
 			 * world stop was under way would otherwise run on, and the stopped ones,
 			 * which it may wait for, with it, forever. */
 			tracee_forget_vanished_threads(p);
+			if (deadline_ns && now_ns() >= deadline_ns)
+				return -ETIMEDOUT;
 			it = 0;
 			for (struct thread *t; (t = threads_iter(p, &it));)
 				if (t->want_stop && t->state == TS_RUNNING)

@@ -53,6 +53,12 @@ int tracee_wait_all_stopped(struct tracee *p);
  * signal), and every stop is kept (stopping_world) until the caller lets them go. Then waits
  * as tracee_wait_all_stopped. */
 int tracee_stop_world(struct tracee *p);
+/* The same, but gives up once limit_ns have passed and a thread still runs (-ETIMEDOUT): one
+ * that cannot stop (an uninterruptible sleep, a vfork's parent whose child is held too) must
+ * not hold the others for ever. The caller lets them go (tracee_release_world). */
+int tracee_stop_world_within(struct tracee *p, uint64_t limit_ns);
+/* The world stop over: every thread no longer wanted stopped, the stopped ones let go. */
+void tracee_release_world(struct tracee *p);
 /* Resumes the stopped thread t and waits until it traps at trap_addr (other stops of t on the
  * way are remembered and handled later); *r gets its registers there (xol.h's runner). */
 int tracee_run_to_trap(struct tracee *p, struct thread *t, uint64_t trap_addr, arch_regs_t *r);
