@@ -421,13 +421,16 @@ int tracee_dispatch_pending(void)
 
 static int wait_all_stopped_until(struct tracee *p, uint64_t deadline_ns);
 
+/* A vfork's child before its exec (a guest: it runs in the process's memory) is not held: its
+ * parent thread waits for it beyond any interrupt, and would never stop if it were. It only
+ * makes system calls until it execs or ends, which lets its parent stop. */
 int tracee_stop_world_within(struct tracee *p, uint64_t limit_ns)
 {
 	uint32_t it = 0;
 	p->stopping_world = true;
 	for (struct thread *t; (t = threads_iter(p, &it));) {
-		t->want_stop = true;
-		if (t->state != TS_STOPPED)
+		t->want_stop = !t->guest;
+		if (t->want_stop && t->state != TS_STOPPED)
 			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 	}
 	return wait_all_stopped_until(p, limit_ns ? now_ns() + limit_ns : 0);
@@ -460,7 +463,7 @@ static int wait_all_stopped_until(struct tracee *p, uint64_t deadline_ns)
 		bool all = true;
 		uint32_t it = 0;
 		for (struct thread *t; (t = threads_iter(p, &it));)
-			if (t->state != TS_STOPPED)
+			if (t->state != TS_STOPPED && !t->guest)
 				all = false;
 		if (all)
 			return threads_count_all(p) ? 0 : -ESRCH;

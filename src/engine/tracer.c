@@ -140,7 +140,7 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 			struct thread *n = threads_add(p, (pid_t)msg);
 			if (n && t->guest)
 				n->guest = true;
-			if (n && p->stopping_world && !n->want_stop) {
+			if (n && p->stopping_world && !n->want_stop && !n->guest) {
 				/* Released at a first stop of its own before the world stop began,
 				 * it runs: asked to stop, as the others were (a thread blocked on
 				 * its creator, held here, would never stop by itself). */

@@ -5,6 +5,9 @@
 # process's other threads, held, with it, for good. Now a world stop to probe a process gives
 # up after 1 s, lets every thread go and tries again a second later; after 3 tries the process
 # is left unprobed, said.
+# The child is no longer stopped with the others either (it only makes system calls until it
+# execs or ends): a detach, which must stop every thread, waits for the child to end, then
+# goes; before, it waited for good.
 # Program: tests/progs/rb_vfork.c (a thread's vfork child waits for a file; another thread
 # prints "beat N" every 50 ms; the main thread dlopens the SIMULATED runtime).
 source "$(dirname "$0")/../lib.sh"
@@ -37,4 +40,18 @@ if [ "$WAIT_STATUS" != 0 ]; then
 	sleep 1
 	pkill -KILL -f "$BIN/rb_vfork" 2>/dev/null
 fi
+
+# 2. A detach (SIGTERM) while the vfork child lives: it goes once the child has ended.
+rm -f "$stop"
+"$GPUTOP" -q -- sh -c '"$0" "$1"; true' "$BIN/rb_vfork" "$stop" >"$TMP/out2" 2>"$TMP/err2" &
+g=$!
+wait_for_line "$TMP/err2" 'is not traced: a thread of it did not stop' 30 || not_ok "detach: gputop gave up probing it first"
+kill -TERM "$g"
+sleep 0.5
+touch "$stop"	# the child ends: its parent can stop, and the detach go on
+wait_pid "$g" 30
+expect_eq "$WAIT_STATUS" 0 "detach while a vfork child lives: gputop ends (status 0)"
+for _ in $(seq 100); do grep -q '^rb_vfork: done$' "$TMP/out2" && break; sleep 0.05; done
+expect_match "$(tail -n 1 "$TMP/out2")" '^rb_vfork: done$' "detach while a vfork child lives: the program ends as untraced"
+pkill -KILL -f "$BIN/rb_vfork" 2>/dev/null
 finish
