@@ -78,8 +78,9 @@ struct torch_oom {
 	pid_t pid;
 	uint64_t t_ns;			/* when gputop saw it (monotonic) */
 	uint64_t size;			/* bytes asked of CUDA; 0: not seen */
-	/* The failed call made one page of an expandable segment (cuMemCreate): call_size is that
-	 * page, size the allocator's request where read from its stack (else the page too). */
+	/* The failed call was PyTorch's allocator's cuMemCreate of one page of an expandable
+	 * segment: call_size is that page, size the allocator's request where read from its stack
+	 * (else the page too). Another caller's cuMemCreate (NCCL's buffers) is a plain request. */
 	bool page;
 	uint64_t call_size;
 	int device;			/* -1: not known */

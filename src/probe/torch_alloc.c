@@ -515,7 +515,7 @@ static void note_failed_alloc(struct tracee *p, const struct cuda_call *c)
 	bool by_allocator = c->alloc.caller_module && strncmp(c->alloc.caller_module, "libc10_cuda.", 12) == 0;
 	st->oom = (struct torch_oom){ .pid = p->pid, .t_ns = c->end_ns, .size = c->alloc.requested * c->alloc.height,
 				      .device = c->device, .stack = c->stack, .api = c->spec->name, .error = c->result,
-				      .page = c->spec->flags & API_PAGES };
+				      .page = by_allocator && (c->spec->flags & API_PAGES) };
 	st->oom.call_size = st->oom.size;
 	/* The row's stream argument, if it has one (cudaMallocAsync): its position in the API row
 	 * is not kept by the event; a request of PyTorch's has its own, read where it can be. */
