@@ -72,4 +72,24 @@ expect_match "$(cat "$TMP/hold.err")" "out of memory in [0-9]+: cudaMalloc of 10
 expect_match "$(cat "$TMP/hold.txt")" "request: 104857600 bytes, GPU 0, cudaMalloc, error 2, at .*hold_memory.c:[0-9]+ \\(main\\)" \
 	"no PyTorch: the report names the request and its line"
 expect_match "$(cat "$TMP/hold.txt")" "^stream: no stream \\(the function takes none\\)" "no PyTorch: cudaMalloc has no stream, said"
+
+# No PyTorch, the driver's virtual memory API (as NCCL makes its buffers): a cuMemCreate of
+# 100 MiB on the SIMULATED driver's 50 MiB device, by Python through ctypes. A plain request,
+# not an expandable segment's page (that is only PyTorch's allocator's).
+need_bin simdrv/libcuda.so.1
+VMM='import ctypes
+cu = ctypes.CDLL("libcuda.so.1")
+h, prop = ctypes.c_uint64(0), (ctypes.c_char * 64)()
+print("vmm: cuMemCreate returned", cu.cuMemCreate(ctypes.byref(h), ctypes.c_size_t(104857600), prop, ctypes.c_ulonglong(0)))'
+LD_LIBRARY_PATH=$BIN/simdrv python3 -c "$VMM" >"$TMP/vmm-plain.out" 2>&1
+expect_eq "$(cat "$TMP/vmm-plain.out")" "vmm: cuMemCreate returned 2" "no PyTorch, cuMemCreate: out of memory untraced"
+LD_LIBRARY_PATH=$BIN/simdrv "$GPUTOP" --oom-report "$TMP/vmm.txt" --json "$TMP/vmm.json" -- python3 -c "$VMM" \
+	>"$TMP/vmm.out" 2>"$TMP/vmm.err"
+expect_eq "$(grep '^vmm:' "$TMP/vmm.out")" "vmm: cuMemCreate returned 2" "no PyTorch, cuMemCreate: the same traced"
+expect_match "$(cat "$TMP/vmm.err")" "out of memory in [0-9]+: cuMemCreate of 104857600 bytes on GPU 0 failed \\(error 2\\)" \
+	"no PyTorch, cuMemCreate: said as a plain request"
+expect_match "$(cat "$TMP/vmm.txt")" "^request: 104857600 bytes, GPU 0, cuMemCreate, error 2" "no PyTorch, cuMemCreate: reported"
+[ -s "$TMP/vmm.txt" ] && ! grep -q '^page:' "$TMP/vmm.txt" && ok "no PyTorch, cuMemCreate: no expandable segment's page said" ||
+	not_ok "no PyTorch, cuMemCreate: no expandable segment's page said"
+jq_eq "$TMP/vmm.json" "$(api_row cuMemCreate) | [.calls, .errors]" "[1,1]" "no PyTorch, cuMemCreate: counted, its error too"
 finish
