@@ -65,15 +65,8 @@ void *simmem_alloc(size_t bytes, enum simmem_kind kind)
 {
 	if (bytes == 0 || bytes > SIMMEM_MAX_BYTES)
 		return NULL;
-	if (kind != SIMMEM_HOST) {
-		pthread_mutex_lock(&table_lock);
-		bool over = over_limit(bytes);
-		if (!over)
-			device_bytes += bytes;
-		pthread_mutex_unlock(&table_lock);
-		if (over)
-			return NULL;
-	}
+	if (kind != SIMMEM_HOST && !simmem_reserve(bytes))
+		return NULL;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t mapped = (bytes + page - 1) / page * page;
 	void *p = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -81,9 +74,8 @@ void *simmem_alloc(size_t bytes, enum simmem_kind kind)
 	if (!b) {
 		if (p != MAP_FAILED)
 			munmap(p, mapped);
-		pthread_mutex_lock(&table_lock);
-		device_bytes -= kind != SIMMEM_HOST ? bytes : 0;
-		pthread_mutex_unlock(&table_lock);
+		if (kind != SIMMEM_HOST)
+			simmem_unreserve(bytes);
 		return NULL;
 	}
 	b->addr = (uintptr_t)p;
@@ -95,8 +87,6 @@ void *simmem_alloc(size_t bytes, enum simmem_kind kind)
 	b->next = buckets[i];
 	buckets[i] = b;
 	pthread_mutex_unlock(&table_lock);
-	if (kind != SIMMEM_HOST)
-		simnvml_account((long long)bytes);
 	return p;
 }
 
@@ -117,12 +107,8 @@ int simmem_free(void *ptr, int host)
 	pthread_mutex_unlock(&table_lock);
 	if (!found)
 		return -1;
-	if (found->kind != SIMMEM_HOST) {
-		simnvml_account(-(long long)found->bytes);
-		pthread_mutex_lock(&table_lock);
-		device_bytes -= found->bytes;
-		pthread_mutex_unlock(&table_lock);
-	}
+	if (found->kind != SIMMEM_HOST)
+		simmem_unreserve(found->bytes);
 	munmap((void *)found->addr, found->mapped);
 	free(found);
 	return 0;
