@@ -85,14 +85,43 @@ bool job_thread_in_collective(const struct job_thread *t)
 	return thread_op(t) == OP_COLLECTIVE;
 }
 
-/* The innermost Python frame of t's stack, NULL if it has none. */
+/* A file of Python's standard library: under .../lib/pythonX.Y[t]/ but not in a
+ * site-packages or dist-packages there, or a frozen module ("<frozen importlib._bootstrap>"). */
+static bool python_stdlib(const char *file)
+{
+	if (!file)
+		return false;
+	if (strncmp(file, "<frozen ", 8) == 0)
+		return true;
+	for (const char *at = strstr(file, "/lib/python"); at; at = strstr(at + 1, "/lib/python")) {
+		const char *c = at + strlen("/lib/python");
+		size_t major = strspn(c, "0123456789"), minor = major && c[major] == '.' ? strspn(c + major + 1, "0123456789") : 0;
+		if (!minor)
+			continue;
+		c += major + 1 + minor;
+		c += *c == 't';	/* a free-threaded build's */
+		if (*c == '/' && !strstr(c, "-packages/"))
+			return true;
+	}
+	return false;
+}
+
+/* The line of t's stack that tells where the program is: its innermost Python frame outside
+ * the standard library (a straggler polling os.path.exists is at its own loop, not in
+ * genericpath.py), else its innermost Python frame; NULL if it has none. */
 static const struct stack_frame *python_frame(const struct job_thread *t)
 {
 	const struct stack *s = stacks_get(t->stack);
-	for (uint32_t i = 0; s && i < s->n; i++)
-		if (s->frame[i].python)
+	const struct stack_frame *first = NULL;
+	for (uint32_t i = 0; s && i < s->n; i++) {
+		if (!s->frame[i].python)
+			continue;
+		if (!python_stdlib(s->frame[i].file))
 			return &s->frame[i];
-	return NULL;
+		if (!first)
+			first = &s->frame[i];
+	}
+	return first;
 }
 
 /* A process's own figures from its threads: waiting, position, Python line (a waiting

@@ -1,7 +1,7 @@
 /* test_job.c — unit test of src/figures/job.c (--dump's picture): a process's position (its
  * collectives, one more while a thread is inside one), whether it waits (a thread in a
  * synchronize or a collective; a launch does not wait), its Python line (a waiting thread's
- * first), and the odd ones out: behind the furthest, not waiting while every other one does,
+ * first; the innermost frame outside the standard library), and the odd ones out: behind the furthest, not waiting while every other one does,
  * away from the line most are at; two processes that disagree on a line mark none by it; one
  * process alone is never odd. Stacks are interned through figures/stacks.c as the engine does. */
 #include "job.h"
@@ -170,6 +170,38 @@ static void test_straggler_share(void)
 	job_free(k);
 }
 
+/* A thread's line is the program's: its innermost Python frame outside the standard library. */
+static void test_own_line(void)
+{
+	static const struct {
+		const char *inner;	/* the innermost Python frame's file */
+		uint32_t want;		/* the line the process gets */
+		const char *what;
+	} cases[] = {
+		{ "/usr/lib/python3.12/genericpath.py", 49, "a stdlib frame (genericpath.py) is passed over" },
+		{ "/opt/conda/lib/python3.11/threading.py", 49, "a conda stdlib frame too" },
+		{ "/usr/lib/python3.14t/threading.py", 49, "a free-threaded build's stdlib too" },
+		{ "<frozen importlib._bootstrap>", 49, "a frozen module too" },
+		{ "/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", 19, "a package's frame is the program's" },
+		{ "/home/u/lib/python_tools/util.py", 19, "a directory merely named like one is the program's" },
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		struct stack_frame f[3] = {
+			{ .function = "sleep", .module = "libc.so.6" },
+			{ .function = "inner", .file = cases[k].inner, .line = 19, .python = true },
+			{ .function = "straggle", .file = "train.py", .line = 49, .python = true },
+		};
+		uint64_t key[3] = { 70, 700 + k, 3 };
+		uint32_t id = stacks_add(70, key, 3, f, 3, false);
+		struct job *j = job_new();
+		struct job_process *jp = job_process_of(j, 70);
+		job_thread_add(jp, 70)->stack = id;
+		job_mark(j);
+		check(jp->py_line == cases[k].want, cases[k].what);
+		job_free(j);
+	}
+}
+
 int main(void)
 {
 	check(cuda_api_find("ncclAllReduce") >= 0 && cuda_api_find("cudaStreamSynchronize") >= 0,
@@ -179,6 +211,7 @@ int main(void)
 	test_counters();
 	test_threads();
 	test_straggler_share();
+	test_own_line();
 	stacks_free();
 	return failures != 0;
 }
