@@ -64,13 +64,18 @@ jq_check "$TMP/ringf.ss" '.profiles[0].frames | (index("ring_a(int*)") != null a
 	"launches: kernels under their launch function" '.profiles[0].frames'
 
 # --- --stacks launches: more launch sites sampled, counts exact ----------------------------------
-RB_PAUSE_US=500 run_gputop_json "$TMP/sampled.json" -- -b --stacks allocs,launches --folded "$TMP/sampled.folded" \
-	--folded-metric launches -- "$BIN/ring_loop" 4 $R || bail "a summary to check"
-jq_eq "$TMP/sampled.json" '.launches' $((8 * R)) "--stacks launches: every launch counted"
+# A sample every 100 ms a kernel at most, paid from a credit (the overhead budget's share of
+# the wall time): 2,000 rounds of at least 0.5 ms make a run of 1 s or more however busy the
+# machine, and a budget of 50% leaves the credit no say (at 2%, on a loaded machine, one
+# kernel once got no sample past its first launch).
+RS=2000
+RB_PAUSE_US=500 run_gputop_json "$TMP/sampled.json" -- -b --max-overhead 50 --stacks allocs,launches \
+	--folded "$TMP/sampled.folded" --folded-metric launches -- "$BIN/ring_loop" 4 $RS || bail "a summary to check"
+jq_eq "$TMP/sampled.json" '.launches' $((8 * RS)) "--stacks launches: every launch counted"
 jq_check "$TMP/sampled.json" '.kernels | length == 2 and all(.sites | length == 1 and .[0].samples > 1)' \
 	"--stacks launches: each kernel's site sampled more than once" '[.kernels[] | {name, s: [.sites[].samples]}]'
 jq_check "$TMP/sampled.json" "$(api_row cuLaunchKernel).stops_per_call == 0" "--stacks launches: launches still go through the ring"
-speedscope "$TMP/sampled.folded" >"$TMP/sampled.ss" && jq_eq "$TMP/sampled.ss" '.profiles[0].total' $((8 * R)) \
+speedscope "$TMP/sampled.folded" >"$TMP/sampled.ss" && jq_eq "$TMP/sampled.ss" '.profiles[0].total' $((8 * RS)) \
 	"--stacks launches: the folded launches still add up to the launch count"
 
 # --- however the session ends --------------------------------------------------------------------
