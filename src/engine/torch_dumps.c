@@ -48,7 +48,7 @@ static void on_oom(struct tracee *p, const struct torch_oom *o, struct torch_sho
 		s = *held;
 	else
 		have = torch_shot_read(p, &s) != -ENODATA;
-	struct torch_oom_event e = { .t_ns = o->t_ns, .size = o->size, .page_bytes = o->page ? o->call_size : 0,
+	struct torch_oom_event e = { .t_ns = o->t_ns, .size = o->size, .page_bytes = o->page_bytes,
 				     .device = o->device, .error = o->error,
 				     .by_torch = o->by_torch, .stack = o->stack, .stream_is = (uint8_t)o->stream_is,
 				     .stream = o->stream };

@@ -421,6 +421,13 @@ int tracee_dispatch_pending(void)
 
 static int wait_all_stopped_until(struct tracee *p, uint64_t deadline_ns);
 
+void tracee_hold(struct thread *t)
+{
+	t->want_stop = true;
+	if (t->state != TS_STOPPED)
+		ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+}
+
 /* A vfork's child before its exec (a guest: it runs in the process's memory) is not held: its
  * parent thread waits for it beyond any interrupt, and would never stop if it were. It only
  * makes system calls until it execs or ends, which lets its parent stop. */
@@ -429,9 +436,9 @@ int tracee_stop_world_within(struct tracee *p, uint64_t limit_ns)
 	uint32_t it = 0;
 	p->stopping_world = true;
 	for (struct thread *t; (t = threads_iter(p, &it));) {
-		t->want_stop = !t->guest;
-		if (t->want_stop && t->state != TS_STOPPED)
-			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+		t->want_stop = false;
+		if (!t->guest)
+			tracee_hold(t);
 	}
 	return wait_all_stopped_until(p, limit_ns ? now_ns() + limit_ns : 0);
 }
@@ -471,7 +478,7 @@ static int wait_all_stopped_until(struct tracee *p, uint64_t deadline_ns)
 		pid_t tid = event_wait(-1, 0, &e);
 		if (tid == -EINTR) {
 			/* The tick: a thread we wait for that no longer exists at all will never
-			 * report; never wait for it forever. One that runs is asked again (an
+			 * report; never wait for it forever. One not stopped yet is asked again (an
 			 * interrupt is idempotent): a thread let go by a path that did not know a
 			 * world stop was under way would otherwise run on, and the stopped ones,
 			 * which it may wait for, with it, forever. */
@@ -480,8 +487,8 @@ static int wait_all_stopped_until(struct tracee *p, uint64_t deadline_ns)
 				return -ETIMEDOUT;
 			it = 0;
 			for (struct thread *t; (t = threads_iter(p, &it));)
-				if (t->want_stop && t->state == TS_RUNNING)
-					ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+				if (t->want_stop)
+					tracee_hold(t);
 			continue;
 		}
 		if (tid < 0)

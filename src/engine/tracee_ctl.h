@@ -53,6 +53,10 @@ int tracee_wait_all_stopped(struct tracee *p);
  * signal), and every stop is kept (stopping_world) until the caller lets them go. Then waits
  * as tracee_wait_all_stopped. */
 int tracee_stop_world(struct tracee *p);
+/* t is to stop and stay stopped while the world stop lasts: asked (PTRACE_INTERRUPT) unless it
+ * is stopped already. Marking a thread wanted without asking it is how a world stop waited for
+ * good for a thread that ran on. */
+void tracee_hold(struct thread *t);
 /* The same, but gives up once limit_ns have passed and a thread still runs (-ETIMEDOUT): one
  * that cannot stop (an uninterruptible sleep, a vfork's parent whose child is held too) must
  * not hold the others for ever. The caller lets them go (tracee_release_world). */

@@ -140,14 +140,10 @@ static void on_stop(struct tracee *p, struct thread *t, const struct trace_stop 
 			struct thread *n = threads_add(p, (pid_t)msg);
 			if (n && t->guest)
 				n->guest = true;
-			if (n && p->stopping_world && !n->want_stop && !n->guest) {
-				/* Released at a first stop of its own before the world stop began,
-				 * it runs: asked to stop, as the others were (a thread blocked on
-				 * its creator, held here, would never stop by itself). */
-				n->want_stop = true;
-				if (n->state != TS_STOPPED)
-					ptrace(PTRACE_INTERRUPT, n->tid, 0, 0);
-			}
+			/* Asked, not only marked: it may have run since a first stop of its own
+			 * (a thread blocked on its creator, held here, never stops by itself). */
+			if (n && p->stopping_world && !n->want_stop && !n->guest)
+				tracee_hold(n);
 		}
 		tracee_release(p, t);
 		return;

@@ -79,10 +79,10 @@ struct torch_oom {
 	uint64_t t_ns;			/* when gputop saw it (monotonic) */
 	uint64_t size;			/* bytes asked of CUDA; 0: not seen */
 	/* The failed call was PyTorch's allocator's cuMemCreate of one page of an expandable
-	 * segment: call_size is that page, size the allocator's request where read from its stack
-	 * (else the page too). Another caller's cuMemCreate (NCCL's buffers) is a plain request. */
-	bool page;
-	uint64_t call_size;
+	 * segment: the page's bytes (0: any other call; another caller's cuMemCreate, NCCL's
+	 * buffers, is a plain request). size is then the allocator's request where its
+	 * AllocParams was read (stream_is TORCH_OOM_STREAM_READ), else the page's. */
+	uint64_t page_bytes;
 	int device;			/* -1: not known */
 	uint32_t stack;			/* the failed call's stack (--stacks allocs) */
 	const char *api;		/* the CUDA function that failed; NULL: none seen */

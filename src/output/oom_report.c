@@ -51,12 +51,13 @@ void oom_report_line(char *buf, size_t size, const struct torch_oom *o, const st
 				  ? ": fragmentation (free in segments >= the request, no free block large enough)"
 				  : ": not fragmentation (the segments' free bytes are fewer than the request)";
 	char what[160];
-	if (o->page && o->size != o->call_size)
+	bool request_read = o->stream_is == TORCH_OOM_STREAM_READ;	/* its AllocParams, and size */
+	if (o->page_bytes && request_read)
 		snprintf(what, sizeof what, "a request of %llu bytes (%s of a %llu-byte page of an expandable segment)",
-			 (unsigned long long)o->size, o->api, (unsigned long long)o->call_size);
-	else if (o->page)
+			 (unsigned long long)o->size, o->api, (unsigned long long)o->page_bytes);
+	else if (o->page_bytes)
 		snprintf(what, sizeof what, "%s of a %llu-byte page of an expandable segment (the request not read)",
-			 o->api, (unsigned long long)o->call_size);
+			 o->api, (unsigned long long)o->page_bytes);
 	else
 		snprintf(what, sizeof what, "%s of %llu bytes", o->api ? o->api : "an allocation",
 			 (unsigned long long)o->size);
@@ -91,11 +92,11 @@ void oom_report_print(FILE *f, const struct torch_oom *o, const struct torch_sho
 	frame_text(at, sizeof at, torch_rows_request_site(o->stack));
 	fprintf(f, "request: %llu bytes, GPU %d, %s, error %d, at %s\n", (unsigned long long)o->size, device_of(o, s),
 		o->api ? o->api : "?", o->error, at);
-	if (o->page)
+	if (o->page_bytes)
 		fprintf(f, "page: the failed %s made one %llu-byte page of an expandable segment; %s\n", o->api,
-			(unsigned long long)o->call_size,
-			o->size != o->call_size ? "the request's bytes are PyTorch's (its AllocParams, read held)"
-						: "PyTorch's request was not read: the bytes are the page's");
+			(unsigned long long)o->page_bytes,
+			o->stream_is == TORCH_OOM_STREAM_READ ? "the request's bytes are PyTorch's (its AllocParams, read held)"
+							      : "PyTorch's request was not read: the bytes are the page's");
 	if (o->stream_is == TORCH_OOM_STREAM_READ)
 		fprintf(f, "stream: %#llx (PyTorch's allocator's request)\n", (unsigned long long)o->stream);
 	else

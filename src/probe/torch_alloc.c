@@ -515,8 +515,8 @@ static void note_failed_alloc(struct tracee *p, const struct cuda_call *c)
 	bool by_allocator = c->alloc.caller_module && strncmp(c->alloc.caller_module, "libc10_cuda.", 12) == 0;
 	st->oom = (struct torch_oom){ .pid = p->pid, .t_ns = c->end_ns, .size = c->alloc.requested * c->alloc.height,
 				      .device = c->device, .stack = c->stack, .api = c->spec->name, .error = c->result,
-				      .page = by_allocator && (c->spec->flags & API_PAGES) };
-	st->oom.call_size = st->oom.size;
+				      .page_bytes = by_allocator && (c->spec->flags & API_PAGES)
+							    ? c->alloc.requested : 0 };
 	/* The row's stream argument, if it has one (cudaMallocAsync): its position in the API row
 	 * is not kept by the event; a request of PyTorch's has its own, read where it can be. */
 	st->oom.stream_is = by_allocator && st->on ? TORCH_OOM_STREAM_UNKNOWN
@@ -560,7 +560,7 @@ void torch_oom_read_request(struct tracee *p, uint64_t sp)
 			if (st->dca[d] && (pool == st->dca[d] + LARGE_POOL_AT || pool == st->dca[d] + SMALL_POOL_AT))
 				dca = st->dca[d];
 		uint64_t alloc_size = u64_at(buf, off + 8);
-		if (!dca || (st->oom.page ? alloc_size % 512 != 0 : alloc_size != st->oom.size))
+		if (!dca || (st->oom.page_bytes ? alloc_size % 512 != 0 : alloc_size != st->oom.size))
 			continue;
 		struct torch_block_view b;
 		parse_with(buf + off - key, L, &b);
